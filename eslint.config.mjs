@@ -1,0 +1,40 @@
+import nx from '@nx/eslint-plugin';
+import tseslint from 'typescript-eslint';
+import js from '@eslint/js';
+
+export default [
+  { ignores: ['**/dist', '**/node_modules', '.nx/**', 'coverage/**', '.orch/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    plugins: { '@nx': nx },
+    files: ['**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-require-imports': 'off',
+      'no-constant-condition': ['error', { checkLoops: false }],
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          allow: [],
+          depConstraints: [
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:feature', 'type:data-access', 'type:util', 'type:model', 'type:testing'] },
+            { sourceTag: 'type:feature', onlyDependOnLibsWithTags: ['type:feature', 'type:data-access', 'type:util', 'type:model', 'type:testing'] },
+            { sourceTag: 'type:data-access', onlyDependOnLibsWithTags: ['type:data-access', 'type:util', 'type:model', 'type:testing'] },
+            { sourceTag: 'type:model', onlyDependOnLibsWithTags: ['type:util', 'type:model'] },
+            { sourceTag: 'type:util', onlyDependOnLibsWithTags: ['type:util'] },
+            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:util', 'type:model', 'type:data-access', 'type:feature'] },
+            { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
+            { sourceTag: 'scope:gateway', onlyDependOnLibsWithTags: ['scope:gateway', 'scope:shared'] },
+            { sourceTag: 'scope:scheduler', onlyDependOnLibsWithTags: ['scope:scheduler', 'scope:shared'] },
+            { sourceTag: 'scope:controller-manager', onlyDependOnLibsWithTags: ['scope:controller-manager', 'scope:shared'] },
+            { sourceTag: 'scope:node-agent', onlyDependOnLibsWithTags: ['scope:node-agent', 'scope:shared'] },
+            { sourceTag: 'scope:network-proxy', onlyDependOnLibsWithTags: ['scope:network-proxy', 'scope:shared'] },
+          ],
+        },
+      ],
+    },
+  },
+  { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly', require: 'readonly', module: 'writable', __dirname: 'readonly', Buffer: 'readonly', setTimeout: 'readonly' } } },
+];

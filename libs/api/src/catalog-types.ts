@@ -1,0 +1,59 @@
+/** A lowercase API verb (SPEC "API verbs"). */
+export type Verb =
+  | 'get'
+  | 'list'
+  | 'watch'
+  | 'create'
+  | 'update'
+  | 'patch'
+  | 'delete'
+  | 'deletecollection'
+  | 'proxy';
+
+export type Scope = 'Namespaced' | 'Cluster';
+
+export interface GroupVersion {
+  /** '' for the core group. */
+  group: string;
+  version: string;
+}
+
+export interface GroupVersionKind extends GroupVersion {
+  kind: string;
+}
+
+/** A subresource of a resource (`pods/status`, `deployments/scale`, ...). */
+export interface SubresourceDef {
+  name: string;
+  /** The kind the subresource accepts and returns; group/version default to the parent's. */
+  kind: string;
+  group?: string;
+  version?: string;
+  verbs: Verb[];
+}
+
+/**
+ * One group/version/resource of the catalog. Everything that lists resources
+ * (discovery, routing, storage keys, OpenAPI, runtime-config) is derived from these.
+ */
+export interface ResourceDef {
+  group: string;
+  version: string;
+  /** Plural lowercase name used in URLs. */
+  resource: string;
+  kind: string;
+  listKind: string;
+  singular: string;
+  shortNames: string[];
+  scope: Scope;
+  verbs: Verb[];
+  subresources: SubresourceDef[];
+  categories: string[];
+  /** Beta/alpha versions introduced after 1.22 are off until `--runtime-config` enables them. */
+  enabledByDefault: boolean;
+  /**
+   * Virtual types (reviews, bindings) are never stored: create runs an operation
+   * and returns its result.
+   */
+  virtual: boolean;
+}

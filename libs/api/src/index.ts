@@ -1,0 +1,4 @@
+export * from './catalog-types';
+export * from './catalog-data';
+export * from './catalog';
+export * from './feature-gates';

@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+// Compiles TypeScript sources to dist/ with swc (the tree under dist mirrors the source
+// tree) and links the @orch/* libraries under dist/node_modules so that compiled code
+// resolves them with Node's ordinary lookup. Usage: build.mjs [projectDir ...] (default: all).
+import { transformFile } from '@swc/core';
+import { mkdir, readdir, writeFile, readFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const swcrc = JSON.parse(await readFile(join(root, '.swcrc'), 'utf8'));
+delete swcrc.$schema;
+
+async function projectDirs() {
+  const out = [];
+  for (const top of ['libs', 'apps']) {
+    for (const d of await readdir(join(root, top), { withFileTypes: true })) if (d.isDirectory()) out.push(`${top}/${d.name}`);
+  }
+  return out;
+}
+
+async function* sources(dir) {
+  for (const d of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, d.name);
+    if (d.isDirectory()) yield* sources(p);
+    else if (d.name.endsWith('.ts') && !d.name.endsWith('.spec.ts') && !d.name.endsWith('.d.ts')) yield p;
+  }
+}
+
+async function compile(projectDir) {
+  const srcDir = join(root, projectDir, 'src');
+  const jobs = [];
+  for await (const file of sources(srcDir)) {
+    jobs.push(
+      (async () => {
+        const out = join(root, 'dist', relative(root, file)).replace(/\.ts$/, '.js');
+        const { code, map } = await transformFile(file, { ...swcrc, swcrc: false, filename: file, sourceMaps: true });
+        await mkdir(dirname(out), { recursive: true });
+        await writeFile(out, `${code}\n//# sourceMappingURL=${out.split('/').pop()}.map`);
+        if (map) await writeFile(`${out}.map`, map);
+      })(),
+    );
+  }
+  await Promise.all(jobs);
+  return jobs.length;
+}
+
+async function linkLibraries() {
+  const tsconfig = JSON.parse(await readFile(join(root, 'tsconfig.base.json'), 'utf8'));
+  for (const [alias, [target]] of Object.entries(tsconfig.compilerOptions.paths)) {
+    const pkgDir = join(root, 'dist', 'node_modules', alias);
+    await mkdir(pkgDir, { recursive: true });
+    const main = relative(pkgDir, join(root, 'dist', target.replace(/\.ts$/, '.js')));
+    await writeFile(join(pkgDir, 'package.json'), JSON.stringify({ name: alias, main }, null, 2));
+  }
+}
+
+const started = Date.now();
+const dirs = process.argv.length > 2 ? process.argv.slice(2) : await projectDirs();
+let files = 0;
+for (const d of dirs) files += await compile(d);
+await linkLibraries();
+console.log(`built ${files} files from ${dirs.length} project(s) in ${Date.now() - started} ms`);
