@@ -36,5 +36,5 @@ export default [
       ],
     },
   },
-  { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: { process: 'readonly', console: 'readonly', require: 'readonly', module: 'writable', __dirname: 'readonly', Buffer: 'readonly', setTimeout: 'readonly' } } },
+  { files: ['**/*.mjs', '**/*.js'], rules: { '@typescript-eslint/no-require-imports': 'off' }, languageOptions: { globals: { process: 'readonly', console: 'readonly', require: 'readonly', module: 'writable', __dirname: 'readonly', Buffer: 'readonly', setTimeout: 'readonly' } } },
 ];

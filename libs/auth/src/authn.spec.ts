@@ -1,0 +1,204 @@
+import { webcrypto } from 'node:crypto';
+import https from 'node:https';
+import { AddressInfo } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as x509 from '@peculiar/x509';
+import { StatusError } from '@orch/apimachinery';
+import { Authenticator, AuthRequest, authRequestFromIncoming, unionAuthenticator, x509Authenticator } from './authn';
+import { CertAndKey, ensurePki, issueClientCert, Pki } from './pki';
+import { anonymousUser, UserInfo } from './user';
+
+let dirs: string[] = [];
+let pki: Pki;
+/** Another cluster's PKI: its certificates must not authenticate here. */
+let foreign: Pki;
+/** A CA the TLS server also trusts but that is not the client CA (a front-proxy CA). */
+let proxyCa: Pki;
+
+beforeAll(async () => {
+  dirs = await Promise.all([1, 2, 3].map(() => mkdtemp(join(tmpdir(), 'orch-authn-'))));
+  [pki, foreign, proxyCa] = await Promise.all(dirs.map((d) => ensurePki(d)));
+});
+afterAll(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+
+type Outcome = { user: UserInfo } | { anonymous: true } | { status: number };
+
+async function outcome(a: Authenticator, req: AuthRequest): Promise<Outcome> {
+  try {
+    const user = await a.authenticate(req);
+    return user ? { user } : { anonymous: true };
+  } catch (e) {
+    if (e instanceof StatusError) return { status: e.code };
+    throw e;
+  }
+}
+
+describe('x509 authentication over real TLS', () => {
+  let server: https.Server;
+  let port: number;
+  const authenticators: Record<string, Authenticator> = {};
+
+  beforeAll(async () => {
+    authenticators.clientCa = unionAuthenticator([x509Authenticator({ clientCa: pki.ca.certPem })]);
+    authenticators.tlsOnly = unionAuthenticator([x509Authenticator()]);
+    server = https.createServer(
+      { cert: pki.serving.certPem, key: pki.serving.keyPem, ca: [pki.ca.certPem, proxyCa.ca.certPem], requestCert: true, rejectUnauthorized: false },
+      (req, res) => {
+        const which = new URL(req.url ?? '/', 'https://x').searchParams.get('authn') ?? 'clientCa';
+        outcome(authenticators[which], authRequestFromIncoming(req)).then(
+          (o) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(o)),
+          (e) => res.writeHead(500).end(String(e)),
+        );
+      },
+    );
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise((r) => server.close(r)));
+
+  function call(client: CertAndKey | undefined, authn = 'clientCa'): Promise<Outcome> {
+    return new Promise((resolve, reject) => {
+      const req = https.get(
+        { host: '127.0.0.1', port, path: `/?authn=${authn}`, ca: pki.ca.certPem, cert: client?.certPem, key: client?.keyPem, agent: false },
+        (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(body))));
+        },
+      );
+      req.on('error', reject);
+    });
+  }
+
+  it.each<{ name: string; client: () => Promise<CertAndKey | undefined>; authn?: string; want: Outcome }>([
+    { name: 'admin certificate', client: async () => pki.admin, want: { user: { username: 'admin', groups: ['system:masters', 'system:authenticated'] } } },
+    {
+      name: 'node certificate',
+      client: () => issueClientCert(pki, { cn: 'system:node:n1', orgs: ['system:nodes'] }),
+      want: { user: { username: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'] } },
+    },
+    { name: 'component certificate, no groups', client: () => issueClientCert(pki, { cn: 'system:orch-scheduler' }), want: { user: { username: 'system:orch-scheduler', groups: ['system:authenticated'] } } },
+    { name: 'no certificate', client: async () => undefined, want: { anonymous: true } },
+    { name: 'admin certificate of another cluster', client: async () => foreign.admin, want: { status: 401 } },
+    { name: 'another cluster, TLS-only authenticator', client: async () => foreign.admin, authn: 'tlsOnly', want: { status: 401 } },
+    { name: 'server-only certificate used as a client', client: async () => pki.serving, authn: 'tlsOnly', want: { status: 401 } },
+    { name: 'front-proxy CA certificate is not a user', client: async () => proxyCa.admin, want: { status: 401 } },
+    { name: 'front-proxy CA certificate, TLS-only authenticator', client: async () => proxyCa.admin, authn: 'tlsOnly', want: { user: { username: 'admin', groups: ['system:masters', 'system:authenticated'] } } },
+  ])('$name', async ({ client, authn, want }) => {
+    expect(await call(await client(), authn)).toEqual(want);
+  });
+});
+
+describe('x509Authenticator chain checks', () => {
+  const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
+  const gen = async () => (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
+  const day = 86_400_000;
+
+  /** root → intermediate → leaf (CN=jane, O=dev), built by hand to test chains and validity. */
+  async function chain() {
+    const [rootKeys, midKeys, leafKeys] = await Promise.all([gen(), gen(), gen()]);
+    const caExt = [new x509.BasicConstraintsExtension(true, undefined, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true)];
+    const root = await x509.X509CertificateGenerator.createSelfSigned({ name: 'CN=root', keys: rootKeys, signingAlgorithm: alg, extensions: caExt });
+    const mid = await x509.X509CertificateGenerator.create({ subject: 'CN=mid', issuer: root.subject, publicKey: midKeys.publicKey, signingKey: rootKeys.privateKey, signingAlgorithm: alg, extensions: caExt });
+    const leaf = await x509.X509CertificateGenerator.create({
+      subject: 'O=dev, CN=jane',
+      issuer: mid.subject,
+      publicKey: leafKeys.publicKey,
+      signingKey: midKeys.privateKey,
+      signingAlgorithm: alg,
+      notBefore: new Date(Date.now() - day),
+      notAfter: new Date(Date.now() + day),
+      extensions: [new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.clientAuth])],
+    });
+    const noCn = await x509.X509CertificateGenerator.create({ subject: 'O=dev', issuer: mid.subject, publicKey: leafKeys.publicKey, signingKey: midKeys.privateKey, signingAlgorithm: alg });
+    return { root, mid, leaf, noCn };
+  }
+
+  const der = (c: x509.X509Certificate) => Buffer.from(c.rawData);
+
+  it.each<{ name: string; build: (c: Awaited<ReturnType<typeof chain>>) => { req: AuthRequest; ca: string; now?: Date }; want: Outcome }>([
+    {
+      name: 'leaf through an intermediate',
+      build: (c) => ({ req: { headers: {}, peerCertificate: { raw: der(c.leaf), chain: [der(c.mid), der(c.root)], authorized: true } }, ca: c.root.toString('pem') }),
+      want: { user: { username: 'jane', groups: ['dev'] } },
+    },
+    {
+      name: 'intermediate missing',
+      build: (c) => ({ req: { headers: {}, peerCertificate: { raw: der(c.leaf), chain: [], authorized: true } }, ca: c.root.toString('pem') }),
+      want: { status: 401 },
+    },
+    {
+      name: 'intermediate as client CA',
+      build: (c) => ({ req: { headers: {}, peerCertificate: { raw: der(c.leaf), chain: [], authorized: true } }, ca: c.mid.toString('pem') }),
+      want: { user: { username: 'jane', groups: ['dev'] } },
+    },
+    {
+      name: 'expired leaf',
+      build: (c) => ({ req: { headers: {}, peerCertificate: { raw: der(c.leaf), chain: [der(c.mid)], authorized: true } }, ca: c.root.toString('pem'), now: new Date(Date.now() + 2 * day) }),
+      want: { status: 401 },
+    },
+    {
+      name: 'not authorized by TLS',
+      build: (c) => ({ req: { headers: {}, peerCertificate: { raw: der(c.leaf), chain: [der(c.mid)], authorized: false, authorizationError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' } }, ca: c.root.toString('pem') }),
+      want: { status: 401 },
+    },
+    {
+      name: 'empty common name is not claimed',
+      build: (c) => ({ req: { headers: {}, peerCertificate: { raw: der(c.noCn), chain: [der(c.mid)], authorized: true } }, ca: c.root.toString('pem') }),
+      want: { anonymous: true },
+    },
+    {
+      name: 'garbage certificate',
+      build: (c) => ({ req: { headers: {}, peerCertificate: { raw: Buffer.from('nope'), chain: [], authorized: true } }, ca: c.root.toString('pem') }),
+      want: { status: 401 },
+    },
+    { name: 'no certificate', build: (c) => ({ req: { headers: {} }, ca: c.root.toString('pem') }), want: { anonymous: true } },
+  ])('$name', async ({ build, want }) => {
+    const { req, ca, now } = build(await chain());
+    expect(await outcome(x509Authenticator({ clientCa: ca, now: now ? () => now : undefined }), req)).toEqual(want);
+  });
+
+  it('rejects an empty client CA bundle', () => {
+    expect(() => x509Authenticator({ clientCa: 'no pem here' })).toThrow('client CA bundle holds no certificate');
+  });
+
+  it('keeps the reason for logs but answers Unauthorized', async () => {
+    const err = await x509Authenticator()
+      .authenticate({ headers: {}, peerCertificate: { raw: Buffer.alloc(0), chain: [], authorized: false, authorizationError: 'CERT_HAS_EXPIRED' } })
+      .catch((e: StatusError) => e);
+    expect(err).toBeInstanceOf(StatusError);
+    expect((err as StatusError).toStatus()).toMatchObject({ code: 401, reason: 'Unauthorized', message: 'Unauthorized' });
+    expect(((err as StatusError).cause as Error).message).toBe('x509: certificate not verified: CERT_HAS_EXPIRED');
+  });
+});
+
+describe('unionAuthenticator', () => {
+  const user = (username: string, groups: string[] = []): Authenticator => ({ authenticate: async () => ({ username, groups }) });
+  const none: Authenticator = { authenticate: async () => null };
+  const bad: Authenticator = {
+    authenticate: async () => {
+      throw StatusError.unauthorized();
+    },
+  };
+  const broken: Authenticator = {
+    authenticate: async () => {
+      throw new Error('webhook unreachable');
+    },
+  };
+  const anonymous: Authenticator = { authenticate: async () => anonymousUser() };
+
+  it.each<{ name: string; list: Authenticator[]; want: Outcome }>([
+    { name: 'first success wins', list: [none, user('a'), user('b')], want: { user: { username: 'a', groups: ['system:authenticated'] } } },
+    { name: 'errors are skipped when a later one succeeds', list: [bad, user('b', ['g'])], want: { user: { username: 'b', groups: ['g', 'system:authenticated'] } } },
+    { name: 'system:authenticated not duplicated', list: [user('c', ['system:authenticated'])], want: { user: { username: 'c', groups: ['system:authenticated'] } } },
+    { name: 'anonymous gets no system:authenticated', list: [anonymous], want: { user: { username: 'system:anonymous', groups: ['system:unauthenticated'] } } },
+    { name: 'nobody claims it', list: [none, none], want: { anonymous: true } },
+    { name: 'empty list', list: [], want: { anonymous: true } },
+    { name: 'invalid credential and no success is 401', list: [none, bad], want: { status: 401 } },
+    { name: 'other errors become 401', list: [broken, none], want: { status: 401 } },
+  ])('$name', async ({ list, want }) => {
+    expect(await outcome(unionAuthenticator(list), { headers: {} })).toEqual(want);
+  });
+});

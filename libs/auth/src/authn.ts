@@ -1,0 +1,155 @@
+import type { IncomingMessage } from 'node:http';
+import { X509Certificate } from 'node:crypto';
+import { TLSSocket } from 'node:tls';
+import * as x509 from '@peculiar/x509';
+import { StatusError } from '@orch/apimachinery';
+import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, UserInfo } from './user';
+
+/** The client certificate of the TLS connection a request came on. */
+export interface PeerCertificate {
+  /** DER of the leaf certificate. */
+  raw: Buffer;
+  /** DER of the further certificates of the chain Node reported (issuer of the leaf first). */
+  chain: Buffer[];
+  /**
+   * Node's TLS verified the chain against the server's `ca` option (`socket.authorized`;
+   * the server runs with `requestCert: true, rejectUnauthorized: false`). A certificate that
+   * is not authorized never authenticates.
+   */
+  authorized: boolean;
+  /** Node's reason when not authorized (`UNABLE_TO_VERIFY_LEAF_SIGNATURE`, ...). */
+  authorizationError?: string;
+}
+
+/** What authenticators see of a request. Build it with `authRequestFromIncoming`. */
+export interface AuthRequest {
+  headers: Record<string, string | string[] | undefined>;
+  peerCertificate?: PeerCertificate;
+}
+
+/**
+ * One authentication method. Resolves to the user, or null when the request carries no
+ * credential of this kind ("not mine"); throws a 401 StatusError when it carries one that is
+ * invalid.
+ */
+export interface Authenticator {
+  authenticate(req: AuthRequest): Promise<UserInfo | null>;
+}
+
+/** The client certificate of a TLS socket, or undefined when the client sent none. */
+export function peerCertificateFromSocket(socket: TLSSocket): PeerCertificate | undefined {
+  const leaf = socket.getPeerCertificate(true);
+  if (!leaf?.raw) return undefined;
+  const chain: Buffer[] = [];
+  for (let c = leaf; c.issuerCertificate && c.issuerCertificate !== c && chain.length < 10; c = c.issuerCertificate) {
+    if (!c.issuerCertificate.raw) break;
+    chain.push(c.issuerCertificate.raw);
+  }
+  const err = socket.authorizationError as Error | string | undefined;
+  return { raw: leaf.raw, chain, authorized: socket.authorized, ...(err ? { authorizationError: String(err instanceof Error ? err.message : err) } : {}) };
+}
+
+/** Builds the AuthRequest of a Node request (Fastify: `request.raw`); the certificate comes from its TLS socket. */
+export function authRequestFromIncoming(req: IncomingMessage): AuthRequest {
+  const peerCertificate = req.socket instanceof TLSSocket ? peerCertificateFromSocket(req.socket) : undefined;
+  return peerCertificate ? { headers: req.headers, peerCertificate } : { headers: req.headers };
+}
+
+const CLIENT_AUTH = '1.3.6.1.5.5.7.3.2';
+const ANY_EKU = '2.5.29.37.0';
+
+/**
+ * X.509 client-certificate authentication (`--client-ca-file`): the subject's common name is
+ * the user name and each organization a group. No certificate → null; a certificate Node's
+ * TLS did not verify → 401. With `clientCa` (PEM bundle) the chain must also lead to one of
+ * those CAs, the certificates must be within validity and the leaf usable for client auth:
+ * needed when the TLS server trusts more CAs than the client CA (e.g. a front-proxy CA).
+ * A certificate with an empty common name is not claimed (null), as upstream.
+ */
+export function x509Authenticator(opts: { clientCa?: string; now?: () => Date } = {}): Authenticator {
+  const roots = opts.clientCa === undefined ? undefined : parsePemBundle(opts.clientCa);
+  if (roots?.length === 0) throw new Error('client CA bundle holds no certificate');
+  const now = opts.now ?? (() => new Date());
+  return {
+    async authenticate(req) {
+      const peer = req.peerCertificate;
+      if (!peer) return null;
+      if (!peer.authorized) throw unauthorized(`x509: certificate not verified: ${peer.authorizationError ?? 'unknown reason'}`);
+      let leaf: X509Certificate;
+      try {
+        leaf = new X509Certificate(peer.raw);
+      } catch (e) {
+        throw unauthorized(`x509: cannot parse client certificate: ${(e as Error).message}`);
+      }
+      if (roots) {
+        const why = verifyChain(leaf, peer.chain.map((d) => new X509Certificate(d)), roots, now());
+        if (why) throw unauthorized(`x509: ${why}`);
+      }
+      const subject = new x509.X509Certificate(peer.raw).subjectName;
+      const cn = subject.getField('CN').at(-1);
+      if (!cn) return null;
+      return { username: cn, groups: subject.getField('O') };
+    },
+  };
+}
+
+/**
+ * Tries each authenticator in order; the first that returns a user wins, and
+ * `system:authenticated` is added to its groups (unless it is anonymous). When none
+ * returns a user: if any threw, the first error is rethrown (a 401 StatusError; other errors
+ * are wrapped in one), else null, and the caller decides about anonymous access.
+ */
+export function unionAuthenticator(list: readonly Authenticator[]): Authenticator {
+  return {
+    async authenticate(req) {
+      let first: unknown;
+      for (const a of list) {
+        try {
+          const user = await a.authenticate(req);
+          if (user) return withAuthenticatedGroup(user);
+        } catch (e) {
+          first ??= e;
+        }
+      }
+      if (first === undefined) return null;
+      throw first instanceof StatusError ? first : unauthorized(`authentication failed: ${(first as Error)?.message ?? String(first)}`);
+    },
+  };
+}
+
+/** Adds `system:authenticated` unless present or the user is anonymous / unauthenticated. */
+export function withAuthenticatedGroup(user: UserInfo): UserInfo {
+  const g = user.groups;
+  if (user.username === ANONYMOUS_USER || g.includes(AUTHENTICATED_GROUP) || g.includes(UNAUTHENTICATED_GROUP)) return user;
+  return { ...user, groups: [...g, AUTHENTICATED_GROUP] };
+}
+
+/** A 401 whose public message is upstream's `Unauthorized`; the reason rides along as `cause` for logs. */
+function unauthorized(reason: string): StatusError {
+  const e = StatusError.unauthorized();
+  e.cause = new Error(reason);
+  return e;
+}
+
+function parsePemBundle(pem: string): X509Certificate[] {
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  return blocks.map((b) => new X509Certificate(b));
+}
+
+/** Returns why `leaf` does not chain to one of `roots` through `intermediates`, or undefined when it does. */
+function verifyChain(leaf: X509Certificate, intermediates: X509Certificate[], roots: X509Certificate[], now: Date): string | undefined {
+  const eku = leaf.keyUsage;
+  if (eku && !eku.includes(CLIENT_AUTH) && !eku.includes(ANY_EKU)) return 'certificate specifies an incompatible key usage';
+  const issued = (child: X509Certificate, parent: X509Certificate) => parent.ca && child.checkIssued(parent) && child.verify(parent.publicKey);
+  const valid = (c: X509Certificate) => new Date(c.validFrom) <= now && now <= new Date(c.validTo);
+  let cur = leaf;
+  for (let depth = 0; depth < 10; depth++) {
+    if (!valid(cur)) return `certificate has expired or is not yet valid: current time ${now.toISOString()} is outside ${cur.validFrom} - ${cur.validTo}`;
+    const root = roots.find((r) => issued(cur, r));
+    if (root) return valid(root) ? undefined : 'client CA certificate has expired or is not yet valid';
+    const next = intermediates.find((i) => i !== cur && issued(cur, i));
+    if (!next) break;
+    cur = next;
+  }
+  return 'certificate signed by unknown authority';
+}

@@ -1,0 +1,14 @@
+export { ANONYMOUS_USER, AUTHENTICATED_GROUP, MASTERS_GROUP, UNAUTHENTICATED_GROUP, anonymousUser } from './user';
+export type { UserInfo } from './user';
+export {
+  authRequestFromIncoming,
+  peerCertificateFromSocket,
+  unionAuthenticator,
+  withAuthenticatedGroup,
+  x509Authenticator,
+} from './authn';
+export type { AuthRequest, Authenticator, PeerCertificate } from './authn';
+export { loadKubeconfig, writeKubeconfig } from './kubeconfig';
+export type { KubeconfigCredentials, WriteKubeconfigOptions } from './kubeconfig';
+export { CA_COMMON_NAME, DEFAULT_SERVING_HOSTS, SERVING_COMMON_NAME, ensurePki, issueClientCert, signCsr } from './pki';
+export type { CertAndKey, Pki, PkiFiles } from './pki';

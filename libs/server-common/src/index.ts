@@ -1,0 +1,5 @@
+export * from './component-server';
+export * from './flags';
+export * from './health';
+export * from './logger';
+export * from './metrics';
