@@ -1,0 +1,11 @@
+export * from './types';
+export * from './config';
+export * from './errors';
+export { Backoff, sleep, withDeadline, type BackoffOptions } from './backoff';
+export { JsonStreamDecoder } from './json-stream';
+export * from './rest';
+export * from './cache';
+export * from './informer';
+export * from './workqueue';
+export * from './leader-election';
+export * from './events';
