@@ -143,6 +143,19 @@ export class StatusError extends Error {
     return new StatusError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limitBytes}`);
   }
 
+  /** 413 with a specific message (e.g. too many JSON patch operations). */
+  static entityTooLarge(message: string): StatusError {
+    return new StatusError(413, 'RequestEntityTooLarge', message);
+  }
+
+  /**
+   * upstream NewGenericServerResponse(422): the generic "rejected" Invalid error, used when a
+   * JSON patch cannot be applied. The concrete problem goes into details.causes.
+   */
+  static requestRejected(cause?: string): StatusError {
+    return new StatusError(422, 'Invalid', 'the server rejected our request due to an error in our request', cause ? { causes: [{ message: cause }] } : {});
+  }
+
   static tooManyRequests(message: string, retryAfterSeconds?: number): StatusError {
     return new StatusError(429, 'TooManyRequests', message, retryAfterSeconds ? { retryAfterSeconds } : undefined, retryAfterSeconds ? { 'Retry-After': String(retryAfterSeconds) } : {});
   }

@@ -10,5 +10,5 @@ export {
 export type { AuthRequest, Authenticator, PeerCertificate } from './authn';
 export { loadKubeconfig, writeKubeconfig } from './kubeconfig';
 export type { KubeconfigCredentials, WriteKubeconfigOptions } from './kubeconfig';
-export { CA_COMMON_NAME, DEFAULT_SERVING_HOSTS, SERVING_COMMON_NAME, ensurePki, issueClientCert, signCsr } from './pki';
+export { CA_COMMON_NAME, DEFAULT_SERVING_HOSTS, SERVING_COMMON_NAME, ensurePki, issueClientCert, selfSignedServingCert, signCsr } from './pki';
 export type { CertAndKey, Pki, PkiFiles } from './pki';

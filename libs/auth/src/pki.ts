@@ -107,6 +107,17 @@ export async function issueClientCert(pki: Pki, opts: { cn: string; orgs?: reado
   return issueLeaf(signer, { subject: subjectOf(opts.cn, opts.orgs ?? []), days: opts.days ?? LEAF_DAYS, extKeyUsages: [x509.ExtendedKeyUsage.clientAuth] });
 }
 
+/**
+ * An in-memory serving certificate for a component port that was given none (upstream's
+ * self-signed fallback): a throwaway CA signs a serverAuth leaf for `hosts`. Nothing is written.
+ */
+export async function selfSignedServingCert(hosts: readonly string[], commonName: string): Promise<CertAndKey & { caPem: string }> {
+  const ca = await createCa();
+  const signer = await caSigner(ca);
+  const leaf = await issueLeaf(signer, { subject: [{ CN: [commonName] }], days: 365, extKeyUsages: [x509.ExtendedKeyUsage.serverAuth], hosts });
+  return { ...leaf, caPem: ca.certPem };
+}
+
 /** Key usages a CSR may ask for, as spelled in `CertificateSigningRequest.spec.usages`. */
 const KEY_USAGES: Record<string, x509.KeyUsageFlags> = {
   signing: x509.KeyUsageFlags.digitalSignature,
