@@ -2,3 +2,4 @@ export * from './catalog-types';
 export * from './catalog-data';
 export * from './catalog';
 export * from './feature-gates';
+export * from './schemas';

@@ -1,0 +1,5 @@
+export * from './model';
+export { typeSchema, allTypeSchemas, schemaForKind, packageKey, jsonFields, goTypeName } from './registry';
+export * from './semantics';
+export * from './decode';
+export * from './defaults';
