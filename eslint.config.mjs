@@ -36,5 +36,5 @@ export default [
       ],
     },
   },
-  { files: ['**/*.mjs', '**/*.js'], rules: { '@typescript-eslint/no-require-imports': 'off' }, languageOptions: { globals: { process: 'readonly', console: 'readonly', require: 'readonly', module: 'writable', __dirname: 'readonly', Buffer: 'readonly', setTimeout: 'readonly' } } },
+  { files: ['**/*.mjs', '**/*.js'], rules: { '@typescript-eslint/no-require-imports': 'off' }, languageOptions: { globals: { URL: 'readonly', performance: 'readonly', setInterval: 'readonly', clearTimeout: 'readonly', process: 'readonly', console: 'readonly', require: 'readonly', module: 'writable', __dirname: 'readonly', Buffer: 'readonly', setTimeout: 'readonly' } } },
 ];

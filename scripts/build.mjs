@@ -16,6 +16,7 @@ async function projectDirs() {
   for (const top of ['libs', 'apps']) {
     for (const d of await readdir(join(root, top), { withFileTypes: true })) if (d.isDirectory()) out.push(`${top}/${d.name}`);
   }
+  out.push('bench');
   return out;
 }
 

@@ -1,0 +1,205 @@
+import { join, resolve } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { Catalog, FeatureGates, parseRuntimeConfig, type ResourceDef } from '@orch/api';
+import { StatusError, type KubeObject } from '@orch/apimachinery';
+import { unionAuthenticator, writeKubeconfig, x509Authenticator, type Pki } from '@orch/auth';
+import { HealthChecks, createLogger, createMetricsRegistry, httpRequestMetrics, type Logger } from '@orch/server-common';
+import { openEtcdStore, openSqliteStore, type Store } from '@orch/storage';
+import { WatchCache } from '@orch/watch';
+import { Discovery } from './discovery/discovery';
+import type { GatewayOptions } from './options';
+import { GenericStore, type RegistryOptions } from './registry/generic-store';
+import { PROTECTED_NAMESPACES, strategyFor, subresourceStrategies } from './registry/strategies';
+import type { RequestContext } from './registry/strategy';
+import { ApiHandler, toStatusError } from './server/api-handler';
+import { MAX_REQUEST_BODY_BYTES } from './server/body';
+import { SubresourceHandlers } from './server/subresources';
+import { VirtualResources } from './server/virtual';
+
+/** The identity the gateway uses for its own writes (bootstrap objects). */
+const SYSTEM_CONTEXT: RequestContext = {
+  user: { username: 'system:apiserver', groups: ['system:masters', 'system:authenticated'] },
+  namespace: '',
+  dryRun: false,
+  warnings: [],
+};
+
+/** Resolves the data directory: flag, then ORCH_DATA_DIR, then ./.orch. */
+export function dataDir(opts: GatewayOptions): string {
+  return resolve(opts['data-dir'] || process.env.ORCH_DATA_DIR || '.orch');
+}
+
+/**
+ * The gateway's composition root: store, watch cache, catalog, one GenericStore per stored
+ * resource, and the request handler. Created once per process; `close()` ends watches,
+ * stops the cache and closes the store.
+ */
+export class Gateway {
+  readonly health: HealthChecks;
+  readonly logger: Logger;
+  private handler!: ApiHandler;
+
+  private constructor(
+    readonly options: GatewayOptions,
+    readonly catalog: Catalog,
+    readonly features: FeatureGates,
+    readonly store: Store,
+    readonly watchCache: WatchCache,
+    readonly registries: Map<ResourceDef, GenericStore>,
+    readonly pki: Pki,
+    /** PEM bundle of the CA(s) whose client certificates authenticate users. */
+    private readonly clientCa: string,
+  ) {
+    this.logger = createLogger('gateway');
+    this.health = new HealthChecks({ livezGracePeriodMs: options['livez-grace-period'] });
+  }
+
+  /** Opens everything the gateway needs; throws (start-up error) on bad flags. */
+  static async create(options: GatewayOptions, pki: Pki, clientCa: string): Promise<Gateway> {
+    const features = new FeatureGates(options['feature-gates']);
+    const catalog = new Catalog(undefined, parseRuntimeConfig(options['runtime-config']));
+    const retention = options['watch-history-retention'];
+    const store = await openStore(options, retention);
+    const watchCache = new WatchCache(store, { prefix: '/registry/', retentionMs: retention });
+    await watchCache.start();
+    const registryOptions: RegistryOptions = {
+      continueTokenLifetimeMs: options['continue-token-lifetime'],
+      tooLargeResourceVersionWaitMs: 3000,
+      bookmarkIntervalMs: options['bookmark-interval'],
+      watchListEnabled: features.enabled('WatchList'),
+    };
+    const registries = new Map<ResourceDef, GenericStore>();
+    const gateway = new Gateway(options, catalog, features, store, watchCache, registries, pki, clientCa);
+    const nsLifecycle = (ns: string) => gateway.checkNamespace(ns);
+    for (const def of catalog.resources()) {
+      if (def.virtual) continue;
+      const strategy = strategyFor(def);
+      registries.set(def, new GenericStore(def, strategy, subresourceStrategies(def, strategy), store, watchCache, nsLifecycle, registryOptions));
+    }
+    for (const w of features.warnings) gateway.logger.warn(w);
+    gateway.wire();
+    await gateway.bootstrap();
+    return gateway;
+  }
+
+  private wire(): void {
+    const metricsRegistry = createMetricsRegistry();
+    const authenticator = unionAuthenticator([x509Authenticator({ clientCa: this.clientCa })]);
+    this.health.add('log', () => undefined);
+    this.health.add(this.store.backend, async () => {
+      await this.store.currentRevision();
+    });
+    this.health.add('poststarthook/bootstrap-namespaces', () => undefined, { endpoints: ['healthz', 'readyz'] });
+    this.handler = new ApiHandler({
+      catalog: this.catalog,
+      registries: this.registries,
+      discovery: new Discovery(this.catalog),
+      health: this.health,
+      metricsRegistry,
+      requestMetrics: httpRequestMetrics(metricsRegistry),
+      authenticator,
+      subresources: new SubresourceHandlers(),
+      virtual: new VirtualResources({
+        pods: () => this.registry('', 'pods'),
+        authenticator,
+        decide: () => ({ allowed: true, reason: 'authenticated users are allowed until RBAC is configured' }),
+        componentHealth: async () => {
+          try {
+            await this.store.currentRevision();
+            return [{ name: `${this.store.backend}-0`, healthy: true, message: 'ok' }];
+          } catch (e) {
+            return [{ name: `${this.store.backend}-0`, healthy: false, message: (e as Error).message }];
+          }
+        },
+      }),
+      options: {
+        anonymousAuth: this.options['anonymous-auth'],
+        minRequestTimeoutSeconds: this.options['min-request-timeout'],
+        compression: this.features.enabled('APIResponseCompression'),
+        k8sAliases: this.options['k8s-group-aliases'],
+      },
+    });
+  }
+
+  /** The GenericStore of a core or named-group resource (preferred version). */
+  registry(group: string, resource: string): GenericStore {
+    for (const [def, reg] of this.registries) if (def.group === group && def.resource === resource) return reg;
+    throw new Error(`resource ${resource}.${group} is not served`);
+  }
+
+  /** Namespaced creates need an existing, active namespace. */
+  private async checkNamespace(namespace: string): Promise<void> {
+    let ns: KubeObject;
+    try {
+      ns = await this.registry('', 'namespaces').get('', namespace);
+    } catch (err) {
+      if (err instanceof StatusError && err.code === 404) throw StatusError.notFound({ group: '', resource: 'namespaces' }, namespace);
+      throw err;
+    }
+    if (ns.metadata.deletionTimestamp || (ns as { status?: { phase?: string } }).status?.phase === 'Terminating') {
+      throw new StatusError(403, 'Forbidden', `unable to create new content in namespace ${namespace} because it is being terminated`);
+    }
+  }
+
+  /** Creates the system namespaces (idempotent). */
+  private async bootstrap(): Promise<void> {
+    const namespaces = this.registry('', 'namespaces');
+    for (const name of PROTECTED_NAMESPACES) {
+      try {
+        await namespaces.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, SYSTEM_CONTEXT);
+      } catch (err) {
+        if (!(err instanceof StatusError && err.code === 409)) throw err;
+      }
+    }
+  }
+
+  /** Routes every path of the Fastify instance to the handler (call before listen). */
+  install(fastify: FastifyInstance): void {
+    fastify.removeAllContentTypeParsers();
+    fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_REQUEST_BODY_BYTES }, (_req, body, done) => done(null, body));
+    fastify.setErrorHandler((err, req, reply) => {
+      const se = toStatusError(err);
+      reply.code(se.code).header('content-type', 'application/json').send(JSON.stringify(se.toStatus()));
+    });
+    const handler = (req: Parameters<ApiHandler['handle']>[0], reply: Parameters<ApiHandler['handle']>[1]) => this.handler.handle(req, reply);
+    for (const url of ['/', '/*']) {
+      fastify.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'], url, handler, exposeHeadRoute: false });
+    }
+  }
+
+  /** Writes the admin kubeconfig for `server` into the data directory. */
+  async writeAdminKubeconfig(server: string): Promise<string> {
+    const path = join(dataDir(this.options), 'admin.kubeconfig');
+    await writeKubeconfig(path, {
+      server,
+      caPem: this.pki.ca.certPem,
+      clientCertPem: this.pki.admin.certPem,
+      clientKeyPem: this.pki.admin.keyPem,
+      user: 'admin',
+      context: 'admin@orch',
+    });
+    return path;
+  }
+
+  /** Graceful shutdown: readyz fails, watches end cleanly, then the store closes. */
+  async close(): Promise<void> {
+    this.health.markShuttingDown();
+    this.handler.closeAllWatches();
+    this.watchCache.stop();
+    await this.store.close();
+  }
+}
+
+async function openStore(options: GatewayOptions, retentionMs: number): Promise<Store> {
+  switch (options['storage-backend']) {
+    case 'sqlite':
+      return openSqliteStore(join(dataDir(options), 'orch.db'), { historyRetentionMs: retentionMs });
+    case 'etcd':
+      if (options['etcd-servers'].length === 0) throw new Error('--etcd-servers must be set when --storage-backend=etcd');
+      return openEtcdStore({ endpoints: options['etcd-servers'], prefix: options['etcd-prefix'], historyRetentionMs: retentionMs });
+    default:
+      throw new Error(`unknown --storage-backend ${JSON.stringify(options['storage-backend'])}: must be sqlite or etcd`);
+  }
+}
+
+export { MAX_REQUEST_BODY_BYTES };

@@ -1,0 +1,61 @@
+import 'reflect-metadata';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { ensurePki } from '@orch/auth';
+import { parseFlagsOrExit } from '@orch/server-common';
+import { dataDir, Gateway } from './gateway';
+import { GatewayModule } from './gateway.module';
+import { MAX_REQUEST_BODY_BYTES } from './server/body';
+import { GATEWAY_FLAGS } from './options';
+
+/** orch gateway: the API server. Flags per SPEC; see --help. */
+async function main(): Promise<void> {
+  const { values: options } = parseFlagsOrExit(
+    { name: 'gateway', description: 'The orch gateway validates and configures data for the API objects and serves the API over HTTPS.' },
+    GATEWAY_FLAGS,
+  );
+  const dir = dataDir(options);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const pki = await ensurePki(join(dir, 'pki'), { hosts: options['tls-san'] });
+  const cert = options['tls-cert-file'] ? await readFile(options['tls-cert-file'], 'utf8') : pki.serving.certPem;
+  const key = options['tls-private-key-file'] ? await readFile(options['tls-private-key-file'], 'utf8') : pki.serving.keyPem;
+  const clientCa = options['client-ca-file'] ? await readFile(options['client-ca-file'], 'utf8') : pki.ca.certPem;
+
+  const adapter = new FastifyAdapter({
+    https: { key, cert, ca: clientCa, requestCert: true, rejectUnauthorized: false },
+    bodyLimit: MAX_REQUEST_BODY_BYTES,
+    forceCloseConnections: 'idle',
+    maxParamLength: 4096,
+    ignoreDuplicateSlashes: true,
+    logger: false,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(options, pki, clientCa), adapter, { bodyParser: false, logger: ['error', 'warn'] });
+  await app.init();
+  const gateway = app.get(Gateway);
+  gateway.install(app.getHttpAdapter().getInstance());
+  await app.listen(options['secure-port'], options['bind-address']);
+  const host = options['bind-address'] === '0.0.0.0' ? '127.0.0.1' : options['bind-address'];
+  const server = `https://${host.includes(':') ? `[${host}]` : host}:${options['secure-port']}`;
+  const kubeconfig = await gateway.writeAdminKubeconfig(server);
+  gateway.logger.info('serving', { server, storage: gateway.store.backend, kubeconfig });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    gateway.logger.info('shutting down', { signal });
+    gateway.health.markShuttingDown();
+    await new Promise((r) => setTimeout(r, options['shutdown-delay-duration']));
+    await app.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err) => {
+  console.error(`gateway: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

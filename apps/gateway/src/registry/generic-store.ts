@@ -1,0 +1,792 @@
+import type { ResourceDef } from '@orch/api';
+import { applyDefaults, groupVersionString, schemaForKind } from '@orch/api';
+import {
+  FieldError,
+  StatusError,
+  generateName,
+  parseFieldSelector,
+  parseLabelSelector,
+  type DeleteOptions,
+  type FieldSelector,
+  type KubeObject,
+  type LabelSelector,
+  type QualifiedResource,
+} from '@orch/apimachinery';
+import {
+  CompactedError,
+  FutureRevisionError,
+  KeyExistsError,
+  KeyNotFoundError,
+  RevisionConflictError,
+  type KeyValue,
+  type Store,
+  type StoreEvent,
+} from '@orch/storage';
+import { HistoryExpiredError, type WatchCache } from '@orch/watch';
+import { validateObjectMeta, validateObjectMetaUpdate } from './metadata-validation';
+import { deepCopy, newUid, nowTime, sameJson, specPart } from './object-meta';
+import type { RequestContext, StatusStrategy, Strategy } from './strategy';
+
+/** A list as returned to clients. */
+export interface ObjectList {
+  apiVersion: string;
+  kind: string;
+  metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number };
+  items: KubeObject[];
+}
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+}
+
+export interface WatchOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: string;
+  allowWatchBookmarks?: boolean;
+  sendInitialEvents?: boolean;
+}
+
+export interface WatchEventOut {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: KubeObject | Record<string, unknown>;
+}
+
+/** Where a watch writes its events. `end` is called at most once. */
+export interface WatchSink {
+  send(event: WatchEventOut): void;
+  end(): void;
+}
+
+export interface WatchHandle {
+  stop(): void;
+}
+
+export interface RegistryOptions {
+  /** SPEC Limits: continue tokens live 5 minutes. */
+  continueTokenLifetimeMs: number;
+  /** How long a read waits for a resourceVersion not yet seen before 504. */
+  tooLargeResourceVersionWaitMs: number;
+  /** Interval of BOOKMARK events for watches that allow them. */
+  bookmarkIntervalMs: number;
+  watchListEnabled: boolean;
+}
+
+/** Checks that a namespace exists and accepts new content; throws StatusError otherwise. */
+export type NamespaceLifecycle = (namespace: string, ctx: RequestContext) => Promise<void>;
+
+export interface CreateResult {
+  object: KubeObject;
+}
+
+export interface UpdateResult {
+  object: KubeObject;
+  created: boolean;
+}
+
+export interface DeleteResult {
+  /** The object as it is now (deleting, with deletionTimestamp) or as it was (deleted). */
+  object: KubeObject;
+  /** True when the object is gone from the store. */
+  deleted: boolean;
+}
+
+/** A patch computes the new object from the current one (a copy it may mutate). */
+export type PatchFn = (current: KubeObject) => KubeObject;
+
+const MAX_GENERATE_NAME_ATTEMPTS = 8;
+const MAX_UPDATE_RETRIES = 16;
+
+const DELETE_FINALIZERS = { orphan: 'orphan', foreground: 'foregroundDeletion' } as const;
+
+interface ContinueToken {
+  v: string;
+  rv: number;
+  start: string;
+  /** When the snapshot was first read (ms since epoch). */
+  t: number;
+}
+
+/**
+ * The one generic store (STYLE 1): serves every stored resource of the catalog. Behaviour
+ * per kind comes from the Strategy; this class fixes the order of the steps.
+ */
+export class GenericStore {
+  readonly qr: QualifiedResource;
+  private readonly keyPrefix: string;
+  private readonly apiVersion: string;
+  private readonly hasSchema: boolean;
+  /** Parsed objects of watch events, shared by every watcher of this resource. */
+  private readonly decoded = new WeakMap<StoreEvent, { obj?: KubeObject; prev?: KubeObject }>();
+
+  constructor(
+    readonly def: ResourceDef,
+    readonly strategy: Strategy,
+    /** Part-of-object subresources (status, finalize). */
+    readonly subresourceStrategies: Record<string, StatusStrategy>,
+    private readonly store: Store,
+    private readonly watchCache: WatchCache,
+    private readonly namespaceLifecycle: NamespaceLifecycle,
+    private readonly opts: RegistryOptions,
+  ) {
+    this.qr = { group: def.group, resource: def.resource };
+    this.keyPrefix = `/registry/${def.group || 'core'}/${def.resource}/`;
+    this.apiVersion = groupVersionString(def);
+    this.hasSchema = !!schemaForKind(def.group, def.version, def.kind);
+  }
+
+  get namespaced(): boolean {
+    return this.def.scope === 'Namespaced';
+  }
+
+  key(namespace: string, name: string): string {
+    return this.namespaced ? `${this.keyPrefix}${namespace}/${name}` : `${this.keyPrefix}${name}`;
+  }
+
+  prefix(namespace: string): string {
+    return this.namespaced && namespace ? `${this.keyPrefix}${namespace}/` : this.keyPrefix;
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  async get(namespace: string, name: string, resourceVersion?: string): Promise<KubeObject> {
+    if (resourceVersion && resourceVersion !== '0') await this.waitForResourceVersion(parseResourceVersion(resourceVersion));
+    const kv = await this.store.get(this.key(namespace, name));
+    if (!kv) throw StatusError.notFound(this.qr, name);
+    return this.decode(kv);
+  }
+
+  async list(namespace: string, opts: ListOptions): Promise<ObjectList> {
+    const labels = parseLabels(opts.labelSelector);
+    const fields = this.parseFields(opts.fieldSelector);
+    const filtered = !labels.empty() || !fields.empty();
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
+    const match = opts.resourceVersionMatch ?? '';
+    if (match && !opts.resourceVersion) {
+      throw StatusError.badRequest('resourceVersionMatch is forbidden unless resourceVersion is provided');
+    }
+    if (match && match !== 'Exact' && match !== 'NotOlderThan') {
+      throw StatusError.invalid('ListOptions', 'meta.orch.io', '', [FieldError.notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', ''])]);
+    }
+    if (match === 'Exact' && opts.resourceVersion === '0') {
+      throw StatusError.invalid('ListOptions', 'meta.orch.io', '', [
+        FieldError.forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'),
+      ]);
+    }
+
+    let revision: number | undefined;
+    let startAfter: string | undefined;
+    let snapshotTime = Date.now();
+    if (opts.continue) {
+      if (opts.resourceVersion && opts.resourceVersion !== '0') {
+        throw StatusError.badRequest('specifying resource version is not allowed when using continue');
+      }
+      const token = this.decodeContinue(opts.continue);
+      revision = token.rv;
+      startAfter = token.start;
+      snapshotTime = token.t;
+    } else if (opts.resourceVersion && opts.resourceVersion !== '0') {
+      const rv = parseResourceVersion(opts.resourceVersion);
+      await this.waitForResourceVersion(rv);
+      if (match === 'Exact') revision = rv;
+    }
+
+    const prefix = this.prefix(namespace);
+    const items: KubeObject[] = [];
+    let lastKey: string | undefined;
+    let more = false;
+    let remaining = 0;
+    let snapshot = revision;
+    try {
+      // Read pages of the snapshot until `limit` items pass the filters or it is exhausted.
+      for (;;) {
+        const page = await this.store.list(prefix, {
+          revision: snapshot,
+          startAfter,
+          limit: limit ? (filtered ? Math.max(limit - items.length, 256) : limit - items.length) : 0,
+        });
+        snapshot = page.revision;
+        for (const kv of page.items) {
+          lastKey = kv.key;
+          const obj = this.decode(kv);
+          if (!filtered || this.matches(obj, labels, fields)) {
+            items.push(obj);
+            if (limit && items.length >= limit) break;
+          }
+        }
+        const consumedPage = lastKey === page.items[page.items.length - 1]?.key;
+        remaining = page.remaining + (consumedPage ? 0 : page.items.length - 1 - page.items.findIndex((kv) => kv.key === lastKey));
+        if (limit && items.length >= limit) {
+          more = remaining > 0;
+          break;
+        }
+        if (page.remaining === 0 || page.items.length === 0) break;
+        startAfter = lastKey;
+      }
+    } catch (err) {
+      if (err instanceof CompactedError) {
+        if (opts.continue) throw continueExpired();
+        throw StatusError.gone(`The resourceVersion for the provided list is too old.`);
+      }
+      if (err instanceof FutureRevisionError) throw tooLargeResourceVersion(err.requested, err.current);
+      throw err;
+    }
+
+    const list: ObjectList = {
+      apiVersion: this.apiVersion,
+      kind: this.def.listKind,
+      metadata: { resourceVersion: String(snapshot ?? 0) },
+      items,
+    };
+    if (more && lastKey) {
+      list.metadata.continue = encodeContinue({ v: 'meta.orch.io/v1', rv: snapshot!, start: lastKey, t: snapshotTime });
+      if (!filtered) list.metadata.remainingItemCount = remaining;
+    }
+    return list;
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  /** POST: creates the object in the namespace of the URL (rest.BeforeCreate order, STYLE 2). */
+  async create(namespace: string, input: KubeObject, ctx: RequestContext): Promise<CreateResult> {
+    const obj = deepCopy(input);
+    this.checkTypeMeta(obj);
+    const meta = obj.metadata;
+    this.checkNamespace(meta, namespace);
+    if (this.namespaced) await this.namespaceLifecycle(namespace, ctx);
+
+    const generated = !meta.name && !!meta.generateName;
+    for (let attempt = 0; ; attempt++) {
+      if (generated) meta.name = generateName(meta.generateName!);
+      const attemptObj = attempt === 0 ? obj : deepCopy(obj);
+      this.prepareCreate(attemptObj, ctx);
+      if (ctx.dryRun) {
+        if (await this.store.get(this.key(namespace, attemptObj.metadata.name!))) {
+          if (generated && attempt < MAX_GENERATE_NAME_ATTEMPTS) continue;
+          throw StatusError.alreadyExists(this.qr, attemptObj.metadata.name!);
+        }
+        return { object: attemptObj };
+      }
+      try {
+        const kv = await this.store.create(this.key(namespace, attemptObj.metadata.name!), this.encode(attemptObj));
+        return { object: this.withRevision(attemptObj, kv.modRevision) };
+      } catch (err) {
+        if (err instanceof KeyExistsError) {
+          if (generated && attempt < MAX_GENERATE_NAME_ATTEMPTS) continue;
+          throw StatusError.alreadyExists(this.qr, attemptObj.metadata.name!);
+        }
+        throw err;
+      }
+    }
+  }
+
+  /** System fields, strategy hooks and validation of a new object; throws 422 on invalid input. */
+  private prepareCreate(obj: KubeObject, ctx: RequestContext): void {
+    const meta = obj.metadata;
+    meta.uid = newUid();
+    meta.creationTimestamp = nowTime();
+    delete meta.resourceVersion;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.selfLink;
+    if (!this.namespaced) delete meta.namespace;
+    if ('spec' in obj) meta.generation = 1;
+    else delete meta.generation;
+    this.applyDefaults(obj, 'create');
+    this.strategy.prepareForCreate?.(obj, ctx);
+    const errs = [...(this.strategy.validate?.(obj, ctx) ?? []), ...validateObjectMeta(meta, this.namespaced, this.strategy.nameRule)];
+    if (errs.length > 0) throw StatusError.invalid(obj.kind, this.def.group, meta.name ?? meta.generateName ?? '', errs);
+    this.strategy.canonicalize?.(obj);
+  }
+
+  /**
+   * PUT: replaces the object (or its status). Creates it when absent and the strategy allows.
+   * A stale metadata.resourceVersion is a 409 Conflict (optimistic concurrency, STYLE 5).
+   */
+  async update(namespace: string, name: string, input: KubeObject, ctx: RequestContext, subresource = ''): Promise<UpdateResult> {
+    this.checkTypeMeta(input);
+    this.checkNamespace(input.metadata, namespace);
+    if (input.metadata.name !== name) {
+      throw StatusError.badRequest(`the name of the object (${input.metadata.name ?? ''}) does not match the name on the URL (${name})`);
+    }
+    const expected = input.metadata.resourceVersion;
+    if (expected !== undefined && expected !== '') parseResourceVersion(expected, 'metadata.resourceVersion');
+    return this.guaranteedUpdate(namespace, name, ctx, subresource, expected || undefined, () => deepCopy(input), true);
+  }
+
+  /** PATCH: applies patchFn to the latest object, retrying on concurrent writes. */
+  async patch(namespace: string, name: string, patchFn: PatchFn, ctx: RequestContext, subresource = ''): Promise<UpdateResult> {
+    return this.guaranteedUpdate(namespace, name, ctx, subresource, undefined, patchFn, false);
+  }
+
+  private async guaranteedUpdate(
+    namespace: string,
+    name: string,
+    ctx: RequestContext,
+    subresource: string,
+    expectedRv: string | undefined,
+    compute: PatchFn,
+    isPut: boolean,
+  ): Promise<UpdateResult> {
+    const key = this.key(namespace, name);
+    for (let attempt = 0; attempt < MAX_UPDATE_RETRIES; attempt++) {
+      const kv = await this.store.get(key);
+      if (!kv) {
+        if (isPut && !subresource && this.strategy.allowCreateOnUpdate) {
+          const obj = compute({} as KubeObject);
+          const created = await this.create(namespace, obj, ctx);
+          return { object: created.object, created: true };
+        }
+        throw StatusError.notFound(this.qr, name);
+      }
+      const old = this.decode(kv);
+      let obj = compute(deepCopy(old));
+      if (!isPut) {
+        this.checkTypeMeta(obj);
+        if (obj.metadata?.name !== name) {
+          throw StatusError.badRequest(`the name of the object (${obj.metadata?.name ?? ''}) does not match the name on the URL (${name})`);
+        }
+        this.checkNamespace(obj.metadata, namespace);
+      }
+      const wantRv = expectedRv ?? (isPut ? undefined : obj.metadata.resourceVersion);
+      if (wantRv !== undefined && wantRv !== old.metadata.resourceVersion) {
+        throw StatusError.conflict(this.qr, name, 'the object has been modified; please apply your changes to the latest version and try again');
+      }
+      if (isPut && wantRv === undefined && !this.strategy.allowUnconditionalUpdate) {
+        throw StatusError.invalid(old.kind, this.def.group, name, [
+          FieldError.invalid('metadata.resourceVersion', 0, 'must be specified for an update'),
+        ]);
+      }
+      obj = this.prepareUpdate(obj, old, ctx, subresource);
+      if (sameJson(obj, old)) return { object: old, created: false };
+      if (ctx.dryRun) return { object: obj, created: false };
+
+      // Two-phase deletion: the last finalizer of a deleting object removes it.
+      const meta = obj.metadata;
+      const finalizersLeft = (meta.finalizers ?? []).length > 0 || !!this.strategy.holdsDeletion?.(obj);
+      try {
+        if (meta.deletionTimestamp && !finalizersLeft && (meta.deletionGracePeriodSeconds ?? 0) === 0) {
+          const res = await this.store.delete(key, kv.modRevision);
+          return { object: this.withRevision(obj, res.revision), created: false };
+        }
+        const written = await this.store.update(key, this.encode(obj), kv.modRevision);
+        return { object: this.withRevision(obj, written.modRevision), created: false };
+      } catch (err) {
+        if (err instanceof RevisionConflictError) {
+          if (wantRv !== undefined) {
+            throw StatusError.conflict(this.qr, name, 'the object has been modified; please apply your changes to the latest version and try again');
+          }
+          continue; // unconditional: retry on the new state
+        }
+        if (err instanceof KeyNotFoundError) throw StatusError.notFound(this.qr, name);
+        throw err;
+      }
+    }
+    throw StatusError.conflict(this.qr, name, 'too many concurrent updates; please try again');
+  }
+
+  /** Carries system fields over from old, runs strategy hooks and validation. */
+  private prepareUpdate(obj: KubeObject, old: KubeObject, ctx: RequestContext, subresource: string): KubeObject {
+    const meta = obj.metadata;
+    const oldMeta = old.metadata;
+    if (meta.uid && meta.uid !== oldMeta.uid) {
+      throw StatusError.conflict(this.qr, oldMeta.name!, `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${oldMeta.uid}`);
+    }
+    meta.uid = oldMeta.uid;
+    meta.creationTimestamp = oldMeta.creationTimestamp;
+    meta.resourceVersion = oldMeta.resourceVersion;
+    if (oldMeta.deletionTimestamp) meta.deletionTimestamp = oldMeta.deletionTimestamp;
+    else delete meta.deletionTimestamp;
+    if (oldMeta.deletionGracePeriodSeconds !== undefined) meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
+    else delete meta.deletionGracePeriodSeconds;
+    delete meta.selfLink;
+    if (!this.namespaced) delete meta.namespace;
+    if (oldMeta.generateName && meta.generateName === undefined) meta.generateName = oldMeta.generateName;
+
+    this.applyDefaults(obj, 'update');
+    if (subresource) {
+      const sub = this.subresourceStrategies[subresource];
+      if (!sub) throw StatusError.notFound(this.qr, `${oldMeta.name}/${subresource}`);
+      sub.prepareForUpdate(obj, old);
+      const errs = sub.validateUpdate?.(obj, old) ?? [];
+      if (errs.length) throw StatusError.invalid(old.kind, this.def.group, oldMeta.name!, errs);
+    } else {
+      const hasStatus = !!this.subresourceStrategies.status;
+      if (hasStatus && 'status' in old) (obj as Record<string, unknown>).status = (old as Record<string, unknown>).status;
+      else if (hasStatus) delete (obj as Record<string, unknown>).status;
+      this.strategy.prepareForUpdate?.(obj, old, ctx);
+      const errs = [
+        ...(this.strategy.validateUpdate?.(obj, old, ctx) ?? []),
+        ...validateObjectMeta(meta, this.namespaced, this.strategy.nameRule),
+        ...validateObjectMetaUpdate(meta, oldMeta),
+      ];
+      if (errs.length) throw StatusError.invalid(old.kind, this.def.group, oldMeta.name!, errs);
+    }
+    if (oldMeta.generation !== undefined || 'spec' in obj) {
+      const bump = specPart(obj) !== specPart(old);
+      meta.generation = (oldMeta.generation ?? 1) + (bump ? 1 : 0);
+    }
+    this.strategy.canonicalize?.(obj);
+    return obj;
+  }
+
+  /**
+   * DELETE (SPEC "Object deletion"): preconditions, propagation finalizers, graceful
+   * deletion; the object is removed at once only when nothing holds it.
+   */
+  async delete(namespace: string, name: string, options: DeleteOptions, ctx: RequestContext): Promise<DeleteResult> {
+    const key = this.key(namespace, name);
+    validateDeleteOptions(options);
+    for (let attempt = 0; attempt < MAX_UPDATE_RETRIES; attempt++) {
+      const kv = await this.store.get(key);
+      if (!kv) throw StatusError.notFound(this.qr, name);
+      const current = this.decode(kv);
+      const pre = options.preconditions;
+      if (pre?.uid && pre.uid !== current.metadata.uid) {
+        throw StatusError.conflict(this.qr, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`);
+      }
+      if (pre?.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
+        throw StatusError.conflict(
+          this.qr,
+          name,
+          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
+        );
+      }
+      this.strategy.checkDelete?.(current, this.def);
+
+      const obj = deepCopy(current);
+      const meta = obj.metadata;
+      const finalizers = new Set(meta.finalizers ?? []);
+      const policy = options.propagationPolicy ?? (options.orphanDependents === true ? 'Orphan' : options.orphanDependents === false ? 'Background' : undefined);
+      if (!meta.deletionTimestamp) {
+        if (policy === 'Orphan') finalizers.add(DELETE_FINALIZERS.orphan);
+        if (policy === 'Foreground') finalizers.add(DELETE_FINALIZERS.foreground);
+      } else if (policy === 'Orphan' || policy === 'Foreground') {
+        // A later delete may switch the propagation of a deleting object.
+        finalizers.delete(policy === 'Orphan' ? DELETE_FINALIZERS.foreground : DELETE_FINALIZERS.orphan);
+        finalizers.add(policy === 'Orphan' ? DELETE_FINALIZERS.orphan : DELETE_FINALIZERS.foreground);
+      }
+      const grace = this.strategy.gracePeriodSeconds?.(current, options);
+      const alreadyDeleting = !!meta.deletionTimestamp;
+      const pendingGrace = grace !== undefined && grace > 0;
+
+      if (finalizers.size === 0 && !pendingGrace && !this.strategy.holdsDeletion?.(obj)) {
+        if (ctx.dryRun) return { object: current, deleted: true };
+        try {
+          const res = await this.store.delete(key, kv.modRevision);
+          return { object: this.withRevision(current, res.revision), deleted: true };
+        } catch (err) {
+          if (err instanceof RevisionConflictError) continue;
+          if (err instanceof KeyNotFoundError) throw StatusError.notFound(this.qr, name);
+          throw err;
+        }
+      }
+
+      // Mark for deletion: finalizers and/or grace period hold the object.
+      meta.finalizers = finalizers.size ? [...finalizers] : undefined;
+      if (!meta.finalizers) delete meta.finalizers;
+      const now = Date.now();
+      if (!alreadyDeleting) {
+        meta.deletionTimestamp = nowTime(new Date(now + (pendingGrace ? grace! * 1000 : 0)));
+        meta.deletionGracePeriodSeconds = pendingGrace ? grace! : 0;
+        this.strategy.beforeDelete?.(obj);
+      } else if (grace !== undefined && grace < (meta.deletionGracePeriodSeconds ?? 0)) {
+        // A shorter grace period shortens a pending graceful deletion.
+        meta.deletionTimestamp = nowTime(new Date(now + grace * 1000));
+        meta.deletionGracePeriodSeconds = grace;
+      }
+      if (sameJson(obj, current)) return { object: current, deleted: false };
+      if (ctx.dryRun) return { object: obj, deleted: false };
+      try {
+        const written = await this.store.update(key, this.encode(obj), kv.modRevision);
+        return { object: this.withRevision(obj, written.modRevision), deleted: false };
+      } catch (err) {
+        if (err instanceof RevisionConflictError) continue;
+        if (err instanceof KeyNotFoundError) throw StatusError.notFound(this.qr, name);
+        throw err;
+      }
+    }
+    throw StatusError.conflict(this.qr, name, 'too many concurrent updates; please try again');
+  }
+
+  /** DELETE on a collection: deletes every object the selectors match; returns them as a list. */
+  async deleteCollection(namespace: string, listOpts: ListOptions, options: DeleteOptions, ctx: RequestContext): Promise<ObjectList> {
+    const list = await this.list(namespace, { labelSelector: listOpts.labelSelector, fieldSelector: listOpts.fieldSelector });
+    const items: KubeObject[] = [];
+    for (const item of list.items) {
+      try {
+        const res = await this.delete(item.metadata.namespace ?? '', item.metadata.name!, options, ctx);
+        items.push(res.object);
+      } catch (err) {
+        if (err instanceof StatusError && err.code === 404) continue;
+        throw err;
+      }
+    }
+    return { ...list, items };
+  }
+
+  // ---------------------------------------------------------------- watch
+
+  /**
+   * Starts a watch (SPEC Events). Without a resourceVersion (or "0") the current objects
+   * come first as ADDED events. Errors before the first event are thrown as StatusError;
+   * history lost later arrives as an ERROR event with a 410 Status, then the sink ends.
+   */
+  async watch(namespace: string, opts: WatchOptions, sink: WatchSink): Promise<WatchHandle> {
+    const labels = parseLabels(opts.labelSelector);
+    const fields = this.parseFields(opts.fieldSelector);
+    const filtered = !labels.empty() || !fields.empty();
+    const prefix = this.prefix(namespace);
+    const rvParam = opts.resourceVersion ?? '';
+    if (opts.sendInitialEvents !== undefined) {
+      if (!this.opts.watchListEnabled) {
+        throw StatusError.invalid('ListOptions', 'meta.orch.io', '', [
+          FieldError.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled'),
+        ]);
+      }
+      if (opts.resourceVersionMatch !== 'NotOlderThan') {
+        throw StatusError.invalid('ListOptions', 'meta.orch.io', '', [
+          FieldError.forbidden('resourceVersionMatch', "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"),
+        ]);
+      }
+    } else if (opts.resourceVersionMatch) {
+      throw StatusError.invalid('ListOptions', 'meta.orch.io', '', [
+        FieldError.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'),
+      ]);
+    }
+    const initialEvents = opts.sendInitialEvents ?? (rvParam === '' || rvParam === '0');
+    let from: number;
+    const initial: KubeObject[] = [];
+    if (initialEvents) {
+      if (rvParam && rvParam !== '0') await this.waitForResourceVersion(parseResourceVersion(rvParam));
+      const snapshot = await this.list(namespace, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
+      from = Number(snapshot.metadata.resourceVersion);
+      initial.push(...snapshot.items);
+      // The cache may not have reached the snapshot yet; events up to it are in the list.
+      await this.watchCache.waitForRevision(from, this.opts.tooLargeResourceVersionWaitMs);
+    } else {
+      from = parseResourceVersion(rvParam);
+      if (from > this.watchCache.currentRevision()) {
+        const ok = await this.watchCache.waitForRevision(from, this.opts.tooLargeResourceVersionWaitMs);
+        if (!ok) throw tooLargeResourceVersion(from, this.watchCache.currentRevision());
+      }
+    }
+
+    let ended = false;
+    let bookmarkTimer: NodeJS.Timeout | undefined;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      subscription?.unsubscribe();
+      clearInterval(bookmarkTimer);
+      sink.end();
+    };
+    for (const obj of initial) sink.send({ type: 'ADDED', object: obj });
+    if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
+      sink.send(this.bookmark(from, true));
+    }
+    let subscription: { unsubscribe(): void } | undefined;
+    try {
+      subscription = this.watchCache.subscribe(prefix, from, {
+        onEvent: (event) => {
+          if (ended) return;
+          const out = this.toWatchEvent(event, filtered, labels, fields);
+          if (out) sink.send(out);
+        },
+        onError: (err) => {
+          if (ended) return;
+          sink.send({ type: 'ERROR', object: StatusError.gone(err.message).toStatus() as unknown as Record<string, unknown> });
+          end();
+        },
+      });
+    } catch (err) {
+      if (err instanceof HistoryExpiredError) {
+        // Upstream sends the 410 as an ERROR event of a successful watch response.
+        sink.send({ type: 'ERROR', object: StatusError.gone(err.message).toStatus() as unknown as Record<string, unknown> });
+        end();
+        return { stop: end };
+      }
+      throw err;
+    }
+    if (opts.allowWatchBookmarks) {
+      bookmarkTimer = setInterval(() => {
+        if (!ended) sink.send(this.bookmark(this.watchCache.currentRevision(), false));
+      }, this.opts.bookmarkIntervalMs);
+      bookmarkTimer.unref?.();
+    }
+    return { stop: end };
+  }
+
+  private bookmark(revision: number, initialEventsEnd: boolean): WatchEventOut {
+    const metadata: Record<string, unknown> = { resourceVersion: String(revision) };
+    if (initialEventsEnd) metadata.annotations = { 'orch.io/initial-events-end': 'true', 'k8s.io/initial-events-end': 'true' };
+    return { type: 'BOOKMARK', object: { kind: this.def.kind, apiVersion: this.apiVersion, metadata } };
+  }
+
+  private toWatchEvent(event: StoreEvent, filtered: boolean, labels: LabelSelector, fields: FieldSelector): WatchEventOut | undefined {
+    let cached = this.decoded.get(event);
+    if (!cached) {
+      cached = {};
+      if (event.value !== undefined) cached.obj = this.parseStored(event.value, event.revision);
+      // A deleted object is reported with the revision of its deletion.
+      if (event.type === 'delete' && event.prevValue !== undefined) cached.prev = this.parseStored(event.prevValue, event.revision);
+      this.decoded.set(event, cached);
+    }
+    if (event.type === 'delete') {
+      const prev = cached.prev!;
+      return !filtered || this.matches(prev, labels, fields) ? { type: 'DELETED', object: prev } : undefined;
+    }
+    const obj = cached.obj!;
+    if (!filtered) return { type: event.type === 'create' ? 'ADDED' : 'MODIFIED', object: obj };
+    const now = this.matches(obj, labels, fields);
+    if (event.type === 'create') return now ? { type: 'ADDED', object: obj } : undefined;
+    if (cached.prev === undefined && event.prevValue !== undefined) cached.prev = this.parseStored(event.prevValue, event.revision);
+    const before = cached.prev ? this.matches(cached.prev, labels, fields) : false;
+    if (now && before) return { type: 'MODIFIED', object: obj };
+    if (now) return { type: 'ADDED', object: obj };
+    // Leaving the selection is a DELETED to this watcher (with the new state).
+    if (before) return { type: 'DELETED', object: obj };
+    return undefined;
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  /** Schema defaults of built-in kinds (SPEC Versioning defaults); custom kinds have none here. */
+  private applyDefaults(obj: KubeObject, operation: 'create' | 'update'): void {
+    if (this.hasSchema) applyDefaults(obj, this.def.group, this.def.version, this.def.kind, { operation });
+  }
+
+  /** Fields a field selector may use on this resource. */
+  fieldAttributes(obj: KubeObject): Record<string, string> {
+    const attrs: Record<string, string> = { 'metadata.name': obj.metadata.name ?? '' };
+    if (this.namespaced) attrs['metadata.namespace'] = obj.metadata.namespace ?? '';
+    return { ...attrs, ...(this.strategy.fieldAttributes?.(obj) ?? {}) };
+  }
+
+  private parseFields(selector: string | undefined): FieldSelector {
+    const fields = parseFieldSelector(selector ?? '');
+    fields.checkSupported(this.allowedFieldNames());
+    return fields;
+  }
+
+  private allowedFieldNames(): Set<string> {
+    const probe = { apiVersion: this.apiVersion, kind: this.def.kind, metadata: {} } as KubeObject;
+    return new Set(Object.keys(this.fieldAttributes(probe)));
+  }
+
+  private matches(obj: KubeObject, labels: LabelSelector, fields: FieldSelector): boolean {
+    return labels.matches(obj.metadata.labels ?? {}) && (fields.empty() || fields.matches(this.fieldAttributes(obj)));
+  }
+
+  private checkTypeMeta(obj: KubeObject): void {
+    if (!obj || typeof obj !== 'object' || Array.isArray(obj)) throw StatusError.badRequest('the body of the request must be an object');
+    if (obj.metadata === undefined || obj.metadata === null) (obj as { metadata: object }).metadata = {};
+    if (typeof obj.metadata !== 'object' || Array.isArray(obj.metadata)) {
+      throw StatusError.badRequest(`json: cannot unmarshal ${Array.isArray(obj.metadata) ? 'array' : typeof obj.metadata} into Go struct field ${this.def.kind}.metadata of type v1.ObjectMeta`);
+    }
+    if (obj.kind !== undefined && obj.kind !== this.def.kind) {
+      throw StatusError.badRequest(`the kind of the object (${obj.kind}) does not match the kind of the resource (${this.def.kind})`);
+    }
+    obj.kind = this.def.kind;
+    obj.apiVersion = this.apiVersion;
+  }
+
+  private checkNamespace(meta: KubeObject['metadata'], namespace: string): void {
+    if (!this.namespaced) return;
+    if (meta.namespace && meta.namespace !== namespace) {
+      throw StatusError.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    meta.namespace = namespace;
+  }
+
+  private decodeContinue(token: string): ContinueToken {
+    let parsed: ContinueToken;
+    try {
+      parsed = JSON.parse(Buffer.from(token, 'base64').toString('utf8'));
+    } catch {
+      throw StatusError.badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.orch.io/v1)');
+    }
+    if (parsed?.v !== 'meta.orch.io/v1' || !Number.isInteger(parsed.rv) || parsed.rv <= 0 || typeof parsed.start !== 'string' || !parsed.start.startsWith(this.keyPrefix)) {
+      throw StatusError.badRequest('continue key is not valid: the token does not belong to this resource or is malformed');
+    }
+    if (Date.now() - (parsed.t ?? 0) > this.opts.continueTokenLifetimeMs) throw continueExpired();
+    return parsed;
+  }
+
+  private async waitForResourceVersion(rv: number): Promise<void> {
+    const current = await this.store.currentRevision();
+    if (rv <= current) return;
+    const ok = await this.watchCache.waitForRevision(rv, this.opts.tooLargeResourceVersionWaitMs);
+    if (!ok) throw tooLargeResourceVersion(rv, current);
+  }
+
+  decode(kv: KeyValue): KubeObject {
+    return this.parseStored(kv.value, kv.modRevision);
+  }
+
+  private parseStored(value: string, revision: number): KubeObject {
+    const obj = JSON.parse(value) as KubeObject;
+    obj.metadata.resourceVersion = String(revision);
+    return obj;
+  }
+
+  private encode(obj: KubeObject): string {
+    const rv = obj.metadata.resourceVersion;
+    delete obj.metadata.resourceVersion;
+    const s = JSON.stringify(obj);
+    if (rv !== undefined) obj.metadata.resourceVersion = rv;
+    return s;
+  }
+
+  private withRevision(obj: KubeObject, revision: number): KubeObject {
+    obj.metadata.resourceVersion = String(revision);
+    return obj;
+  }
+}
+
+function parseLabels(selector: string | undefined): LabelSelector {
+  return parseLabelSelector(selector ?? '');
+}
+
+/** resourceVersion is opaque to clients but ours are decimal revisions. */
+export function parseResourceVersion(rv: string, field = 'resourceVersion'): number {
+  if (!/^\d+$/.test(rv) || rv.length > 19) {
+    throw StatusError.badRequest(`invalid ${field}: ${JSON.stringify(rv)}: must be a resourceVersion returned by the server`);
+  }
+  return Number(rv);
+}
+
+function tooLargeResourceVersion(requested: number, current: number): StatusError {
+  return StatusError.timeout(`Too large resource version: ${requested}, current: ${current}`, 1);
+}
+
+function continueExpired(): StatusError {
+  return StatusError.gone(
+    'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+  );
+}
+
+function encodeContinue(token: ContinueToken): string {
+  return Buffer.from(JSON.stringify(token)).toString('base64');
+}
+
+function validateDeleteOptions(options: DeleteOptions): void {
+  const errs: FieldError[] = [];
+  const policy = options.propagationPolicy;
+  if (policy !== undefined && policy !== 'Orphan' && policy !== 'Background' && policy !== 'Foreground') {
+    errs.push(FieldError.notSupported('propagationPolicy', policy, ['Foreground', 'Background', 'Orphan', 'nil']));
+  }
+  if (policy !== undefined && options.orphanDependents !== undefined) {
+    errs.push(FieldError.invalid('propagationPolicy', policy, 'orphanDependents and deletionPropagation cannot be both set'));
+  }
+  if (options.gracePeriodSeconds !== undefined && (!Number.isInteger(options.gracePeriodSeconds) || options.gracePeriodSeconds < 0)) {
+    errs.push(FieldError.invalid('gracePeriodSeconds', options.gracePeriodSeconds, 'must be a non-negative integer'));
+  }
+  if (errs.length) throw StatusError.invalid('DeleteOptions', 'meta.orch.io', '', errs);
+}

@@ -1,0 +1,27 @@
+import { randomUUID } from 'node:crypto';
+import type { KubeObject } from '@orch/apimachinery';
+
+/** metav1.Time: RFC 3339 with second precision. */
+export function nowTime(date = new Date()): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export function newUid(): string {
+  return randomUUID();
+}
+
+/** Deep copy of a JSON object (cached objects are never mutated). */
+export function deepCopy<T>(obj: T): T {
+  return structuredClone(obj);
+}
+
+/** The parts of an object other than metadata and status, compared to bump metadata.generation. */
+export function specPart(obj: KubeObject): string {
+  const { metadata: _m, status: _s, apiVersion: _a, kind: _k, ...rest } = obj as KubeObject & { status?: unknown };
+  return JSON.stringify(rest);
+}
+
+/** Stable JSON for equality checks (key order as stored). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}

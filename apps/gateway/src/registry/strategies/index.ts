@@ -1,0 +1,68 @@
+import type { ResourceDef } from '@orch/api';
+import type { StatusStrategy, Strategy } from '../strategy';
+import { defaultStrategy, fieldsFrom, statusSubresource } from './common';
+import { namespaceStrategy } from './namespace';
+import { podStrategy } from './pod';
+
+export { NAMESPACE_FINALIZER, NAMESPACE_NAME_LABEL, PROTECTED_NAMESPACES } from './namespace';
+
+/** Kinds whose PUT of an absent object creates it (upstream AllowCreateOnUpdate). */
+const CREATE_ON_UPDATE = new Set([
+  '/endpoints',
+  '/events',
+  '/limitranges',
+  'events.orch.io/events',
+  'coordination.orch.io/leases',
+  'discovery.orch.io/endpointslices',
+  'rbac.authorization.orch.io/roles',
+  'rbac.authorization.orch.io/rolebindings',
+  'rbac.authorization.orch.io/clusterroles',
+  'rbac.authorization.orch.io/clusterrolebindings',
+]);
+
+const createOnUpdate: Strategy = { ...defaultStrategy, allowCreateOnUpdate: true };
+
+/** Per-kind strategies keyed by `<group>/<resource>`; anything absent uses the default. */
+const STRATEGIES: Record<string, Strategy> = {
+  '/namespaces': namespaceStrategy,
+  '/pods': podStrategy,
+  '/services': { ...defaultStrategy, nameRule: 'dns1035Label', fieldAttributes: fieldsFrom(['spec.clusterIP', 'spec.type']) },
+  '/nodes': { ...defaultStrategy, fieldAttributes: fieldsFrom(['spec.unschedulable']) },
+  '/secrets': { ...defaultStrategy, fieldAttributes: fieldsFrom(['type']) },
+  '/replicationcontrollers': { ...defaultStrategy, fieldAttributes: fieldsFrom(['status.replicas']) },
+  '/events': {
+    ...createOnUpdate,
+    fieldAttributes: fieldsFrom([
+      'involvedObject.kind',
+      'involvedObject.namespace',
+      'involvedObject.name',
+      'involvedObject.uid',
+      'involvedObject.apiVersion',
+      'involvedObject.resourceVersion',
+      'involvedObject.fieldPath',
+      'reason',
+      'reportingComponent',
+      'source',
+      'type',
+    ]),
+  },
+  'batch/jobs': { ...defaultStrategy, fieldAttributes: fieldsFrom(['status.successful']) },
+  'certificates.orch.io/certificatesigningrequests': { ...defaultStrategy, fieldAttributes: fieldsFrom(['spec.signerName']) },
+  'rbac.authorization.orch.io/roles': { ...createOnUpdate, nameRule: 'pathSegment' },
+  'rbac.authorization.orch.io/rolebindings': { ...createOnUpdate, nameRule: 'pathSegment' },
+  'rbac.authorization.orch.io/clusterroles': { ...createOnUpdate, nameRule: 'pathSegment' },
+  'rbac.authorization.orch.io/clusterrolebindings': { ...createOnUpdate, nameRule: 'pathSegment' },
+};
+
+/** The strategy of a catalog resource. */
+export function strategyFor(def: ResourceDef): Strategy {
+  const key = `${def.group}/${def.resource}`;
+  return STRATEGIES[key] ?? (CREATE_ON_UPDATE.has(key) ? createOnUpdate : defaultStrategy);
+}
+
+/** The writable part-of-object subresources (status, finalize) a resource has. */
+export function subresourceStrategies(def: ResourceDef, strategy: Strategy): Record<string, StatusStrategy> {
+  const out: Record<string, StatusStrategy> = {};
+  if (def.subresources.some((s) => s.name === 'status')) out.status = statusSubresource;
+  return { ...out, ...(strategy.subresources ?? {}) };
+}

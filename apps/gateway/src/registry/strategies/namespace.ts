@@ -1,0 +1,74 @@
+import { FieldError, StatusError } from '@orch/apimachinery';
+import type { KubeObject } from '@orch/apimachinery';
+import type { Strategy } from '../strategy';
+import { fieldsFrom, resetExcept, statusSubresource } from './common';
+
+/** Label set by the service on every namespace, equal to its name (SPEC well-known labels). */
+export const NAMESPACE_NAME_LABEL = 'orch.io/metadata.name';
+/** The finalizer the namespace controller removes once the content is gone. */
+export const NAMESPACE_FINALIZER = 'orch';
+/** Namespaces created at start-up that can never be deleted. */
+export const PROTECTED_NAMESPACES = ['default', 'orch-system', 'orch-public', 'orch-node-lease'];
+
+interface NamespaceLike extends KubeObject {
+  spec?: { finalizers?: string[] };
+  status?: { phase?: string };
+}
+
+function setNameLabel(obj: KubeObject): void {
+  obj.metadata.labels = { ...(obj.metadata.labels ?? {}), [NAMESPACE_NAME_LABEL]: obj.metadata.name! };
+}
+
+export const namespaceStrategy: Strategy = {
+  nameRule: 'dns1123Label',
+  allowCreateOnUpdate: false,
+  allowUnconditionalUpdate: true,
+  prepareForCreate(obj) {
+    const ns = obj as NamespaceLike;
+    ns.status = { phase: 'Active' };
+    ns.spec = { ...(ns.spec ?? {}) };
+    if (!ns.spec.finalizers || ns.spec.finalizers.length === 0) ns.spec.finalizers = [NAMESPACE_FINALIZER];
+    setNameLabel(obj);
+  },
+  prepareForUpdate(obj, old) {
+    const ns = obj as NamespaceLike;
+    // spec.finalizers change only through /finalize.
+    ns.spec = { ...(ns.spec ?? {}), finalizers: (old as NamespaceLike).spec?.finalizers };
+    if (!ns.spec.finalizers) delete ns.spec.finalizers;
+    setNameLabel(obj);
+  },
+  validateUpdate(obj, old) {
+    const label = obj.metadata.labels?.[NAMESPACE_NAME_LABEL];
+    return label !== old.metadata.name ? [FieldError.invalid(`metadata.labels[${NAMESPACE_NAME_LABEL}]`, label, 'field is immutable')] : [];
+  },
+  beforeDelete(obj) {
+    (obj as NamespaceLike).status = { ...((obj as NamespaceLike).status ?? {}), phase: 'Terminating' };
+  },
+  checkDelete(obj) {
+    if (PROTECTED_NAMESPACES.includes(obj.metadata.name!)) {
+      throw StatusError.forbidden({ group: '', resource: 'namespaces' }, obj.metadata.name!, 'this namespace may not be deleted');
+    }
+  },
+  holdsDeletion(obj) {
+    return ((obj as NamespaceLike).spec?.finalizers ?? []).length > 0;
+  },
+  fieldAttributes: fieldsFrom(['status.phase']),
+  subresources: {
+    status: {
+      prepareForUpdate(obj, old) {
+        statusSubresource.prepareForUpdate(obj, old);
+      },
+    },
+    finalize: {
+      prepareForUpdate(obj, old) {
+        resetExcept(obj, old, (incoming, reset) => {
+          const finalizers = (incoming as NamespaceLike).spec?.finalizers;
+          const spec = { ...((reset as NamespaceLike).spec ?? {}) };
+          if (finalizers && finalizers.length) spec.finalizers = finalizers;
+          else delete spec.finalizers;
+          (reset as NamespaceLike).spec = spec;
+        });
+      },
+    },
+  },
+};

@@ -1,0 +1,64 @@
+import type { ResourceDef } from '@orch/api';
+import type { FieldError, KubeObject, DeleteOptions } from '@orch/apimachinery';
+
+/** Who is asking and how: passed to every strategy hook. */
+export interface RequestContext {
+  user: { username: string; groups: string[]; uid?: string; extra?: Record<string, string[]> };
+  namespace: string;
+  dryRun: boolean;
+  fieldManager?: string;
+  /** Warnings to send back in `Warning` headers. */
+  warnings: string[];
+}
+
+/** Name rules (SPEC Object names): which validator applies to metadata.name. */
+export type NameRule = 'dns1123Subdomain' | 'dns1123Label' | 'dns1035Label' | 'pathSegment';
+
+/**
+ * Per-kind behaviour of the generic store (STYLE 1-2). Stateless. The generic store calls,
+ * in this order: prepareForCreate|prepareForUpdate (may mutate the incoming object),
+ * validate|validateUpdate (must not mutate), generic metadata validation, canonicalize
+ * (may mutate). Hooks left out mean "nothing special".
+ */
+export interface Strategy {
+  nameRule: NameRule;
+  /** PUT of an absent object creates it. */
+  allowCreateOnUpdate: boolean;
+  /** PUT without metadata.resourceVersion overwrites the current object. */
+  allowUnconditionalUpdate: boolean;
+  /** Clears fields the client may not set on create (usually status). */
+  prepareForCreate?(obj: KubeObject, ctx: RequestContext): void;
+  /** Carries over fields the client may not change (usually status, for the main resource). */
+  prepareForUpdate?(obj: KubeObject, old: KubeObject, ctx: RequestContext): void;
+  validate?(obj: KubeObject, ctx: RequestContext): FieldError[];
+  validateUpdate?(obj: KubeObject, old: KubeObject, ctx: RequestContext): FieldError[];
+  canonicalize?(obj: KubeObject): void;
+  /** Field-selector attributes beyond metadata.name and metadata.namespace. */
+  fieldAttributes?(obj: KubeObject): Record<string, string>;
+  /**
+   * Graceful deletion: returns the grace period in seconds when deletion should wait
+   * (sets deletionTimestamp and leaves the object for its owner, e.g. the node agent), or
+   * undefined to delete at once.
+   */
+  gracePeriodSeconds?(obj: KubeObject, options: DeleteOptions): number | undefined;
+  /** Runs before deletion is recorded (e.g. namespace: phase Terminating). May mutate. */
+  beforeDelete?(obj: KubeObject): void;
+  /** Extra checks before a delete (e.g. protected namespaces); throws StatusError. */
+  checkDelete?(obj: KubeObject, def: ResourceDef): void;
+  /**
+   * Holds a deleting object beyond metadata.finalizers (namespaces: spec.finalizers).
+   * The object is removed once nothing holds it.
+   */
+  holdsDeletion?(obj: KubeObject): boolean;
+  /** Writable subresources other than status that replace part of the object (namespaces/finalize). */
+  subresources?: Record<string, StatusStrategy>;
+}
+
+/**
+ * Hooks of a subresource that writes part of an object (`status`, `finalize`): prepareForUpdate
+ * makes `obj` equal to `old` except for the part the subresource owns.
+ */
+export interface StatusStrategy {
+  prepareForUpdate(obj: KubeObject, old: KubeObject): void;
+  validateUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
+}

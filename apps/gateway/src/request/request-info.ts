@@ -1,0 +1,132 @@
+import type { Verb } from '@orch/api';
+
+/**
+ * What a request is about, parsed once from method + URL at the edge of the chain and
+ * only read afterwards (STYLE 3; SPEC "Request verb mapping for authorization").
+ */
+export interface RequestInfo {
+  /** True for /api/v1/... and /apis/<group>/<version>/<resource>...; false for discovery, health, etc. */
+  isResourceRequest: boolean;
+  path: string;
+  /** API verb for resource requests (get, list, watch, create, ...); lowercase HTTP method otherwise. */
+  verb: Verb | string;
+  /** 'api' or 'apis' for API paths, '' otherwise. */
+  apiPrefix: string;
+  apiGroup: string;
+  apiVersion: string;
+  namespace: string;
+  resource: string;
+  subresource: string;
+  name: string;
+  /** Path segments after the resource name and subresource (e.g. proxy paths). */
+  rest: string[];
+}
+
+const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
+
+/** Parses method and URL path (no query string) into a RequestInfo. `query` decides watch. */
+export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
+  const info: RequestInfo = {
+    isResourceRequest: false,
+    path,
+    verb: method.toLowerCase(),
+    apiPrefix: '',
+    apiGroup: '',
+    apiVersion: '',
+    namespace: '',
+    resource: '',
+    subresource: '',
+    name: '',
+    rest: [],
+  };
+  const parts = path.split('/').filter((p) => p !== '').map(safeDecode);
+  if (parts.length === 0 || (parts[0] !== 'api' && parts[0] !== 'apis')) return info;
+  info.apiPrefix = parts[0];
+  let i = 1;
+  if (info.apiPrefix === 'apis') {
+    if (parts.length < 3) return info; // /apis, /apis/<group>: discovery
+    info.apiGroup = parts[1];
+    info.apiVersion = parts[2];
+    i = 3;
+  } else {
+    if (parts.length < 2) return info; // /api
+    info.apiVersion = parts[1];
+    i = 2;
+  }
+  let rest = parts.slice(i);
+  if (rest.length === 0) return info; // /api/v1, /apis/<g>/<v>: discovery
+  info.isResourceRequest = true;
+
+  // Legacy /watch/ prefix: /api/v1/watch/namespaces/x/pods
+  let legacyWatch = false;
+  if (rest[0] === 'watch') {
+    legacyWatch = true;
+    rest = rest.slice(1);
+  }
+
+  if (rest[0] === 'namespaces') {
+    if (rest.length >= 3) {
+      // namespaces/<ns>/<resource>[/<name>[/<subresource>...]], except namespaces/<name>/status|finalize
+      if (rest.length === 3 && NAMESPACE_SUBRESOURCES.has(rest[2])) {
+        info.resource = 'namespaces';
+        info.name = rest[1];
+        info.subresource = rest[2];
+      } else {
+        info.namespace = rest[1];
+        rest = rest.slice(2);
+        assignResource(info, rest);
+      }
+    } else {
+      info.resource = 'namespaces';
+      info.name = rest[1] ?? '';
+      // A namespace's own object is in no namespace for authorization, but upstream reports
+      // the namespace name as the request's namespace.
+      info.namespace = info.name;
+    }
+  } else {
+    assignResource(info, rest);
+  }
+
+  const method_ = method.toUpperCase();
+  const watch = legacyWatch || isTrue(query.get('watch'));
+  switch (method_) {
+    case 'GET':
+    case 'HEAD':
+      info.verb = watch ? 'watch' : info.name ? 'get' : 'list';
+      break;
+    case 'POST':
+      info.verb = 'create';
+      break;
+    case 'PUT':
+      info.verb = 'update';
+      break;
+    case 'PATCH':
+      info.verb = 'patch';
+      break;
+    case 'DELETE':
+      info.verb = info.name ? 'delete' : 'deletecollection';
+      break;
+    default:
+      info.verb = method.toLowerCase();
+  }
+  return info;
+}
+
+function assignResource(info: RequestInfo, rest: string[]): void {
+  info.resource = rest[0] ?? '';
+  info.name = rest[1] ?? '';
+  info.subresource = rest[2] ?? '';
+  info.rest = rest.slice(3);
+}
+
+function isTrue(v: string | null): boolean {
+  return v === '1' || v === 'true';
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}

@@ -1,0 +1,40 @@
+import { StatusError, decodeJson, decodeYaml, parseContentType } from '@orch/apimachinery';
+
+/** Request body limit (upstream maxRequestBodyBytes). */
+export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
+
+export const JSON_TYPE = 'application/json';
+export const YAML_TYPE = 'application/yaml';
+export const MERGE_PATCH = 'application/merge-patch+json';
+export const JSON_PATCH = 'application/json-patch+json';
+export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
+export const APPLY_PATCH_YAML = 'application/apply-patch+yaml';
+export const PROTOBUF_TYPES = ['application/vnd.orch.protobuf', 'application/vnd.kubernetes.protobuf'];
+
+export const PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH_YAML];
+
+export interface DecodedBody {
+  value: unknown;
+  /** JSON paths of keys given twice (`.metadata.labels.a`). */
+  duplicates: string[];
+}
+
+/** Decodes an object body by Content-Type (JSON when absent). Unknown types → 415. */
+export function decodeBody(body: Buffer | undefined, contentType: string | undefined): DecodedBody {
+  const media = contentType ? parseContentType(contentType).mediaType : JSON_TYPE;
+  if (!body || body.length === 0) throw StatusError.badRequest('the request body is empty: an object is required');
+  switch (media) {
+    case JSON_TYPE:
+    case MERGE_PATCH:
+    case JSON_PATCH:
+    case STRATEGIC_MERGE_PATCH:
+      return decodeJson(body);
+    case YAML_TYPE:
+    case 'application/x-yaml':
+    case 'text/yaml':
+    case APPLY_PATCH_YAML:
+      return decodeYaml(body);
+    default:
+      throw StatusError.unsupportedMediaType(media, [JSON_TYPE, YAML_TYPE]);
+  }
+}

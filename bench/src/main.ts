@@ -1,0 +1,239 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import type { ClientRequest } from 'node:http';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openSqliteStore } from '@orch/storage';
+import { parseFlags } from '@orch/server-common';
+import { call, percentile, rssMiB, runLoad, target, type HttpsTarget } from './load';
+
+const FLAGS = {
+  duration: { type: 'duration', default: 10_000, description: 'Duration of each throughput phase.' },
+  concurrency: { type: 'int', default: 64, description: 'Concurrent clients of the throughput phases.' },
+  'list-size': { type: 'int', default: 10_000, description: 'ConfigMaps in the list-latency phase.' },
+  watchers: { type: 'int', default: 100, description: 'Watchers in the watch-latency phase.' },
+  only: { type: 'string', default: '', description: 'Run only this benchmark group (gateway).' },
+} as const;
+
+const ROOT = join(__dirname, '..', '..', '..');
+const GATEWAY_MAIN = join(ROOT, 'dist', 'apps', 'gateway', 'src', 'main.js');
+const BASELINE_MAIN = join(__dirname, 'baseline-server.js');
+
+interface Row {
+  metric: string;
+  orch: number;
+  baseline: number;
+  baselineName: string;
+  unit: string;
+  /** true when higher is better (throughput), false for latency and memory. */
+  higherIsBetter: boolean;
+}
+
+async function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}: ${out.slice(-2000)}`)), timeoutMs);
+    const on = (d: Buffer) => {
+      out += d.toString();
+      if (pattern.test(out)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', on);
+    child.stderr?.on('data', on);
+    child.on('exit', (code) => reject(new Error(`process exited with ${code}: ${out.slice(-2000)}`)));
+  });
+}
+
+async function freePort(): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function readyz(base: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    https.get(`${base}/readyz`, { rejectUnauthorized: false }, (r) => resolve(r.statusCode === 200)).on('error', () => resolve(false));
+  });
+}
+
+const configMap = (name: string) =>
+  JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'bench' }, data: { key: 'value' } });
+
+async function main(): Promise<void> {
+  const { values: opts } = parseFlags(FLAGS, process.argv.slice(2));
+  const rows: Row[] = [];
+  const dir = await mkdtemp(join(tmpdir(), 'orch-bench-'));
+  const children: ChildProcess[] = [];
+  try {
+    // --- gateway process (SQLite) and its credentials
+    const gwPort = await freePort();
+    const gw = spawn(process.execPath, [GATEWAY_MAIN, `--secure-port=${gwPort}`, '--bind-address=127.0.0.1', `--data-dir=${join(dir, 'gw')}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(gw);
+    const gwBase = `https://127.0.0.1:${gwPort}`;
+    for (let i = 0; i < 300 && !(await readyz(gwBase)); i++) await new Promise((r) => setTimeout(r, 100));
+    const pki = join(dir, 'gw', 'pki');
+    const creds = {
+      ca: await readFile(join(pki, 'ca.crt'), 'utf8'),
+      cert: await readFile(join(pki, 'admin.crt'), 'utf8'),
+      key: await readFile(join(pki, 'admin.key'), 'utf8'),
+    };
+    const orch = target(gwBase, creds, opts.concurrency);
+    const ns = await call(orch, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } }));
+    if (ns.status !== 201) throw new Error(`namespace create failed: ${ns.status} ${ns.body}`);
+
+    // --- baseline: bare Fastify HTTPS with the same TLS material
+    const basePort = await freePort();
+    const base = spawn(process.execPath, [BASELINE_MAIN, String(basePort), join(pki, 'serving.crt'), join(pki, 'serving.key'), join(pki, 'ca.crt'), String(opts['list-size'])], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(base);
+    await waitForLine(base, /ready/, 30_000);
+    const bare = target(`https://127.0.0.1:${basePort}`, creds, opts.concurrency);
+
+    // 1. creates/s over HTTPS, 64 clients
+    const created = await runLoad(opts.concurrency, opts.duration, async (i) => (await call(orch, 'POST', '/api/v1/namespaces/bench/configmaps', configMap(`c-${i}`))).status === 201);
+    const bareCreated = await runLoad(opts.concurrency, opts.duration, async (i) => (await call(bare, 'POST', '/api/v1/namespaces/bench/configmaps', configMap(`c-${i}`))).status === 201);
+    rows.push({ metric: `creates/s (HTTPS, ${opts.concurrency} clients)`, orch: created.opsPerSecond, baseline: bareCreated.opsPerSecond, baselineName: 'bare Fastify HTTPS', unit: '/s', higherIsBetter: true });
+    rows.push({ metric: 'create p99 latency', orch: created.p99Ms, baseline: bareCreated.p99Ms, baselineName: 'bare Fastify HTTPS', unit: 'ms', higherIsBetter: false });
+
+    // 1b. the store alone with the same durability: raw SQLite creates, 64 concurrent writers
+    const raw = await openSqliteStore(join(dir, 'raw.db'));
+    const rawCreated = await runLoad(opts.concurrency, opts.duration, async (i) => {
+      await raw.create(`/registry/core/configmaps/bench/c-${i}`, configMap(`c-${i}`));
+      return true;
+    });
+    await raw.close();
+    rows.push({ metric: `creates/s vs raw store writes`, orch: created.opsPerSecond, baseline: rawCreated.opsPerSecond, baselineName: 'SqliteStore.create, same durability', unit: '/s', higherIsBetter: true });
+
+    // 2. gets/s
+    const n = Math.max(1, created.ops);
+    const gets = await runLoad(opts.concurrency, opts.duration, async (i) => (await call(orch, 'GET', `/api/v1/namespaces/bench/configmaps/c-${i % n}`)).status === 200);
+    const bareGets = await runLoad(opts.concurrency, opts.duration, async (i) => (await call(bare, 'GET', `/api/v1/namespaces/bench/configmaps/c-${i % n}`)).status === 200);
+    rows.push({ metric: `gets/s (HTTPS, ${opts.concurrency} clients)`, orch: gets.opsPerSecond, baseline: bareGets.opsPerSecond, baselineName: 'bare Fastify HTTPS', unit: '/s', higherIsBetter: true });
+    rows.push({ metric: 'get p99 latency', orch: gets.p99Ms, baseline: bareGets.p99Ms, baselineName: 'bare Fastify HTTPS', unit: 'ms', higherIsBetter: false });
+
+    // 3. list latency of N ConfigMaps (fill a namespace with exactly N)
+    await call(orch, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'lists' } }));
+    await runLoad(opts.concurrency, 600_000, async (i) => (await call(orch, 'POST', '/api/v1/namespaces/lists/configmaps', configMap(`l-${i}`).replace('"bench"', '"lists"'))).status === 201, opts['list-size']);
+    const listLat = await runLoad(1, opts.duration, async () => (await call(orch, 'GET', '/api/v1/namespaces/lists/configmaps')).status === 200, 50);
+    const bareListLat = await runLoad(1, opts.duration, async () => (await call(bare, 'GET', '/api/v1/namespaces/bench/configmaps')).status === 200, 50);
+    rows.push({ metric: `list ${opts['list-size']} ConfigMaps p50`, orch: listLat.p50Ms, baseline: bareListLat.p50Ms, baselineName: 'bare Fastify, same JSON', unit: 'ms', higherIsBetter: false });
+    rows.push({ metric: `list ${opts['list-size']} ConfigMaps p99`, orch: listLat.p99Ms, baseline: bareListLat.p99Ms, baselineName: 'bare Fastify, same JSON', unit: 'ms', higherIsBetter: false });
+
+    // 4. watch delivery latency to W watchers: create → event at each watcher
+    const watch = await watchLatency(orch, opts.watchers, 200);
+    const rawWatch = await rawWatchLatency(join(dir, 'rawwatch.db'), opts.watchers, 200);
+    rows.push({ metric: `watch delivery p50 (${opts.watchers} watchers)`, orch: watch.p50, baseline: rawWatch.p50, baselineName: 'store change feed, in-process', unit: 'ms', higherIsBetter: false });
+    rows.push({ metric: `watch delivery p99 (${opts.watchers} watchers)`, orch: watch.p99, baseline: rawWatch.p99, baselineName: 'store change feed, in-process', unit: 'ms', higherIsBetter: false });
+
+    // 5. memory after all of the above
+    rows.push({ metric: 'RSS', orch: await rssMiB(gw.pid!), baseline: await rssMiB(base.pid!), baselineName: `bare Fastify holding ${opts['list-size']} objects`, unit: 'MiB', higherIsBetter: false });
+  } finally {
+    for (const c of children) c.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  }
+  printRows(rows);
+}
+
+/** W watchers on one namespace; `events` creates; latency = create start → event arrival, per watcher. */
+async function watchLatency(t: HttpsTarget, watchers: number, events: number): Promise<{ p50: number; p99: number }> {
+  await call(t, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'watch' } }));
+  const rv = JSON.parse((await call(t, 'GET', '/api/v1/namespaces/watch/configmaps')).body).metadata.resourceVersion;
+  const sent = new Map<string, number>();
+  const latencies: number[] = [];
+  let received = 0;
+  const reqs: ClientRequest[] = [];
+  const agent = new https.Agent({ keepAlive: true, maxSockets: watchers + 8, ca: (t.agent.options as https.AgentOptions).ca, cert: (t.agent.options as https.AgentOptions).cert, key: (t.agent.options as https.AgentOptions).key });
+  await Promise.all(
+    Array.from(
+      { length: watchers },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const req = https.get(`${t.base}/api/v1/namespaces/watch/configmaps?watch=1&resourceVersion=${rv}`, { agent }, (res) => {
+            let buf = '';
+            res.setEncoding('utf8');
+            res.on('data', (d: string) => {
+              buf += d;
+              let nl: number;
+              while ((nl = buf.indexOf('\n')) >= 0) {
+                const ev = JSON.parse(buf.slice(0, nl));
+                buf = buf.slice(nl + 1);
+                const at = sent.get(ev.object?.metadata?.name);
+                if (at !== undefined) latencies.push(performance.now() - at);
+                received++;
+              }
+            });
+            resolve();
+          });
+          req.on('error', reject);
+          reqs.push(req);
+        }),
+    ),
+  );
+  for (let i = 0; i < events; i++) {
+    const name = `w-${i}`;
+    sent.set(name, performance.now());
+    await call(t, 'POST', '/api/v1/namespaces/watch/configmaps', configMap(name).replace('"bench"', '"watch"'));
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const deadline = Date.now() + 30_000;
+  while (received < watchers * events && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  for (const r of reqs) r.destroy();
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
+/** Baseline: the same pattern on the store's own change feed in-process (write → callback). */
+async function rawWatchLatency(path: string, watchers: number, events: number): Promise<{ p50: number; p99: number }> {
+  const store = await openSqliteStore(path);
+  const sent = new Map<string, number>();
+  const latencies: number[] = [];
+  const rev = await store.currentRevision();
+  const handles = Array.from({ length: watchers }, () =>
+    store.watch('/registry/core/configmaps/watch/', rev, {
+      onEvents: (evs) => {
+        for (const e of evs) {
+          const at = sent.get(e.key);
+          if (at !== undefined) latencies.push(performance.now() - at);
+        }
+      },
+      onError: () => undefined,
+    }),
+  );
+  for (let i = 0; i < events; i++) {
+    const key = `/registry/core/configmaps/watch/w-${i}`;
+    sent.set(key, performance.now());
+    await store.create(key, configMap(`w-${i}`));
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  await new Promise((r) => setTimeout(r, 200));
+  for (const h of handles) h.stop();
+  await store.close();
+  latencies.sort((a, b) => a - b);
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
+function fmt(v: number): string {
+  return Number.isFinite(v) ? (v >= 100 ? v.toFixed(0) : v.toFixed(2)) : 'n/a';
+}
+
+function printRows(rows: Row[]): void {
+  console.log('\n| metric | orch | baseline | baseline is | orch / baseline |');
+  console.log('|---|---|---|---|---|');
+  for (const r of rows) {
+    console.log(`| ${r.metric} | ${fmt(r.orch)} ${r.unit} | ${fmt(r.baseline)} ${r.unit} | ${r.baselineName} | ${fmt(r.orch / r.baseline)}x |`);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,139 @@
+import { startGateway, type GatewayProcess } from './support/gateway';
+
+interface Row {
+  name: string;
+  method: string;
+  path: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  want: { code: number; reason?: string; message?: RegExp };
+}
+
+const CM = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ok' } };
+const CMS = '/api/v1/namespaces/default/configmaps';
+
+/**
+ * Every row gets the right code and a Status naming the problem, and the server keeps
+ * serving (checked after the table).
+ */
+const ROWS: Row[] = [
+  // bodies
+  { name: 'malformed JSON', method: 'POST', path: CMS, body: '{"apiVersion": "v1", "kind": ', want: { code: 400, reason: 'BadRequest', message: /json|JSON|unexpected|Unexpected/ } },
+  { name: 'body is an array', method: 'POST', path: CMS, body: '[1,2]', want: { code: 400, reason: 'BadRequest' } },
+  { name: 'empty body', method: 'POST', path: CMS, body: '', want: { code: 400, reason: 'BadRequest' } },
+  { name: 'metadata.name wrong type', method: 'POST', path: CMS, body: { ...CM, metadata: { name: 5 } }, want: { code: 400, reason: 'BadRequest', message: /metadata\.name/ } },
+  { name: 'metadata wrong type', method: 'POST', path: CMS, body: { ...CM, metadata: 'x' }, want: { code: 400, reason: 'BadRequest', message: /metadata/ } },
+  { name: 'labels wrong type', method: 'POST', path: CMS, body: { ...CM, metadata: { name: 'l', labels: ['a'] } }, want: { code: 400, reason: 'BadRequest', message: /metadata\.labels/ } },
+  { name: 'wrong apiVersion for the resource', method: 'POST', path: CMS, body: { ...CM, apiVersion: 'apps/v1' }, want: { code: 400, reason: 'BadRequest', message: /API version in the data \(apps\/v1\)/ } },
+  { name: 'data value of the wrong type', method: 'POST', path: CMS, body: { ...CM, data: { a: 1 } }, want: { code: 400, reason: 'BadRequest', message: /cannot unmarshal number/ } },
+  { name: 'spec field of the wrong type', method: 'POST', path: '/apis/apps/v1/namespaces/default/deployments', body: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { replicas: 'three' } }, want: { code: 400, reason: 'BadRequest', message: /spec\.replicas/ } },
+  { name: 'strict: unknown and duplicate fields named', method: 'POST', path: `${CMS}?fieldValidation=Strict`, body: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"s","name":"t"},"bogus":1}', want: { code: 400, reason: 'BadRequest', message: /strict decoding error: duplicate field "metadata.name", unknown field "bogus"/ } },
+  { name: 'bad fieldValidation', method: 'POST', path: `${CMS}?fieldValidation=Loud`, body: CM, want: { code: 400, reason: 'BadRequest', message: /fieldValidation/ } },
+  { name: 'wrong kind for the resource', method: 'POST', path: CMS, body: { ...CM, kind: 'Secret' }, want: { code: 400, reason: 'BadRequest', message: /kind/ } },
+  { name: 'unsupported content type', method: 'POST', path: CMS, body: 'x', headers: { 'content-type': 'text/csv' }, want: { code: 415, reason: 'UnsupportedMediaType' } },
+  { name: 'body over 3 MiB', method: 'POST', path: CMS, body: { ...CM, data: { big: 'x'.repeat(3 * 1024 * 1024 + 10) } }, want: { code: 413, reason: 'RequestEntityTooLarge' } },
+  // names
+  { name: 'invalid name', method: 'POST', path: CMS, body: { ...CM, metadata: { name: 'Bad_Name' } }, want: { code: 422, reason: 'Invalid', message: /metadata\.name: Invalid value: "Bad_Name"/ } },
+  { name: 'over-long name', method: 'POST', path: CMS, body: { ...CM, metadata: { name: 'a'.repeat(254) } }, want: { code: 422, reason: 'Invalid', message: /metadata\.name/ } },
+  { name: 'no name and no generateName', method: 'POST', path: CMS, body: { ...CM, metadata: {} }, want: { code: 422, reason: 'Invalid', message: /metadata\.name: Required value/ } },
+  { name: 'namespace name not a DNS label', method: 'POST', path: '/api/v1/namespaces', body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a.b' } }, want: { code: 422, reason: 'Invalid' } },
+  { name: 'service name not a DNS-1035 label', method: 'POST', path: '/api/v1/namespaces/default/services', body: { apiVersion: 'v1', kind: 'Service', metadata: { name: '1svc' }, spec: {} }, want: { code: 422, reason: 'Invalid' } },
+  { name: 'invalid label value', method: 'POST', path: CMS, body: { ...CM, metadata: { name: 'lv', labels: { a: 'bad value' } } }, want: { code: 422, reason: 'Invalid', message: /metadata\.labels/ } },
+  // namespaces and paths
+  { name: 'URL/body namespace mismatch', method: 'POST', path: CMS, body: { ...CM, metadata: { name: 'x', namespace: 'other' } }, want: { code: 400, reason: 'BadRequest', message: /does not match the namespace/ } },
+  { name: 'URL/body name mismatch on PUT', method: 'PUT', path: `${CMS}/one`, body: { ...CM, metadata: { name: 'two' } }, want: { code: 400, reason: 'BadRequest', message: /does not match the name on the URL/ } },
+  { name: 'unknown resource', method: 'GET', path: '/api/v1/foos', want: { code: 404, reason: 'NotFound' } },
+  { name: 'unknown group', method: 'GET', path: '/apis/nosuch.orch.io/v1/things', want: { code: 404, reason: 'NotFound' } },
+  { name: 'unknown version', method: 'GET', path: '/apis/apps/v7/deployments', want: { code: 404, reason: 'NotFound' } },
+  { name: 'missing object', method: 'GET', path: `${CMS}/missing`, want: { code: 404, reason: 'NotFound', message: /configmaps "missing" not found/ } },
+  { name: 'verb the resource lacks (deletecollection on namespaces)', method: 'DELETE', path: '/api/v1/namespaces', want: { code: 405, reason: 'MethodNotAllowed' } },
+  { name: 'verb the resource lacks (get on bindings)', method: 'GET', path: '/api/v1/namespaces/default/bindings', want: { code: 405, reason: 'MethodNotAllowed' } },
+  { name: 'unsupported patch type', method: 'PATCH', path: `${CMS}/missing`, body: {}, headers: { 'content-type': 'application/x-unknown' }, want: { code: 415, reason: 'UnsupportedMediaType' } },
+  // selectors and list parameters
+  { name: 'invalid label selector', method: 'GET', path: `${CMS}?labelSelector=${encodeURIComponent('a in (')}`, want: { code: 400, reason: 'BadRequest', message: /a in \(/ } },
+  { name: 'invalid label key', method: 'GET', path: `${CMS}?labelSelector=${encodeURIComponent('-bad=1')}`, want: { code: 400, reason: 'BadRequest' } },
+  { name: 'unsupported field selector', method: 'GET', path: `${CMS}?fieldSelector=spec.foo%3Dx`, want: { code: 400, reason: 'BadRequest', message: /field label not supported: spec\.foo/ } },
+  { name: 'malformed field selector', method: 'GET', path: `${CMS}?fieldSelector=novalue`, want: { code: 400, reason: 'BadRequest' } },
+  { name: 'negative limit', method: 'GET', path: `${CMS}?limit=-1`, want: { code: 400, reason: 'BadRequest', message: /limit/ } },
+  { name: 'non-numeric limit', method: 'GET', path: `${CMS}?limit=ten`, want: { code: 400, reason: 'BadRequest', message: /limit/ } },
+  { name: 'garbage continue token', method: 'GET', path: `${CMS}?limit=1&continue=garbage`, want: { code: 400, reason: 'BadRequest', message: /continue/ } },
+  { name: 'continue with resourceVersion', method: 'GET', path: `${CMS}?limit=1&continue=abc&resourceVersion=5`, want: { code: 400, reason: 'BadRequest' } },
+  { name: 'non-numeric resourceVersion', method: 'GET', path: `${CMS}?resourceVersion=abc`, want: { code: 400, reason: 'BadRequest', message: /resourceVersion/ } },
+  { name: 'resourceVersionMatch without resourceVersion', method: 'GET', path: `${CMS}?resourceVersionMatch=Exact`, want: { code: 400, reason: 'BadRequest' } },
+  { name: 'bad resourceVersionMatch', method: 'GET', path: `${CMS}?resourceVersion=1&resourceVersionMatch=Sometimes`, want: { code: 422, reason: 'Invalid' } },
+  { name: 'bad dryRun', method: 'POST', path: `${CMS}?dryRun=Some`, body: CM, want: { code: 400, reason: 'BadRequest', message: /dryRun/ } },
+  { name: 'bad propagationPolicy', method: 'DELETE', path: `${CMS}/x?propagationPolicy=Sideways`, want: { code: 422, reason: 'Invalid', message: /propagationPolicy/ } },
+  { name: 'not acceptable', method: 'GET', path: CMS, headers: { accept: 'text/html' }, want: { code: 406, reason: 'NotAcceptable' } },
+];
+
+describe('bad input gets a clear Status, and the server keeps serving', () => {
+  let gw: GatewayProcess;
+  beforeAll(async () => {
+    gw = await startGateway();
+    const pre = await gw.admin.post(CMS, { ...CM, metadata: { name: 'stale' } });
+    expect(pre.status).toBe(201);
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it.each(ROWS)('$name → $want.code', async ({ method, path, body, headers, want }) => {
+    const r = await gw.admin.request(method, path, body, { headers });
+    expect(r.status).toBe(want.code);
+    expect(r.json).toMatchObject({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: want.code });
+    if (want.reason) expect(r.json.reason).toBe(want.reason);
+    if (want.message) expect(r.json.message).toMatch(want.message);
+  });
+
+  it('stale resourceVersion on PUT → 409 Conflict', async () => {
+    const cur = (await gw.admin.get(`${CMS}/stale`)).json;
+    await gw.admin.put(`${CMS}/stale`, { ...cur, data: { v: '1' } });
+    const r = await gw.admin.put(`${CMS}/stale`, { ...cur, data: { v: '2' } });
+    expect(r.status).toBe(409);
+    expect(r.json).toMatchObject({ reason: 'Conflict', details: { name: 'stale', kind: 'configmaps' } });
+  });
+
+  it('missing kind and apiVersion are filled from the endpoint (typed clients send none)', async () => {
+    const r = await gw.admin.post(CMS, { metadata: { name: 'typeless' } });
+    expect(r.status).toBe(201);
+    expect(r.json).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMap' });
+  });
+
+  it('Warn (default) reports each unknown field in a Warning header', async () => {
+    const r = await gw.admin.post(CMS, { ...CM, metadata: { name: 'warned' }, bogus: 1, spec: { x: 1 } });
+    expect(r.status).toBe(201);
+    const warning = String(r.headers.warning);
+    expect(warning).toContain('unknown field \\"bogus\\"');
+    expect(warning).toContain('unknown field \\"spec\\"');
+  });
+
+  it('already exists → 409 AlreadyExists', async () => {
+    const r = await gw.admin.post(CMS, { ...CM, metadata: { name: 'stale' } });
+    expect(r.status).toBe(409);
+    expect(r.json.reason).toBe('AlreadyExists');
+  });
+
+  it('is still serving', async () => {
+    expect((await gw.admin.get('/readyz')).status).toBe(200);
+    expect((await gw.admin.get(CMS)).status).toBe(200);
+  });
+});
+
+describe('runtime-config', () => {
+  let gw: GatewayProcess;
+  beforeAll(async () => {
+    gw = await startGateway({ args: ['--runtime-config=batch/v1=false'] });
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it('a disabled group version answers 404 and is gone from discovery', async () => {
+    const r = await gw.admin.get('/apis/batch/v1/namespaces/default/jobs');
+    expect(r.status).toBe(404);
+    expect((await gw.admin.get('/apis/batch/v1')).status).toBe(404);
+    const groups = (await gw.admin.get('/apis')).json.groups.map((g: any) => g.name);
+    expect(groups).not.toContain('batch');
+    expect(groups).toContain('apps');
+  });
+});

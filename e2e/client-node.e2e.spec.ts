@@ -1,0 +1,38 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { startGateway, type GatewayProcess } from './support/gateway';
+
+/** @kubernetes/client-node is ESM-only: each scenario runs in a child Node process. */
+function scenario(gw: GatewayProcess, name: string): any {
+  const r = spawnSync(process.execPath, [join(__dirname, 'support', 'client-node-scenarios.mjs'), gw.kubeconfig, name], { encoding: 'utf8', timeout: 60_000 });
+  const line = r.stdout.split('\n').find((l) => l.startsWith('RESULT '));
+  if (!line) throw new Error(`scenario ${name} printed no result: ${r.stdout}\n${r.stderr}`);
+  return JSON.parse(line.slice('RESULT '.length));
+}
+
+describe('@kubernetes/client-node against a real gateway', () => {
+  let gw: GatewayProcess;
+  beforeAll(async () => {
+    gw = await startGateway();
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it('typed CRUD through CoreV1Api', () => {
+    const r = scenario(gw, 'crud');
+    expect(r.error).toBeUndefined();
+    expect(r.uid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(r.data).toEqual({ a: '1' });
+    expect(r.names).toEqual(['one']);
+    expect(r.gone).toBe(true);
+  });
+
+  it('an informer lists and watches with no gap while 1,000 objects are written', () => {
+    const r = scenario(gw, 'informer');
+    expect(r.error).toBeUndefined();
+    expect(r.errors).toEqual([]);
+    expect(r.seen).toBe(1000);
+    expect(r.cached).toBe(1000);
+  });
+});

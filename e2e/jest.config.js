@@ -1,0 +1,8 @@
+// Multi-process end-to-end suites: they run the built apps from dist/ (npm test builds first).
+module.exports = {
+  ...require('../jest.preset.js'),
+  displayName: 'e2e',
+  rootDir: __dirname,
+  testMatch: ['<rootDir>/**/*.e2e.spec.ts'],
+  testTimeout: 60_000,
+};

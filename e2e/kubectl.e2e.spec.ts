@@ -1,0 +1,156 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startGateway, type GatewayProcess } from './support/gateway';
+
+const haveKubectl = spawnSync('sh', ['-c', 'command -v kubectl']).status === 0;
+const describeKubectl = haveKubectl ? describe : describe.skip;
+
+const MANIFESTS = `apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: shop
+data:
+  color: blue
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+  namespace: shop
+type: Opaque
+stringData:
+  password: hunter2
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  namespace: shop
+spec:
+  selector:
+    app: web
+  ports:
+  - port: 80
+    targetPort: 8080
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: web
+        image: example/web:1
+`;
+
+describeKubectl('kubectl against a real gateway', () => {
+  let gw: GatewayProcess;
+  let dir: string;
+  const kubectl = (...args: string[]) => {
+    const r = spawnSync('kubectl', ['--kubeconfig', gw.kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { encoding: 'utf8', timeout: 30_000 });
+    return { code: r.status, out: r.stdout, err: r.stderr };
+  };
+
+  beforeAll(async () => {
+    gw = await startGateway();
+    dir = mkdtempSync(join(tmpdir(), 'orch-kubectl-'));
+    writeFileSync(join(dir, 'all.yaml'), MANIFESTS);
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it('api-resources lists every resource with its short names', () => {
+    const r = kubectl('api-resources', '--no-headers');
+    expect(r.code).toBe(0);
+    const lines = r.out.trim().split('\n');
+    const byName = new Map(lines.map((l) => [l.split(/\s+/)[0], l]));
+    for (const [name, short] of [
+      ['pods', 'po'],
+      ['deployments', 'deploy'],
+      ['customresourcedefinitions', 'crd,crds'],
+      ['horizontalpodautoscalers', 'hpa'],
+      ['priorityclasses', 'pc'],
+    ]) {
+      expect(byName.get(name)).toContain(short);
+    }
+    expect(lines.length).toBeGreaterThanOrEqual(55);
+  });
+
+  it('create -f, get -o json|yaml, get as a table', () => {
+    const created = kubectl('create', '--validate=false', '-f', join(dir, 'all.yaml'));
+    expect(created.err).toBe('');
+    expect(created.code).toBe(0);
+    expect(created.out).toContain('deployment.apps/web created');
+    const json = JSON.parse(kubectl('get', 'cm', 'settings', '-n', 'shop', '-o', 'json').out);
+    expect(json.data).toEqual({ color: 'blue' });
+    expect(kubectl('get', 'secret', 'creds', '-n', 'shop', '-o', 'yaml').out).toContain('kind: Secret');
+    const table = kubectl('get', 'deploy', '-n', 'shop');
+    expect(table.code).toBe(0);
+    expect(table.out).toMatch(/NAME\s+/);
+    expect(table.out).toContain('web');
+  });
+
+  it('apply --validate=false creates and then updates', () => {
+    writeFileSync(join(dir, 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  namespace: shop\ndata:\n  k: v1\n');
+    const first = kubectl('apply', '--validate=false', '-f', join(dir, 'cm.yaml'));
+    expect(first.err).toBe('');
+    expect(first.out).toContain('configmap/applied created');
+    const json = JSON.parse(kubectl('get', 'cm', 'applied', '-n', 'shop', '-o', 'json').out);
+    expect(json.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']).toBeDefined();
+  });
+
+  it('merge and JSON patches, scale', () => {
+    expect(kubectl('patch', 'cm', 'settings', '-n', 'shop', '--type', 'merge', '-p', '{"data":{"size":"L"}}').code).toBe(0);
+    expect(kubectl('patch', 'cm', 'settings', '-n', 'shop', '--type', 'json', '-p', '[{"op":"replace","path":"/data/color","value":"red"}]').code).toBe(0);
+    const json = JSON.parse(kubectl('get', 'cm', 'settings', '-n', 'shop', '-o', 'json').out);
+    expect(json.data).toEqual({ color: 'red', size: 'L' });
+    const scaled = kubectl('scale', 'deploy', 'web', '-n', 'shop', '--replicas=5');
+    expect(scaled.err).toBe('');
+    expect(scaled.out).toContain('deployment.apps/web scaled');
+    expect(kubectl('get', 'deploy', 'web', '-n', 'shop', '-o', 'jsonpath={.spec.replicas}').out).toBe('5');
+  });
+
+  it('get -w sees ADDED, MODIFIED and DELETED; delete returns when gone', async () => {
+    const watcher = spawn('kubectl', ['--kubeconfig', gw.kubeconfig, '--cache-dir', join(dir, 'cache'), 'get', 'cm', '-n', 'shop', '-w', '--output-watch-events', '-o', 'json']);
+    let out = '';
+    watcher.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const waitFor = async (pred: () => boolean, ms = 15_000) => {
+      const end = Date.now() + ms;
+      while (!pred() && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    };
+    try {
+      await waitFor(() => out.includes('"settings"'));
+      writeFileSync(join(dir, 'watched.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: watched\n  namespace: shop\ndata:\n  a: "1"\n');
+      expect(kubectl('create', '--validate=false', '-f', join(dir, 'watched.yaml')).code).toBe(0);
+      await waitFor(() => out.includes('"watched"'));
+      expect(kubectl('label', 'cm', 'watched', '-n', 'shop', 'x=y').code).toBe(0);
+      const del = kubectl('delete', 'cm', 'watched', '-n', 'shop');
+      expect(del.out).toContain('configmap "watched" deleted');
+      expect(kubectl('get', 'cm', 'watched', '-n', 'shop').code).not.toBe(0);
+      await waitFor(() => /"type":\s*"DELETED"/.test(out));
+      const types = [...out.matchAll(/"type":\s*"(ADDED|MODIFIED|DELETED)"[\s\S]*?"name":\s*"([^"]+)"/g)].filter((m) => m[2] === 'watched').map((m) => m[1]);
+      expect(types).toEqual(['ADDED', 'MODIFIED', 'DELETED']);
+    } finally {
+      watcher.kill();
+    }
+  });
+});

@@ -1,0 +1,91 @@
+#!/usr/bin/env node
+// `npm start`: installs what is missing, builds, and runs the local control plane on the
+// embedded defaults with state in .orch/ (ORCH_DATA_DIR overrides). Ctrl-C stops everything;
+// a restart keeps the state. Extra arguments are passed to the gateway.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureInstalled } from './ensure.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+process.chdir(root);
+ensureInstalled();
+const build = spawnSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inherit' });
+if (build.status !== 0) process.exit(build.status ?? 1);
+
+const dataDir = resolve(process.env.ORCH_DATA_DIR || '.orch');
+const port = process.env.ORCH_PORT || '6443';
+const server = `https://127.0.0.1:${port}`;
+const kubeconfig = join(dataDir, 'admin.kubeconfig');
+
+/** The components of the local profile, in start order; each runs only once it is built. */
+const components = [
+  {
+    name: 'gateway',
+    main: 'dist/apps/gateway/src/main.js',
+    args: [`--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${dataDir}`, ...process.argv.slice(2)],
+  },
+  { name: 'controller-manager', main: 'dist/apps/controller-manager/src/main.js', args: [`--kubeconfig=${kubeconfig}`] },
+  { name: 'scheduler', main: 'dist/apps/scheduler/src/main.js', args: [`--kubeconfig=${kubeconfig}`] },
+  { name: 'node-agent', main: 'dist/apps/node-agent/src/main.js', args: [`--kubeconfig=${kubeconfig}`, `--root-dir=${join(dataDir, 'node-agent')}`] },
+  { name: 'network-proxy', main: 'dist/apps/network-proxy/src/main.js', args: [`--kubeconfig=${kubeconfig}`] },
+];
+
+const children = [];
+let stopping = false;
+
+function prefixLines(name, stream, out) {
+  let buf = '';
+  stream.on('data', (d) => {
+    buf += d.toString();
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      out.write(`[${name}] ${buf.slice(0, nl)}\n`);
+      buf = buf.slice(nl + 1);
+    }
+  });
+}
+
+function run(c) {
+  const child = spawn(process.execPath, [c.main, ...c.args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ORCH_DATA_DIR: dataDir } });
+  prefixLines(c.name, child.stdout, process.stdout);
+  prefixLines(c.name, child.stderr, process.stderr);
+  child.on('exit', (code, signal) => {
+    if (stopping) return;
+    console.error(`[orch] ${c.name} exited (${signal ?? code}); stopping the control plane`);
+    stop(1);
+  });
+  children.push(child);
+  return child;
+}
+
+async function waitReady() {
+  for (let i = 0; i < 300; i++) {
+    const r = spawnSync('node', ['-e', `require('https').get('${server}/readyz',{rejectUnauthorized:false},r=>process.exit(r.statusCode===200?0:1)).on('error',()=>process.exit(1))`]);
+    if (r.status === 0) return true;
+    await new Promise((res) => setTimeout(res, 200));
+  }
+  return false;
+}
+
+function stop(code = 0) {
+  if (stopping) return;
+  stopping = true;
+  for (const c of children) c.kill('SIGTERM');
+  setTimeout(() => process.exit(code), 3000).unref();
+  Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r() : c.on('exit', r))))).then(() => process.exit(code));
+}
+
+process.on('SIGINT', () => stop(0));
+process.on('SIGTERM', () => stop(0));
+
+run(components[0]);
+if (!(await waitReady())) {
+  console.error('[orch] the gateway did not become ready');
+  stop(1);
+} else {
+  for (const c of components.slice(1)) if (existsSync(c.main)) run(c);
+  console.log(`[orch] control plane up at ${server}`);
+  console.log(`[orch] kubectl --kubeconfig ${kubeconfig} get namespaces`);
+}
