@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { X509Certificate } from 'node:crypto';
+import { X509Certificate, createHash } from 'node:crypto';
 import { TLSSocket } from 'node:tls';
 import * as x509 from '@peculiar/x509';
 import { StatusError } from '@orch/apimachinery';
@@ -38,6 +38,16 @@ export interface Authenticator {
 
 /** The client certificate of a TLS socket, or undefined when the client sent none. */
 export function peerCertificateFromSocket(socket: TLSSocket): PeerCertificate | undefined {
+  // A TLS connection's certificate never changes: read it once per socket.
+  if (PEER_CERTS.has(socket)) return PEER_CERTS.get(socket);
+  const peer = readPeerCertificate(socket);
+  PEER_CERTS.set(socket, peer);
+  return peer;
+}
+
+const PEER_CERTS = new WeakMap<TLSSocket, PeerCertificate | undefined>();
+
+function readPeerCertificate(socket: TLSSocket): PeerCertificate | undefined {
   const leaf = socket.getPeerCertificate(true);
   if (!leaf?.raw) return undefined;
   const chain: Buffer[] = [];
@@ -66,31 +76,52 @@ const ANY_EKU = '2.5.29.37.0';
  * needed when the TLS server trusts more CAs than the client CA (e.g. a front-proxy CA).
  * A certificate with an empty common name is not claimed (null), as upstream.
  */
-export function x509Authenticator(opts: { clientCa?: string; now?: () => Date } = {}): Authenticator {
+export function x509Authenticator(opts: { clientCa?: string; now?: () => Date; cacheSize?: number } = {}): Authenticator {
   const roots = opts.clientCa === undefined ? undefined : parsePemBundle(opts.clientCa);
   if (roots?.length === 0) throw new Error('client CA bundle holds no certificate');
   const now = opts.now ?? (() => new Date());
+  // Verified chains are cached by their DER hash (upstream caches x509 verification too): parsing
+  // and verifying on every request costs far more than the request itself. An entry lives until
+  // the leaf expires or for at most VERIFY_CACHE_TTL_MS, whichever comes first.
+  const cache = new Map<string, { user: UserInfo | null; until: number }>();
+  const maxEntries = opts.cacheSize ?? 4096;
+  const verify = (peer: PeerCertificate): UserInfo | null => {
+    let leaf: X509Certificate;
+    try {
+      leaf = new X509Certificate(peer.raw);
+    } catch (e) {
+      throw unauthorized(`x509: cannot parse client certificate: ${(e as Error).message}`);
+    }
+    if (roots) {
+      const why = verifyChain(leaf, peer.chain.map((d) => new X509Certificate(d)), roots, now());
+      if (why) throw unauthorized(`x509: ${why}`);
+    }
+    const subject = new x509.X509Certificate(peer.raw).subjectName;
+    const cn = subject.getField('CN').at(-1);
+    const user = cn ? { username: cn, groups: subject.getField('O') } : null;
+    const t = now().getTime();
+    if (cache.size >= maxEntries) cache.clear();
+    cache.set(cacheKey(peer), { user, until: Math.min(new Date(leaf.validTo).getTime(), t + VERIFY_CACHE_TTL_MS) });
+    return user;
+  };
   return {
     async authenticate(req) {
       const peer = req.peerCertificate;
       if (!peer) return null;
       if (!peer.authorized) throw unauthorized(`x509: certificate not verified: ${peer.authorizationError ?? 'unknown reason'}`);
-      let leaf: X509Certificate;
-      try {
-        leaf = new X509Certificate(peer.raw);
-      } catch (e) {
-        throw unauthorized(`x509: cannot parse client certificate: ${(e as Error).message}`);
-      }
-      if (roots) {
-        const why = verifyChain(leaf, peer.chain.map((d) => new X509Certificate(d)), roots, now());
-        if (why) throw unauthorized(`x509: ${why}`);
-      }
-      const subject = new x509.X509Certificate(peer.raw).subjectName;
-      const cn = subject.getField('CN').at(-1);
-      if (!cn) return null;
-      return { username: cn, groups: subject.getField('O') };
+      const hit = cache.get(cacheKey(peer));
+      if (hit && hit.until > now().getTime()) return hit.user && { ...hit.user, groups: [...hit.user.groups] };
+      return verify(peer);
     },
   };
+}
+
+const VERIFY_CACHE_TTL_MS = 5 * 60_000;
+
+function cacheKey(peer: PeerCertificate): string {
+  const h = createHash('sha256').update(peer.raw);
+  for (const c of peer.chain) h.update(c);
+  return h.digest('base64');
 }
 
 /**
