@@ -109,6 +109,15 @@ describeKubectl('kubectl against a real gateway', () => {
     expect(table.out).toContain('web');
   });
 
+  it('get pods prints the usual columns', () => {
+    writeFileSync(join(dir, 'pod.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: p1\n  namespace: shop\nspec:\n  containers:\n  - name: c\n    image: busybox\n');
+    expect(kubectl('create', '--validate=false', '-f', join(dir, 'pod.yaml')).code).toBe(0);
+    const out = kubectl('get', 'pods', '-n', 'shop').out;
+    expect(out).toMatch(/^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\n/);
+    expect(out).toMatch(/p1\s+0\/1\s+Pending\s+0\s+\d+s/);
+    expect(kubectl('get', 'pods', '-n', 'shop', '-o', 'wide').out).toMatch(/IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES/);
+  });
+
   it('apply --validate=false creates and then updates', () => {
     writeFileSync(join(dir, 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  namespace: shop\ndata:\n  k: v1\n');
     const first = kubectl('apply', '--validate=false', '-f', join(dir, 'cm.yaml'));

@@ -75,16 +75,14 @@ export const DEFAULT_TABLE_COLUMNS: TableColumns = {
       name: 'Name',
       type: 'string',
       format: 'name',
-      description:
-        'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated.',
+      description: 'The name of the object.',
       priority: 0,
     },
     {
       name: 'Created At',
       type: 'date',
       format: '',
-      description:
-        'CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists.',
+      description: 'When the object was created (RFC 3339, UTC).',
       priority: 0,
     },
   ],
