@@ -52,7 +52,8 @@ export async function startGateway(opts: StartGatewayOptions = {}): Promise<Gate
     },
     timeoutMs: 30_000,
   });
-  const pki = join(dataDir, 'pki');
+  const pkiArg = (opts.args ?? []).find((a) => a.startsWith('--pki-dir='));
+  const pki = pkiArg ? pkiArg.slice('--pki-dir='.length) : join(dataDir, 'pki');
   const creds = {
     ca: await readFile(join(pki, 'ca.crt'), 'utf8'),
     cert: await readFile(join(pki, 'admin.crt'), 'utf8'),

@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   );
   const dir = dataDir(options);
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const pki = await ensurePki(join(dir, 'pki'), { hosts: options['tls-san'] });
+  const pki = await ensurePki(options['pki-dir'] || join(dir, 'pki'), { hosts: options['tls-san'] });
   const cert = options['tls-cert-file'] ? await readFile(options['tls-cert-file'], 'utf8') : pki.serving.certPem;
   const key = options['tls-private-key-file'] ? await readFile(options['tls-private-key-file'], 'utf8') : pki.serving.keyPem;
   const clientCa = options['client-ca-file'] ? await readFile(options['client-ca-file'], 'utf8') : pki.ca.certPem;
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   gateway.install(app.getHttpAdapter().getInstance());
   await app.listen(options['secure-port'], options['bind-address']);
   const host = options['bind-address'] === '0.0.0.0' ? '127.0.0.1' : options['bind-address'];
-  const server = `https://${host.includes(':') ? `[${host}]` : host}:${options['secure-port']}`;
+  const server = options['advertise-url'] || `https://${host.includes(':') ? `[${host}]` : host}:${options['secure-port']}`;
   const kubeconfig = await gateway.writeAdminKubeconfig(server);
   gateway.logger.info('serving', { server, storage: gateway.store.backend, kubeconfig });
 
