@@ -81,9 +81,15 @@ export interface Store {
 
   /** The latest revision (0 when empty). */
   currentRevision(): Promise<number>;
-  /** Revisions at or below this one may no longer be read (CompactedError). */
+  /**
+   * History up to this revision is gone: reads at a revision below it, and watches from an
+   * afterRevision below it, fail with CompactedError (reads at exactly this revision work).
+   */
   compactedRevision(): Promise<number>;
-  /** Drops history at or below revision. */
+  /**
+   * Drops the history superseded at or below revision (the state at revision stays
+   * readable). A revision already compacted is a no-op; a future one is a FutureRevisionError.
+   */
   compact(revision: number): Promise<void>;
 
   /**
@@ -139,4 +145,6 @@ export interface StoreOptions {
   historyRetentionMs?: number;
   /** How often the compactor runs (default 30 s). */
   compactionIntervalMs?: number;
+  /** Receives failures of background work such as compaction (default: console.warn). */
+  onBackgroundError?: (err: Error) => void;
 }

@@ -1,0 +1,62 @@
+import { EtcdServer, startEtcd } from '@orch/testing';
+import { describeStoreConformance } from './conformance';
+import { EtcdStore, openEtcdStore } from './etcd';
+import { StoreError } from './store';
+
+let etcd: EtcdServer;
+let n = 0;
+beforeAll(async () => {
+  etcd = await startEtcd();
+}, 30000);
+afterAll(async () => {
+  await etcd?.stop();
+});
+
+// One etcd for the file; every store gets a key prefix of its own.
+describeStoreConformance('etcd', (opts) => openEtcdStore({ endpoints: [etcd.endpoint], prefix: `/store-${++n}`, ...opts }));
+
+describe('EtcdStore', () => {
+  const open: EtcdStore[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.close()));
+  });
+  const openStore = async (endpoint: string, prefix: string) => {
+    const s = await openEtcdStore({ endpoints: [endpoint], prefix });
+    open.push(s);
+    return s;
+  };
+
+  it('keeps stores with different prefixes apart', async () => {
+    const a = await openStore(etcd.endpoint, '/tenant-a');
+    const b = await openStore(etcd.endpoint, '/tenant-b');
+    await a.create('/k', 'from a');
+    await b.create('/k', 'from b');
+    expect((await a.list('/')).items.map((kv) => [kv.key, kv.value])).toEqual([['/k', 'from a']]);
+    expect((await b.get('/k'))?.value).toBe('from b');
+    expect(await a.count('')).toBe(1);
+  });
+
+  it('lists more than gRPC’s default 4 MiB in one response', async () => {
+    const store = await openStore(etcd.endpoint, `/big-${process.pid}`);
+    const value = 'x'.repeat(100 * 1024);
+    await Promise.all(Array.from({ length: 50 }, (_, i) => store.create(`/k${i}`, value)));
+    expect((await store.list('/')).items).toHaveLength(50);
+  });
+
+  it('ends watches with an error when etcd goes away', async () => {
+    const own = await startEtcd();
+    try {
+      const store = await openStore(own.endpoint, '');
+      const errors: Error[] = [];
+      store.watch('/', await store.currentRevision(), { onEvents: () => undefined, onError: (err) => errors.push(err) });
+      await store.create('/k', 'v');
+      await own.kill9();
+      const deadline = Date.now() + 10000;
+      while (errors.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toBeInstanceOf(StoreError);
+    } finally {
+      await own.stop();
+    }
+  }, 20000);
+});

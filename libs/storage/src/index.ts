@@ -1,0 +1,7 @@
+export * from './store';
+export { openSqliteStore, SqliteStore } from './sqlite';
+export type { SqliteStoreOptions } from './sqlite';
+export { openEtcdStore, EtcdStore } from './etcd';
+export type { EtcdStoreOptions } from './etcd';
+export { describeStoreConformance } from './conformance';
+export type { StoreFactory } from './conformance';

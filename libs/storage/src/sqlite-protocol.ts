@@ -1,0 +1,39 @@
+/** Messages between SqliteStore (main thread) and its writer worker (sqlite-writer.ts). */
+
+export interface WriterConfig {
+  path: string;
+  /** Revisions compacted per transaction, so a large compaction never stalls writes. */
+  compactionChunk: number;
+}
+
+export type WriteOp =
+  | { id: number; kind: 'create'; key: string; value: string }
+  | { id: number; kind: 'update'; key: string; value: string; expected?: number }
+  | { id: number; kind: 'delete'; key: string; expected?: number };
+
+export type WriteErrorKind = 'exists' | 'notFound' | 'conflict' | 'internal';
+
+export type WriteResult =
+  | {
+      id: number;
+      ok: true;
+      revision: number;
+      createRevision: number;
+      /** The superseded row (update, delete). */
+      prev?: { value: string; modRevision: number };
+    }
+  | { id: number; ok: false; error: WriteErrorKind; message: string; actualRevision?: number };
+
+/** Writes and compactions are processed in the order sent; 'close' ends the worker after them. */
+export type ToWriter =
+  | { type: 'write'; ops: WriteOp[] }
+  | { type: 'compact'; id: number; revision: number }
+  | { type: 'close' };
+
+export type FromWriter =
+  | { type: 'ready'; revision: number }
+  /** Results of one committed group, in revision order. */
+  | { type: 'written'; results: WriteResult[] }
+  /** These compact requests are done (their history is gone) or failed. */
+  | { type: 'compacted'; done: number[]; failed: { id: number; message: string }[] }
+  | { type: 'fatal'; message: string };

@@ -1,0 +1,88 @@
+import { join } from 'node:path';
+import { removeDir, tempDir } from '@orch/testing';
+import { describeStoreConformance } from './conformance';
+import { openSqliteStore, SqliteStore } from './sqlite';
+import { StoreError } from './store';
+
+let dir: string;
+let n = 0;
+const dbPath = () => join(dir, `store-${++n}.db`);
+beforeAll(async () => {
+  dir = await tempDir('sqlite-store-');
+});
+afterAll(async () => {
+  await removeDir(dir);
+});
+
+// A tiny compaction chunk makes every compaction in the suite run in several steps.
+describeStoreConformance('sqlite', (opts) => openSqliteStore(dbPath(), { compactionChunk: 7, ...opts }));
+
+describe('SqliteStore', () => {
+  const open: SqliteStore[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.close()));
+  });
+  const openStore = async (path: string) => {
+    const s = await openSqliteStore(path);
+    open.push(s);
+    return s;
+  };
+
+  it('continues revisions and keeps history across a restart', async () => {
+    const path = dbPath();
+    const first = await openStore(path);
+    const v1 = await first.create('/k', 'v1');
+    const v2 = await first.update('/k', 'v2');
+    const gone = await first.create('/gone', 'x');
+    const del = await first.delete('/gone');
+    await first.close();
+
+    const second = await openStore(path);
+    expect(await second.currentRevision()).toBe(del.revision);
+    expect(await second.get('/k', v1.modRevision)).toEqual(v1);
+    expect(await second.get('/gone', gone.modRevision)).toEqual(gone);
+    expect(await second.get('/k')).toEqual(v2);
+    expect((await second.update('/k', 'v3')).modRevision).toBe(del.revision + 1);
+  });
+
+  it('lists 10,000 keys at the latest revision quickly', async () => {
+    const store = await openStore(dbPath());
+    const value = JSON.stringify({ metadata: { name: 'x', labels: { app: 'demo' } }, spec: { replicas: 3 } });
+    for (let batch = 0; batch < 10; batch++) {
+      await Promise.all(Array.from({ length: 1000 }, (_, i) => store.create(`/registry/pods/default/p${batch}-${i}`, value)));
+    }
+    const started = performance.now();
+    const res = await store.list('/registry/pods/');
+    const ms = performance.now() - started;
+    expect(res.items).toHaveLength(10000);
+    expect(await store.count('/registry/pods/')).toBe(10000);
+    expect(ms).toBeLessThan(500);
+  });
+
+  it('finishes queued writes on close, then rejects calls and ends watches', async () => {
+    const store = await openStore(dbPath());
+    const errors: Error[] = [];
+    store.watch('/', 0, { onEvents: () => undefined, onError: (err) => errors.push(err) });
+    const writes = Array.from({ length: 50 }, (_, i) => store.create(`/k${i}`, 'v'));
+    await store.close();
+    expect((await Promise.all(writes)).map((kv) => kv.modRevision)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(errors).toEqual([new StoreError('sqlite store is closed')]);
+    await expect(store.get('/k0')).rejects.toThrow('sqlite store is closed');
+    await expect(store.create('/k0', 'v')).rejects.toThrow('sqlite store is closed');
+    await expect(store.update('/nope', 'v')).rejects.toThrow('sqlite store is closed');
+  });
+
+  it('breaks loudly when a second store writes to the same file', async () => {
+    const path = dbPath();
+    const a = await openStore(path);
+    const b = await openStore(path);
+    await a.create('/a', 'v');
+    await expect(b.create('/b', 'v')).rejects.toThrow(/another process wrote to the store file/);
+    await expect(b.create('/b', 'v')).rejects.toThrow(/another process writes to .*a store file has one writer/);
+    expect(await a.get('/b')).toBeUndefined();
+  });
+
+  it('fails to open with a clear error', async () => {
+    await expect(openSqliteStore(join(dir, 'missing-dir', 'x.db'))).rejects.toThrow(/cannot open sqlite store .*missing-dir/);
+  });
+});

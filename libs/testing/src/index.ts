@@ -1,0 +1,7 @@
+export { freePort } from './ports';
+export { tempDir, removeDir } from './temp';
+export { startProcess, tcpProbe, httpProbe } from './process';
+export type { StartProcessOptions, RunningProcess, ProcessExit, ReadyProbe } from './process';
+export { ensureBinary, findBinary } from './binaries';
+export { startEtcd, startNats, startRedis } from './engines';
+export type { TestServer, EtcdServer, NatsServer, RedisServer } from './engines';
