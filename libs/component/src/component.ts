@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { FeatureGates } from '@orch/api';
 import { loadKubeconfig, selfSignedServingCert } from '@orch/auth';
 import { LeaderElector, RestClient, inClusterConfig, type ClientConfig } from '@orch/client';
 import {
@@ -37,6 +38,7 @@ export interface ComponentContext<D extends FlagDefs> {
   metrics: Registry;
   /** Unique identity of this process (leader election holder, event reportingInstance). */
   identity: string;
+  features: FeatureGates;
 }
 
 export interface ComponentSpec<D extends FlagDefs> {
@@ -70,12 +72,15 @@ export async function runComponent<D extends FlagDefs>(spec: ComponentSpec<D>, a
   const { values } = parseFlagsOrExit({ name: spec.name, description: spec.description }, defs, argv);
   const flags = values as unknown as FlagValues<D & typeof COMPONENT_FLAGS>;
   const logger = createLogger(spec.name);
+  // Unknown gates and changing a locked (GA) gate are start-up errors (SPEC feature gates).
+  const features = new FeatureGates(flags['feature-gates']);
+  for (const w of features.warnings) logger.warn(w);
   const clientConfig = await clientConfigFrom(flags.kubeconfig);
   const client = new RestClient(clientConfig, { component: spec.name });
   const health = new HealthChecks({});
   const metrics = createMetricsRegistry();
   const identity = `${hostname()}_${process.pid}`;
-  const ctx: ComponentContext<D> = { name: spec.name, flags, client, clientConfig, logger, health, metrics, identity };
+  const ctx: ComponentContext<D> = { name: spec.name, flags, client, clientConfig, logger, health, metrics, identity, features };
 
   const port = flags['secure-port'] || spec.defaultPort;
   const tls = await selfSignedServingCert([flags['bind-address'], 'localhost'], `${spec.name}@${Math.floor(Date.now() / 1000)}`);
