@@ -595,7 +595,8 @@ export class GenericStore {
     try {
       subscription = this.watchCache.subscribe(prefix, from, {
         onEvent: (event) => {
-          if (ended) return;
+          // Events up to the start revision are in the initial list already (the cache may lag it).
+          if (ended || event.revision <= from) return;
           const out = this.toWatchEvent(event, filtered, labels, fields);
           if (out) sink.send(out);
         },
