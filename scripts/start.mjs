@@ -54,7 +54,7 @@ function run(c) {
   child.on('exit', (code, signal) => {
     if (stopping) return;
     console.error(`[orch] ${c.name} exited (${signal ?? code}); stopping the control plane`);
-    stop(1);
+    void stop(1);
   });
   children.push(child);
   return child;
@@ -69,21 +69,28 @@ async function waitReady() {
   return false;
 }
 
-function stop(code = 0) {
+const exitedOf = (c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', r)));
+
+/** Stops the components first (they release leases through the gateway), then the gateway. */
+async function stop(code = 0) {
   if (stopping) return;
   stopping = true;
-  for (const c of children) c.kill('SIGTERM');
-  setTimeout(() => process.exit(code), 3000).unref();
-  Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r() : c.on('exit', r))))).then(() => process.exit(code));
+  setTimeout(() => process.exit(code), 10_000).unref();
+  const [gateway, ...rest] = children;
+  for (const c of rest) c.kill('SIGTERM');
+  await Promise.race([Promise.all(rest.map(exitedOf)), new Promise((r) => setTimeout(r, 5000))]);
+  gateway?.kill('SIGTERM');
+  if (gateway) await exitedOf(gateway);
+  process.exit(code);
 }
 
-process.on('SIGINT', () => stop(0));
-process.on('SIGTERM', () => stop(0));
+process.on('SIGINT', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));
 
 run(components[0]);
 if (!(await waitReady())) {
   console.error('[orch] the gateway did not become ready');
-  stop(1);
+  void stop(1);
 } else {
   for (const c of components.slice(1)) if (existsSync(c.main)) run(c);
   console.log(`[orch] control plane up at ${server}`);

@@ -117,6 +117,7 @@ export async function runComponent<D extends FlagDefs>(spec: ComponentSpec<D>, a
           });
         },
         onStoppedLeading: () => {
+          if (stop.signal.aborted) return; // a normal stop releases the lease; nothing was lost
           logger.warn('leadership lost; exiting so a fresh process can campaign again');
           onSignal('leadership-lost');
         },
