@@ -285,7 +285,9 @@ describe('gateway API (real process over HTTPS)', () => {
       expect(yaml.text).toContain('kind: Namespace');
       const table = await gw.admin.get('/api/v1/namespaces', { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' } });
       expect(table.json).toMatchObject({ kind: 'Table', apiVersion: 'meta.k8s.io/v1' });
-      expect(table.json.columnDefinitions.map((c: any) => c.name)).toEqual(['Name', 'Created At']);
+      expect(table.json.columnDefinitions.map((c: any) => c.name)).toEqual(['Name', 'Status', 'Age']);
+      const plain = await gw.admin.get('/apis/storage.orch.io/v1/storageclasses', { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
+      expect(plain.json.columnDefinitions.map((c: any) => c.name)).toEqual(['Name', 'Created At']);
       expect(table.json.rows[0].object.kind).toBe('PartialObjectMetadata');
       const orchTable = await gw.admin.get('/api/v1/namespaces', { headers: { accept: 'application/json;as=Table;v=v1;g=meta.orch.io' } });
       expect(orchTable.json.apiVersion).toBe('meta.orch.io/v1');

@@ -4,5 +4,5 @@ module.exports = {
   displayName: 'e2e',
   rootDir: __dirname,
   testMatch: ['<rootDir>/**/*.e2e.spec.ts'],
-  testTimeout: 60_000,
+  setupFilesAfterEnv: ['<rootDir>/support/jest-setup.ts'],
 };
