@@ -7,22 +7,24 @@ for (const [alias, [target]] of Object.entries(compilerOptions.paths)) {
   moduleNameMapper[`^${alias.replace('/', '\\/')}$`] = path.join(__dirname, target);
 }
 
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      target: 'es2022',
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      keepClassNames: true,
+    },
+    module: { type: 'commonjs' },
+  },
+];
+
 module.exports = {
   testEnvironment: 'node',
-  transform: {
-    '^.+\\.ts$': [
-      '@swc/jest',
-      {
-        jsc: {
-          target: 'es2022',
-          parser: { syntax: 'typescript', decorators: true },
-          transform: { legacyDecorator: true, decoratorMetadata: true },
-          keepClassNames: true,
-        },
-        module: { type: 'commonjs' },
-      },
-    ],
-  },
+  // jose 6 ships ES modules only: swc compiles it to CommonJS for jest too.
+  transform: { '^.+\\.ts$': swc, '^.+/node_modules/jose/.+\\.js$': swc },
+  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper,
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],

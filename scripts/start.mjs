@@ -24,12 +24,29 @@ const components = [
   {
     name: 'gateway',
     main: 'dist/apps/gateway/src/main.js',
-    args: [`--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${dataDir}`, ...process.argv.slice(2)],
+    // Service cluster IPs from a loopback range: the network-proxy can listen on them without root.
+    // Bootstrap tokens let more machines join (`node-agent join`, see deploy/systemd/README.md).
+    args: [`--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${dataDir}`, '--service-cluster-ip-range=127.96.0.0/16', '--enable-bootstrap-token-auth', ...process.argv.slice(2)],
   },
   { name: 'controller-manager', main: 'dist/apps/controller-manager/src/main.js', args: [`--kubeconfig=${kubeconfig}`] },
   { name: 'scheduler', main: 'dist/apps/scheduler/src/main.js', args: [`--kubeconfig=${kubeconfig}`] },
-  { name: 'node-agent', main: 'dist/apps/node-agent/src/main.js', args: [`--kubeconfig=${kubeconfig}`, `--root-dir=${join(dataDir, 'node-agent')}`] },
-  { name: 'network-proxy', main: 'dist/apps/network-proxy/src/main.js', args: [`--kubeconfig=${kubeconfig}`] },
+  // Its HTTPS API trusts the cluster CA (the gateway's client certificate) and asks the gateway about tokens and permissions.
+  {
+    name: 'node-agent',
+    main: 'dist/apps/node-agent/src/main.js',
+    args: [
+      `--kubeconfig=${kubeconfig}`,
+      `--root-dir=${join(dataDir, 'node-agent')}`,
+      `--client-ca-file=${join(dataDir, 'pki', 'ca.crt')}`,
+      '--node-ip=127.0.0.1',
+      '--address=127.0.0.1',
+      '--anonymous-auth=false',
+      '--authentication-token-webhook',
+      '--authorization-mode=Webhook',
+    ],
+  },
+  // Node ports on loopback only: the local profile does not expose services to the network.
+  { name: 'network-proxy', main: 'dist/apps/network-proxy/src/main.js', args: [`--kubeconfig=${kubeconfig}`, '--nodeport-addresses=127.0.0.0/8'] },
 ];
 
 const children = [];

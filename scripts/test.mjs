@@ -22,6 +22,8 @@ function step(name, cmd, args) {
 
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const checks = [
+  // The module-boundary lint rule reads Nx's cached project graph: compute it first.
+  ['project graph', bin('nx'), ['show', 'projects']],
   ['lint', bin('eslint'), ['apps', 'libs', 'e2e', 'bench', '--max-warnings=0']],
   ['typecheck', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']],
   ['build', process.execPath, ['scripts/build.mjs']],

@@ -39,6 +39,8 @@ export class ApiClient {
     const payload = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
     const headers: Record<string, string> = { accept: 'application/json', ...(opts.headers ?? {}) };
     if (payload && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+    // Frame every body (Node does not frame a DELETE body on its own).
+    if (payload) headers['content-length'] = String(payload.length);
     if (this.creds.token) headers.authorization = `Bearer ${this.creds.token}`;
     return new Promise((resolve, reject) => {
       const req = https.request(

@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Catalog, FeatureGates, parseRuntimeConfig, type ResourceDef } from '@orch/api';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
-import { unionAuthenticator, writeKubeconfig, x509Authenticator, type Pki } from '@orch/auth';
+import { BOOTSTRAP_TOKEN_SECRET_PREFIX, bootstrapTokenAuthenticator, unionAuthenticator, writeKubeconfig, x509Authenticator, type Authenticator, type BootstrapTokenSecret, type Pki } from '@orch/auth';
 import { HealthChecks, createLogger, createMetricsRegistry, httpRequestMetrics, type Logger } from '@orch/server-common';
 import { openEtcdStore, openSqliteStore, type Store } from '@orch/storage';
 import { WatchCache } from '@orch/watch';
@@ -10,9 +10,11 @@ import { Discovery } from './discovery/discovery';
 import type { GatewayOptions } from './options';
 import { GenericStore, type RegistryOptions } from './registry/generic-store';
 import { PROTECTED_NAMESPACES, strategyFor, subresourceStrategies } from './registry/strategies';
+import { REPAIR_HEALTH_CHECK, ServiceAddresses, ServiceAddressRepair, serviceRangesFromFlags, serviceStrategy } from './registry/service-ip';
 import type { RequestContext } from './registry/strategy';
 import { ApiHandler, toStatusError } from './server/api-handler';
 import { MAX_REQUEST_BODY_BYTES } from './server/body';
+import { NodeProxy } from './server/node-proxy';
 import { SubresourceHandlers } from './server/subresources';
 import { VirtualResources } from './server/virtual';
 
@@ -38,6 +40,7 @@ export class Gateway {
   readonly health: HealthChecks;
   readonly logger: Logger;
   private handler!: ApiHandler;
+  private serviceAddressRepair?: ServiceAddressRepair;
 
   private constructor(
     readonly options: GatewayOptions,
@@ -58,6 +61,7 @@ export class Gateway {
   static async create(options: GatewayOptions, pki: Pki, clientCa: string): Promise<Gateway> {
     const features = new FeatureGates(options['feature-gates']);
     const catalog = new Catalog(undefined, parseRuntimeConfig(options['runtime-config']));
+    const serviceRanges = serviceRangesFromFlags(options, features);
     const retention = options['watch-history-retention'];
     const store = await openStore(options, retention);
     const watchCache = new WatchCache(store, { prefix: '/registry/', retentionMs: retention });
@@ -71,25 +75,37 @@ export class Gateway {
     const registries = new Map<ResourceDef, GenericStore>();
     const gateway = new Gateway(options, catalog, features, store, watchCache, registries, pki, clientCa);
     const nsLifecycle = (ns: string) => gateway.checkNamespace(ns);
+    const serviceAddresses = new ServiceAddresses(store, serviceRanges.cidr, serviceRanges.nodePorts, gateway.logger);
     for (const def of catalog.resources()) {
       if (def.virtual) continue;
-      const strategy = strategyFor(def);
+      const strategy = def.group === '' && def.resource === 'services' ? serviceStrategy(strategyFor(def), serviceAddresses) : strategyFor(def);
       registries.set(def, new GenericStore(def, strategy, subresourceStrategies(def, strategy), store, watchCache, nsLifecycle, registryOptions));
     }
     for (const w of features.warnings) gateway.logger.warn(w);
+    gateway.serviceAddressRepair = new ServiceAddressRepair(store, serviceAddresses, gateway.logger, { servicesPrefix: gateway.registry('', 'services').prefix('') });
     gateway.wire();
     await gateway.bootstrap();
+    gateway.serviceAddressRepair.start();
     return gateway;
   }
 
   private wire(): void {
     const metricsRegistry = createMetricsRegistry();
-    const authenticator = unionAuthenticator([x509Authenticator({ clientCa: this.clientCa })]);
+    const authenticators: Authenticator[] = [x509Authenticator({ clientCa: this.clientCa })];
+    if (this.options['enable-bootstrap-token-auth']) authenticators.push(bootstrapTokenAuthenticator((id) => this.bootstrapTokenSecret(id)));
+    const authenticator = unionAuthenticator(authenticators);
     this.health.add('log', () => undefined);
     this.health.add(this.store.backend, async () => {
       await this.store.currentRevision();
     });
     this.health.add('poststarthook/bootstrap-namespaces', () => undefined, { endpoints: ['healthz', 'readyz'] });
+    this.health.add(
+      REPAIR_HEALTH_CHECK,
+      () => {
+        if (!this.serviceAddressRepair?.synced) throw new Error('the first service address repair pass has not finished');
+      },
+      { endpoints: ['healthz', 'readyz'] },
+    );
     this.handler = new ApiHandler({
       catalog: this.catalog,
       registries: this.registries,
@@ -98,7 +114,7 @@ export class Gateway {
       metricsRegistry,
       requestMetrics: httpRequestMetrics(metricsRegistry),
       authenticator,
-      subresources: new SubresourceHandlers(),
+      subresources: new SubresourceHandlers(new NodeProxy({ pki: this.pki })),
       virtual: new VirtualResources({
         pods: () => this.registry('', 'pods'),
         authenticator,
@@ -119,6 +135,16 @@ export class Gateway {
         k8sAliases: this.options['k8s-group-aliases'],
       },
     });
+  }
+
+  /** The secret `orch-system/bootstrap-token-<id>`, if it exists (bootstrap token authentication). */
+  private async bootstrapTokenSecret(id: string): Promise<BootstrapTokenSecret | undefined> {
+    try {
+      return (await this.registry('', 'secrets').get('orch-system', `${BOOTSTRAP_TOKEN_SECRET_PREFIX}${id}`)) as BootstrapTokenSecret;
+    } catch (err) {
+      if (err instanceof StatusError && err.code === 404) return undefined;
+      throw err;
+    }
   }
 
   /** The GenericStore of a core or named-group resource (preferred version). */
@@ -186,6 +212,7 @@ export class Gateway {
     this.health.markShuttingDown();
     this.handler.closeAllWatches();
     this.watchCache.stop();
+    await this.serviceAddressRepair?.stop();
     await this.store.close();
   }
 }

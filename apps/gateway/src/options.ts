@@ -21,8 +21,11 @@ export const GATEWAY_FLAGS = {
   'client-ca-file': { type: 'string', default: '', description: 'Enables client certificate authentication with this CA bundle (default: the generated CA).' },
   'tls-san': { type: 'stringSlice', default: [], description: 'Extra host names and IPs for the generated serving certificate.' },
   'advertise-url': { type: 'string', default: '', description: 'URL written into generated kubeconfigs (default https://<bind-address>:<secure-port>, 127.0.0.1 for 0.0.0.0).' },
+  'enable-bootstrap-token-auth': { type: 'bool', default: false, description: 'Allows bearer tokens of type bootstrap.orch.io/token secrets in orch-system to authenticate (TLS bootstrap of joining nodes).' },
   'anonymous-auth': { type: 'bool', default: true, description: 'Enables anonymous requests (user system:anonymous); they are then authorized like any other.' },
   'k8s-group-aliases': { type: 'bool', default: true, description: 'Serve *.k8s.io group paths as undeclared aliases of the *.orch.io groups (for stock kubectl).' },
+  'service-cluster-ip-range': { type: 'string', default: '10.96.0.0/12', description: 'A CIDR notation IPv4 range from which to assign service cluster IPs (mask between /12 and /30).' },
+  'service-node-port-range': { type: 'string', default: '30000-32767', description: 'A port range to reserve for services with NodePort visibility, inclusive at both ends (e.g. 30000-32767).' },
   'bookmark-interval': { type: 'duration', default: 60_000, description: 'Interval of BOOKMARK events on watches that allow them.' },
   'v': { type: 'int', default: 0, description: 'Log verbosity.', short: 'v' },
 } satisfies FlagDefs;

@@ -3,3 +3,4 @@ export * from './catalog-data';
 export * from './catalog';
 export * from './feature-gates';
 export * from './schemas';
+export * from './protobuf';

@@ -9,3 +9,6 @@ export * from './media';
 export * from './quantity';
 export * from './time';
 export * from './table';
+export * from './schema-walker';
+export * from './strategic-merge';
+export * from './managed-fields';

@@ -12,3 +12,5 @@ export { loadKubeconfig, writeKubeconfig } from './kubeconfig';
 export type { KubeconfigCredentials, WriteKubeconfigOptions } from './kubeconfig';
 export { CA_COMMON_NAME, DEFAULT_SERVING_HOSTS, SERVING_COMMON_NAME, ensurePki, issueClientCert, selfSignedServingCert, signCsr } from './pki';
 export type { CertAndKey, Pki, PkiFiles } from './pki';
+export { BOOTSTRAPPERS_GROUP, BOOTSTRAP_TOKEN_SECRET_PREFIX, BOOTSTRAP_TOKEN_SECRET_TYPE, bootstrapTokenAuthenticator } from './bootstrap-token';
+export type { BootstrapTokenSecret } from './bootstrap-token';

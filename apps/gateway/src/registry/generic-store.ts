@@ -23,6 +23,7 @@ import {
   type StoreEvent,
 } from '@orch/storage';
 import { HistoryExpiredError, type WatchCache } from '@orch/watch';
+import { ManagedFieldsTracker } from './managed-fields';
 import { validateObjectMeta, validateObjectMetaUpdate } from './metadata-validation';
 import { deepCopy, newUid, nowTime, sameJson, specPart } from './object-meta';
 import type { RequestContext, StatusStrategy, Strategy } from './strategy';
@@ -122,6 +123,7 @@ export class GenericStore {
   private readonly keyPrefix: string;
   private readonly apiVersion: string;
   private readonly hasSchema: boolean;
+  private readonly managedFields: ManagedFieldsTracker;
   /** Parsed objects of watch events, shared by every watcher of this resource. */
   private readonly decoded = new WeakMap<StoreEvent, { obj?: KubeObject; prev?: KubeObject }>();
 
@@ -139,6 +141,7 @@ export class GenericStore {
     this.keyPrefix = `/registry/${def.group || 'core'}/${def.resource}/`;
     this.apiVersion = groupVersionString(def);
     this.hasSchema = !!schemaForKind(def.group, def.version, def.kind);
+    this.managedFields = new ManagedFieldsTracker(def, this.apiVersion, !!subresourceStrategies.status);
   }
 
   get namespaced(): boolean {
@@ -162,7 +165,8 @@ export class GenericStore {
     return this.decode(kv);
   }
 
-  async list(namespace: string, opts: ListOptions): Promise<ObjectList> {
+  /** A list of the snapshot (`raw`: items are the store's KeyValues, for listJson). */
+  async list(namespace: string, opts: ListOptions, raw = false): Promise<ObjectList> {
     const labels = parseLabels(opts.labelSelector);
     const fields = this.parseFields(opts.fieldSelector);
     const filtered = !labels.empty() || !fields.empty();
@@ -214,6 +218,11 @@ export class GenericStore {
         snapshot = page.revision;
         for (const kv of page.items) {
           lastKey = kv.key;
+          if (raw) {
+            items.push(kv as unknown as KubeObject);
+            if (limit && items.length >= limit) break;
+            continue;
+          }
           const obj = this.decode(kv);
           if (!filtered || this.matches(obj, labels, fields)) {
             items.push(obj);
@@ -251,10 +260,30 @@ export class GenericStore {
     return list;
   }
 
+  /**
+   * The JSON text of a list without parsing the stored objects (the fast path for plain JSON
+   * lists without selectors): each stored value gets its resourceVersion spliced in. Returns
+   * undefined when a value is not in the canonical stored form; the caller then uses list().
+   */
+  async listJson(namespace: string, opts: ListOptions): Promise<string | undefined> {
+    if (opts.labelSelector || opts.fieldSelector) return undefined;
+    const page = await this.list(namespace, { ...opts }, true);
+    const parts: string[] = [];
+    for (const kv of page.items as unknown as KeyValue[]) {
+      const json = injectResourceVersion(kv.value, kv.modRevision);
+      if (json === undefined) return undefined;
+      parts.push(json);
+    }
+    return `{"apiVersion":${JSON.stringify(page.apiVersion)},"kind":${JSON.stringify(page.kind)},"metadata":${JSON.stringify(page.metadata)},"items":[${parts.join(',')}]}`;
+  }
+
   // ---------------------------------------------------------------- writes
 
-  /** POST: creates the object in the namespace of the URL (rest.BeforeCreate order, STYLE 2). */
-  async create(namespace: string, input: KubeObject, ctx: RequestContext): Promise<CreateResult> {
+  /**
+   * POST: creates the object in the namespace of the URL (rest.BeforeCreate order, STYLE 2).
+   * `applied`: the input comes from a server-side apply and already carries its managedFields.
+   */
+  async create(namespace: string, input: KubeObject, ctx: RequestContext, applied = false): Promise<CreateResult> {
     const obj = deepCopy(input);
     this.checkTypeMeta(obj);
     const meta = obj.metadata;
@@ -266,6 +295,8 @@ export class GenericStore {
       if (generated) meta.name = generateName(meta.generateName!);
       const attemptObj = attempt === 0 ? obj : deepCopy(obj);
       this.prepareCreate(attemptObj, ctx);
+      if (!applied) this.managedFields.trackUpdate(undefined, attemptObj, ctx, '');
+      const allocation = await this.strategy.allocate?.(attemptObj, undefined, ctx);
       if (ctx.dryRun) {
         if (await this.store.get(this.key(namespace, attemptObj.metadata.name!))) {
           if (generated && attempt < MAX_GENERATE_NAME_ATTEMPTS) continue;
@@ -273,16 +304,19 @@ export class GenericStore {
         }
         return { object: attemptObj };
       }
+      let revision: number;
       try {
-        const kv = await this.store.create(this.key(namespace, attemptObj.metadata.name!), this.encode(attemptObj));
-        return { object: this.withRevision(attemptObj, kv.modRevision) };
+        revision = (await this.store.create(this.key(namespace, attemptObj.metadata.name!), this.encode(attemptObj))).modRevision;
       } catch (err) {
+        await allocation?.revert();
         if (err instanceof KeyExistsError) {
           if (generated && attempt < MAX_GENERATE_NAME_ATTEMPTS) continue;
           throw StatusError.alreadyExists(this.qr, attemptObj.metadata.name!);
         }
         throw err;
       }
+      await allocation?.commit();
+      return { object: this.withRevision(attemptObj, revision) };
     }
   }
 
@@ -325,6 +359,16 @@ export class GenericStore {
     return this.guaranteedUpdate(namespace, name, ctx, subresource, undefined, patchFn, false);
   }
 
+  /**
+   * PATCH with application/apply-patch+yaml (SPEC "Apply ownership"): server-side apply of
+   * `config` by ctx.fieldManager; creates the object when absent (`created`). Conflicts
+   * with other managers are 409 unless `force`.
+   */
+  async apply(namespace: string, name: string, config: KubeObject, force: boolean, ctx: RequestContext): Promise<UpdateResult> {
+    const applyFn: PatchFn = (current) => this.managedFields.apply(current.metadata ? current : undefined, config, force, ctx);
+    return this.guaranteedUpdate(namespace, name, ctx, '', undefined, applyFn, false, true);
+  }
+
   private async guaranteedUpdate(
     namespace: string,
     name: string,
@@ -333,11 +377,25 @@ export class GenericStore {
     expectedRv: string | undefined,
     compute: PatchFn,
     isPut: boolean,
+    /** compute is a server-side apply: it creates absent objects and sets managedFields itself. */
+    applied = false,
   ): Promise<UpdateResult> {
     const key = this.key(namespace, name);
     for (let attempt = 0; attempt < MAX_UPDATE_RETRIES; attempt++) {
       const kv = await this.store.get(key);
       if (!kv) {
+        if (applied) {
+          const obj = compute({} as KubeObject);
+          if (obj.metadata?.name !== name) {
+            throw StatusError.badRequest(`the name of the object (${obj.metadata?.name ?? ''}) does not match the name on the URL (${name})`);
+          }
+          try {
+            return { object: (await this.create(namespace, obj, ctx, true)).object, created: true };
+          } catch (err) {
+            if (err instanceof StatusError && err.reason === 'AlreadyExists') continue; // created meanwhile: apply to it
+            throw err;
+          }
+        }
         if (isPut && !subresource && this.strategy.allowCreateOnUpdate) {
           const obj = compute({} as KubeObject);
           const created = await this.create(namespace, obj, ctx);
@@ -364,20 +422,20 @@ export class GenericStore {
         ]);
       }
       obj = this.prepareUpdate(obj, old, ctx, subresource);
+      if (!applied) this.managedFields.trackUpdate(old, obj, ctx, subresource);
       if (sameJson(obj, old)) return { object: old, created: false };
-      if (ctx.dryRun) return { object: obj, created: false };
 
       // Two-phase deletion: the last finalizer of a deleting object removes it.
       const meta = obj.metadata;
       const finalizersLeft = (meta.finalizers ?? []).length > 0 || !!this.strategy.holdsDeletion?.(obj);
+      const removes = !!meta.deletionTimestamp && !finalizersLeft && (meta.deletionGracePeriodSeconds ?? 0) === 0;
+      const allocation = subresource || removes ? undefined : await this.strategy.allocate?.(obj, old, ctx);
+      if (ctx.dryRun) return { object: obj, created: false };
+      let revision: number;
       try {
-        if (meta.deletionTimestamp && !finalizersLeft && (meta.deletionGracePeriodSeconds ?? 0) === 0) {
-          const res = await this.store.delete(key, kv.modRevision);
-          return { object: this.withRevision(obj, res.revision), created: false };
-        }
-        const written = await this.store.update(key, this.encode(obj), kv.modRevision);
-        return { object: this.withRevision(obj, written.modRevision), created: false };
+        revision = removes ? (await this.store.delete(key, kv.modRevision)).revision : (await this.store.update(key, this.encode(obj), kv.modRevision)).modRevision;
       } catch (err) {
+        await allocation?.revert();
         if (err instanceof RevisionConflictError) {
           if (wantRv !== undefined) {
             throw StatusError.conflict(this.qr, name, 'the object has been modified; please apply your changes to the latest version and try again');
@@ -387,6 +445,9 @@ export class GenericStore {
         if (err instanceof KeyNotFoundError) throw StatusError.notFound(this.qr, name);
         throw err;
       }
+      if (removes) await this.strategy.release?.(obj);
+      else await allocation?.commit();
+      return { object: this.withRevision(obj, revision), created: false };
     }
     throw StatusError.conflict(this.qr, name, 'too many concurrent updates; please try again');
   }
@@ -478,14 +539,16 @@ export class GenericStore {
 
       if (finalizers.size === 0 && !pendingGrace && !this.strategy.holdsDeletion?.(obj)) {
         if (ctx.dryRun) return { object: current, deleted: true };
+        let revision: number;
         try {
-          const res = await this.store.delete(key, kv.modRevision);
-          return { object: this.withRevision(current, res.revision), deleted: true };
+          revision = (await this.store.delete(key, kv.modRevision)).revision;
         } catch (err) {
           if (err instanceof RevisionConflictError) continue;
           if (err instanceof KeyNotFoundError) throw StatusError.notFound(this.qr, name);
           throw err;
         }
+        await this.strategy.release?.(current);
+        return { object: this.withRevision(current, revision), deleted: true };
       }
 
       // Mark for deletion: finalizers and/or grace period hold the object.
@@ -737,18 +800,36 @@ export class GenericStore {
     return obj;
   }
 
+  /**
+   * Stored form: apiVersion, kind and metadata first (so listJson can splice resourceVersion
+   * in without parsing), resourceVersion left out (it is the store revision).
+   */
   private encode(obj: KubeObject): string {
-    const rv = obj.metadata.resourceVersion;
-    delete obj.metadata.resourceVersion;
-    const s = JSON.stringify(obj);
-    if (rv !== undefined) obj.metadata.resourceVersion = rv;
-    return s;
+    const { apiVersion, kind, metadata, ...rest } = obj;
+    const { resourceVersion: _rv, ...meta } = metadata;
+    return JSON.stringify({ apiVersion, kind, metadata: meta, ...rest });
   }
 
   private withRevision(obj: KubeObject, revision: number): KubeObject {
     obj.metadata.resourceVersion = String(revision);
     return obj;
   }
+}
+
+const METADATA_HEAD = '"metadata":{';
+
+/**
+ * Splices `"resourceVersion":"<rev>"` into a stored object's metadata. Stored objects begin
+ * with apiVersion and kind (validated strings) and then metadata, so the first `"metadata":{`
+ * is the top-level one. Undefined when the value does not have that shape.
+ */
+export function injectResourceVersion(json: string, revision: number): string | undefined {
+  if (!json.startsWith('{"apiVersion":"')) return undefined;
+  const at = json.indexOf(METADATA_HEAD);
+  if (at < 0 || at > 512) return undefined;
+  const insertAt = at + METADATA_HEAD.length;
+  const rv = `"resourceVersion":"${revision}"`;
+  return json.charCodeAt(insertAt) === 125 /* } */ ? `${json.slice(0, insertAt)}${rv}${json.slice(insertAt)}` : `${json.slice(0, insertAt)}${rv},${json.slice(insertAt)}`;
 }
 
 function parseLabels(selector: string | undefined): LabelSelector {

@@ -52,6 +52,25 @@ export interface Strategy {
   holdsDeletion?(obj: KubeObject): boolean;
   /** Writable subresources other than status that replace part of the object (namespaces/finalize). */
   subresources?: Record<string, StatusStrategy>;
+  /**
+   * Reserves what the object needs outside itself (services: cluster IP, node ports) and
+   * records the values in obj. Runs after validation and canonicalize, right before the
+   * write of a create or main-resource update (`old` is the stored object then). With
+   * ctx.dryRun it only checks and fills in values, reserving nothing. Throws StatusError
+   * when a requested value is unavailable. The generic store then calls exactly one of
+   * `commit()` (written) or `revert()` (not written).
+   */
+  allocate?(obj: KubeObject, old: KubeObject | undefined, ctx: RequestContext): Promise<StrategyAllocation>;
+  /** Frees what allocate reserved for an object now gone from the store. Never throws. */
+  release?(obj: KubeObject): Promise<void>;
+}
+
+/** Reservations of one write, settled by the generic store once the write's outcome is known. */
+export interface StrategyAllocation {
+  /** The write succeeded: free what the old object held and the new one does not. */
+  commit(): Promise<void>;
+  /** The write failed or was abandoned: free what was reserved for it. */
+  revert(): Promise<void>;
 }
 
 /**

@@ -1,8 +1,8 @@
 import { gzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Catalog, ResourceDef } from '@orch/api';
-import { StatusError, encodeYaml, negotiate, type DeleteOptions, type KubeObject } from '@orch/apimachinery';
+import { ProtobufError, encodeProtobuf, encodeWatchEventProtobuf, hasProtobufSchema, type Catalog, type ResourceDef } from '@orch/api';
+import { FieldError, StatusError, encodeYaml, managerFromUserAgent, negotiate, validateFieldManager, type DeleteOptions, type KubeObject } from '@orch/apimachinery';
 import { anonymousUser, authRequestFromIncoming, type Authenticator, type UserInfo } from '@orch/auth';
 import type { HealthChecks, HttpRequestMetrics } from '@orch/server-common';
 import { renderMetrics } from '@orch/server-common';
@@ -12,10 +12,11 @@ import type { GenericStore, ListOptions, WatchEventOut } from '../registry/gener
 import type { RequestContext } from '../registry/strategy';
 import { metadataTypeErrors } from '../registry/metadata-validation';
 import { parseRequestInfo, type RequestInfo } from '../request/request-info';
-import { decodeBody } from './body';
-import { patchFunction } from './patch';
+import { APPLY_PATCH_YAML, decodeBody } from './body';
+import { applyConfiguration, patchContentType, patchFunction } from './patch';
 import { parseFieldValidation, validateFields } from './field-validation';
-import { chooseRepresentation, toTable, type Representation } from './representation';
+import { OpenApiV3 } from '../openapi/service';
+import { chooseRepresentation, errorRepresentation, toTable, type Representation } from './representation';
 import type { SubresourceHandlers } from './subresources';
 import type { VirtualResources } from './virtual';
 
@@ -54,7 +55,12 @@ export class ApiHandler {
   /** Open watch streams, ended by closeAllWatches() on shutdown. */
   private readonly watches = new Set<() => void>();
 
-  constructor(private readonly deps: ApiHandlerDeps) {}
+  /** OpenAPI v3 documents of the catalog (`/openapi/v3`). */
+  private readonly openapi: OpenApiV3;
+
+  constructor(private readonly deps: ApiHandlerDeps) {
+    this.openapi = new OpenApiV3(deps.catalog);
+  }
 
   /** Ends every open watch stream cleanly (graceful shutdown). */
   closeAllWatches(): void {
@@ -98,6 +104,7 @@ export class ApiHandler {
     if (user.username !== ANONYMOUS.username) return;
     if (!info.isResourceRequest && PUBLIC_PATHS.has(info.path) && (info.verb === 'get' || info.verb === 'head')) return;
     if (isHealthPath(info.path) && info.verb === 'get') return;
+    if (isClusterInfoRead(info)) return;
     if (info.isResourceRequest) {
       throw StatusError.forbidden(
         { group: info.apiGroup, resource: info.resource },
@@ -123,17 +130,18 @@ export class ApiHandler {
       user,
       namespace: info.namespace,
       dryRun: parseDryRun(query),
-      fieldManager: query.get('fieldManager') ?? undefined,
+      // Writes without fieldManager are recorded for the User-Agent's product (upstream).
+      fieldManager: query.get('fieldManager') || managerFromUserAgent(req.headers['user-agent']),
       warnings: [],
     };
-    const repr = chooseRepresentation(req.headers.accept, info.verb === 'watch');
+    const repr = chooseRepresentation(req.headers.accept, info.verb === 'watch', hasProtobufSchema(def.group, def.version, def.kind));
     const respond = (status: number, body: unknown) => {
       if (ctx.warnings.length) reply.header('warning', ctx.warnings.map((w) => `299 - ${JSON.stringify(w)}`));
-      return this.send(req, reply, status, body, repr, query, def);
+      return this.send(req, reply, status, inRequestedGroup(body, def.group, info.apiGroup), repr, query, def);
     };
 
     if (info.subresource) {
-      return this.deps.subresources.handle({ req, info, def, ctx, query, respond, registries: this.deps.registries });
+      return this.deps.subresources.handle({ req, reply, info, def, ctx, query, respond, registries: this.deps.registries });
     }
     if (def.virtual) return this.deps.virtual.handle({ req, info, def, ctx, query, respond });
 
@@ -146,21 +154,36 @@ export class ApiHandler {
     switch (verb) {
       case 'get':
         return respond(200, await registry.get(ns, info.name, query.get('resourceVersion') ?? undefined));
-      case 'list':
-        return respond(200, await registry.list(ns, listOptions(query)));
+      case 'list': {
+        const opts = listOptions(query);
+        if (repr.kind === 'json' && !query.has('pretty')) {
+          const json = await registry.listJson(ns, opts);
+          if (json !== undefined) return this.sendText(req, reply, 200, json, repr.contentType);
+        }
+        return respond(200, await registry.list(ns, opts));
+      }
       case 'watch':
         return this.watch(req, reply, registry, ns, info, query, repr);
       case 'create': {
+        checkWriteOptions('CreateOptions', query);
         const obj = this.decodeObject(req, def, ctx, query);
         const { object } = await registry.create(ns, obj, ctx);
         return respond(201, object);
       }
       case 'update': {
+        checkWriteOptions('UpdateOptions', query);
         const obj = this.decodeObject(req, def, ctx, query);
         const res = await registry.update(ns, info.name, obj, ctx);
         return respond(res.created ? 201 : 200, res.object);
       }
       case 'patch': {
+        const apply = patchContentType(req) === APPLY_PATCH_YAML;
+        checkWriteOptions('PatchOptions', query, apply);
+        if (apply) {
+          const config = applyConfiguration(req, def, parseFieldValidation(query), ctx.warnings);
+          const res = await registry.apply(ns, info.name, config, parseBool(query.get('force')), ctx);
+          return respond(res.created ? 201 : 200, res.object);
+        }
         const patchFn = patchFunction(req, def, parseFieldValidation(query), ctx.warnings);
         const res = await registry.patch(ns, info.name, patchFn, ctx);
         return respond(200, res.object);
@@ -227,6 +250,12 @@ export class ApiHandler {
         if (list) return plain(list);
       }
     }
+    // /openapi/v2 is not served: kubectl falls back to v3 on its 404.
+    const openapi = this.openapi.serve(path, query, { accept: req.headers.accept, ifNoneMatch: req.headers['if-none-match'] });
+    if (openapi) {
+      reply.code(openapi.status).headers(openapi.headers).send(openapi.body);
+      return openapi.status;
+    }
     throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
   }
 
@@ -266,19 +295,22 @@ export class ApiHandler {
       headersSent = true;
       reply.hijack();
       res.writeHead(200, {
-        'content-type': 'application/json',
+        // Protobuf watches are length-prefixed WatchEvent frames (upstream stream=watch).
+        'content-type': repr.kind === 'protobuf' ? `${repr.contentType};stream=watch` : 'application/json',
         'transfer-encoding': 'chunked',
         'cache-control': 'no-cache, private',
       });
       res.flushHeaders();
     };
-    const encodeEvent = (ev: WatchEventOut): string => {
+    const encodeEvent = (event: WatchEventOut): string | Buffer => {
+      const ev = { type: event.type, object: inRequestedGroup(event.object, registry.def.group, info.apiGroup) as WatchEventOut['object'] };
+      if (repr.kind === 'protobuf') return encodeWatchEventProtobuf(ev.type, ev.object);
       if (repr.kind === 'table' && ev.type !== 'BOOKMARK' && ev.type !== 'ERROR') {
         const table = toTable(ev.object as KubeObject, registry.def, repr, !firstTable);
         firstTable = false;
-        return JSON.stringify({ type: ev.type, object: table });
+        return JSON.stringify({ type: ev.type, object: table }) + '\n';
       }
-      return JSON.stringify(ev);
+      return JSON.stringify(ev) + '\n';
     };
     const handle = await registry.watch(
       ns,
@@ -294,7 +326,16 @@ export class ApiHandler {
         send: (ev) => {
           if (closed) return;
           writeHeaders();
-          const ok = res.write(encodeEvent(ev) + '\n');
+          let chunk: string | Buffer;
+          try {
+            chunk = encodeEvent(ev);
+          } catch (err) {
+            // An object that cannot be encoded ends the stream; the client re-watches.
+            req.log.error({ err }, 'watch event encoding failed');
+            finish();
+            return;
+          }
+          const ok = res.write(chunk);
           // A watcher that cannot keep up is cut off; its client re-watches from its last RV.
           if (!ok && res.writableLength > 64 * 1024 * 1024) finish();
         },
@@ -347,12 +388,16 @@ export class ApiHandler {
 
   // ---------------------------------------------------------------- encoding
 
-  /** Writes a body in the negotiated representation (JSON, YAML, Table), gzip when asked. */
+  /** Writes a body in the negotiated representation (JSON, YAML, Table, protobuf), gzip when asked. */
   async send(req: FastifyRequest, reply: FastifyReply, status: number, body: unknown, repr: Representation, query: URLSearchParams, def?: ResourceDef): Promise<number> {
-    let text: string;
+    let text: string | Buffer;
     let contentType: string;
     const pretty = query.has('pretty') && query.get('pretty') !== 'false';
-    if (repr.kind === 'table' && def && isObjectOrList(body)) {
+    const protobuf = repr.kind === 'protobuf' ? encodeProtobufBody(body, req.headers.accept) : undefined;
+    if (protobuf) {
+      text = protobuf;
+      contentType = repr.contentType;
+    } else if (repr.kind === 'table' && def && isObjectOrList(body)) {
       const table = toTable(body as KubeObject, def, repr, false, query.get('includeObject') ?? undefined);
       text = repr.encoding === 'yaml' ? encodeYaml(table) : JSON.stringify(table, null, pretty ? 2 : undefined);
       contentType = repr.contentType;
@@ -363,12 +408,17 @@ export class ApiHandler {
       text = pretty ? JSON.stringify(body, null, 2) : JSON.stringify(body);
       contentType = 'application/json';
     }
+    return this.sendText(req, reply, status, text, contentType);
+  }
+
+  /** Writes an encoded body, gzip when the client asks and the gate allows. */
+  private async sendText(req: FastifyRequest, reply: FastifyReply, status: number, text: string | Buffer, contentType: string): Promise<number> {
     reply.code(status).header('content-type', contentType);
     if (this.deps.options.compression && acceptsGzip(req.headers['accept-encoding']) && text.length > 0) {
       const zipped = await gzipAsync(text);
       reply.header('content-encoding', 'gzip').header('vary', 'Accept-Encoding').send(zipped);
     } else {
-      reply.send(Buffer.from(text));
+      reply.send(typeof text === 'string' ? Buffer.from(text) : text);
     }
     return status;
   }
@@ -381,6 +431,12 @@ export class ApiHandler {
       return se.code;
     }
     for (const [k, v] of Object.entries(se.headers)) reply.header(k, v);
+    const accept = req.headers.accept;
+    if (errorRepresentation(accept) === 'protobuf') {
+      const contentType = negotiate(accept, { encodings: ['protobuf'] }).contentType;
+      reply.code(se.code).header('content-type', contentType).send(encodeProtobuf(se.toStatus()));
+      return se.code;
+    }
     reply.code(se.code).header('content-type', 'application/json').send(Buffer.from(JSON.stringify(se.toStatus())));
     return se.code;
   }
@@ -411,8 +467,46 @@ export function toStatusError(err: unknown): StatusError {
   return StatusError.internal(e?.message ?? String(err));
 }
 
+/**
+ * Reading the signed cluster-info config map is open to anyone: joining nodes fetch it before
+ * they have credentials (upstream grants get on it to system:unauthenticated).
+ */
+function isClusterInfoRead(info: RequestInfo): boolean {
+  return info.isResourceRequest && info.verb === 'get' && info.apiGroup === '' && info.resource === 'configmaps' && info.namespace === 'orch-public' && info.name === 'cluster-info' && !info.subresource;
+}
+
 function isHealthPath(path: string): boolean {
   return /^\/(healthz|livez|readyz)(\/[^/]+)?\/?$/.test(path);
+}
+
+/**
+ * A response to a `*.k8s.io` alias path names the group the client asked for (typed clients
+ * reject an apiVersion their scheme does not know): the apiVersion of the object, or of a
+ * list and its items, is rewritten from the served group. Other bodies are returned as they are.
+ */
+function inRequestedGroup(body: unknown, servedGroup: string, requestedGroup: string): unknown {
+  if (servedGroup === requestedGroup || !requestedGroup.endsWith('.k8s.io') || typeof body !== 'object' || body === null) return body;
+  const from = `${servedGroup}/`;
+  const rewrite = (o: unknown): unknown => {
+    const apiVersion = (o as { apiVersion?: unknown })?.apiVersion;
+    return typeof apiVersion === 'string' && apiVersion.startsWith(from) ? { ...(o as object), apiVersion: `${requestedGroup}/${apiVersion.slice(from.length)}` } : o;
+  };
+  const out = rewrite(body) as { items?: unknown };
+  return Array.isArray(out.items) ? { ...out, items: out.items.map(rewrite) } : out;
+}
+
+/**
+ * A response body in protobuf, or undefined to answer JSON instead: a body without a
+ * protobuf form (no built-in kind) falls back to JSON when the client accepts it (406 otherwise).
+ */
+function encodeProtobufBody(body: unknown, accept: string | undefined): Buffer | undefined {
+  try {
+    return encodeProtobuf(body as object);
+  } catch (err) {
+    if (!(err instanceof ProtobufError)) throw err;
+    if (errorRepresentation(accept) === 'json') return undefined;
+    throw StatusError.notAcceptable(['application/json', 'application/yaml']);
+  }
 }
 
 function isObjectOrList(body: unknown): boolean {
@@ -452,6 +546,25 @@ export function listOptions(query: URLSearchParams): ListOptions {
 }
 
 /** DeleteOptions from the body (JSON/YAML) and the query (query parameters win, as upstream). */
+/**
+ * upstream Validate{Create,Update,Patch}Options for the field manager: printable and at most
+ * 128 bytes; for patches, `force` only with apply, which also needs an explicit fieldManager.
+ * Problems are a 422 about the options object.
+ */
+function checkWriteOptions(kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions', query: URLSearchParams, apply = false): void {
+  const manager = query.get('fieldManager') ?? '';
+  const errs: FieldError[] = [];
+  if (kind === 'PatchOptions' && !apply && query.has('force')) errs.push(FieldError.forbidden('force', 'may not be specified for non-apply patch'));
+  if (apply && !manager) errs.push(FieldError.required('fieldManager', 'is required for apply patch'));
+  errs.push(...validateFieldManager(manager));
+  if (errs.length) throw StatusError.invalid(kind, 'meta.orch.io', '', errs);
+}
+
+/** A boolean query parameter as Go's strconv.ParseBool reads it (absent or unparsable: false). */
+function parseBool(v: string | null): boolean {
+  return v !== null && ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(v);
+}
+
 function deleteOptions(req: FastifyRequest, query: URLSearchParams): DeleteOptions {
   let options: DeleteOptions = {};
   const body = req.body as Buffer | undefined;

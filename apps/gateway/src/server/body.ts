@@ -1,3 +1,4 @@
+import { ProtobufError, ProtobufUnsupportedError, decodeProtobuf } from '@orch/api';
 import { StatusError, decodeJson, decodeYaml, parseContentType } from '@orch/apimachinery';
 
 /** Request body limit (upstream maxRequestBodyBytes). */
@@ -19,7 +20,11 @@ export interface DecodedBody {
   duplicates: string[];
 }
 
-/** Decodes an object body by Content-Type (JSON when absent). Unknown types → 415. */
+/**
+ * Decodes an object body by Content-Type (JSON when absent): JSON, YAML, or protobuf of
+ * either brand (`application/vnd.orch.protobuf`, `application/vnd.kubernetes.protobuf`, which
+ * kubectl's typed clients send). Unknown types → 415.
+ */
 export function decodeBody(body: Buffer | undefined, contentType: string | undefined): DecodedBody {
   const media = contentType ? parseContentType(contentType).mediaType : JSON_TYPE;
   if (!body || body.length === 0) throw StatusError.badRequest('the request body is empty: an object is required');
@@ -34,7 +39,21 @@ export function decodeBody(body: Buffer | undefined, contentType: string | undef
     case 'text/yaml':
     case APPLY_PATCH_YAML:
       return decodeYaml(body);
+    case PROTOBUF_TYPES[0]:
+    case PROTOBUF_TYPES[1]:
+      return { value: decodeProtobufBody(body, media), duplicates: [] };
     default:
       throw StatusError.unsupportedMediaType(media, [JSON_TYPE, YAML_TYPE]);
+  }
+}
+
+/** A protobuf body: malformed → 400; a kind without a built-in schema (custom resources) → 415. */
+function decodeProtobufBody(body: Buffer, media: string): unknown {
+  try {
+    return decodeProtobuf(body);
+  } catch (err) {
+    if (err instanceof ProtobufUnsupportedError) throw StatusError.unsupportedMediaType(media, [JSON_TYPE, YAML_TYPE]);
+    if (err instanceof ProtobufError) throw StatusError.badRequest(`unable to decode the protobuf body: ${err.message}`);
+    throw err;
   }
 }

@@ -1,5 +1,5 @@
 import type { ResourceDef } from '@orch/api';
-import { StatusError, buildTable, negotiate, type IncludeObject, type KubeObject, type Negotiated } from '@orch/apimachinery';
+import { StatusError, buildTable, negotiate, type Encoding, type IncludeObject, type KubeObject, type Negotiated } from '@orch/apimachinery';
 import { tableColumnsFor } from '../registry/tables';
 
 /** How a response body is written (the negotiated representation). */
@@ -7,11 +7,27 @@ export type Representation = Negotiated;
 
 /**
  * Picks the representation from the Accept header, honouring the client's order (a fallback
- * list, SPEC Media types). Nothing acceptable → 406. Watches stream JSON (or one-row Tables).
- * Protobuf is not offered yet, so a client that also accepts JSON gets JSON.
+ * list, SPEC Media types). Nothing acceptable → 406. Watches stream JSON, one-row Tables or
+ * protobuf frames. Protobuf is offered only for kinds with a built-in schema (`protobuf`):
+ * a custom resource asked for protobuf alone is 406.
  */
-export function chooseRepresentation(accept: string | undefined, watch: boolean): Representation {
-  return negotiate(accept, { encodings: watch ? ['json'] : ['json', 'yaml'], table: true });
+export function chooseRepresentation(accept: string | undefined, watch: boolean, protobuf: boolean): Representation {
+  const encodings: Encoding[] = watch ? ['json'] : ['json', 'yaml'];
+  if (protobuf) encodings.push('protobuf');
+  return negotiate(accept, { encodings, table: true });
+}
+
+/** The encoding of an error Status: JSON unless the client accepts only protobuf. */
+export function errorRepresentation(accept: string | undefined): 'json' | 'protobuf' {
+  for (const enc of ['json', 'protobuf'] as const) {
+    try {
+      negotiate(accept, { encodings: [enc] });
+      return enc;
+    } catch {
+      // not acceptable: try the next encoding
+    }
+  }
+  return 'json';
 }
 
 const INCLUDE_OBJECT = ['None', 'Object', 'Metadata'];

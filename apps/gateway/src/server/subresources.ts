@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ResourceDef } from '@orch/api';
 import { FieldError, StatusError, type KubeObject } from '@orch/apimachinery';
 import type { GenericStore } from '../registry/generic-store';
@@ -6,6 +6,8 @@ import { nowTime } from '../registry/object-meta';
 import type { RequestContext } from '../registry/strategy';
 import type { RequestInfo } from '../request/request-info';
 import { decodeBody } from './body';
+import { admitEviction } from './eviction';
+import type { NodeProxy } from './node-proxy';
 import { patchFunction } from './patch';
 
 export interface SubresourceRequest {
@@ -16,6 +18,8 @@ export interface SubresourceRequest {
   query: URLSearchParams;
   respond: (status: number, body: unknown) => Promise<number>;
   registries: Map<ResourceDef, GenericStore>;
+  /** For subresources that stream a node agent's answer (log, proxy). */
+  reply?: FastifyReply;
 }
 
 interface Scale extends KubeObject {
@@ -50,9 +54,12 @@ const SUCCESS = (details: Record<string, unknown>) => ({ kind: 'Status', apiVers
 /**
  * Subresources: status and finalize (part-of-object writes through the generic store),
  * scale (autoscaling/v1 Scale view of replicas), binding (assigns a pod to a node) and
- * eviction (API-initiated pod deletion). Others answer 404 until their issue lands.
+ * eviction (API-initiated pod deletion), log and proxy (streamed from node agents through
+ * `nodeProxy`). Others answer 404 until their issue lands.
  */
 export class SubresourceHandlers {
+  constructor(private readonly nodeProxy?: NodeProxy) {}
+
   async handle(r: SubresourceRequest): Promise<number> {
     const { info, def } = r;
     const sub = def.subresources.find((s) => s.name === info.subresource);
@@ -67,16 +74,22 @@ export class SubresourceHandlers {
       case 'finalize':
       case 'approval':
       case 'ephemeralcontainers':
-        return this.partOfObject(r, registry, ns, sub.name === 'approval' || sub.name === 'ephemeralcontainers' ? 'status' : sub.name);
+        return this.partOfObject(r, registry, ns, sub.name === 'ephemeralcontainers' ? 'status' : sub.name);
       case 'scale':
         return this.scale(r, registry, ns);
       case 'binding':
         return this.binding(r, registry, ns, info.name);
       case 'eviction':
         return this.eviction(r, registry, ns);
-      default:
-        throw new StatusError(404, 'NotFound', `the ${def.resource}/${sub.name} subresource is not served yet`);
+      case 'log':
+        if (this.nodeProxy) return this.nodeProxy.podLog(r);
+        break;
+      case 'proxy':
+        if (!this.nodeProxy) break;
+        if (def.resource === 'nodes') return this.nodeProxy.nodeProxy(r);
+        return def.resource === 'pods' ? this.nodeProxy.podProxy(r) : this.nodeProxy.serviceProxy(r);
     }
+    throw new StatusError(404, 'NotFound', `the ${def.resource}/${sub.name} subresource is not served yet`);
   }
 
   private async partOfObject(r: SubresourceRequest, registry: GenericStore, ns: string, subresource: string): Promise<number> {
@@ -143,13 +156,14 @@ export class SubresourceHandlers {
     return r.respond(201, SUCCESS({ name: podName, kind: 'pods' }));
   }
 
-  /** pods/eviction: deletes the pod with the eviction's DeleteOptions (PDB checks come with the disruption controller). */
+  /** pods/eviction: checks the pod's disruption budget (429 when it would break it), then deletes the pod with the eviction's DeleteOptions. */
   private async eviction(r: SubresourceRequest, registry: GenericStore, ns: string): Promise<number> {
     const { value } = decodeBody(r.req.body as Buffer, r.req.headers['content-type']);
-    const eviction = (value ?? {}) as { metadata?: { name?: string }; deleteOptions?: Record<string, unknown> };
+    const eviction = (value ?? {}) as { metadata?: { name?: string }; deleteOptions?: { dryRun?: string[] } & Record<string, unknown> };
     if (eviction.metadata?.name && eviction.metadata.name !== r.info.name) {
       throw StatusError.badRequest(`name in URL does not match name in Eviction object`);
     }
+    await admitEviction(r.registries, registry, ns, r.info.name, r.ctx, r.ctx.dryRun || !!eviction.deleteOptions?.dryRun?.length);
     await registry.delete(ns, r.info.name, eviction.deleteOptions ?? {}, r.ctx);
     return r.respond(201, SUCCESS({ name: r.info.name, kind: 'pods' }));
   }

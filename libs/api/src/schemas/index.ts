@@ -3,3 +3,4 @@ export { typeSchema, allTypeSchemas, schemaForKind, packageKey, jsonFields, goTy
 export * from './semantics';
 export * from './decode';
 export * from './defaults';
+export * from './walker';

@@ -1,6 +1,7 @@
 import type { ResourceDef } from '@orch/api';
 import type { StatusStrategy, Strategy } from '../strategy';
 import { defaultStrategy, fieldsFrom, statusSubresource } from './common';
+import { csrStrategy } from './csr';
 import { namespaceStrategy } from './namespace';
 import { podStrategy } from './pod';
 
@@ -47,7 +48,7 @@ const STRATEGIES: Record<string, Strategy> = {
     ]),
   },
   'batch/jobs': { ...defaultStrategy, fieldAttributes: fieldsFrom(['status.successful']) },
-  'certificates.orch.io/certificatesigningrequests': { ...defaultStrategy, fieldAttributes: fieldsFrom(['spec.signerName']) },
+  'certificates.orch.io/certificatesigningrequests': csrStrategy,
   'rbac.authorization.orch.io/roles': { ...createOnUpdate, nameRule: 'pathSegment' },
   'rbac.authorization.orch.io/rolebindings': { ...createOnUpdate, nameRule: 'pathSegment' },
   'rbac.authorization.orch.io/clusterroles': { ...createOnUpdate, nameRule: 'pathSegment' },

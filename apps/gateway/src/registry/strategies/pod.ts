@@ -2,6 +2,7 @@ import { FieldError } from '@orch/apimachinery';
 import type { KubeObject } from '@orch/apimachinery';
 import type { Strategy } from '../strategy';
 import { fieldsFrom, resetExcept } from './common';
+import { addDefaultTolerations } from './default-tolerations';
 
 interface Container {
   name?: string;
@@ -41,6 +42,7 @@ export const podStrategy: Strategy = {
   allowUnconditionalUpdate: true,
   prepareForCreate(obj) {
     (obj as PodLike).status = { phase: 'Pending' };
+    addDefaultTolerations(obj as PodLike);
   },
   validate(obj) {
     const pod = obj as PodLike;

@@ -1,0 +1,103 @@
+import { createHash } from 'node:crypto';
+import { groupVersionString, type Catalog, type ResourceDef } from '@orch/api';
+import { negotiate } from '@orch/apimachinery';
+import { GroupVersionDocument } from './document';
+
+/** A response of the OpenAPI endpoints. */
+export interface OpenApiResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+interface Published {
+  /** Catalog state the documents were built from. */
+  fingerprint: string;
+  /** `api/v1`, `apis/apps/v1`, ... → serialized document and its hash. */
+  docs: Map<string, { body: Buffer; hash: string }>;
+  index: { body: Buffer; hash: string };
+}
+
+const V3 = '/openapi/v3';
+
+function hashOf(body: Buffer): string {
+  return createHash('sha512').update(body).digest('hex').toUpperCase();
+}
+
+/** What decides the documents: every served resource with its scope, verbs and subresources. */
+function fingerprint(resources: readonly ResourceDef[]): string {
+  return JSON.stringify(resources.map((r) => [r.group, r.version, r.resource, r.kind, r.listKind, r.scope, r.verbs, r.subresources]));
+}
+
+function etagMatches(header: string | undefined, hash: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((t) => {
+    const tag = t.trim().replace(/^W\//, '');
+    return tag === '*' || tag === `"${hash}"`;
+  });
+}
+
+/**
+ * OpenAPI v3 publishing (upstream kube-openapi handler3): `/openapi/v3` lists every served
+ * group/version with a `serverRelativeURL` carrying the document's hash; each document is
+ * built once per catalog state (rebuilt when CRDs change the catalog) and served with an
+ * ETag; `If-None-Match` gives 304; a matching `hash` makes the response cacheable forever;
+ * a stale `hash` redirects to the current one.
+ */
+export class OpenApiV3 {
+  private published?: Published;
+
+  constructor(private readonly catalog: Catalog) {}
+
+  /** Serves GET `/openapi/v3[/<api|apis/group>/<version>]`; undefined for any other path (a 404 for the caller). */
+  serve(path: string, query: URLSearchParams, headers: { accept?: string; ifNoneMatch?: string }): OpenApiResponse | undefined {
+    if (path !== V3 && !path.startsWith(`${V3}/`)) return undefined;
+    const pub = this.current();
+    if (path === V3) {
+      negotiate(headers.accept, { encodings: ['json'] }); // 406 unless JSON is acceptable
+      return this.respond(pub.index, headers.ifNoneMatch, { 'cache-control': 'no-cache, private' });
+    }
+    const key = path.slice(V3.length + 1);
+    const doc = pub.docs.get(key);
+    if (!doc) return undefined;
+    negotiate(headers.accept, { encodings: ['json'] });
+    const requested = query.get('hash');
+    if (requested !== null && requested !== '' && requested !== doc.hash) {
+      return { status: 301, headers: { location: `${V3}/${key}?hash=${doc.hash}` }, body: Buffer.alloc(0) };
+    }
+    const caching: Record<string, string> =
+      requested === doc.hash
+        ? { 'cache-control': 'public, immutable', expires: new Date(Date.now() + 365 * 24 * 3600 * 1000).toUTCString(), vary: 'Accept' }
+        : { 'cache-control': 'no-cache, private', vary: 'Accept' };
+    return this.respond(doc, headers.ifNoneMatch, caching);
+  }
+
+  private respond(doc: { body: Buffer; hash: string }, ifNoneMatch: string | undefined, extra: Record<string, string>): OpenApiResponse {
+    const headers = { 'content-type': 'application/json', etag: `"${doc.hash}"`, ...extra };
+    if (etagMatches(ifNoneMatch, doc.hash)) return { status: 304, headers, body: Buffer.alloc(0) };
+    return { status: 200, headers, body: doc.body };
+  }
+
+  /** The documents of the catalog's current state (built on first use and after a change). */
+  private current(): Published {
+    const resources = this.catalog.resources();
+    const fp = fingerprint(resources);
+    if (this.published?.fingerprint === fp) return this.published;
+    const byGroupVersion = new Map<string, ResourceDef[]>();
+    for (const r of resources) {
+      const key = r.group === '' ? `api/${r.version}` : `apis/${groupVersionString(r)}`;
+      byGroupVersion.set(key, [...(byGroupVersion.get(key) ?? []), r]);
+    }
+    const docs = new Map<string, { body: Buffer; hash: string }>();
+    const paths: Record<string, { serverRelativeURL: string }> = {};
+    for (const [key, defs] of byGroupVersion) {
+      const body = Buffer.from(JSON.stringify(new GroupVersionDocument(defs[0].group, defs[0].version, defs).build()));
+      const hash = hashOf(body);
+      docs.set(key, { body, hash });
+      paths[key] = { serverRelativeURL: `${V3}/${key}?hash=${hash}` };
+    }
+    const indexBody = Buffer.from(JSON.stringify({ paths }));
+    this.published = { fingerprint: fp, docs, index: { body: indexBody, hash: hashOf(indexBody) } };
+    return this.published;
+  }
+}
