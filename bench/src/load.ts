@@ -50,12 +50,12 @@ export function target(base: string, creds: { ca?: string; cert?: string; key?: 
   return { base, agent: new https.Agent({ keepAlive: true, maxSockets: sockets, ca: creds.ca, cert: creds.cert, key: creds.key, rejectUnauthorized: !!creds.ca }) };
 }
 
-/** One HTTPS request; resolves with status and body. */
-export function call(t: HttpsTarget, method: string, path: string, body?: string): Promise<{ status: number; body: string }> {
+/** One HTTPS request (a body is sent as `contentType`); resolves with status and body. */
+export function call(t: HttpsTarget, method: string, path: string, body?: string, contentType = 'application/json'): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = https.request(
       `${t.base}${path}`,
-      { method, agent: t.agent, headers: body ? { 'content-type': 'application/json', accept: 'application/json' } : { accept: 'application/json' } },
+      { method, agent: t.agent, headers: body ? { 'content-type': contentType, accept: 'application/json' } : { accept: 'application/json' } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

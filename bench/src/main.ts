@@ -6,29 +6,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStore } from '@orch/storage';
 import { parseFlags } from '@orch/server-common';
+import { codecBench, protobufHttpBench } from './codec';
 import { call, percentile, rssMiB, runLoad, target, type HttpsTarget } from './load';
+import { runProxyBench } from './proxy';
+import { printRows, type Row } from './report';
 
 const FLAGS = {
   duration: { type: 'duration', default: 10_000, description: 'Duration of each throughput phase.' },
   concurrency: { type: 'int', default: 64, description: 'Concurrent clients of the throughput phases.' },
   'list-size': { type: 'int', default: 10_000, description: 'ConfigMaps in the list-latency phase.' },
   watchers: { type: 'int', default: 100, description: 'Watchers in the watch-latency phase.' },
-  only: { type: 'string', default: '', description: 'Run only this benchmark group (gateway).' },
+  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy.' },
 } as const;
 
 const ROOT = join(__dirname, '..', '..', '..');
 const GATEWAY_MAIN = join(ROOT, 'dist', 'apps', 'gateway', 'src', 'main.js');
 const BASELINE_MAIN = join(__dirname, 'baseline-server.js');
 
-interface Row {
-  metric: string;
-  orch: number;
-  baseline: number;
-  baselineName: string;
-  unit: string;
-  /** true when higher is better (throughput), false for latency and memory. */
-  higherIsBetter: boolean;
-}
 
 async function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -68,6 +62,15 @@ const configMap = (name: string) =>
 
 async function main(): Promise<void> {
   const { values: opts } = parseFlags(FLAGS, process.argv.slice(2));
+  const want = (group: string) => !opts.only || opts.only === group;
+  if (want('gateway')) printRows('gateway (SQLite)', await gatewayBench(opts));
+  if (want('codec')) printRows('protobuf vs JSON', await codecBench(Math.min(opts.duration, 2000)));
+  if (want('proxy')) printRows('network-proxy', await runProxyBench({ durationMs: Math.min(opts.duration, 5000), concurrency: opts.concurrency }));
+}
+
+type BenchOptions = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
+
+async function gatewayBench(opts: BenchOptions): Promise<Row[]> {
   const rows: Row[] = [];
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-'));
   const children: ChildProcess[] = [];
@@ -119,6 +122,20 @@ async function main(): Promise<void> {
     rows.push({ metric: `gets/s (HTTPS, ${opts.concurrency} clients)`, orch: gets.opsPerSecond, baseline: bareGets.opsPerSecond, baselineName: 'bare Fastify HTTPS', unit: '/s', higherIsBetter: true });
     rows.push({ metric: 'get p99 latency', orch: gets.p99Ms, baseline: bareGets.p99Ms, baselineName: 'bare Fastify HTTPS', unit: 'ms', higherIsBetter: false });
 
+    // 2b. server-side apply patches/s beside merge patches/s, both changing data.key of the same objects
+    const cmPath = (i: number) => `/api/v1/namespaces/bench/configmaps/c-${i % n}`;
+    const merges = await runLoad(opts.concurrency, opts.duration, async (i) => {
+      const r = await call(orch, 'PATCH', `${cmPath(i)}?fieldManager=bench-merge`, JSON.stringify({ data: { key: `m-${i}` } }), 'application/merge-patch+json');
+      return r.status === 200;
+    });
+    const applies = await runLoad(opts.concurrency, opts.duration, async (i) => {
+      const config = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c-${i % n}`, namespace: 'bench' }, data: { key: `a-${i}` } };
+      const r = await call(orch, 'PATCH', `${cmPath(i)}?fieldManager=bench-apply&force=true`, JSON.stringify(config), 'application/apply-patch+yaml');
+      return r.status === 200;
+    });
+    rows.push({ metric: `apply patches/s (server-side apply, ${opts.concurrency} clients)`, orch: applies.opsPerSecond, baseline: merges.opsPerSecond, baselineName: 'merge patches/s, same objects', unit: '/s', higherIsBetter: true });
+    rows.push({ metric: 'apply patch p99 latency', orch: applies.p99Ms, baseline: merges.p99Ms, baselineName: 'merge patch p99, same objects', unit: 'ms', higherIsBetter: false });
+
     // 3. list latency of N ConfigMaps (fill a namespace with exactly N)
     await call(orch, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'lists' } }));
     await runLoad(opts.concurrency, 600_000, async (i) => (await call(orch, 'POST', '/api/v1/namespaces/lists/configmaps', configMap(`l-${i}`).replace('"bench"', '"lists"'))).status === 201, opts['list-size']);
@@ -133,13 +150,16 @@ async function main(): Promise<void> {
     rows.push({ metric: `watch delivery p50 (${opts.watchers} watchers)`, orch: watch.p50, baseline: rawWatch.p50, baselineName: 'store change feed, in-process', unit: 'ms', higherIsBetter: false });
     rows.push({ metric: `watch delivery p99 (${opts.watchers} watchers)`, orch: watch.p99, baseline: rawWatch.p99, baselineName: 'store change feed, in-process', unit: 'ms', higherIsBetter: false });
 
-    // 5. memory after all of the above
+    // 5. protobuf vs JSON over HTTP on the same gateway
+    rows.push(...(await protobufHttpBench(orch, { getPath: '/api/v1/namespaces/bench/configmaps/c-0', listPath: '/api/v1/namespaces/lists/configmaps?limit=500', concurrency: opts.concurrency, durationMs: Math.min(opts.duration, 5000) })));
+
+    // 6. memory after all of the above
     rows.push({ metric: 'RSS', orch: await rssMiB(gw.pid!), baseline: await rssMiB(base.pid!), baselineName: `bare Fastify holding ${opts['list-size']} objects`, unit: 'MiB', higherIsBetter: false });
   } finally {
     for (const c of children) c.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
   }
-  printRows(rows);
+  return rows;
 }
 
 /** W watchers on one namespace; `events` creates; latency = create start → event arrival, per watcher. */
@@ -219,18 +239,6 @@ async function rawWatchLatency(path: string, watchers: number, events: number): 
   await store.close();
   latencies.sort((a, b) => a - b);
   return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
-}
-
-function fmt(v: number): string {
-  return Number.isFinite(v) ? (v >= 100 ? v.toFixed(0) : v.toFixed(2)) : 'n/a';
-}
-
-function printRows(rows: Row[]): void {
-  console.log('\n| metric | orch | baseline | baseline is | orch / baseline |');
-  console.log('|---|---|---|---|---|');
-  for (const r of rows) {
-    console.log(`| ${r.metric} | ${fmt(r.orch)} ${r.unit} | ${fmt(r.baseline)} ${r.unit} | ${r.baselineName} | ${fmt(r.orch / r.baseline)}x |`);
-  }
 }
 
 main().catch((err) => {

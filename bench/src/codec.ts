@@ -1,0 +1,146 @@
+import https from 'node:https';
+import { decodeProtobuf, encodeProtobuf } from '@orch/api';
+import { runLoad, type HttpsTarget } from './load';
+import type { Row } from './report';
+
+// Protobuf versus JSON: the codec alone (a Pod, a 500-item PodList) and get/list throughput
+// of a running gateway asked for each encoding.
+
+/** One result row (the shape main.ts prints): orch = protobuf, baseline = JSON. */
+
+const PROTOBUF = 'application/vnd.orch.protobuf';
+const JSON_TYPE = 'application/json';
+
+/** A Pod as a controller and the scheduler leave it: two containers, volumes, status. */
+export function benchPod(i: number): Record<string, unknown> {
+  const container = (name: string) => ({
+    name,
+    image: `registry.example/${name}:1.2.${i % 10}`,
+    command: ['/bin/server', '--port=8080'],
+    ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }],
+    env: [
+      { name: 'MODE', value: 'production' },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+    ],
+    resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '500m', memory: '256Mi' } },
+    volumeMounts: [{ name: 'config', mountPath: '/etc/config', readOnly: true }],
+    readinessProbe: { httpGet: { path: '/readyz', port: 'http' }, periodSeconds: 10 },
+    terminationMessagePath: '/dev/termination-log',
+    terminationMessagePolicy: 'File',
+    imagePullPolicy: 'IfNotPresent',
+  });
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `web-7d9f8c6b5-${i}`,
+      generateName: 'web-7d9f8c6b5-',
+      namespace: 'bench',
+      uid: `3f1c2a9e-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      resourceVersion: String(1000 + i),
+      creationTimestamp: '2024-05-01T10:00:00Z',
+      labels: { app: 'web', 'pod-template-hash': '7d9f8c6b5' },
+      annotations: { 'orch.io/restartedAt': '2024-05-01T09:59:00Z' },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-7d9f8c6b5', uid: '9b2e7c1d-1111-4000-8000-000000000001', controller: true, blockOwnerDeletion: true }],
+    },
+    spec: {
+      containers: [container('web'), container('sidecar')],
+      volumes: [{ name: 'config', configMap: { name: 'web-config', defaultMode: 420 } }],
+      restartPolicy: 'Always',
+      terminationGracePeriodSeconds: 30,
+      dnsPolicy: 'ClusterFirst',
+      serviceAccountName: 'default',
+      nodeName: `node-${i % 50}`,
+      schedulerName: 'default-scheduler',
+      tolerations: [{ key: 'node.orch.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }],
+      priority: 0,
+    },
+    status: {
+      phase: 'Running',
+      conditions: [
+        { type: 'Ready', status: 'True', lastTransitionTime: '2024-05-01T10:00:05Z' },
+        { type: 'PodScheduled', status: 'True', lastTransitionTime: '2024-05-01T10:00:00Z' },
+      ],
+      hostIP: '10.0.0.5',
+      podIP: `10.244.1.${i % 250}`,
+      startTime: '2024-05-01T10:00:01Z',
+      containerStatuses: ['web', 'sidecar'].map((name) => ({
+        name,
+        ready: true,
+        restartCount: 0,
+        image: `registry.example/${name}:1.2.${i % 10}`,
+        imageID: `registry.example/${name}@sha256:${'ab'.repeat(32)}`,
+        state: { running: { startedAt: '2024-05-01T10:00:03Z' } },
+      })),
+      qosClass: 'Burstable',
+    },
+  };
+}
+
+/** Operations per second of `fn`, run for about `ms` after a warm-up of a quarter of that (first use builds the codec). */
+function opsPerSecond(fn: () => unknown, ms: number): number {
+  const warm = performance.now();
+  while (performance.now() - warm < ms / 4) fn();
+  let ops = 0;
+  const start = performance.now();
+  let now = start;
+  while (now - start < ms) {
+    for (let i = 0; i < 10; i++) fn();
+    ops += 10;
+    now = performance.now();
+  }
+  return ops / ((now - start) / 1000);
+}
+
+/**
+ * Codec micro-benchmark: encode and decode of one Pod and of a 500-item PodList, protobuf
+ * (envelope included) against JSON.stringify/JSON.parse of the same object, plus sizes.
+ */
+export async function codecBench(msPerCase = 1000): Promise<Row[]> {
+  const pod = benchPod(0);
+  const list = { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: '5000' }, items: Array.from({ length: 500 }, (_, i) => benchPod(i)) };
+  const rows: Row[] = [];
+  for (const [name, obj] of [
+    ['Pod', pod],
+    ['PodList (500 Pods)', list],
+  ] as const) {
+    const pb = encodeProtobuf(obj);
+    const json = Buffer.from(JSON.stringify(obj));
+    const ms = name === 'Pod' ? msPerCase : msPerCase * 2;
+    rows.push({ metric: `${name} encode/s`, orch: opsPerSecond(() => encodeProtobuf(obj), ms), baseline: opsPerSecond(() => Buffer.from(JSON.stringify(obj)), ms), baselineName: 'JSON.stringify', unit: '/s', higherIsBetter: true });
+    rows.push({ metric: `${name} decode/s`, orch: opsPerSecond(() => decodeProtobuf(pb), ms), baseline: opsPerSecond(() => JSON.parse(json.toString('utf8')), ms), baselineName: 'JSON.parse', unit: '/s', higherIsBetter: true });
+    rows.push({ metric: `${name} size`, orch: pb.length / 1024, baseline: json.length / 1024, baselineName: 'JSON', unit: 'KiB', higherIsBetter: false });
+    await new Promise((r) => setImmediate(r));
+  }
+  return rows;
+}
+
+/** GET `path` with an Accept header; true for a 200 whose body was read completely. */
+function getAs(t: HttpsTarget, path: string, accept: string): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const req = https.get(`${t.base}${path}`, { agent: t.agent, headers: { accept } }, (res) => {
+      res.on('data', () => undefined);
+      res.on('end', () => resolve(res.statusCode === 200 && String(res.headers['content-type']).startsWith(accept)));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+}
+
+/**
+ * get and list throughput of a running gateway with `Accept: application/vnd.orch.protobuf`
+ * against `application/json`, on objects the caller created (`getPath` one object,
+ * `listPath` a collection).
+ */
+export async function protobufHttpBench(t: HttpsTarget, opts: { getPath: string; listPath: string; concurrency: number; durationMs: number }): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const [what, path, concurrency] of [
+    ['gets/s', opts.getPath, opts.concurrency],
+    ['lists/s', opts.listPath, Math.max(1, Math.floor(opts.concurrency / 8))],
+  ] as const) {
+    const pb = await runLoad(concurrency, opts.durationMs, () => getAs(t, path, PROTOBUF));
+    const json = await runLoad(concurrency, opts.durationMs, () => getAs(t, path, JSON_TYPE));
+    rows.push({ metric: `${what} protobuf (${concurrency} clients, ${path})`, orch: pb.opsPerSecond, baseline: json.opsPerSecond, baselineName: 'same requests as JSON', unit: '/s', higherIsBetter: true });
+  }
+  return rows;
+}

@@ -1,0 +1,204 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import https from 'node:https';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RestClient, type ClientConfig } from '@orch/client';
+import { call, percentile, runLoad, target } from './load';
+
+/** A result row, as `main.ts` prints them. */
+export interface Row {
+  metric: string;
+  orch: number;
+  baseline: number;
+  baselineName: string;
+  unit: string;
+  higherIsBetter: boolean;
+}
+
+const ROOT = join(__dirname, '..', '..', '..');
+const GATEWAY_MAIN = join(ROOT, 'dist', 'apps', 'gateway', 'src', 'main.js');
+const NODE_AGENT_MAIN = join(ROOT, 'dist', 'apps', 'node-agent', 'src', 'main.js');
+
+/** Upstream's node simulator (kubemark hollow nodes / kwok) manages about this many objects per second. */
+const UPSTREAM_SIMULATOR_OBJECTS_PER_SECOND = 20;
+/** Upstream pod startup SLO: p99 create → Running at most 5 s. */
+const UPSTREAM_POD_STARTUP_P99_MS = 5_000;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function readyz(base: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    https.get(`${base}/readyz`, { rejectUnauthorized: false }, (r) => resolve(r.statusCode === 200)).on('error', () => resolve(false));
+  });
+}
+
+interface Cluster {
+  dir: string;
+  url: string;
+  kubeconfig: string;
+  admin: ClientConfig;
+  children: ChildProcess[];
+  close(): Promise<void>;
+}
+
+/** A gateway process on SQLite in a fresh temp dir, with its admin credentials. */
+async function startCluster(): Promise<Cluster> {
+  const dir = await mkdtemp(join(tmpdir(), 'orch-bench-node-'));
+  const port = await freePort();
+  const gw = spawn(process.execPath, [GATEWAY_MAIN, `--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${join(dir, 'gw')}`], { stdio: 'ignore' });
+  const url = `https://127.0.0.1:${port}`;
+  const children = [gw];
+  const close = async () => {
+    for (const c of children) c.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  };
+  for (let i = 0; i < 300 && !(await readyz(url)); i++) await new Promise((r) => setTimeout(r, 100));
+  if (!(await readyz(url))) {
+    await close();
+    throw new Error('the gateway did not become ready');
+  }
+  const pki = join(dir, 'gw', 'pki');
+  const admin: ClientConfig = { server: url, caPem: await readFile(join(pki, 'ca.crt'), 'utf8'), certPem: await readFile(join(pki, 'admin.crt'), 'utf8'), keyPem: await readFile(join(pki, 'admin.key'), 'utf8') };
+  return { dir, url, kubeconfig: join(dir, 'gw', 'admin.kubeconfig'), admin, children, close };
+}
+
+/** Starts a node agent process; resolves once it prints `nodes registered`. */
+async function startAgent(c: Cluster, name: string, args: string[]): Promise<ChildProcess> {
+  const agent = spawn(process.execPath, [NODE_AGENT_MAIN, `--kubeconfig=${c.kubeconfig}`, `--root-dir=${join(c.dir, `agent-${name}`)}`, `--hostname-override=${name}`, '--node-ip=127.0.0.1', '--address=127.0.0.1', `--port=${await freePort()}`, `--secure-port=${await freePort()}`, ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
+  c.children.push(agent);
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    agent.stderr!.on('data', (d: Buffer) => {
+      out = (out + d.toString()).slice(-4000);
+      if (/nodes registered/.test(out)) resolve();
+    });
+    agent.once('exit', (code) => reject(new Error(`node agent exited with ${code}: ${out}`)));
+  });
+  agent.stderr!.resume();
+  return agent;
+}
+
+/** Watches pods from `resourceVersion` and calls `onRunning(name, ms)` once per pod that reaches Running. */
+function watchRunning(client: RestClient, resourceVersion: string, onRunning: (name: string, at: number) => void): { stop(): void } {
+  const seen = new Set<string>();
+  const h = client.resource<{ apiVersion: string; kind: string; metadata: { name?: string }; status?: { phase?: string } }>({ group: '', version: 'v1', resource: 'pods' }).watch(
+    { resourceVersion, timeoutSeconds: 3600 },
+    {
+      onEvent: (ev) => {
+        const name = ev.object.metadata?.name ?? '';
+        if (ev.object.status?.phase === 'Running' && !seen.has(name)) {
+          seen.add(name);
+          onRunning(name, performance.now());
+        }
+      },
+    },
+  );
+  return { stop: () => h.stop() };
+}
+
+const pod = (name: string, node: string, command?: string[]) =>
+  JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default' },
+    spec: { nodeName: node, automountServiceAccountToken: false, terminationGracePeriodSeconds: 1, containers: [{ name: 'c', image: 'none', ...(command ? { command } : {}) }] },
+  });
+
+/**
+ * Simulated runtime at scale: `pods` pods bound round-robin to `nodes` fake nodes are created
+ * while no agent runs; then one agent in the simulated runtime starts, registers the nodes and
+ * brings every pod to Running. Rows: pods/s to Running (first to last pod), the same including
+ * node registration (agent start to last pod), against upstream's node simulator.
+ */
+export async function benchSimulatedRuntime(opts: { nodes?: number; pods?: number; concurrency?: number } = {}): Promise<Row[]> {
+  const nodes = opts.nodes ?? 1000;
+  const pods = opts.pods ?? 30_000;
+  const c = await startCluster();
+  const client = new RestClient(c.admin, { component: 'bench', timeoutMs: 120_000 });
+  try {
+    const t = target(c.url, { ca: c.admin.caPem, cert: c.admin.certPem, key: c.admin.keyPem }, opts.concurrency ?? 64);
+    const created = await runLoad(opts.concurrency ?? 64, 3_600_000, async (i) => (await call(t, 'POST', '/api/v1/namespaces/default/pods', pod(`sim-${i}`, `sim-node-${i % nodes}`))).status === 201, pods);
+    if (created.ops !== pods) throw new Error(`created ${created.ops} of ${pods} pods (${created.errors} errors)`);
+    const list = await client.request<{ metadata: { resourceVersion: string } }>({ method: 'GET', path: '/api/v1/pods', query: { limit: 1 } });
+    let first = 0;
+    let last = 0;
+    let running = 0;
+    let done!: () => void;
+    const all = new Promise<void>((r) => (done = r));
+    const w = watchRunning(client, list.metadata.resourceVersion, (_n, at) => {
+      if (running++ === 0) first = at;
+      last = at;
+      if (running === pods) done();
+    });
+    const started = performance.now();
+    await startAgent(c, 'sim-node', ['--runtime=simulated', `--simulated-nodes=${nodes}`, '--max-pods=250', '--pod-workers=64']);
+    const registered = performance.now();
+    await Promise.race([all, new Promise((_r, reject) => setTimeout(() => reject(new Error(`only ${running} of ${pods} pods Running after 15 min`)), 900_000).unref())]);
+    w.stop();
+    const steady = pods / ((last - first) / 1000);
+    const overall = pods / ((last - started) / 1000);
+    return [
+      { metric: `simulated runtime: pods/s to Running (${pods} pods, ${nodes} nodes, one agent)`, orch: steady, baseline: UPSTREAM_SIMULATOR_OBJECTS_PER_SECOND, baselineName: "upstream's node simulator (~20 objects/s)", unit: '/s', higherIsBetter: true },
+      { metric: `simulated runtime: pods/s incl. registering ${nodes} nodes (${((registered - started) / 1000).toFixed(1)} s)`, orch: overall, baseline: UPSTREAM_SIMULATOR_OBJECTS_PER_SECOND, baselineName: "upstream's node simulator (~20 objects/s)", unit: '/s', higherIsBetter: true },
+    ];
+  } finally {
+    client.close();
+    await c.close();
+  }
+}
+
+/**
+ * Process runtime start-up latency: `pods` pods (one `node -e` process each) are created one
+ * after another on a running agent; each pod's create → Running time is measured from the
+ * watch. Rows: p50 and p99 against upstream's pod startup SLO (p99 ≤ 5 s).
+ */
+export async function benchProcessPodStartup(opts: { pods?: number; intervalMs?: number } = {}): Promise<Row[]> {
+  const pods = opts.pods ?? 50;
+  const c = await startCluster();
+  const client = new RestClient(c.admin, { component: 'bench' });
+  try {
+    await startAgent(c, 'bench-node', []);
+    const list = await client.request<{ metadata: { resourceVersion: string } }>({ method: 'GET', path: '/api/v1/pods', query: { limit: 1 } });
+    const createdAt = new Map<string, number>();
+    const latencies: number[] = [];
+    let done!: () => void;
+    const all = new Promise<void>((r) => (done = r));
+    const w = watchRunning(client, list.metadata.resourceVersion, (name, at) => {
+      const t0 = createdAt.get(name);
+      if (t0 !== undefined) latencies.push(at - t0);
+      if (latencies.length === pods) done();
+    });
+    const t = target(c.url, { ca: c.admin.caPem, cert: c.admin.certPem, key: c.admin.keyPem }, 4);
+    for (let i = 0; i < pods; i++) {
+      const name = `proc-${i}`;
+      createdAt.set(name, performance.now());
+      const r = await call(t, 'POST', '/api/v1/namespaces/default/pods', pod(name, 'bench-node', [process.execPath, '-e', 'setInterval(() => {}, 1000)']));
+      if (r.status !== 201) throw new Error(`create ${name}: ${r.status} ${r.body}`);
+      await new Promise((r2) => setTimeout(r2, opts.intervalMs ?? 100));
+    }
+    await Promise.race([all, new Promise((_r, reject) => setTimeout(() => reject(new Error(`only ${latencies.length} of ${pods} pods Running after 2 min`)), 120_000).unref())]);
+    w.stop();
+    latencies.sort((a, b) => a - b);
+    return [
+      { metric: `process runtime: pod create → Running p50 (${pods} pods)`, orch: percentile(latencies, 50), baseline: UPSTREAM_POD_STARTUP_P99_MS, baselineName: 'upstream pod startup SLO (p99 ≤ 5 s)', unit: 'ms', higherIsBetter: false },
+      { metric: `process runtime: pod create → Running p99 (${pods} pods)`, orch: percentile(latencies, 99), baseline: UPSTREAM_POD_STARTUP_P99_MS, baselineName: 'upstream pod startup SLO (p99 ≤ 5 s)', unit: 'ms', higherIsBetter: false },
+    ];
+  } finally {
+    client.close();
+    await c.close();
+  }
+}
