@@ -85,6 +85,19 @@ describe('gateway API (real process over HTTPS)', () => {
       expect((await gw.admin.get('/api/v1/namespaces/default/configmaps/crud')).status).toBe(404);
     });
 
+    it('If-Match makes writes conditional on the resourceVersion', async () => {
+      const c = await gw.admin.post('/api/v1/namespaces/default/configmaps', CM('ifm'));
+      const rv = c.json.metadata.resourceVersion;
+      const ok = await gw.admin.patch('/api/v1/namespaces/default/configmaps/ifm', { data: { a: '2' } }, 'application/merge-patch+json', { headers: { 'if-match': `"${rv}"` } });
+      expect(ok.status).toBe(200);
+      const stale = await gw.admin.patch('/api/v1/namespaces/default/configmaps/ifm', { data: { a: '3' } }, 'application/merge-patch+json', { headers: { 'if-match': rv } });
+      expect(stale.status).toBe(409);
+      expect(stale.json.reason).toBe('Conflict');
+      expect((await gw.admin.request('DELETE', '/api/v1/namespaces/default/configmaps/ifm', undefined, { headers: { 'if-match': rv } })).status).toBe(409);
+      expect((await gw.admin.request('DELETE', '/api/v1/namespaces/default/configmaps/ifm', undefined, { headers: { 'if-match': ok.json.metadata.resourceVersion } })).status).toBe(200);
+      expect((await gw.admin.patch('/api/v1/namespaces/default/configmaps/x', {}, 'application/merge-patch+json', { headers: { 'if-match': 'W/"abc"' } })).status).toBe(400);
+    });
+
     it('generateName gives a unique name', async () => {
       const r = await gw.admin.post('/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'gen-' } });
       expect(r.status).toBe(201);

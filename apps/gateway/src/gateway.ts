@@ -95,9 +95,14 @@ export class Gateway {
     if (this.options['enable-bootstrap-token-auth']) authenticators.push(bootstrapTokenAuthenticator((id) => this.bootstrapTokenSecret(id)));
     const authenticator = unionAuthenticator(authenticators);
     this.health.add('log', () => undefined);
-    this.health.add(this.store.backend, async () => {
-      await this.store.currentRevision();
-    });
+    // A slow store at start-up (etcd) does not fail livez during --livez-grace-period.
+    this.health.add(
+      this.store.backend,
+      async () => {
+        await this.store.currentRevision();
+      },
+      { livezGrace: true },
+    );
     this.health.add('poststarthook/bootstrap-namespaces', () => undefined, { endpoints: ['healthz', 'readyz'] });
     this.health.add(
       REPAIR_HEALTH_CHECK,

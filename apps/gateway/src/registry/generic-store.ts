@@ -404,6 +404,7 @@ export class GenericStore {
         throw StatusError.notFound(this.qr, name);
       }
       const old = this.decode(kv);
+      checkIfMatch(ctx, old, this.qr);
       let obj = compute(deepCopy(old));
       if (!isPut) {
         this.checkTypeMeta(obj);
@@ -508,6 +509,7 @@ export class GenericStore {
       const kv = await this.store.get(key);
       if (!kv) throw StatusError.notFound(this.qr, name);
       const current = this.decode(kv);
+      checkIfMatch(ctx, current, this.qr);
       const pre = options.preconditions;
       if (pre?.uid && pre.uid !== current.metadata.uid) {
         throw StatusError.conflict(this.qr, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`);
@@ -830,6 +832,14 @@ export function injectResourceVersion(json: string, revision: number): string | 
   const insertAt = at + METADATA_HEAD.length;
   const rv = `"resourceVersion":"${revision}"`;
   return json.charCodeAt(insertAt) === 125 /* } */ ? `${json.slice(0, insertAt)}${rv}${json.slice(insertAt)}` : `${json.slice(0, insertAt)}${rv},${json.slice(insertAt)}`;
+}
+
+/** The If-Match precondition (RequestContext.ifMatchResourceVersion) against the stored object. */
+function checkIfMatch(ctx: RequestContext, current: KubeObject, qr: QualifiedResource): void {
+  const want = ctx.ifMatchResourceVersion;
+  if (want !== undefined && want !== '*' && want !== current.metadata.resourceVersion) {
+    throw StatusError.conflict(qr, current.metadata.name ?? '', `Precondition failed: If-Match resourceVersion ${want}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`);
+  }
 }
 
 function parseLabels(selector: string | undefined): LabelSelector {

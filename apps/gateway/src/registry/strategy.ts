@@ -9,6 +9,11 @@ export interface RequestContext {
   fieldManager?: string;
   /** Warnings to send back in `Warning` headers. */
   warnings: string[];
+  /**
+   * A resourceVersion the object must have for the write to proceed (the `If-Match` header):
+   * checked against the stored object on every attempt; a mismatch is 409 Conflict.
+   */
+  ifMatchResourceVersion?: string;
 }
 
 /** Name rules (SPEC Object names): which validator applies to metadata.name. */

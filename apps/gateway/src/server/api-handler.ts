@@ -133,6 +133,7 @@ export class ApiHandler {
       // Writes without fieldManager are recorded for the User-Agent's product (upstream).
       fieldManager: query.get('fieldManager') || managerFromUserAgent(req.headers['user-agent']),
       warnings: [],
+      ifMatchResourceVersion: parseIfMatch(req.headers['if-match']),
     };
     const repr = chooseRepresentation(req.headers.accept, info.verb === 'watch', hasProtobufSchema(def.group, def.version, def.kind));
     const respond = (status: number, body: unknown) => {
@@ -515,6 +516,20 @@ function isObjectOrList(body: unknown): boolean {
 
 function acceptsGzip(header: string | undefined): boolean {
   return !!header && header.split(',').some((p) => p.trim().split(';')[0] === 'gzip');
+}
+
+/**
+ * `If-Match` (SPEC Media types): a resourceVersion, quoted like an ETag or bare; `*` only
+ * requires the object to exist. Several values are not supported (400).
+ */
+export function parseIfMatch(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const raw = (Array.isArray(header) ? header.join(',') : header).trim();
+  if (raw === '*') return '*';
+  if (raw.includes(',')) throw StatusError.badRequest('If-Match with several entity tags is not supported: give one resourceVersion');
+  const m = /^(?:W\/)?"?([^"]*)"?$/.exec(raw);
+  if (!m || !/^\d+$/.test(m[1])) throw StatusError.badRequest(`If-Match must carry a resourceVersion, got ${JSON.stringify(raw)}`);
+  return m[1];
 }
 
 /** dryRun: `All`, or present with no value (SPEC query parameters); anything else is 400. */
