@@ -2,6 +2,10 @@ import type { ResourceDef } from '@orch/api';
 import type { StatusStrategy, Strategy } from '../strategy';
 import { defaultStrategy, fieldsFrom, statusSubresource } from './common';
 import { csrStrategy } from './csr';
+import { eventsV1Strategy } from './events';
+import { ingressStrategy, pdbStrategy } from './networking-policy';
+import { secretStrategy } from './secret';
+import { webhookStrategy } from './webhooks';
 import { namespaceStrategy } from './namespace';
 import { podStrategy } from './pod';
 
@@ -12,7 +16,6 @@ const CREATE_ON_UPDATE = new Set([
   '/endpoints',
   '/events',
   '/limitranges',
-  'events.orch.io/events',
   'coordination.orch.io/leases',
   'discovery.orch.io/endpointslices',
   'rbac.authorization.orch.io/roles',
@@ -29,7 +32,7 @@ const STRATEGIES: Record<string, Strategy> = {
   '/pods': podStrategy,
   '/services': { ...defaultStrategy, nameRule: 'dns1035Label', fieldAttributes: fieldsFrom(['spec.clusterIP', 'spec.type']) },
   '/nodes': { ...defaultStrategy, fieldAttributes: fieldsFrom(['spec.unschedulable']) },
-  '/secrets': { ...defaultStrategy, fieldAttributes: fieldsFrom(['type']) },
+  '/secrets': secretStrategy,
   '/replicationcontrollers': { ...defaultStrategy, fieldAttributes: fieldsFrom(['status.replicas']) },
   '/events': {
     ...createOnUpdate,
@@ -47,6 +50,11 @@ const STRATEGIES: Record<string, Strategy> = {
       'type',
     ]),
   },
+  'events.orch.io/events': eventsV1Strategy,
+  'networking.orch.io/ingresses': ingressStrategy,
+  'policy/poddisruptionbudgets': pdbStrategy,
+  'admissionregistration.orch.io/mutatingwebhookconfigurations': webhookStrategy(true),
+  'admissionregistration.orch.io/validatingwebhookconfigurations': webhookStrategy(false),
   'batch/jobs': { ...defaultStrategy, fieldAttributes: fieldsFrom(['status.successful']) },
   'certificates.orch.io/certificatesigningrequests': csrStrategy,
   'rbac.authorization.orch.io/roles': { ...createOnUpdate, nameRule: 'pathSegment' },
