@@ -138,6 +138,37 @@ describeKubectl('kubectl against a real gateway', () => {
     expect(kubectl('get', 'deploy', 'web', '-n', 'shop', '-o', 'jsonpath={.spec.replicas}').out).toBe('5');
   });
 
+  it('cordon, then drain evicts the pods on the node', async () => {
+    writeFileSync(
+      join(dir, 'node.yaml'),
+      'apiVersion: v1\nkind: Node\nmetadata:\n  name: worker-1\n---\n' +
+        ['d1', 'd2'].map((n) => `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${n}\n  namespace: shop\nspec:\n  nodeName: worker-1\n  containers:\n  - name: c\n    image: x\n`).join('---\n'),
+    );
+    expect(kubectl('create', '--validate=false', '-f', join(dir, 'node.yaml')).code).toBe(0);
+    const cordon = kubectl('cordon', 'worker-1');
+    expect(cordon.err).toBe('');
+    expect(cordon.out).toContain('node/worker-1 cordoned');
+    expect(kubectl('get', 'node', 'worker-1', '-o', 'jsonpath={.spec.unschedulable}').out).toBe('true');
+    const drain = kubectl('drain', 'worker-1', '--force', '--grace-period=0', '--timeout=30s');
+    expect(drain.code).toBe(0);
+    expect(drain.out).toContain('pod/d1 evicted');
+    expect(drain.out).toContain('node/worker-1 drained');
+    expect(kubectl('get', 'pods', '-n', 'shop', '--field-selector=spec.nodeName=worker-1', '-o', 'name').out.trim()).toBe('');
+    const metrics = (await gw.admin.get('/metrics')).text;
+    expect(metrics).toMatch(/apiserver_request_total\{[^}]*resource="pods"[^}]*subresource="eviction"[^}]*code="201"/);
+  });
+
+  it('edit through $EDITOR sends the change back', () => {
+    const r = spawnSync('kubectl', ['--kubeconfig', gw.kubeconfig, '--cache-dir', join(dir, 'cache'), 'edit', 'cm', 'settings', '-n', 'shop'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: { ...process.env, EDITOR: 'sed -i s/color:\\ red/color:\\ green/', KUBE_EDITOR: '' },
+    });
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain('configmap/settings edited');
+    expect(JSON.parse(kubectl('get', 'cm', 'settings', '-n', 'shop', '-o', 'json').out).data.color).toBe('green');
+  });
+
   it('get -w sees ADDED, MODIFIED and DELETED; delete returns when gone', async () => {
     const watcher = spawn('kubectl', ['--kubeconfig', gw.kubeconfig, '--cache-dir', join(dir, 'cache'), 'get', 'cm', '-n', 'shop', '-w', '--output-watch-events', '-o', 'json']);
     let out = '';
