@@ -1,0 +1,22 @@
+// Public API of the scheduler's framework, plugins and queue.
+export * from './affinity-index';
+export * from './api';
+export * from './cache';
+export * from './clock';
+export * from './config';
+export * from './cycle-state';
+export * from './events';
+export * from './framework';
+export * from './interface';
+export * from './metrics';
+export * from './node-affinity';
+export * from './priority';
+export * from './resource';
+export * from './scheduler';
+export * from './snapshot';
+export * from './status';
+export * from './types';
+export * as names from '../plugins/names';
+export { defaultPlugins, inTreeRegistry } from '../plugins/registry';
+export { SchedulingQueue, isPodUpdated, type QueueName, type SchedulingQueueOptions } from '../queue/scheduling-queue';
+export { Nominator } from '../queue/nominator';
