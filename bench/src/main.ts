@@ -10,13 +10,16 @@ import { codecBench, protobufHttpBench } from './codec';
 import { call, percentile, rssMiB, runLoad, target, type HttpsTarget } from './load';
 import { runProxyBench } from './proxy';
 import { printRows, type Row } from './report';
+import { schedulerBench } from './scheduler';
 
 const FLAGS = {
   duration: { type: 'duration', default: 10_000, description: 'Duration of each throughput phase.' },
   concurrency: { type: 'int', default: 64, description: 'Concurrent clients of the throughput phases.' },
   'list-size': { type: 'int', default: 10_000, description: 'ConfigMaps in the list-latency phase.' },
   watchers: { type: 'int', default: 100, description: 'Watchers in the watch-latency phase.' },
-  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy.' },
+  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, scheduler.' },
+  'sched-nodes': { type: 'int', default: 5000, description: 'Nodes in the scheduler benchmark.' },
+  'sched-pods': { type: 'int', default: 10_000, description: 'Pods per scheduler scenario.' },
 } as const;
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -66,6 +69,7 @@ async function main(): Promise<void> {
   if (want('gateway')) printRows('gateway (SQLite)', await gatewayBench(opts));
   if (want('codec')) printRows('protobuf vs JSON', await codecBench(Math.min(opts.duration, 2000)));
   if (want('proxy')) printRows('network-proxy', await runProxyBench({ durationMs: Math.min(opts.duration, 5000), concurrency: opts.concurrency }));
+  if (want('scheduler')) printRows('scheduler (real gateway and scheduler processes)', await schedulerBench({ nodes: opts['sched-nodes'], pods: opts['sched-pods'] }));
 }
 
 type BenchOptions = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];

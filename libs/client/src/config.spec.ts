@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NotInClusterError, inClusterConfig } from './config';
 import { RestClient } from './rest';
-import { ApiPeer } from './testing/api-peer';
+import { ApiPeer } from '@orch/testing';
 
 describe('inClusterConfig', () => {
   let dir: string;

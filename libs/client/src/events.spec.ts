@@ -1,7 +1,7 @@
 import { EventRecorder, type ClusterEvent, type EventRecorderOptions, type EventType } from './events';
 import { RestClient } from './rest';
-import { ApiPeer } from './testing/api-peer';
-import { memoryLogger, waitFor } from './testing/wait';
+import { ApiPeer } from '@orch/testing';
+import { memoryLogger, waitFor } from '@orch/testing';
 import type { KubeObject } from '@orch/apimachinery';
 
 const EVENTS = 'events.orch.io/v1/events';

@@ -1,8 +1,8 @@
 import { BUILTIN_RESOURCES } from '@orch/api';
 import { DeletedFinalStateUnknown, SharedInformer, SharedInformerFactory, unwrapTombstone, type InformerOptions } from './informer';
 import { RestClient } from './rest';
-import { ApiPeer } from './testing/api-peer';
-import { memoryLogger, waitFor } from './testing/wait';
+import { ApiPeer } from '@orch/testing';
+import { memoryLogger, waitFor } from '@orch/testing';
 import type { KubeObject } from '@orch/apimachinery';
 
 const podsDef = BUILTIN_RESOURCES.find((r) => r.group === '' && r.resource === 'pods')!;

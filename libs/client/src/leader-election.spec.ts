@@ -1,8 +1,8 @@
 import { formatMicroTime } from '@orch/apimachinery';
 import { LeaderElector, type Lease, type LeaderElectionConfig } from './leader-election';
 import { RestClient } from './rest';
-import { ApiPeer } from './testing/api-peer';
-import { memoryLogger, waitFor } from './testing/wait';
+import { ApiPeer } from '@orch/testing';
+import { memoryLogger, waitFor } from '@orch/testing';
 
 const LEASES = 'coordination.orch.io/v1/leases';
 const MICRO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;

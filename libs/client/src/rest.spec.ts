@@ -4,9 +4,9 @@ import type { TLSSocket } from 'node:tls';
 import { BUILTIN_RESOURCES, type ResourceDef } from '@orch/api';
 import { ApiError, RequestTimeoutError, isAlreadyExists, isConflict, isGone, isNotFound, isTooManyRequests } from './errors';
 import { RestClient, type ResourceClient } from './rest';
-import { ApiPeer } from './testing/api-peer';
+import { ApiPeer } from '@orch/testing';
 import { makeTestPki } from './testing/pki';
-import { waitFor } from './testing/wait';
+import { waitFor } from '@orch/testing';
 import type { KubeObject, WatchEvent } from '@orch/apimachinery';
 
 const def = (group: string, resource: string): ResourceDef => {

@@ -1,4 +1,4 @@
-import { memoryLogger, waitFor } from './testing/wait';
+import { memoryLogger, waitFor } from '@orch/testing';
 import {
   BucketRateLimiter,
   DelayingQueue,

@@ -5,3 +5,5 @@ export type { StartProcessOptions, RunningProcess, ProcessExit, ReadyProbe } fro
 export { ensureBinary, findBinary } from './binaries';
 export { startEtcd, startNats, startRedis } from './engines';
 export type { TestServer, EtcdServer, NatsServer, RedisServer } from './engines';
+export { ApiPeer } from './api-peer';
+export * from './wait';

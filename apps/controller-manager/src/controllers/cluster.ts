@@ -1,0 +1,31 @@
+import type { ControllerDescriptor } from '../controller';
+import { bootstrapSignerController } from './bootstrapsigner/signer';
+import { csrApprovingController } from './csrapproving/approver';
+import { csrSigningController } from './csrsigning/signer';
+import { endpointsController } from './endpoints/endpoints-controller';
+import { endpointSliceController } from './endpointslice/endpointslice-controller';
+import { endpointSliceMirroringController } from './endpointslice-mirroring/mirroring-controller';
+import { namespaceController } from './namespace/namespace-controller';
+import { nodeLifecycleController } from './nodelifecycle/node-lifecycle-controller';
+import { podGcController } from './podgc/podgc-controller';
+import { rootCaCertPublisher } from './root-ca-cert-publisher/publisher';
+import { serviceAccountController } from './serviceaccount/serviceaccounts-controller';
+import { serviceAccountTokenController } from './serviceaccount-token/tokens-controller';
+import { tokenCleanerController } from './tokencleaner/tokencleaner';
+
+/** Cluster controllers (namespace, service accounts, tokens, root CA, bootstrap, endpoints, nodes, pod GC, CSR), by upstream `--controllers` name. */
+export const CLUSTER_CONTROLLERS: ControllerDescriptor[] = [
+  namespaceController,
+  serviceAccountController,
+  serviceAccountTokenController,
+  rootCaCertPublisher,
+  bootstrapSignerController,
+  tokenCleanerController,
+  endpointsController,
+  endpointSliceController,
+  endpointSliceMirroringController,
+  nodeLifecycleController,
+  podGcController,
+  csrApprovingController,
+  csrSigningController,
+];

@@ -1,0 +1,238 @@
+import { formatTime, parseTime } from '@orch/apimachinery';
+import {
+  isAlreadyExists,
+  isNotFound,
+  objectKey,
+  RateLimitingQueue,
+  unwrapTombstone,
+  type DeletedFinalStateUnknown,
+  type EventRecorder,
+  type ResourceClient,
+  type SharedInformer,
+} from '@orch/client';
+import type { Controller, ControllerContext } from '../../controller';
+import { controllerRefOf, newControllerRef, resolveControllerRef } from '../workload-common/controller-ref';
+import { CRON_JOBS, JOBS } from '../workload-common/resources';
+import { CONTROLLER_UID_INDEX, keyOf, runQueue, withControllerIndex } from '../workload-common/run';
+import type { CronJob, Job } from '../workload-common/types';
+import { finishedType, jobFromTemplate, jobNameFor, jobsBeyondHistory, mostRecentScheduleTime, nextScheduleDelayMs, scheduleWithZone } from './cronjob-util';
+import { checkTimeZone, parseSchedule, ScheduleError, type Schedule } from './schedule';
+
+type ActiveRef = NonNullable<NonNullable<CronJob['status']>['active']>[number];
+
+/** Result of one pass: requeue after this many ms, and whether status must be written. */
+interface Pass {
+  requeueAfterMs?: number;
+  updateStatus: boolean;
+}
+
+/**
+ * The CronJob controller (upstream pkg/controller/cronjob, ControllerV2): creates one job
+ * per due activation of `spec.schedule` (in `spec.timeZone` or a `TZ=` prefix, else the
+ * controller's zone), named `<cronjob>-<minutes since epoch>` so an activation never
+ * creates two jobs; honours suspend, startingDeadlineSeconds (missed runs) and
+ * concurrencyPolicy (Allow, Forbid, Replace); tracks active jobs, lastScheduleTime and
+ * lastSuccessfulTime; deletes finished jobs beyond the history limits; and requeues itself
+ * for the next activation.
+ */
+export class CronJobController implements Controller {
+  readonly name = 'cronjob';
+  private readonly queue = new RateLimitingQueue<string>();
+  private readonly cronJobs: SharedInformer<CronJob>;
+  private readonly jobs: SharedInformer<Job>;
+  private readonly cronJobClient: ResourceClient<CronJob>;
+  private readonly jobClient: ResourceClient<Job>;
+  private readonly recorder: EventRecorder;
+
+  /** `now` is the clock schedules are evaluated on (tests pass a fixed one). */
+  constructor(
+    private readonly ctx: ControllerContext,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.cronJobs = ctx.informers.informerFor<CronJob>(CRON_JOBS);
+    this.jobs = withControllerIndex(ctx.informers.informerFor<Job>(JOBS));
+    this.cronJobClient = ctx.client.resource<CronJob>(CRON_JOBS);
+    this.jobClient = ctx.client.resource<Job>(JOBS);
+    this.recorder = ctx.recorder('cronjob-controller');
+    this.cronJobs.addEventHandler({
+      onAdd: (cj) => this.queue.add(objectKey(cj)),
+      onUpdate: (_old, cur) => this.queue.add(objectKey(cur)),
+      onDelete: (obj) => this.queue.add(keyOf(obj)),
+    });
+    this.jobs.addEventHandler({
+      onAdd: (job) => this.enqueueOwner(job),
+      onUpdate: (old, cur) => {
+        this.enqueueOwner(cur);
+        if (controllerRefOf(old)?.uid !== controllerRefOf(cur)?.uid) this.enqueueOwner(old);
+      },
+      onDelete: (obj: Job | DeletedFinalStateUnknown<Job>) => this.enqueueOwner(unwrapTombstone(obj)),
+    });
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    try {
+      await runQueue({ name: this.name, ctx: this.ctx, informers: [this.cronJobs, this.jobs], queue: this.queue, sync: (key) => this.sync(key) }, signal);
+    } finally {
+      await this.recorder.stop();
+    }
+  }
+
+  private enqueueOwner(job: Job): void {
+    const cj = resolveControllerRef(job.metadata.namespace, controllerRefOf(job), CRON_JOBS, this.cronJobs);
+    if (cj) this.queue.add(objectKey(cj));
+  }
+
+  /** upstream ControllerV2.sync. */
+  async sync(key: string): Promise<void> {
+    const cached = this.cronJobs.get(key);
+    if (!cached) return;
+    const cj = structuredClone(cached);
+    const jobs = this.jobs.byIndex(CONTROLLER_UID_INDEX, cj.metadata.uid ?? '').filter((j) => j.metadata.namespace === cj.metadata.namespace);
+    const pass = await this.syncCronJob(cj, jobs);
+    if (await this.cleanupFinishedJobs(cj, jobs)) pass.updateStatus = true;
+    if (pass.updateStatus) await this.cronJobClient.updateStatus(cj);
+    if (pass.requeueAfterMs !== undefined) this.queue.addAfter(key, Math.max(0, pass.requeueAfterMs));
+  }
+
+  /** upstream syncCronJob: reconcile the active list, then start the due activation if any. */
+  private async syncCronJob(cj: CronJob, jobs: Job[]): Promise<Pass> {
+    const status = (cj.status ??= {});
+    let updateStatus = false;
+    const children = new Set<string>();
+    for (const job of jobs) {
+      const uid = job.metadata.uid ?? '';
+      children.add(uid);
+      const inActive = (status.active ?? []).some((r) => r.uid === uid);
+      const finished = finishedType(job);
+      if (!inActive && !finished) {
+        this.recorder.event(cj, 'Warning', 'UnexpectedJob', 'Sync', `Saw a job that the controller did not create or forgot: ${job.metadata.name}`);
+      } else if (inActive && finished) {
+        status.active = status.active?.filter((r) => r.uid !== uid);
+        this.recorder.event(cj, 'Normal', 'SawCompletedJob', 'Sync', `Saw completed job: ${job.metadata.name}, condition: ${finished}`);
+        updateStatus = true;
+      }
+      const completed = job.status?.completionTime;
+      if (finished === 'Complete' && completed && (!status.lastSuccessfulTime || parseTime(completed) > parseTime(status.lastSuccessfulTime))) {
+        status.lastSuccessfulTime = completed;
+        updateStatus = true;
+      }
+    }
+    // Active jobs that no longer exist (checked live: the cache may lag).
+    for (const ref of [...(status.active ?? [])]) {
+      if (children.has(ref.uid ?? '')) continue;
+      try {
+        await this.jobClient.inNamespace(ref.namespace ?? cj.metadata.namespace ?? '').get(ref.name ?? '');
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        this.recorder.event(cj, 'Normal', 'MissingJob', 'Sync', `Active job went missing: ${ref.name}`);
+        status.active = status.active?.filter((r) => r.uid !== ref.uid);
+        updateStatus = true;
+      }
+    }
+    if (cj.metadata.deletionTimestamp) return { updateStatus };
+    if (cj.spec.timeZone) {
+      try {
+        checkTimeZone(cj.spec.timeZone);
+      } catch (err) {
+        this.recorder.event(cj, 'Warning', 'UnknownTimeZone', 'Sync', `invalid timeZone: "${cj.spec.timeZone}": ${(err as Error).message}`);
+        return { updateStatus };
+      }
+    }
+    if (cj.spec.suspend) return { updateStatus };
+    if (cj.spec.schedule.includes('TZ')) {
+      this.recorder.event(cj, 'Warning', 'UnsupportedSchedule', 'Sync', `CRON_TZ or TZ used in schedule "${cj.spec.schedule}" is not officially supported, use spec.timeZone`);
+    }
+    let schedule: Schedule;
+    try {
+      schedule = parseSchedule(scheduleWithZone(cj));
+    } catch (err) {
+      this.recorder.event(cj, 'Warning', 'UnparseableSchedule', 'Sync', `unparseable schedule: "${cj.spec.schedule}" : ${(err as Error).message}`);
+      return { updateStatus };
+    }
+    const now = this.now();
+    const next = () => nextScheduleDelayMs(cj, now, schedule);
+    let scheduled: number | undefined;
+    try {
+      const recent = mostRecentScheduleTime(cj, now, schedule, true);
+      if (recent.missed === 'many') {
+        this.recorder.event(cj, 'Warning', 'TooManyMissedTimes', 'Sync', 'too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew');
+      }
+      scheduled = recent.mostRecent;
+    } catch (err) {
+      if (!(err instanceof ScheduleError)) throw err;
+      this.recorder.event(cj, 'Warning', 'InvalidSchedule', 'Sync', `invalid schedule: ${cj.spec.schedule} : ${err.message}`);
+      return { updateStatus };
+    }
+    if (scheduled === undefined) return { requeueAfterMs: next(), updateStatus };
+    const sds = cj.spec.startingDeadlineSeconds;
+    if (sds !== undefined && sds !== null && scheduled + sds * 1000 < now) {
+      this.recorder.event(cj, 'Warning', 'MissSchedule', 'Sync', `Missed scheduled time to start a job: ${formatTime(scheduled)}`);
+      return { requeueAfterMs: next(), updateStatus };
+    }
+    const name = jobNameFor(cj, scheduled);
+    if ((status.active ?? []).some((r) => r.name === name) || (status.lastScheduleTime && parseTime(status.lastScheduleTime) === scheduled)) {
+      return { requeueAfterMs: next(), updateStatus };
+    }
+    if (cj.spec.concurrencyPolicy === 'Forbid' && (status.active ?? []).length > 0) {
+      this.recorder.event(cj, 'Normal', 'JobAlreadyActive', 'Sync', 'Not starting job because prior execution is running and concurrency policy is Forbid');
+      return { requeueAfterMs: next(), updateStatus };
+    }
+    if (cj.spec.concurrencyPolicy === 'Replace') {
+      for (const ref of [...(status.active ?? [])]) {
+        await this.deleteJob(cj, ref.namespace ?? cj.metadata.namespace ?? '', ref.name ?? '', ref.uid);
+        updateStatus = true;
+      }
+    }
+    const request = jobFromTemplate(cj, scheduled);
+    request.metadata.ownerReferences = [newControllerRef(cj, CRON_JOBS)];
+    let created: Job;
+    try {
+      created = await this.jobClient.create(request);
+      this.recorder.event(cj, 'Normal', 'SuccessfulCreate', 'Create', `Created job ${created.metadata.name}`);
+    } catch (err) {
+      if (!isAlreadyExists(err)) {
+        this.recorder.event(cj, 'Warning', 'FailedCreate', 'Create', `Error creating job: ${(err as Error).message}`);
+        throw err;
+      }
+      created = await this.jobClient.inNamespace(cj.metadata.namespace ?? '').get(name);
+      // Created by someone else: assume they keep the status.
+      if (controllerRefOf(created)?.uid !== cj.metadata.uid) return { updateStatus };
+      if ((status.active ?? []).some((r) => r.uid === created.metadata.uid)) return { updateStatus };
+    }
+    const ref: ActiveRef = {
+      apiVersion: JOBS.apiVersion,
+      kind: JOBS.kind,
+      name: created.metadata.name,
+      namespace: created.metadata.namespace,
+      uid: created.metadata.uid,
+      resourceVersion: created.metadata.resourceVersion,
+    };
+    status.active = [...(status.active ?? []), ref];
+    status.lastScheduleTime = formatTime(scheduled);
+    return { requeueAfterMs: next(), updateStatus: true };
+  }
+
+  /** upstream cleanupFinishedJobs: deletes finished jobs beyond the history limits. */
+  private async cleanupFinishedJobs(cj: CronJob, jobs: Job[]): Promise<boolean> {
+    let changed = false;
+    for (const job of jobsBeyondHistory(cj, jobs)) {
+      if (await this.deleteJob(cj, job.metadata.namespace ?? '', job.metadata.name ?? '', job.metadata.uid)) changed = true;
+    }
+    return changed;
+  }
+
+  /** upstream deleteJob: background deletion, then out of the active list. */
+  private async deleteJob(cj: CronJob, namespace: string, name: string, uid: string | undefined): Promise<boolean> {
+    try {
+      await this.jobClient.inNamespace(namespace).delete(name, { propagationPolicy: 'Background' });
+    } catch (err) {
+      if (!isNotFound(err)) {
+        this.recorder.event(cj, 'Warning', 'FailedDelete', 'Delete', `Deleted job: ${(err as Error).message}`);
+        return false;
+      }
+    }
+    if (cj.status?.active) cj.status.active = cj.status.active.filter((r) => r.uid !== uid);
+    this.recorder.event(cj, 'Normal', 'SuccessfulDelete', 'Delete', `Deleted job ${name}`);
+    return true;
+  }
+}

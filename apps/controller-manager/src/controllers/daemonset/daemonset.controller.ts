@@ -1,0 +1,248 @@
+import { labelSelectorFromObject, type KubeObject } from '@orch/apimachinery';
+import {
+  isAlreadyExists,
+  isNotFound,
+  objectKey,
+  RateLimitingQueue,
+  unwrapTombstone,
+  type DeletedFinalStateUnknown,
+  type EventRecorder,
+  type ResourceClient,
+  type SharedInformer,
+} from '@orch/client';
+import type { Controller, ControllerContext } from '../../controller';
+import { SLOW_START_INITIAL_BATCH_SIZE, slowStartBatch } from '../workload-common/batch';
+import { claimObjects, recheckOwner } from '../workload-common/claim';
+import { controllerRefOf, newControllerRef, resolveControllerRef } from '../workload-common/controller-ref';
+import { UIDTrackingExpectations } from '../workload-common/expectations';
+import { CONTROLLER_REVISIONS, DAEMON_SETS, NODES, PODS } from '../workload-common/resources';
+import { CONTROLLER_REVISION_HASH_LABEL, byRevisionNumber, nextRevisionNumber, templatePatch } from '../workload-common/revisions';
+import { CONTROLLER_UID_INDEX, keyOf, runQueue, withControllerIndex } from '../workload-common/run';
+import type { ControllerRevision, DaemonSet, Node, Pod } from '../workload-common/types';
+import { canonicalJson, computeHash } from '../workload-common/hash';
+import { daemonPodFor, targetNodeName } from './placement';
+import { daemonSetCounts, planDaemonPods, planRollingUpdate } from './plan';
+
+/** upstream BurstReplicas. */
+const BURST_REPLICAS = 250;
+
+/**
+ * The DaemonSet controller (upstream pkg/controller/daemon): one pod on every node whose
+ * labels match the template's node selector / required node affinity and whose NoSchedule /
+ * NoExecute taints the pod tolerates; each pod targets its node through node affinity on
+ * `metadata.name` (the scheduler binds it). Template changes roll out with RollingUpdate
+ * (maxUnavailable) or OnDelete; revisions are kept as ControllerRevisions `<ds>-<hash>`,
+ * pods carry `controller-revision-hash`.
+ */
+export class DaemonSetController implements Controller {
+  readonly name = 'daemonset';
+  private readonly queue = new RateLimitingQueue<string>();
+  private readonly expectations = new UIDTrackingExpectations();
+  private readonly sets: SharedInformer<DaemonSet>;
+  private readonly pods: SharedInformer<Pod>;
+  private readonly nodes: SharedInformer<Node>;
+  private readonly revisions: SharedInformer<ControllerRevision>;
+  private readonly setClient: ResourceClient<DaemonSet>;
+  private readonly podClient: ResourceClient<Pod>;
+  private readonly revisionClient: ResourceClient<ControllerRevision>;
+  private readonly recorder: EventRecorder;
+
+  constructor(private readonly ctx: ControllerContext) {
+    this.sets = ctx.informers.informerFor<DaemonSet>(DAEMON_SETS);
+    this.pods = withControllerIndex(ctx.informers.informerFor<Pod>(PODS));
+    this.nodes = ctx.informers.informerFor<Node>(NODES);
+    this.revisions = withControllerIndex(ctx.informers.informerFor<ControllerRevision>(CONTROLLER_REVISIONS));
+    this.setClient = ctx.client.resource<DaemonSet>(DAEMON_SETS);
+    this.podClient = ctx.client.resource<Pod>(PODS);
+    this.revisionClient = ctx.client.resource<ControllerRevision>(CONTROLLER_REVISIONS);
+    this.recorder = ctx.recorder('daemonset-controller');
+    this.sets.addEventHandler({
+      onAdd: (ds) => this.queue.add(objectKey(ds)),
+      onUpdate: (_old, cur) => this.queue.add(objectKey(cur)),
+      onDelete: (obj) => {
+        this.expectations.delete(keyOf(obj));
+        this.queue.add(keyOf(obj));
+      },
+    });
+    this.pods.addEventHandler({
+      onAdd: (pod) => {
+        const ds = this.ownerOf(pod);
+        if (ds && !pod.metadata.deletionTimestamp) this.expectations.creationObserved(objectKey(ds));
+        this.enqueueFor(pod);
+      },
+      onUpdate: (old, cur) => {
+        if (controllerRefOf(old)?.uid !== controllerRefOf(cur)?.uid) this.enqueueFor(old);
+        const ds = this.ownerOf(cur);
+        if (ds && cur.metadata.deletionTimestamp) this.expectations.deletionObservedOf(objectKey(ds), objectKey(cur));
+        this.enqueueFor(cur);
+      },
+      onDelete: (obj: Pod | DeletedFinalStateUnknown<Pod>) => {
+        const pod = unwrapTombstone(obj);
+        const ds = this.ownerOf(pod);
+        if (ds) this.expectations.deletionObservedOf(objectKey(ds), objectKey(pod));
+        this.enqueueFor(pod);
+      },
+    });
+    const allSets = () => {
+      for (const ds of this.sets.list()) this.queue.add(objectKey(ds));
+    };
+    this.nodes.addEventHandler({
+      onAdd: allSets,
+      onUpdate: (old, cur) => {
+        const relevant = (n: Node) => JSON.stringify([n.metadata.labels, n.spec?.taints, n.spec?.unschedulable]);
+        if (relevant(old) !== relevant(cur)) allSets();
+      },
+      onDelete: allSets,
+    });
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    try {
+      await runQueue({ name: this.name, ctx: this.ctx, informers: [this.sets, this.pods, this.nodes, this.revisions], queue: this.queue, sync: (key) => this.sync(key) }, signal);
+    } finally {
+      await this.recorder.stop();
+    }
+  }
+
+  private ownerOf(obj: KubeObject): DaemonSet | undefined {
+    return resolveControllerRef(obj.metadata.namespace, controllerRefOf(obj), DAEMON_SETS, this.sets);
+  }
+
+  private enqueueFor(pod: Pod): void {
+    const ds = this.ownerOf(pod);
+    if (ds) {
+      this.queue.add(objectKey(ds));
+      return;
+    }
+    if (controllerRefOf(pod)) return;
+    for (const set of this.sets.listInNamespace(pod.metadata.namespace ?? '')) {
+      try {
+        const sel = labelSelectorFromObject(set.spec.selector);
+        if (!sel.empty() && sel.matches(pod.metadata.labels)) this.queue.add(objectKey(set));
+      } catch {
+        // An invalid selector matches nothing.
+      }
+    }
+  }
+
+  /** upstream syncDaemonSet. */
+  async sync(key: string): Promise<void> {
+    const cached = this.sets.get(key);
+    if (!cached) {
+      this.expectations.delete(key);
+      return;
+    }
+    const ds = structuredClone(cached);
+    const hash = computeHash(ds.spec.template, ds.status?.collisionCount);
+    const nodes = this.nodes.list();
+    const pods = await claimObjects(this.pods.listInNamespace(ds.metadata.namespace ?? ''), {
+      owner: ds,
+      ownerType: DAEMON_SETS,
+      selector: labelSelectorFromObject(ds.spec.selector),
+      client: this.podClient,
+      canAdopt: recheckOwner(this.setClient, ds),
+    });
+    const byNode = podsByNode(pods);
+    let observed = false;
+    if (!ds.metadata.deletionTimestamp) {
+      await this.syncHistory(ds, hash, pods);
+      if (this.expectations.satisfied(key)) {
+        observed = true;
+        const plan = planDaemonPods(ds, nodes, byNode);
+        const victims = [...plan.delete];
+        if (this.expectations.satisfied(key) && (ds.spec.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate') {
+          for (const p of planRollingUpdate(ds, nodes, byNode, hash, Date.now())) if (!victims.includes(p)) victims.push(p);
+        }
+        await this.syncNodes(ds, plan.create, victims, hash);
+      }
+    }
+    const counts = daemonSetCounts(ds, nodes, byNode, hash, Date.now());
+    const status = { ...(ds.status ?? {}), ...counts };
+    if (observed) status.observedGeneration = ds.metadata.generation;
+    if (canonicalJson(status) !== canonicalJson(ds.status ?? {})) await this.setClient.updateStatus({ ...ds, status });
+    const minReady = ds.spec.minReadySeconds ?? 0;
+    if (minReady > 0 && counts.numberReady !== counts.numberAvailable) this.queue.addAfter(key, minReady * 1000);
+  }
+
+  /** upstream syncNodes: deletes, then creates in slow-start batches, with expectations. */
+  private async syncNodes(ds: DaemonSet, create: string[], remove: Pod[], hash: string): Promise<void> {
+    const key = objectKey(ds);
+    const toCreate = create.slice(0, BURST_REPLICAS);
+    const toDelete = remove.slice(0, BURST_REPLICAS);
+    this.expectations.expectDeletionsOf(key, toDelete.map((p) => objectKey(p)), toCreate.length);
+    const errors: Error[] = [];
+    const ref = newControllerRef(ds, DAEMON_SETS);
+    const { successes, error } = await slowStartBatch(toCreate.length, SLOW_START_INITIAL_BATCH_SIZE, async (i) => {
+      try {
+        const created = await this.podClient.create(daemonPodFor(ds, toCreate[i], hash, ref));
+        this.recorder.event(ds, 'Normal', 'SuccessfulCreate', 'Create', `Created pod: ${created.metadata.name}`);
+      } catch (err) {
+        this.recorder.event(ds, 'Warning', 'FailedCreate', 'Create', `Error creating: ${(err as Error).message}`);
+        throw err;
+      }
+    });
+    for (let i = successes; i < toCreate.length; i++) this.expectations.creationObserved(key);
+    if (error) errors.push(error);
+    await Promise.all(
+      toDelete.map(async (pod) => {
+        try {
+          await this.podClient.inNamespace(pod.metadata.namespace ?? '').delete(pod.metadata.name ?? '');
+          this.recorder.event(ds, 'Normal', 'SuccessfulDelete', 'Delete', `Deleted pod: ${pod.metadata.name}`);
+        } catch (err) {
+          this.expectations.deletionObservedOf(key, objectKey(pod));
+          if (!isNotFound(err)) errors.push(err as Error);
+        }
+      }),
+    );
+    if (errors.length) throw errors[0];
+  }
+
+  /**
+   * upstream constructHistory + cleanupHistory: the revision `<ds>-<hash>` exists and is the
+   * newest; revisions no pod uses beyond revisionHistoryLimit are deleted.
+   */
+  private async syncHistory(ds: DaemonSet, hash: string, pods: Pod[]): Promise<void> {
+    const owned = this.revisions.byIndex(CONTROLLER_UID_INDEX, ds.metadata.uid ?? '').sort(byRevisionNumber);
+    const name = `${ds.metadata.name}-${hash}`;
+    const next = nextRevisionNumber(owned);
+    const current = owned.find((r) => r.metadata.name === name);
+    if (!current) {
+      const revision: ControllerRevision = {
+        apiVersion: CONTROLLER_REVISIONS.apiVersion,
+        kind: CONTROLLER_REVISIONS.kind,
+        metadata: {
+          name,
+          namespace: ds.metadata.namespace,
+          labels: { ...(ds.spec.template.metadata?.labels ?? {}), [CONTROLLER_REVISION_HASH_LABEL]: hash },
+          ownerReferences: [newControllerRef(ds, DAEMON_SETS)],
+        },
+        data: templatePatch(ds.spec.template),
+        revision: next,
+      };
+      await this.revisionClient.create(revision).catch((err: unknown) => {
+        if (!isAlreadyExists(err)) throw err;
+      });
+    } else if (owned[owned.length - 1] !== current) {
+      await this.revisionClient.update({ ...structuredClone(current), revision: next });
+    }
+    const live = new Set([hash, ...pods.map((p) => p.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] ?? '')]);
+    const historic = owned.filter((r) => !live.has(r.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] ?? ''));
+    const excess = historic.length - (ds.spec.revisionHistoryLimit ?? 10);
+    for (const r of historic.slice(0, Math.max(0, excess))) {
+      await this.revisionClient.inNamespace(r.metadata.namespace ?? '').delete(r.metadata.name ?? '').catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+    }
+  }
+}
+
+/** Daemon pods grouped by the node they are (or will be) on. */
+function podsByNode(pods: Pod[]): Map<string, Pod[]> {
+  const out = new Map<string, Pod[]>();
+  for (const pod of pods) {
+    const node = targetNodeName(pod);
+    if (!node) continue;
+    out.set(node, [...(out.get(node) ?? []), pod]);
+  }
+  return out;
+}

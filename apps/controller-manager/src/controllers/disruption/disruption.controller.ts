@@ -1,0 +1,174 @@
+import { parseApiVersion } from '@orch/api';
+import { formatTime, labelSelectorFromObject, type KubeObject, type OwnerReference } from '@orch/apimachinery';
+import {
+  isConflict,
+  objectKey,
+  RateLimitingQueue,
+  unwrapTombstone,
+  type DeletedFinalStateUnknown,
+  type EventRecorder,
+  type ResourceClient,
+  type SharedInformer,
+} from '@orch/client';
+import type { Controller, ControllerContext } from '../../controller';
+import { controllerRefOf, resolveControllerRef } from '../workload-common/controller-ref';
+import { DEPLOYMENTS, POD_DISRUPTION_BUDGETS, PODS, REPLICA_SETS, REPLICATION_CONTROLLERS, STATEFUL_SETS } from '../workload-common/resources';
+import { keyOf, runQueue } from '../workload-common/run';
+import type { Deployment, Pod, PodDisruptionBudget, ReplicaSet, StatefulSet } from '../workload-common/types';
+import { canonicalJson } from '../workload-common/hash';
+import { budgetStatus, countHealthy, expectedPodCount, failSafeStatus, pendingDisruptions } from './budget';
+
+interface Scaled extends KubeObject {
+  spec: { replicas?: number };
+}
+
+/** A pod's controller as far as budgets care: its uid and desired replicas. */
+interface ControllerScale {
+  uid: string;
+  replicas: number;
+}
+
+/**
+ * The disruption controller (upstream pkg/controller/disruption): keeps each
+ * PodDisruptionBudget's status current (currentHealthy, desiredHealthy, expectedPods,
+ * disruptionsAllowed, disruptedPods, observedGeneration and the DisruptionAllowed
+ * condition). The eviction subresource in the gateway reads that status to refuse
+ * evictions (429) and records its evictions in disruptedPods, which expire here after
+ * two minutes if the pod was not deleted.
+ */
+export class DisruptionController implements Controller {
+  readonly name = 'disruption';
+  private readonly queue = new RateLimitingQueue<string>();
+  private readonly budgets: SharedInformer<PodDisruptionBudget>;
+  private readonly pods: SharedInformer<Pod>;
+  private readonly replicaSets: SharedInformer<ReplicaSet>;
+  private readonly deployments: SharedInformer<Deployment>;
+  private readonly statefulSets: SharedInformer<StatefulSet>;
+  private readonly replicationControllers: SharedInformer<Scaled>;
+  private readonly client: ResourceClient<PodDisruptionBudget>;
+  private readonly recorder: EventRecorder;
+
+  constructor(private readonly ctx: ControllerContext) {
+    this.budgets = ctx.informers.informerFor<PodDisruptionBudget>(POD_DISRUPTION_BUDGETS);
+    this.pods = ctx.informers.informerFor<Pod>(PODS);
+    this.replicaSets = ctx.informers.informerFor<ReplicaSet>(REPLICA_SETS);
+    this.deployments = ctx.informers.informerFor<Deployment>(DEPLOYMENTS);
+    this.statefulSets = ctx.informers.informerFor<StatefulSet>(STATEFUL_SETS);
+    this.replicationControllers = ctx.informers.informerFor<Scaled>(REPLICATION_CONTROLLERS);
+    this.client = ctx.client.resource<PodDisruptionBudget>(POD_DISRUPTION_BUDGETS);
+    this.recorder = ctx.recorder('disruption-controller');
+    this.budgets.addEventHandler({
+      onAdd: (pdb) => this.queue.add(objectKey(pdb)),
+      onUpdate: (_old, cur) => this.queue.add(objectKey(cur)),
+      onDelete: (obj) => this.queue.add(keyOf(obj)),
+    });
+    this.pods.addEventHandler({
+      onAdd: (pod) => this.enqueueBudgetsOf(pod),
+      onUpdate: (old, cur) => {
+        this.enqueueBudgetsOf(cur);
+        if (JSON.stringify(old.metadata.labels ?? {}) !== JSON.stringify(cur.metadata.labels ?? {})) this.enqueueBudgetsOf(old);
+      },
+      onDelete: (obj: Pod | DeletedFinalStateUnknown<Pod>) => this.enqueueBudgetsOf(unwrapTombstone(obj)),
+    });
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    try {
+      const informers = [this.budgets, this.pods, this.replicaSets, this.deployments, this.statefulSets, this.replicationControllers];
+      await runQueue({ name: this.name, ctx: this.ctx, informers, queue: this.queue, sync: (key) => this.sync(key) }, signal);
+    } finally {
+      await this.recorder.stop();
+    }
+  }
+
+  /** upstream getPdbForPod: budgets in the pod's namespace whose selector matches it. */
+  private enqueueBudgetsOf(pod: Pod): void {
+    for (const pdb of this.budgets.listInNamespace(pod.metadata.namespace ?? '')) {
+      try {
+        if (labelSelectorFromObject(pdb.spec.selector).matches(pod.metadata.labels)) this.queue.add(objectKey(pdb));
+      } catch {
+        // An invalid selector matches nothing.
+      }
+    }
+  }
+
+  async sync(key: string): Promise<void> {
+    const pdb = this.budgets.get(key);
+    if (!pdb) return;
+    const now = Date.now();
+    const nowIso = formatTime(now);
+    try {
+      await this.trySync(pdb, now, nowIso);
+    } catch (err) {
+      if (isConflict(err)) throw err;
+      this.ctx.logger.warn('disruption: failed to sync budget, disallowing disruptions', { pdb: key, err: (err as Error).message });
+      await this.writeStatus(pdb, failSafeStatus(pdb, (err as Error).message, nowIso));
+      throw err;
+    }
+  }
+
+  /** upstream trySync. */
+  private async trySync(pdb: PodDisruptionBudget, now: number, nowIso: string): Promise<void> {
+    const selector = labelSelectorFromObject(pdb.spec.selector);
+    const pods = this.pods.listInNamespace(pdb.metadata.namespace ?? '').filter((p) => selector.matches(p.metadata.labels));
+    if (!pods.length) this.recorder.event(pdb, 'Normal', 'NoPods', 'Sync', 'No matching pods found');
+    const unmanaged: string[] = [];
+    const { expected, desiredHealthy } = expectedPodCount(pdb, pods.length, () => this.controllerScale(pdb, pods, unmanaged));
+    if (unmanaged.length) {
+      this.recorder.event(
+        pdb,
+        'Warning',
+        'UnmanagedPods',
+        'Sync',
+        `Pods selected by this PodDisruptionBudget (selector: ${selector.toString()}) were found to be unmanaged. As a result, the status of the PDB cannot be calculated correctly, which may result in undefined behavior. To account for these pods please set ".spec.minAvailable" field of the PDB to an integer value.`,
+      );
+    }
+    const { disrupted, recheckAtMs } = pendingDisruptions(pdb, pods, now);
+    const status = budgetStatus(pdb, countHealthy(pods, disrupted), desiredHealthy, expected, disrupted, nowIso);
+    await this.writeStatus(pdb, status);
+    if (recheckAtMs !== undefined) this.queue.addAfter(objectKey(pdb), recheckAtMs - now);
+  }
+
+  private async writeStatus(pdb: PodDisruptionBudget, status: NonNullable<PodDisruptionBudget['status']>): Promise<void> {
+    if (canonicalJson(status) === canonicalJson(pdb.status ?? {})) return;
+    await this.client.updateStatus({ ...pdb, status });
+  }
+
+  /**
+   * upstream getExpectedScale: the sum of the desired replicas of the selected pods'
+   * controllers, each counted once (pods of a Deployment's ReplicaSets count the
+   * Deployment). Pods without a controller are `unmanaged`; a controller that cannot be
+   * found is an error.
+   */
+  private controllerScale(pdb: PodDisruptionBudget, pods: Pod[], unmanaged: string[]): number {
+    const scales = new Map<string, number>();
+    const seenRefs = new Set<string>();
+    for (const pod of pods) {
+      const ref = controllerRefOf(pod);
+      if (!ref) {
+        unmanaged.push(pod.metadata.name ?? '');
+        continue;
+      }
+      if (seenRefs.has(ref.uid)) continue;
+      seenRefs.add(ref.uid);
+      const found = this.findController(pdb.metadata.namespace ?? '', ref);
+      if (!found) throw new Error(`found no controllers for pod "${pod.metadata.name}"`);
+      scales.set(found.uid, found.replicas);
+    }
+    return [...scales.values()].reduce((a, b) => a + b, 0);
+  }
+
+  /** upstream finders: ReplicaSet (or its Deployment), ReplicationController, StatefulSet. */
+  private findController(namespace: string, ref: OwnerReference): ControllerScale | undefined {
+    const rs = resolveControllerRef(namespace, ref, REPLICA_SETS, this.replicaSets);
+    if (rs) {
+      const d = resolveControllerRef(namespace, controllerRefOf(rs), DEPLOYMENTS, this.deployments);
+      return d ? { uid: d.metadata.uid ?? '', replicas: d.spec.replicas ?? 1 } : { uid: rs.metadata.uid ?? '', replicas: rs.spec.replicas ?? 1 };
+    }
+    const group = parseApiVersion(ref.apiVersion).group;
+    const found =
+      resolveControllerRef(namespace, ref, STATEFUL_SETS, this.statefulSets) ??
+      (group === '' ? resolveControllerRef(namespace, ref, REPLICATION_CONTROLLERS, this.replicationControllers) : undefined);
+    return found ? { uid: found.metadata.uid ?? '', replicas: found.spec.replicas ?? 1 } : undefined;
+  }
+}

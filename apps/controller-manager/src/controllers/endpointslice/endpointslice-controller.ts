@@ -1,0 +1,59 @@
+import { NAMESPACE_INDEX, objectKey, splitObjectKey, type SharedInformer } from '@orch/client';
+import type { ControllerContext, ControllerDescriptor } from '../../controller';
+import { ZONE_LABEL, selectorMatches, serviceSelector } from '../cluster-common/labels';
+import { QueueController } from '../cluster-common/queue-controller';
+import { ENDPOINTSLICES, NODES, PODS, SERVICES } from '../cluster-common/resources';
+import { ManagedSlices } from '../cluster-common/slice-writer';
+import { reconcileSlices } from '../cluster-common/slices';
+import type { EndpointSlice, Node, Pod, Service } from '../cluster-common/types';
+import { enqueueServicesOfPods } from '../endpoints/endpoints-controller';
+import { ENDPOINTSLICE_CONTROLLER_NAME, desiredGroups, serviceSliceTemplate } from './desired';
+
+/**
+ * EndpointSlice controller (upstream endpointslice-controller): for every service with a
+ * selector (not ExternalName) keeps EndpointSlices labelled `orch.io/service-name` and
+ * `endpointslice.orch.io/managed-by: endpointslice-controller.orch.io`, owned by the
+ * service, of at most 100 endpoints each, one set per port list. Slices of a deleted service
+ * are deleted (the garbage collector would too).
+ */
+export class EndpointSliceController extends QueueController {
+  private readonly services: SharedInformer<Service>;
+  private readonly pods: SharedInformer<Pod>;
+  private readonly nodes: SharedInformer<Node>;
+  private readonly slices: ManagedSlices;
+
+  constructor(ctx: ControllerContext) {
+    super('endpointslice', ctx);
+    this.services = this.informer<Service>(SERVICES);
+    this.pods = this.informer<Pod>(PODS);
+    this.nodes = this.informer<Node>(NODES);
+    const sliceInformer = this.informer<EndpointSlice>(ENDPOINTSLICES);
+    this.slices = new ManagedSlices(ctx.client, sliceInformer, ENDPOINTSLICE_CONTROLLER_NAME, (key) => this.queue.add(key));
+    this.enqueueOn(this.services, (svc) => objectKey(svc));
+    enqueueServicesOfPods(this.pods, this.services, (key) => this.queue.add(key));
+    // A node's zone is published on its endpoints: a zone change re-syncs every service.
+    this.nodes.addEventHandler({
+      onUpdate: (oldNode, node) => {
+        if (oldNode.metadata.labels?.[ZONE_LABEL] !== node.metadata.labels?.[ZONE_LABEL]) for (const key of this.services.keys()) this.queue.add(key);
+      },
+    });
+  }
+
+  protected async sync(key: string): Promise<void> {
+    const { namespace = '' } = splitObjectKey(key);
+    const svc = this.services.get(key);
+    if (!svc) {
+      await this.slices.deleteAll(key);
+      return;
+    }
+    const selector = serviceSelector(svc);
+    if (svc.spec?.type === 'ExternalName' || !selector) return;
+    if (!this.slices.expectationsMet(key)) return;
+    const pods = this.pods.byIndex(NAMESPACE_INDEX, namespace).filter((p) => selectorMatches(selector, p.metadata.labels));
+    const desired = desiredGroups(svc, pods, (node) => this.nodes.get(node)?.metadata.labels?.[ZONE_LABEL]);
+    const plan = reconcileSlices(this.slices.of(key), desired, serviceSliceTemplate(svc, ENDPOINTSLICE_CONTROLLER_NAME));
+    await this.slices.apply(key, plan);
+  }
+}
+
+export const endpointSliceController: ControllerDescriptor = { name: 'endpointslice', create: (ctx) => new EndpointSliceController(ctx) };

@@ -1,0 +1,265 @@
+import { labelSelectorFromObject } from '@orch/apimachinery';
+import {
+  isNotFound,
+  objectKey,
+  RateLimitingQueue,
+  splitObjectKey,
+  unwrapTombstone,
+  type DeletedFinalStateUnknown,
+  type EventRecorder,
+  type ResourceClient,
+  type SharedInformer,
+} from '@orch/client';
+import type { Controller, ControllerContext } from '../../controller';
+import { SLOW_START_INITIAL_BATCH_SIZE, slowStartBatch } from '../workload-common/batch';
+import { claimObjects, recheckOwner } from '../workload-common/claim';
+import { controllerRefOf, newControllerRef, resolveControllerRef } from '../workload-common/controller-ref';
+import { UIDTrackingExpectations } from '../workload-common/expectations';
+import { isPodActive, isPodReady, podFromTemplate } from '../workload-common/pods';
+import { PODS, REPLICA_SETS } from '../workload-common/resources';
+import { CONTROLLER_UID_INDEX, keyOf, runQueue, withControllerIndex } from '../workload-common/run';
+import type { Pod, ReplicaSet } from '../workload-common/types';
+import { podsToDelete } from './ranking';
+import { calculateReplicaSetStatus, replicaSetStatusChanged } from './status';
+
+/** upstream BurstReplicas: creations or deletions per sync at most. */
+export const BURST_REPLICAS = 500;
+
+/**
+ * The ReplicaSet controller (upstream pkg/controller/replicaset): keeps `spec.replicas`
+ * active pods per set, adopting matching orphans and releasing pods that stopped matching,
+ * and reports counts in `status`. Creations and deletions in flight are tracked with
+ * expectations: a set is not managed again until the informer saw them (or 5 min passed).
+ */
+export class ReplicaSetController implements Controller {
+  readonly name = 'replicaset';
+  private readonly queue = new RateLimitingQueue<string>();
+  private readonly expectations = new UIDTrackingExpectations();
+  private readonly sets: SharedInformer<ReplicaSet>;
+  private readonly pods: SharedInformer<Pod>;
+  private readonly setClient: ResourceClient<ReplicaSet>;
+  private readonly podClient: ResourceClient<Pod>;
+  private readonly recorder: EventRecorder;
+
+  constructor(private readonly ctx: ControllerContext) {
+    this.sets = ctx.informers.informerFor<ReplicaSet>(REPLICA_SETS);
+    this.pods = withControllerIndex(ctx.informers.informerFor<Pod>(PODS));
+    this.setClient = ctx.client.resource<ReplicaSet>(REPLICA_SETS);
+    this.podClient = ctx.client.resource<Pod>(PODS);
+    this.recorder = ctx.recorder('replicaset-controller');
+    this.sets.addEventHandler({
+      onAdd: (rs) => this.queue.add(objectKey(rs)),
+      onUpdate: (old, cur) => {
+        if (old.metadata.uid !== cur.metadata.uid) this.expectations.delete(objectKey(old));
+        this.queue.add(objectKey(cur));
+      },
+      onDelete: (obj) => {
+        const key = keyOf(obj);
+        this.expectations.delete(key);
+        this.queue.add(key);
+      },
+    });
+    this.pods.addEventHandler({
+      onAdd: (pod) => this.addPod(pod),
+      onUpdate: (old, cur) => this.updatePod(old, cur),
+      onDelete: (obj) => this.deletePod(obj),
+    });
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    try {
+      await runQueue({ name: this.name, ctx: this.ctx, informers: [this.sets, this.pods], queue: this.queue, sync: (key) => this.sync(key) }, signal);
+    } finally {
+      await this.recorder.stop();
+    }
+  }
+
+  private setOf(pod: Pod, ref = controllerRefOf(pod)): ReplicaSet | undefined {
+    return resolveControllerRef(pod.metadata.namespace, ref, REPLICA_SETS, this.sets);
+  }
+
+  /** Sets whose (non-empty) selector matches the pod's labels: candidates to adopt an orphan. */
+  private setsMatching(pod: Pod): ReplicaSet[] {
+    return this.sets.listInNamespace(pod.metadata.namespace ?? '').filter((rs) => {
+      const sel = labelSelectorFromObjectSafe(rs);
+      return !!sel && !sel.empty() && sel.matches(pod.metadata.labels);
+    });
+  }
+
+  private addPod(pod: Pod): void {
+    if (pod.metadata.deletionTimestamp) {
+      // A pod already being deleted (e.g. seen at restart) is no creation observation.
+      this.deletePod(pod);
+      return;
+    }
+    const ref = controllerRefOf(pod);
+    if (ref) {
+      const rs = this.setOf(pod, ref);
+      if (!rs) return;
+      this.expectations.creationObserved(objectKey(rs));
+      this.queue.add(objectKey(rs));
+      return;
+    }
+    for (const rs of this.setsMatching(pod)) this.queue.add(objectKey(rs));
+  }
+
+  private updatePod(old: Pod, cur: Pod): void {
+    if (old.metadata.resourceVersion === cur.metadata.resourceVersion) return;
+    const labelsChanged = JSON.stringify(old.metadata.labels ?? {}) !== JSON.stringify(cur.metadata.labels ?? {});
+    if (cur.metadata.deletionTimestamp) {
+      // Graceful deletion started: replace the pod now rather than when it is gone.
+      this.deletePod(cur);
+      if (labelsChanged) this.deletePod(old);
+      return;
+    }
+    const curRef = controllerRefOf(cur);
+    const oldRef = controllerRefOf(old);
+    const refChanged = JSON.stringify(curRef) !== JSON.stringify(oldRef);
+    if (refChanged && oldRef) {
+      const oldSet = this.setOf(old, oldRef);
+      if (oldSet) this.queue.add(objectKey(oldSet));
+    }
+    if (curRef) {
+      const rs = this.setOf(cur, curRef);
+      if (!rs) return;
+      this.queue.add(objectKey(rs));
+      const minReady = rs.spec.minReadySeconds ?? 0;
+      // Became ready: availability changes after minReadySeconds (+1 s against clock skew).
+      if (!isPodReady(old) && isPodReady(cur) && minReady > 0) this.queue.addAfter(objectKey(rs), minReady * 1000 + 1000);
+      return;
+    }
+    if (labelsChanged || refChanged) for (const rs of this.setsMatching(cur)) this.queue.add(objectKey(rs));
+  }
+
+  private deletePod(obj: Pod | DeletedFinalStateUnknown<Pod>): void {
+    const pod = unwrapTombstone(obj);
+    const rs = this.setOf(pod);
+    if (!rs) return;
+    const key = objectKey(rs);
+    this.expectations.deletionObservedOf(key, objectKey(pod));
+    this.queue.add(key);
+  }
+
+  /** upstream syncReplicaSet: claim pods, create or delete toward spec.replicas, update status. */
+  async sync(key: string): Promise<void> {
+    const cached = this.sets.get(key);
+    if (!cached) {
+      this.expectations.delete(key);
+      return;
+    }
+    const needsSync = this.expectations.satisfied(key);
+    const selector = labelSelectorFromObject(cached.spec.selector);
+    const { namespace } = splitObjectKey(key);
+    const active = this.pods.listInNamespace(namespace ?? '').filter(isPodActive);
+    const pods = await claimObjects(active, {
+      owner: cached,
+      ownerType: REPLICA_SETS,
+      selector,
+      client: this.podClient,
+      canAdopt: recheckOwner(this.setClient, cached),
+    });
+    let manageError: Error | undefined;
+    if (needsSync && !cached.metadata.deletionTimestamp) {
+      try {
+        await this.manageReplicas(pods, cached);
+      } catch (err) {
+        manageError = err as Error;
+      }
+    }
+    const status = calculateReplicaSetStatus(cached, pods, manageError, Date.now());
+    const updated = await this.updateStatus(cached, status);
+    const minReady = updated.spec.minReadySeconds ?? 0;
+    const replicas = updated.spec.replicas ?? 1;
+    if (!manageError && minReady > 0 && updated.status?.readyReplicas === replicas && updated.status?.availableReplicas !== replicas) {
+      this.queue.addAfter(key, minReady * 1000);
+    }
+    if (manageError) throw manageError;
+  }
+
+  private async manageReplicas(pods: Pod[], rs: ReplicaSet): Promise<void> {
+    const key = objectKey(rs);
+    const diff = pods.length - (rs.spec.replicas ?? 1);
+    if (diff < 0) {
+      const count = Math.min(-diff, BURST_REPLICAS);
+      this.expectations.expectCreations(key, count);
+      const ref = newControllerRef(rs, REPLICA_SETS);
+      const { successes, error } = await slowStartBatch(count, SLOW_START_INITIAL_BATCH_SIZE, () => this.createPod(rs, ref));
+      // Creations never attempted will never be observed.
+      for (let i = successes; i < count; i++) this.expectations.creationObserved(key);
+      if (error) throw error;
+    } else if (diff > 0) {
+      const count = Math.min(diff, BURST_REPLICAS);
+      const victims = podsToDelete(pods, this.relatedPods(rs), count, Date.now());
+      this.expectations.expectDeletionsOf(key, victims.map((p) => objectKey(p)));
+      const results = await Promise.allSettled(victims.map((p) => this.deletePodOf(rs, p)));
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+    }
+  }
+
+  private async createPod(rs: ReplicaSet, ref: ReturnType<typeof newControllerRef>): Promise<void> {
+    const pod = podFromTemplate(rs.spec.template, rs, ref);
+    if (!Object.keys(pod.metadata.labels ?? {}).length) throw new Error('unable to create pods, no labels');
+    try {
+      const created = await this.podClient.create(pod);
+      this.recorder.event(rs, 'Normal', 'SuccessfulCreate', 'Create', `Created pod: ${created.metadata.name}`);
+    } catch (err) {
+      this.recorder.event(rs, 'Warning', 'FailedCreate', 'Create', `Error creating: ${(err as Error).message}`);
+      throw err;
+    }
+  }
+
+  private async deletePodOf(rs: ReplicaSet, pod: Pod): Promise<void> {
+    try {
+      await this.podClient.inNamespace(pod.metadata.namespace ?? '').delete(pod.metadata.name ?? '');
+      this.recorder.event(rs, 'Normal', 'SuccessfulDelete', 'Delete', `Deleted pod: ${pod.metadata.name}`);
+    } catch (err) {
+      // The informer will not see this deletion.
+      this.expectations.deletionObservedOf(objectKey(rs), objectKey(pod));
+      if (isNotFound(err)) return;
+      this.recorder.event(rs, 'Warning', 'FailedDelete', 'Delete', `Error deleting: ${(err as Error).message}`);
+      throw err;
+    }
+  }
+
+  /** upstream getIndirectlyRelatedPods: pods of every set with the same controller as `rs`. */
+  private relatedPods(rs: ReplicaSet): Pod[] {
+    const ref = controllerRefOf(rs);
+    const family = ref
+      ? this.sets.listInNamespace(rs.metadata.namespace ?? '').filter((s) => controllerRefOf(s)?.uid === ref.uid)
+      : [rs];
+    const seen = new Set<string>();
+    const out: Pod[] = [];
+    for (const s of family) {
+      for (const pod of this.pods.byIndex(CONTROLLER_UID_INDEX, s.metadata.uid ?? '')) {
+        if (seen.has(pod.metadata.uid ?? '')) continue;
+        seen.add(pod.metadata.uid ?? '');
+        out.push(pod);
+      }
+    }
+    return out;
+  }
+
+  /** upstream updateReplicaSetStatus: writes when changed; on failure re-reads once and retries. */
+  private async updateStatus(rs: ReplicaSet, status: NonNullable<ReplicaSet['status']>): Promise<ReplicaSet> {
+    if (!replicaSetStatusChanged(rs, status)) return rs;
+    let current = rs;
+    for (let attempt = 0; ; attempt++) {
+      const next: ReplicaSet = { ...structuredClone(current), status: { ...status, observedGeneration: current.metadata.generation } };
+      try {
+        return await this.setClient.updateStatus(next);
+      } catch (err) {
+        if (attempt >= 1) throw err;
+        current = await this.setClient.inNamespace(rs.metadata.namespace ?? '').get(rs.metadata.name ?? '');
+      }
+    }
+  }
+}
+
+function labelSelectorFromObjectSafe(rs: ReplicaSet) {
+  try {
+    return labelSelectorFromObject(rs.spec.selector);
+  } catch {
+    return undefined;
+  }
+}

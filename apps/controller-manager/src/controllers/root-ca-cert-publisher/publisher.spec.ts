@@ -1,0 +1,51 @@
+import type { ConfigMap, Namespace } from '../cluster-common/types';
+import { eventually, startHarness, storedObject, type Harness } from '../cluster-common/testing/harness';
+import { DESCRIPTION, DESCRIPTION_ANNOTATION, ROOT_CA_CONFIGMAP, RootCaPublisher, publishAction } from './publisher';
+
+const CA = 'ROOT CA PEM\n';
+const ns = (name: string, terminating = false): Namespace => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name }, status: { phase: terminating ? 'Terminating' : 'Active' } });
+const cm = (data: Record<string, string>, annotations: Record<string, string> = { [DESCRIPTION_ANNOTATION]: DESCRIPTION }): ConfigMap => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: ROOT_CA_CONFIGMAP, namespace: 'a', annotations, resourceVersion: '7' },
+  data,
+});
+
+describe('publishAction', () => {
+  it.each([
+    { name: 'missing map is created', input: { ns: ns('a'), current: undefined }, want: 'create' },
+    { name: 'correct map is left alone', input: { ns: ns('a'), current: cm({ 'ca.crt': CA }) }, want: 'none' },
+    { name: 'edited data is restored', input: { ns: ns('a'), current: cm({ 'ca.crt': 'other' }) }, want: 'update' },
+    { name: 'extra keys are removed', input: { ns: ns('a'), current: cm({ 'ca.crt': CA, extra: 'x' }) }, want: 'update' },
+    { name: 'missing description is restored', input: { ns: ns('a'), current: cm({ 'ca.crt': CA }, {}) }, want: 'update' },
+    { name: 'terminating namespace gets nothing', input: { ns: ns('a', true), current: undefined }, want: 'none' },
+    { name: 'gone namespace gets nothing', input: { ns: undefined, current: undefined }, want: 'none' },
+  ])('$name', ({ input, want }) => {
+    const action = publishAction(input.ns, input.current, CA);
+    expect(action.kind).toBe(want);
+    if (action.kind !== 'none') {
+      expect(action.configMap.data).toEqual({ 'ca.crt': CA });
+      expect(action.configMap.metadata.annotations?.[DESCRIPTION_ANNOTATION]).toBe(DESCRIPTION);
+    }
+    if (action.kind === 'update') expect(action.configMap.metadata.resourceVersion).toBe('7');
+  });
+});
+
+describe('RootCaPublisher against an API peer', () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await startHarness({ rootCaPem: CA });
+  });
+  afterEach(() => h.stop());
+
+  it('publishes the CA in every namespace and undoes edits and deletions', async () => {
+    h.peer.put('/v1/namespaces', ns('a'));
+    h.start(new RootCaPublisher(h.ctx));
+    const created = await eventually(() => storedObject<ConfigMap>(h.peer, '/v1/configmaps', ROOT_CA_CONFIGMAP, 'a'), 'published');
+    expect(created.data).toEqual({ 'ca.crt': CA });
+    h.peer.put('/v1/configmaps', { ...created, data: { 'ca.crt': 'tampered' } });
+    await eventually(() => (storedObject<ConfigMap>(h.peer, '/v1/configmaps', ROOT_CA_CONFIGMAP, 'a')?.data?.['ca.crt'] === CA ? true : undefined), 'edit undone');
+    h.peer.remove('/v1/configmaps', 'a', ROOT_CA_CONFIGMAP);
+    await eventually(() => storedObject(h.peer, '/v1/configmaps', ROOT_CA_CONFIGMAP, 'a'), 're-created');
+  });
+});

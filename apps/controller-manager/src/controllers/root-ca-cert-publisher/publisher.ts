@@ -1,0 +1,74 @@
+import { ApiError, isAlreadyExists, type ResourceClient, type SharedInformer } from '@orch/client';
+import type { ControllerContext, ControllerDescriptor } from '../../controller';
+import { QueueController } from '../cluster-common/queue-controller';
+import { CONFIGMAPS, NAMESPACES } from '../cluster-common/resources';
+import type { ConfigMap, Namespace } from '../cluster-common/types';
+
+/** The config map published in every namespace. */
+export const ROOT_CA_CONFIGMAP = 'orch-root-ca.crt';
+export const ROOT_CA_KEY = 'ca.crt';
+/** upstream's description annotation, in orch words. */
+export const DESCRIPTION_ANNOTATION = 'orch.io/description';
+export const DESCRIPTION =
+  'Contains a CA bundle that can be used to verify the orch gateway when using internal endpoints such as the internal service IP or orch.default.svc. No other usage is guaranteed across distributions of orch clusters.';
+
+/** What to do for one namespace: create the map, rewrite it, or nothing. */
+export type PublishAction = { kind: 'none' } | { kind: 'create'; configMap: ConfigMap } | { kind: 'update'; configMap: ConfigMap };
+
+/**
+ * upstream Publisher.syncNamespace: nothing for a missing or terminating namespace; create the
+ * map when absent; rewrite data and the description annotation when either drifted.
+ */
+export function publishAction(namespace: Namespace | undefined, current: ConfigMap | undefined, rootCaPem: string): PublishAction {
+  const name = namespace?.metadata.name;
+  if (!namespace || !name || namespace.metadata.deletionTimestamp || namespace.status?.phase === 'Terminating') return { kind: 'none' };
+  if (!current) {
+    return {
+      kind: 'create',
+      configMap: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CA_CONFIGMAP, namespace: name, annotations: { [DESCRIPTION_ANNOTATION]: DESCRIPTION } }, data: { [ROOT_CA_KEY]: rootCaPem } },
+    };
+  }
+  const data = current.data ?? {};
+  const dataOk = Object.keys(data).length === 1 && data[ROOT_CA_KEY] === rootCaPem;
+  const annotationOk = current.metadata.annotations?.[DESCRIPTION_ANNOTATION] === DESCRIPTION;
+  if (dataOk && annotationOk) return { kind: 'none' };
+  const next = structuredClone(current) as ConfigMap;
+  next.data = { [ROOT_CA_KEY]: rootCaPem };
+  next.metadata.annotations = { ...(next.metadata.annotations ?? {}), [DESCRIPTION_ANNOTATION]: DESCRIPTION };
+  return { kind: 'update', configMap: next };
+}
+
+/**
+ * Root CA publisher (upstream root-ca-cert-publisher): keeps an `orch-root-ca.crt` config map
+ * holding the cluster CA (`ca.crt`) in every active namespace; edits and deletions are undone.
+ */
+export class RootCaPublisher extends QueueController {
+  private readonly namespaces: SharedInformer<Namespace>;
+  private readonly configMaps: SharedInformer<ConfigMap>;
+  private readonly cmClient: ResourceClient<ConfigMap>;
+
+  constructor(ctx: ControllerContext) {
+    super('root-ca-cert-publisher', ctx);
+    this.cmClient = ctx.client.resource<ConfigMap>(CONFIGMAPS);
+    this.namespaces = this.informer<Namespace>(NAMESPACES);
+    this.configMaps = this.informer<ConfigMap>(CONFIGMAPS, { fieldSelector: `metadata.name=${ROOT_CA_CONFIGMAP}` });
+    this.enqueueOn(this.namespaces, (ns) => ns.metadata.name);
+    this.enqueueOn(this.configMaps, (cm) => cm.metadata.namespace);
+  }
+
+  protected async sync(namespace: string): Promise<void> {
+    if (!namespace) return;
+    const action = publishAction(this.namespaces.get(namespace), this.configMaps.get(`${namespace}/${ROOT_CA_CONFIGMAP}`), this.ctx.options.rootCaPem);
+    try {
+      if (action.kind === 'create') await this.cmClient.create(action.configMap);
+      else if (action.kind === 'update') await this.cmClient.update(action.configMap);
+    } catch (err) {
+      // The map exists but the cache lags (its add event requeues), or the namespace began terminating.
+      if (isAlreadyExists(err)) return;
+      if (err instanceof ApiError && err.code === 403 && this.namespaces.get(namespace)?.metadata.deletionTimestamp) return;
+      throw err;
+    }
+  }
+}
+
+export const rootCaCertPublisher: ControllerDescriptor = { name: 'root-ca-cert-publisher', create: (ctx) => new RootCaPublisher(ctx) };

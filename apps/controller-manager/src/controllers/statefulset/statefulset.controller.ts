@@ -1,0 +1,204 @@
+import { labelSelectorFromObject, type KubeObject } from '@orch/apimachinery';
+import {
+  isAlreadyExists,
+  isNotFound,
+  objectKey,
+  RateLimitingQueue,
+  unwrapTombstone,
+  type DeletedFinalStateUnknown,
+  type EventRecorder,
+  type ResourceClient,
+  type SharedInformer,
+} from '@orch/client';
+import type { Controller, ControllerContext } from '../../controller';
+import { claimObjects, recheckOwner } from '../workload-common/claim';
+import { controllerRefOf, newControllerRef, resolveControllerRef } from '../workload-common/controller-ref';
+import { CONTROLLER_REVISIONS, PODS, STATEFUL_SETS } from '../workload-common/resources';
+import { newRevision, nextRevisionNumber, revisionDecision, revisionsToPrune, templateOf } from '../workload-common/revisions';
+import { CONTROLLER_UID_INDEX, keyOf, runQueue, withControllerIndex } from '../workload-common/run';
+import type { ControllerRevision, Pod, StatefulSet } from '../workload-common/types';
+import { canonicalJson } from '../workload-common/hash';
+import { isMemberOf, podClaims, podRevision, POD_INDEX_LABEL, POD_NAME_LABEL } from './identity';
+import { planStatefulSet, type RevisionInfo, type SetAction } from './plan';
+
+const PERSISTENT_VOLUME_CLAIMS = { group: '', version: 'v1', resource: 'persistentvolumeclaims' };
+
+/**
+ * The StatefulSet controller (upstream pkg/controller/statefulset): pods `<set>-<ordinal>`
+ * with stable identity (`statefulset.orch.io/pod-name` label, hostname, subdomain, claims
+ * from volumeClaimTemplates), created in order and removed in reverse order (OrderedReady)
+ * or all at once (Parallel); RollingUpdate (with partition) or OnDelete updates tracked
+ * with ControllerRevisions (currentRevision / updateRevision).
+ */
+export class StatefulSetController implements Controller {
+  readonly name = 'statefulset';
+  private readonly queue = new RateLimitingQueue<string>();
+  private readonly sets: SharedInformer<StatefulSet>;
+  private readonly pods: SharedInformer<Pod>;
+  private readonly revisions: SharedInformer<ControllerRevision>;
+  private readonly setClient: ResourceClient<StatefulSet>;
+  private readonly podClient: ResourceClient<Pod>;
+  private readonly revisionClient: ResourceClient<ControllerRevision>;
+  private readonly claimClient: ResourceClient;
+  private readonly recorder: EventRecorder;
+
+  constructor(private readonly ctx: ControllerContext) {
+    this.sets = ctx.informers.informerFor<StatefulSet>(STATEFUL_SETS);
+    this.pods = withControllerIndex(ctx.informers.informerFor<Pod>(PODS));
+    this.revisions = withControllerIndex(ctx.informers.informerFor<ControllerRevision>(CONTROLLER_REVISIONS));
+    this.setClient = ctx.client.resource<StatefulSet>(STATEFUL_SETS);
+    this.podClient = ctx.client.resource<Pod>(PODS);
+    this.revisionClient = ctx.client.resource<ControllerRevision>(CONTROLLER_REVISIONS);
+    this.claimClient = ctx.client.resource(PERSISTENT_VOLUME_CLAIMS);
+    this.recorder = ctx.recorder('statefulset-controller');
+    this.sets.addEventHandler({
+      onAdd: (s) => this.queue.add(objectKey(s)),
+      onUpdate: (_old, cur) => this.queue.add(objectKey(cur)),
+      onDelete: (obj) => this.queue.add(keyOf(obj)),
+    });
+    this.pods.addEventHandler({
+      onAdd: (pod) => this.enqueueFor(pod),
+      onUpdate: (old, cur) => {
+        if (controllerRefOf(old)?.uid !== controllerRefOf(cur)?.uid) this.enqueueFor(old);
+        this.enqueueFor(cur);
+      },
+      onDelete: (obj: Pod | DeletedFinalStateUnknown<Pod>) => this.enqueueFor(unwrapTombstone(obj)),
+    });
+    this.revisions.addEventHandler({
+      onAdd: (r) => this.enqueueFor(r),
+      onUpdate: (_old, cur) => this.enqueueFor(cur),
+      onDelete: (obj: ControllerRevision | DeletedFinalStateUnknown<ControllerRevision>) => this.enqueueFor(unwrapTombstone(obj)),
+    });
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    try {
+      await runQueue({ name: this.name, ctx: this.ctx, informers: [this.sets, this.pods, this.revisions], queue: this.queue, sync: (key) => this.sync(key) }, signal);
+    } finally {
+      await this.recorder.stop();
+    }
+  }
+
+  /** The owning set, or for an orphan pod every set whose selector matches it. */
+  private enqueueFor(obj: KubeObject): void {
+    const ref = controllerRefOf(obj);
+    if (ref) {
+      const set = resolveControllerRef(obj.metadata.namespace, ref, STATEFUL_SETS, this.sets);
+      if (set) this.queue.add(objectKey(set));
+      return;
+    }
+    if (obj.kind === 'ControllerRevision') return;
+    for (const set of this.sets.listInNamespace(obj.metadata.namespace ?? '')) {
+      try {
+        const sel = labelSelectorFromObject(set.spec.selector);
+        if (!sel.empty() && sel.matches(obj.metadata.labels)) this.queue.add(objectKey(set));
+      } catch {
+        // An invalid selector matches nothing.
+      }
+    }
+  }
+
+  /** upstream StatefulSetController.sync + defaultStatefulSetControl.UpdateStatefulSet. */
+  async sync(key: string): Promise<void> {
+    const cached = this.sets.get(key);
+    if (!cached) return;
+    const set = structuredClone(cached);
+    const pods = await claimObjects(this.pods.listInNamespace(set.metadata.namespace ?? ''), {
+      owner: set,
+      ownerType: STATEFUL_SETS,
+      selector: labelSelectorFromObject(set.spec.selector),
+      client: this.podClient,
+      canAdopt: recheckOwner(this.setClient, set),
+      filter: (pod) => isMemberOf(set, pod),
+    });
+    const owned = this.revisions.byIndex(CONTROLLER_UID_INDEX, set.metadata.uid ?? '');
+    const { current, update, collisionCount } = await this.syncRevisions(set, owned);
+    const ref = newControllerRef(set, STATEFUL_SETS);
+    const plan = planStatefulSet(set, pods, current, update, ref, Date.now(), set.status?.currentReplicas ?? 0);
+    for (const action of plan.actions) await this.apply(set, action);
+
+    const status = { ...(set.status ?? {}) };
+    Object.assign(status, plan.status, { observedGeneration: set.metadata.generation, currentRevision: current.name, updateRevision: update.name });
+    if (collisionCount !== undefined) status.collisionCount = collisionCount;
+    // upstream completeRollingUpdate: once every pod is updated and ready the update is current.
+    if ((set.spec.updateStrategy?.type ?? 'RollingUpdate') === 'RollingUpdate' && status.updatedReplicas === status.replicas && status.readyReplicas === status.replicas) {
+      status.currentReplicas = status.updatedReplicas;
+      status.currentRevision = status.updateRevision;
+    }
+    if (canonicalJson(status) !== canonicalJson(set.status ?? {})) await this.setClient.updateStatus({ ...set, status });
+
+    const live = new Set([current.name, update.name, status.currentRevision ?? '', ...pods.map((p) => podRevision(p) ?? '')]);
+    for (const old of revisionsToPrune(owned, live, set.spec.revisionHistoryLimit ?? 10)) {
+      await this.revisionClient.inNamespace(old.metadata.namespace ?? '').delete(old.metadata.name ?? '').catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+    }
+    if (plan.requeueAfterMs) this.queue.addAfter(key, plan.requeueAfterMs);
+  }
+
+  /** upstream getStatefulSetRevisions: the current and update revisions, creating or bumping as needed. */
+  private async syncRevisions(set: StatefulSet, owned: ControllerRevision[]): Promise<{ current: RevisionInfo; update: RevisionInfo; collisionCount?: number }> {
+    let collisionCount = set.status?.collisionCount;
+    const candidate = newRevision(set, STATEFUL_SETS, set.spec.template, nextRevisionNumber(owned), collisionCount);
+    const decision = revisionDecision(owned, candidate);
+    let update: ControllerRevision;
+    if (decision.action === 'reuse') update = decision.revision;
+    else if (decision.action === 'bump') update = await this.revisionClient.update({ ...structuredClone(decision.revision), revision: candidate.revision });
+    else {
+      for (let created: ControllerRevision | undefined; ; ) {
+        const attempt = newRevision(set, STATEFUL_SETS, set.spec.template, candidate.revision, collisionCount);
+        try {
+          created = await this.revisionClient.create(attempt);
+        } catch (err) {
+          if (!isAlreadyExists(err)) throw err;
+          const existing = await this.revisionClient.inNamespace(set.metadata.namespace ?? '').get(attempt.metadata.name ?? '');
+          if (JSON.stringify(existing.data) === JSON.stringify(attempt.data) && controllerRefOf(existing)?.uid === set.metadata.uid) created = existing;
+          else collisionCount = (collisionCount ?? 0) + 1;
+        }
+        if (created) {
+          update = created;
+          break;
+        }
+      }
+    }
+    const currentRevision = owned.find((r) => r.metadata.name === set.status?.currentRevision) ?? update;
+    const info = (r: ControllerRevision): RevisionInfo => ({ name: r.metadata.name ?? '', template: templateOf(r) ?? set.spec.template });
+    return { current: info(currentRevision), update: info(update), collisionCount };
+  }
+
+  private async apply(set: StatefulSet, action: SetAction): Promise<void> {
+    const pod = action.pod;
+    const name = pod.metadata.name ?? '';
+    const pods = this.podClient.inNamespace(set.metadata.namespace ?? '');
+    switch (action.type) {
+      case 'create':
+        for (const claim of podClaims(set, name)) {
+          await this.claimClient.inNamespace(set.metadata.namespace ?? '').create(claim).catch((err: unknown) => {
+            if (!isAlreadyExists(err)) throw err;
+          });
+        }
+        try {
+          await pods.create(pod);
+          this.recorder.event(set, 'Normal', 'SuccessfulCreate', 'Create', `create Pod ${name} in StatefulSet ${set.metadata.name} successful`);
+        } catch (err) {
+          if (isAlreadyExists(err)) return;
+          this.recorder.event(set, 'Warning', 'FailedCreate', 'Create', `create Pod ${name} in StatefulSet ${set.metadata.name} failed error: ${(err as Error).message}`);
+          throw err;
+        }
+        return;
+      case 'delete':
+        try {
+          await pods.delete(name, { preconditions: { uid: pod.metadata.uid } });
+          this.recorder.event(set, 'Normal', 'SuccessfulDelete', 'Delete', `delete Pod ${name} in StatefulSet ${set.metadata.name} successful`);
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+        return;
+      case 'fixIdentity': {
+        const ordinal = /-(\d+)$/.exec(name)?.[1] ?? '';
+        await pods.patch(name, 'merge', { metadata: { resourceVersion: pod.metadata.resourceVersion, labels: { [POD_NAME_LABEL]: name, [POD_INDEX_LABEL]: ordinal } } });
+        return;
+      }
+    }
+  }
+}

@@ -1,0 +1,78 @@
+import 'reflect-metadata';
+import { setMaxListeners } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import { NestFactory } from '@nestjs/core';
+import { Catalog } from '@orch/api';
+import { EventRecorder, SharedInformerFactory } from '@orch/client';
+import { runComponent, type ComponentContext } from '@orch/component';
+import type { FlagDefs } from '@orch/server-common';
+import { enabledControllers, type ControllerContext } from './controller';
+import { CONTROLLERS } from './controllers';
+import { ControllerManagerModule, CONTROLLER_CONTEXT } from './controller-manager.module';
+
+const FLAGS = {
+  controllers: {
+    type: 'stringSlice',
+    default: ['*'],
+    description: `A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller named 'foo', '-foo' disables it. All: ${CONTROLLERS.map((c) => c.name).join(', ')}. Off by default: ${CONTROLLERS.filter((c) => c.disabledByDefault).map((c) => c.name).join(', ')}.`,
+  },
+  'concurrent-syncs': { type: 'int', default: 5, description: 'Workers per controller.' },
+  'root-ca-file': { type: 'string', default: '', description: 'Root CA published to every namespace as orch-root-ca.crt and put in service-account token secrets (default: the kubeconfig CA).' },
+  'service-account-private-key-file': { type: 'string', default: '', description: 'PEM private key used to sign service account tokens.' },
+  'cluster-signing-cert-file': { type: 'string', default: '', description: 'PEM CA certificate used to issue cluster-scoped certificates (node client certificates).' },
+  'cluster-signing-key-file': { type: 'string', default: '', description: 'PEM CA private key used to issue cluster-scoped certificates.' },
+  'node-monitor-grace-period': { type: 'duration', default: 40_000, description: 'Time a node may go without renewing its lease before it is marked NotReady.' },
+  'node-monitor-period': { type: 'duration', default: 5_000, description: 'The period for checking the health of nodes (lease renewals, Ready heartbeats).' },
+  'node-startup-grace-period': { type: 'duration', default: 60_000, description: 'Time a starting node may go without posting Ready before it is marked unhealthy.' },
+  'terminated-pod-gc-threshold': { type: 'int', default: 12500, description: 'Number of terminated pods that can exist before the pod garbage collector deletes them.' },
+} satisfies FlagDefs;
+
+async function optionalFile(path: string): Promise<string | undefined> {
+  return path ? readFile(path, 'utf8') : undefined;
+}
+
+/** orch controller-manager: runs the core control loops against the gateway. */
+void runComponent({
+  name: 'controller-manager',
+  description: 'The orch controller-manager embeds the core control loops: it watches the shared state through the gateway and makes changes to move the current state towards the desired state.',
+  defaultPort: 10257,
+  flags: FLAGS,
+  leaderElection: true,
+  async run(ctx: ComponentContext<typeof FLAGS>, signal: AbortSignal) {
+    // Every controller's workers listen on the one stop signal.
+    setMaxListeners(0, signal);
+    const f = ctx.flags;
+    const enabled = enabledControllers(f.controllers, CONTROLLERS);
+    const signingCert = await optionalFile(f['cluster-signing-cert-file']);
+    const signingKey = await optionalFile(f['cluster-signing-key-file']);
+    const controllerContext: ControllerContext = {
+      client: ctx.client,
+      informers: new SharedInformerFactory(ctx.client),
+      catalog: new Catalog(),
+      recorder: (reportingController) => new EventRecorder({ client: ctx.client, reportingController, reportingInstance: ctx.identity }),
+      logger: ctx.logger,
+      options: {
+        workers: f['concurrent-syncs'],
+        rootCaPem: (await optionalFile(f['root-ca-file'])) ?? ctx.clientConfig.caPem ?? '',
+        serviceAccountKeyPem: await optionalFile(f['service-account-private-key-file']),
+        clusterSigning: signingCert && signingKey ? { certPem: signingCert, keyPem: signingKey } : undefined,
+        nodeMonitorGracePeriodMs: f['node-monitor-grace-period'],
+        nodeMonitorPeriodMs: f['node-monitor-period'],
+        nodeStartupGracePeriodMs: f['node-startup-grace-period'],
+        terminatedPodGcThreshold: f['terminated-pod-gc-threshold'],
+      },
+    };
+    const app = await NestFactory.createApplicationContext(ControllerManagerModule.forRoot(controllerContext, enabled), { logger: ['error', 'warn'] });
+    const context = app.get<ControllerContext>(CONTROLLER_CONTEXT);
+    const controllers = enabled.map((d) => d.create(context));
+    ctx.logger.info('starting controllers', { controllers: controllers.map((c) => c.name) });
+    const running = controllers.map((c) => c.run(signal));
+    context.informers.start();
+    await Promise.all(running);
+    context.informers.shutdown();
+    await app.close();
+  },
+}).catch((err) => {
+  console.error(`controller-manager: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

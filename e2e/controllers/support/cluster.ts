@@ -1,0 +1,89 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { RestClient, type ClientConfig } from '@orch/client';
+import { freePort, startProcess, tcpProbe, type RunningProcess } from '@orch/testing';
+import { startGateway, type GatewayProcess } from '../../support/gateway';
+
+const ROOT = join(__dirname, '..', '..', '..');
+export const CONTROLLER_MANAGER_MAIN = join(ROOT, 'dist', 'apps', 'controller-manager', 'src', 'main.js');
+
+/** A real gateway and a real controller-manager running the given controllers. */
+export interface ControllerCluster {
+  gateway: GatewayProcess;
+  controllerManager: RunningProcess;
+  /** Admin client of the gateway. */
+  client: RestClient;
+  stop(): Promise<void>;
+}
+
+/** Admin credentials of a started gateway as a client configuration. */
+export async function adminConfig(gw: GatewayProcess): Promise<ClientConfig> {
+  const pki = join(gw.dataDir, 'pki');
+  return {
+    server: gw.url,
+    caPem: await readFile(join(pki, 'ca.crt'), 'utf8'),
+    certPem: await readFile(join(pki, 'admin.crt'), 'utf8'),
+    keyPem: await readFile(join(pki, 'admin.key'), 'utf8'),
+  };
+}
+
+/**
+ * Starts the built gateway and controller-manager (`--controllers=<controllers>`, no leader
+ * election) as child processes. Needs `node scripts/build.mjs` first.
+ */
+export async function startControllerCluster(controllers: string[]): Promise<ControllerCluster> {
+  if (!existsSync(CONTROLLER_MANAGER_MAIN)) throw new Error(`${CONTROLLER_MANAGER_MAIN} is missing: run "node scripts/build.mjs" first`);
+  const gateway = await startGateway();
+  let controllerManager: RunningProcess;
+  try {
+    const port = await freePort();
+    controllerManager = await startProcess({
+      cmd: process.execPath,
+      args: [CONTROLLER_MANAGER_MAIN, `--kubeconfig=${gateway.kubeconfig}`, `--controllers=${controllers.join(',')}`, '--leader-elect=false', `--secure-port=${port}`, '--concurrent-syncs=2'],
+      env: { ORCH_LOG_LEVEL: process.env['ORCH_LOG_LEVEL'] ?? 'info' },
+      readyProbe: tcpProbe(port),
+      timeoutMs: 20_000,
+    });
+  } catch (err) {
+    await gateway.stop();
+    throw err;
+  }
+  const client = new RestClient(await adminConfig(gateway), { component: 'e2e' });
+  return {
+    gateway,
+    controllerManager,
+    client,
+    async stop() {
+      client.close();
+      await controllerManager.stop();
+      await gateway.stop();
+    },
+  };
+}
+
+/** Polls `probe` every `intervalMs` until it returns a defined value; rejects with the last error or `what`. */
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000, intervalMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs} ms${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/**
+ * Resolves true when the object's resourceVersion stays the same for `quietMs`: the
+ * controllers writing it have settled (no write loop).
+ */
+export async function staysUnchanged(get: () => Promise<{ metadata: { resourceVersion?: string } }>, quietMs = 1000): Promise<boolean> {
+  const before = (await get()).metadata.resourceVersion;
+  await new Promise((r) => setTimeout(r, quietMs));
+  return (await get()).metadata.resourceVersion === before;
+}
