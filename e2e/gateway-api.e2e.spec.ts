@@ -98,6 +98,28 @@ describe('gateway API (real process over HTTPS)', () => {
       expect((await gw.admin.patch('/api/v1/namespaces/default/configmaps/x', {}, 'application/merge-patch+json', { headers: { 'if-match': 'W/"abc"' } })).status).toBe(400);
     });
 
+    it.each([
+      { name: 'dryRun=All', q: 'dryRun=All' },
+      { name: 'dryRun with no value', q: 'dryRun' },
+    ])('$name: validates and answers as if done, stores nothing', async ({ q }) => {
+      const path = '/api/v1/namespaces/default/configmaps';
+      const created = await gw.admin.post(`${path}?${q}`, CM('dry'));
+      expect(created.status).toBe(201);
+      expect(created.json.metadata.uid).toBeDefined();
+      expect((await gw.admin.get(`${path}/dry`)).status).toBe(404);
+      expect((await gw.admin.post(`${path}?${q}`, CM('Bad_Name'))).status).toBe(422);
+      const real = await gw.admin.post(path, CM('dry'));
+      const put = await gw.admin.put(`${path}/dry?${q}`, { ...real.json, data: { a: 'put' } });
+      expect(put.json.data.a).toBe('put');
+      const patched = await gw.admin.patch(`${path}/dry?${q}`, { data: { a: 'patch' } }, 'application/merge-patch+json');
+      expect(patched.json.data.a).toBe('patch');
+      expect((await gw.admin.delete(`${path}/dry?${q}`)).status).toBe(200);
+      const after = await gw.admin.get(`${path}/dry`);
+      expect(after.json.data.a).toBe('1');
+      expect(after.json.metadata.resourceVersion).toBe(real.json.metadata.resourceVersion);
+      expect((await gw.admin.delete(`${path}/dry`)).status).toBe(200);
+    });
+
     it('generateName gives a unique name', async () => {
       const r = await gw.admin.post('/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'gen-' } });
       expect(r.status).toBe(201);

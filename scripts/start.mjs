@@ -18,6 +18,14 @@ const dataDir = resolve(process.env.ORCH_DATA_DIR || '.orch');
 const port = process.env.ORCH_PORT || '6443';
 const server = `https://127.0.0.1:${port}`;
 const kubeconfig = join(dataDir, 'admin.kubeconfig');
+const componentKubeconfig = (name) => join(dataDir, `${name}.kubeconfig`);
+const pki = join(dataDir, 'pki');
+// The controller-manager signs service-account tokens and node client certificates with the cluster PKI.
+const controllerSigningArgs = [
+  `--service-account-private-key-file=${join(pki, 'sa.key')}`,
+  `--cluster-signing-cert-file=${join(pki, 'ca.crt')}`,
+  `--cluster-signing-key-file=${join(pki, 'ca.key')}`,
+];
 
 /** The components of the local profile, in start order; each runs only once it is built. */
 const components = [
@@ -26,16 +34,17 @@ const components = [
     main: 'dist/apps/gateway/src/main.js',
     // Service cluster IPs from a loopback range: the network-proxy can listen on them without root.
     // Bootstrap tokens let more machines join (`node-agent join`, see deploy/systemd/README.md).
-    args: [`--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${dataDir}`, '--service-cluster-ip-range=127.96.0.0/16', '--enable-bootstrap-token-auth', ...process.argv.slice(2)],
+    args: [`--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${dataDir}`, '--service-cluster-ip-range=127.96.0.0/16', '--enable-bootstrap-token-auth', '--write-component-kubeconfigs', ...process.argv.slice(2)],
   },
-  { name: 'controller-manager', main: 'dist/apps/controller-manager/src/main.js', args: [`--kubeconfig=${kubeconfig}`] },
-  { name: 'scheduler', main: 'dist/apps/scheduler/src/main.js', args: [`--kubeconfig=${kubeconfig}`] },
+  // Each component runs with its own client certificate (written by the gateway into the data dir).
+  { name: 'controller-manager', main: 'dist/apps/controller-manager/src/main.js', args: [`--kubeconfig=${componentKubeconfig('controller-manager')}`, ...controllerSigningArgs] },
+  { name: 'scheduler', main: 'dist/apps/scheduler/src/main.js', args: [`--kubeconfig=${componentKubeconfig('scheduler')}`] },
   // Its HTTPS API trusts the cluster CA (the gateway's client certificate) and asks the gateway about tokens and permissions.
   {
     name: 'node-agent',
     main: 'dist/apps/node-agent/src/main.js',
     args: [
-      `--kubeconfig=${kubeconfig}`,
+      `--kubeconfig=${componentKubeconfig('node-agent')}`,
       `--root-dir=${join(dataDir, 'node-agent')}`,
       `--client-ca-file=${join(dataDir, 'pki', 'ca.crt')}`,
       '--node-ip=127.0.0.1',
@@ -46,7 +55,7 @@ const components = [
     ],
   },
   // Node ports on loopback only: the local profile does not expose services to the network.
-  { name: 'network-proxy', main: 'dist/apps/network-proxy/src/main.js', args: [`--kubeconfig=${kubeconfig}`, '--nodeport-addresses=127.0.0.0/8'] },
+  { name: 'network-proxy', main: 'dist/apps/network-proxy/src/main.js', args: [`--kubeconfig=${componentKubeconfig('network-proxy')}`, '--nodeport-addresses=127.0.0.0/8'] },
 ];
 
 const children = [];

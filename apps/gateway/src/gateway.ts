@@ -1,8 +1,9 @@
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Catalog, FeatureGates, parseRuntimeConfig, type ResourceDef } from '@orch/api';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
-import { BOOTSTRAP_TOKEN_SECRET_PREFIX, bootstrapTokenAuthenticator, unionAuthenticator, writeKubeconfig, x509Authenticator, type Authenticator, type BootstrapTokenSecret, type Pki } from '@orch/auth';
+import { issueClientCert, BOOTSTRAP_TOKEN_SECRET_PREFIX, bootstrapTokenAuthenticator, unionAuthenticator, writeKubeconfig, x509Authenticator, type Authenticator, type BootstrapTokenSecret, type Pki } from '@orch/auth';
 import { HealthChecks, createLogger, createMetricsRegistry, httpRequestMetrics, type Logger } from '@orch/server-common';
 import { openEtcdStore, openSqliteStore, type Store } from '@orch/storage';
 import { WatchCache } from '@orch/watch';
@@ -210,6 +211,32 @@ export class Gateway {
       context: 'admin@orch',
     });
     return path;
+  }
+
+  /**
+   * Writes `<component>.kubeconfig` files into the data directory, each with its own client
+   * certificate from the cluster CA: the component identities of the local profile (until
+   * per-component RBAC identities land). The node agent is `system:node:<host>` in system:nodes.
+   */
+  async writeComponentKubeconfigs(server: string): Promise<void> {
+    const node = hostname().toLowerCase();
+    const identities: { file: string; cn: string; orgs: string[] }[] = [
+      { file: 'controller-manager', cn: 'system:orch-controller-manager', orgs: [] },
+      { file: 'scheduler', cn: 'system:orch-scheduler', orgs: [] },
+      { file: 'network-proxy', cn: 'system:orch-proxy', orgs: [] },
+      { file: 'node-agent', cn: `system:node:${node}`, orgs: ['system:nodes'] },
+    ];
+    for (const id of identities) {
+      const cert = await issueClientCert(this.pki, { cn: id.cn, orgs: id.orgs });
+      await writeKubeconfig(join(dataDir(this.options), `${id.file}.kubeconfig`), {
+        server,
+        caPem: this.pki.ca.certPem,
+        clientCertPem: cert.certPem,
+        clientKeyPem: cert.keyPem,
+        user: id.cn,
+        context: `${id.file}@orch`,
+      });
+    }
   }
 
   /** Graceful shutdown: readyz fails, watches end cleanly, then the store closes. */

@@ -39,6 +39,7 @@ async function main(): Promise<void> {
   const host = options['bind-address'] === '0.0.0.0' ? '127.0.0.1' : options['bind-address'];
   const server = options['advertise-url'] || `https://${host.includes(':') ? `[${host}]` : host}:${options['secure-port']}`;
   const kubeconfig = await gateway.writeAdminKubeconfig(server);
+  if (options['write-component-kubeconfigs']) await gateway.writeComponentKubeconfigs(server);
   gateway.logger.info('serving', { server, storage: gateway.store.backend, kubeconfig });
 
   let stopping = false;
