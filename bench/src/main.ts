@@ -8,6 +8,7 @@ import { openSqliteStore } from '@orch/storage';
 import { parseFlags } from '@orch/server-common';
 import { codecBench, protobufHttpBench } from './codec';
 import { call, percentile, rssMiB, runLoad, target, type HttpsTarget } from './load';
+import { benchProcessPodStartup, benchSimulatedRuntime } from './node-agent';
 import { runProxyBench } from './proxy';
 import { printRows, type Row } from './report';
 import { schedulerBench } from './scheduler';
@@ -17,7 +18,9 @@ const FLAGS = {
   concurrency: { type: 'int', default: 64, description: 'Concurrent clients of the throughput phases.' },
   'list-size': { type: 'int', default: 10_000, description: 'ConfigMaps in the list-latency phase.' },
   watchers: { type: 'int', default: 100, description: 'Watchers in the watch-latency phase.' },
-  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, scheduler.' },
+  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler.' },
+  'sim-nodes': { type: 'int', default: 1000, description: 'Simulated nodes in the node-agent benchmark.' },
+  'sim-pods': { type: 'int', default: 30_000, description: 'Pods on simulated nodes in the node-agent benchmark.' },
   'sched-nodes': { type: 'int', default: 5000, description: 'Nodes in the scheduler benchmark.' },
   'sched-pods': { type: 'int', default: 10_000, description: 'Pods per scheduler scenario.' },
 } as const;
@@ -69,6 +72,7 @@ async function main(): Promise<void> {
   if (want('gateway')) printRows('gateway (SQLite)', await gatewayBench(opts));
   if (want('codec')) printRows('protobuf vs JSON', await codecBench(Math.min(opts.duration, 2000)));
   if (want('proxy')) printRows('network-proxy', await runProxyBench({ durationMs: Math.min(opts.duration, 5000), concurrency: opts.concurrency }));
+  if (want('node-agent')) printRows('node-agent', [...(await benchSimulatedRuntime({ nodes: opts['sim-nodes'], pods: opts['sim-pods'] })), ...(await benchProcessPodStartup({ pods: 50 }))]);
   if (want('scheduler')) printRows('scheduler (real gateway and scheduler processes)', await schedulerBench({ nodes: opts['sched-nodes'], pods: opts['sched-pods'] }));
 }
 

@@ -6,16 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RestClient, type ClientConfig } from '@orch/client';
 import { call, percentile, runLoad, target } from './load';
+import type { Row } from './report';
 
 /** A result row, as `main.ts` prints them. */
-export interface Row {
-  metric: string;
-  orch: number;
-  baseline: number;
-  baselineName: string;
-  unit: string;
-  higherIsBetter: boolean;
-}
 
 const ROOT = join(__dirname, '..', '..', '..');
 const GATEWAY_MAIN = join(ROOT, 'dist', 'apps', 'gateway', 'src', 'main.js');

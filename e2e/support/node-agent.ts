@@ -37,27 +37,33 @@ export async function startNodeAgent(opts: StartNodeAgentOptions): Promise<NodeA
   const rootDir = opts.rootDir ?? (await tempDir('node-agent-'));
   const port = await freePort();
   const healthPort = await freePort();
-  const proc = await startProcess({
-    cmd: process.execPath,
-    args: [
-      NODE_AGENT_MAIN,
-      ...(opts.command === 'join' ? ['join'] : []),
-      ...(opts.kubeconfig ? [`--kubeconfig=${opts.kubeconfig}`] : []),
-      `--root-dir=${rootDir}`,
-      `--hostname-override=${opts.name}`,
-      '--node-ip=127.0.0.1',
-      '--address=127.0.0.1',
-      `--port=${port}`,
-      `--secure-port=${healthPort}`,
-      '--node-logs-dir=' + rootDir,
-      ...(opts.args ?? []),
-    ],
-    env: { ORCH_LOG_LEVEL: process.env['ORCH_LOG_LEVEL'] ?? 'info' },
-    readyProbe: tcpProbe(port),
-    timeoutMs: opts.timeoutMs ?? 30_000,
-    stopGraceMs: 15_000,
-    onLine: opts.onLine,
-  });
+  let proc: RunningProcess;
+  try {
+    proc = await startProcess({
+      cmd: process.execPath,
+      args: [
+        NODE_AGENT_MAIN,
+        ...(opts.command === 'join' ? ['join'] : []),
+        ...(opts.kubeconfig ? [`--kubeconfig=${opts.kubeconfig}`] : []),
+        `--root-dir=${rootDir}`,
+        `--hostname-override=${opts.name}`,
+        '--node-ip=127.0.0.1',
+        '--address=127.0.0.1',
+        `--port=${port}`,
+        `--secure-port=${healthPort}`,
+        '--node-logs-dir=' + rootDir,
+        ...(opts.args ?? []),
+      ],
+      env: { ORCH_LOG_LEVEL: process.env['ORCH_LOG_LEVEL'] ?? 'info' },
+      readyProbe: tcpProbe(port),
+      timeoutMs: opts.timeoutMs ?? 30_000,
+      stopGraceMs: 15_000,
+      onLine: opts.onLine,
+    });
+  } catch (err) {
+    if (!opts.rootDir) await removeDir(rootDir);
+    throw err;
+  }
   return {
     name: opts.name,
     port,

@@ -1,0 +1,84 @@
+import { join, resolve } from 'node:path';
+import { loadKubeconfig, writeKubeconfig } from '@orch/auth';
+import { COMPONENT_FLAGS, runComponent, type ComponentContext } from '@orch/component';
+import { createLogger, parseFlagsOrExit } from '@orch/server-common';
+import { runAgent } from './agent';
+import { hasValidNodeCredentials, tlsBootstrap } from './join/bootstrap';
+import { discoverCluster, parseBootstrapToken } from './join/discovery';
+import { machineHostname } from './node/machine';
+import { NODE_AGENT_FLAGS, type NodeAgentFlags } from './options';
+
+const DESCRIPTION = `The orch node agent runs on every machine: it registers the machine as a Node, keeps its Lease and status, and runs the pods bound to it (as host processes, or simulated), serving their logs, stats and a proxy on its HTTPS port.
+
+Commands:
+  run (default)   run the agent with --kubeconfig (or TLS-bootstrap it from --bootstrap-kubeconfig)
+  join            join a cluster: node-agent join --server https://HOST:6443 --token <id>.<secret> [flags]
+                  (verifies the signed cluster-info, requests a client certificate through a
+                  CertificateSigningRequest, then runs as system:node:<name>)`;
+
+/**
+ * Does what must happen before the component can start: for `join`, cluster discovery and
+ * TLS bootstrap; for `run` with --bootstrap-kubeconfig, TLS bootstrap when the kubeconfig is
+ * missing or expiring. Returns the flags to add for the run (the kubeconfig written, the CA).
+ */
+async function prepare(command: 'run' | 'join', f: NodeAgentFlags): Promise<string[]> {
+  const logger = createLogger('node-agent');
+  const rootDir = resolve(f['root-dir']);
+  const certDir = f['cert-dir'] || join(rootDir, 'pki');
+  const nodeName = f['hostname-override'] || machineHostname();
+  const kubeconfig = f.kubeconfig || join(rootDir, 'node-agent.kubeconfig');
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    if (command === 'join') {
+      const extra = [`--kubeconfig=${kubeconfig}`, ...(f['client-ca-file'] ? [] : [`--client-ca-file=${join(certDir, 'ca.crt')}`])];
+      if (await hasValidNodeCredentials(kubeconfig, nodeName)) {
+        logger.info('already joined: using the node credentials on disk', { kubeconfig });
+        return extra;
+      }
+      if (!f.server || !f.token) throw new Error('join needs --server https://HOST:6443 and --token <id>.<secret>');
+      const token = parseBootstrapToken(f.token);
+      const info = await discoverCluster({ server: f.server, token, pins: f['discovery-token-ca-cert-hash'], timeoutMs: f['bootstrap-timeout'], signal: stop.signal, logger });
+      const bootstrapPath = join(rootDir, 'bootstrap.kubeconfig');
+      await writeKubeconfig(bootstrapPath, { server: f.server, caPem: info.caPem, token: f.token, user: 'tls-bootstrap-token-user', context: 'tls-bootstrap-token-user@orch' });
+      await tlsBootstrap({ bootstrap: { server: f.server, caPem: info.caPem, token: f.token }, nodeName, certDir, kubeconfigPath: kubeconfig, timeoutMs: f['bootstrap-timeout'], signal: stop.signal, logger });
+      return extra;
+    }
+    if (f['bootstrap-kubeconfig'] && !(await hasValidNodeCredentials(kubeconfig, nodeName))) {
+      const b = await loadKubeconfig(f['bootstrap-kubeconfig']);
+      await tlsBootstrap({ bootstrap: b, nodeName, certDir, kubeconfigPath: kubeconfig, timeoutMs: f['bootstrap-timeout'], signal: stop.signal, logger });
+      return [`--kubeconfig=${kubeconfig}`];
+    }
+    return [];
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const command = argv[0] === 'join' || argv[0] === 'run' ? argv[0] : 'run';
+  const args = argv[0] === command ? argv.slice(1) : argv;
+  const { values } = parseFlagsOrExit({ name: `node-agent ${command}`, description: DESCRIPTION }, { ...COMPONENT_FLAGS, ...NODE_AGENT_FLAGS }, args);
+  const extra = await prepare(command, values as NodeAgentFlags);
+  await runComponent(
+    {
+      name: 'node-agent',
+      description: DESCRIPTION,
+      defaultPort: 10248,
+      flags: NODE_AGENT_FLAGS,
+      leaderElection: false,
+      run: (ctx: ComponentContext<typeof NODE_AGENT_FLAGS>, signal: AbortSignal) => runAgent(ctx, signal),
+    },
+    [...args, ...extra],
+  );
+}
+
+main(process.argv.slice(2))
+  .then(() => process.exit(0))
+  .catch((err) => {
+    console.error(`node-agent: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });

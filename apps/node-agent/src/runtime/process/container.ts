@@ -1,0 +1,373 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, readFile, writeFile, rm } from 'node:fs/promises';
+import { constants } from 'node:os';
+import { join } from 'node:path';
+import { formatTime } from '@orch/apimachinery';
+import type { Container, ContainerStateTerminated, Probe } from '../../api/types';
+import type { ContainerRuntimeState } from '../runtime';
+import { ContainerLogWriter, pruneInstanceLogs, type LogWriterOptions } from './logs';
+import { ProbeWorker, runProbe, type ProbeKind, type ProbeTarget } from './probes';
+
+/** How to run one instance of a container. */
+export interface LaunchSpec {
+  command: string[];
+  env: Record<string, string>;
+  cwd: string;
+  /** The container's root directory (mount points, termination-log). */
+  root: string;
+}
+
+/** One run of a container's process. */
+interface Instance {
+  child?: ChildProcess;
+  pid?: number;
+  startedAt: string;
+  /** Set once the process exited (or could not start). */
+  exit?: ContainerStateTerminated;
+  log: ContainerLogWriter;
+  probes: ProbeWorker[];
+  /** Startup probe passed (true without one). */
+  started: boolean;
+  /** Readiness probe passing (true without one, once started). */
+  ready: boolean;
+  /** Why the agent decided to kill this instance (liveness or startup failure). */
+  unhealthy?: string;
+  killing: boolean;
+  killTimer?: NodeJS.Timeout;
+  target: ProbeTarget;
+  /** Resolves once `exit` is set. */
+  ended: Promise<void>;
+  markEnded: () => void;
+}
+
+/** A fresh instance record (not started yet). */
+function newInstance(startedAt: string, log: ContainerLogWriter, started: boolean, target: ProbeTarget): Instance {
+  let markEnded!: () => void;
+  const ended = new Promise<void>((r) => (markEnded = r));
+  return { startedAt, log, probes: [], started, ready: false, killing: false, target, ended, markEnded };
+}
+
+export interface ContainerHooks {
+  /** Something changed that the pod's status or sync depends on. */
+  changed(): void;
+  /** Records an Event about the container (upstream kubelet reasons: Started, Unhealthy, BackOff, ...). */
+  event(type: 'Normal' | 'Warning', reason: string, action: string, note: string): void;
+  /** Pid file bookkeeping so processes orphaned by a crash of the agent can be killed. */
+  pidFile: string;
+}
+
+/** Back-off state of restarts (upstream flowcontrol.Backoff entry). */
+interface Backoff {
+  lastUpdate: number;
+  delayMs: number;
+}
+
+/** The result of asking to (re)start: started, or waiting for `waitMs` more. */
+export type StartDecision = { started: true } | { started: false; waitMs: number };
+
+/**
+ * One container of a pod and its successive instances: starts the process in its own process
+ * group with its env, working dir and log file; runs its probes; kills it gracefully
+ * (preStop hook, SIGTERM, SIGKILL after the grace period); keeps restartCount, the last
+ * termination and the restart back-off. Exits and probe flips are reported through
+ * `hooks.changed()`; deciding what to do about them is the pod sync's job.
+ */
+export class ContainerRecord {
+  restartCount = 0;
+  lastTerminated?: ContainerStateTerminated;
+  /** Why the container cannot start now (no instance, or before the next restart). */
+  waiting?: { reason: string; message?: string };
+  private instance?: Instance;
+  private backoff?: Backoff;
+
+  constructor(
+    readonly spec: Container,
+    readonly init: boolean,
+    private readonly logDir: string,
+    private readonly logOptions: LogWriterOptions,
+    private readonly hooks: ContainerHooks,
+  ) {}
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  get running(): boolean {
+    return !!this.instance && !this.instance.exit;
+  }
+
+  get exited(): ContainerStateTerminated | undefined {
+    return this.instance?.exit;
+  }
+
+  /** True once an instance was started in this agent's life or restored as done. */
+  get everStarted(): boolean {
+    return !!this.instance;
+  }
+
+  /** The live instance's log writer (for following), if running. */
+  get logWriter(): ContainerLogWriter | undefined {
+    return this.instance && !this.instance.log.isClosed ? this.instance.log : undefined;
+  }
+
+  get pid(): number | undefined {
+    return this.running ? this.instance?.pid : undefined;
+  }
+
+  /** A kill of the live instance is under way. */
+  get stopping(): boolean {
+    return this.running && this.instance!.killing;
+  }
+
+  /** Why the live instance must be killed (liveness/startup failure), if it must. */
+  get unhealthy(): string | undefined {
+    return this.running && !this.instance!.killing ? this.instance!.unhealthy : undefined;
+  }
+
+  /** Restores what an earlier agent reported (restart after an agent restart). */
+  restore(restartCount: number, last: ContainerStateTerminated | undefined, done?: ContainerStateTerminated): void {
+    this.restartCount = restartCount;
+    this.lastTerminated = last;
+    if (done) {
+      const inst = newInstance(done.startedAt ?? formatTime(new Date()), closedLog(this.logPath(restartCount), this.logOptions), false, { podIP: '', env: {}, cwd: '', ports: [] });
+      inst.exit = done;
+      inst.markEnded();
+      this.instance = inst;
+    }
+  }
+
+  /**
+   * Starts the next instance unless the restart back-off says to wait (upstream: the first
+   * restart is immediate, then 10 s doubling to 5 min; an entry idle for twice the maximum is
+   * forgotten). A restart moves the previous end to lastTerminated and counts it.
+   */
+  tryStart(launch: () => Promise<LaunchSpec>, target: Omit<ProbeTarget, 'env' | 'cwd'>, backoff: { initialMs: number; maxMs: number }, podRef: string): Promise<StartDecision> | StartDecision {
+    const now = Date.now();
+    let b = this.backoff;
+    if (b && now - b.lastUpdate > 2 * backoff.maxMs) b = undefined;
+    if (this.instance) {
+      if (b && now < b.lastUpdate + b.delayMs) {
+        const waitMs = b.lastUpdate + b.delayMs - now;
+        this.waiting = { reason: 'CrashLoopBackOff', message: `back-off ${goDuration(b.delayMs)} restarting failed container=${this.name} pod=${podRef}` };
+        this.hooks.event('Warning', 'BackOff', 'StartContainer', `Back-off restarting failed container ${this.name} in pod ${podRef}`);
+        return { started: false, waitMs };
+      }
+      this.backoff = { lastUpdate: now, delayMs: b ? Math.min(b.delayMs * 2, backoff.maxMs) : backoff.initialMs };
+    }
+    return this.start(launch, target);
+  }
+
+  private async start(launch: () => Promise<LaunchSpec>, target: Omit<ProbeTarget, 'env' | 'cwd'>): Promise<StartDecision> {
+    const spec = await launch();
+    const previous = this.instance;
+    if (previous) {
+      this.lastTerminated = previous.exit;
+      this.restartCount++;
+      this.stopProbes(previous);
+    }
+    this.waiting = undefined;
+    await pruneInstanceLogs(this.logDir, this.restartCount - 1);
+    await rm(join(spec.root, 'dev', 'termination-log'), { force: true });
+    const log = new ContainerLogWriter(this.logPath(this.restartCount), this.logOptions);
+    const startedAt = formatTime(new Date());
+    const probeTarget: ProbeTarget = { ...target, env: spec.env, cwd: spec.cwd };
+    const inst = newInstance(startedAt, log, !this.spec.startupProbe, probeTarget);
+    inst.ready = inst.started && !this.spec.readinessProbe;
+    this.instance = inst;
+    await mkdir(spec.cwd, { recursive: true });
+    let child: ChildProcess;
+    try {
+      child = spawn(spec.command[0], spec.command.slice(1), { cwd: spec.cwd, env: spec.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    } catch (err) {
+      this.failedToStart(inst, err as Error, spec.command[0]);
+      return { started: true };
+    }
+    inst.child = child;
+    child.stdout!.on('data', (d: Buffer) => log.write('stdout', d));
+    child.stderr!.on('data', (d: Buffer) => log.write('stderr', d));
+    child.once('error', (err) => {
+      if (inst.pid === undefined) this.failedToStart(inst, err, spec.command[0]);
+    });
+    child.once('spawn', () => {
+      inst.pid = child.pid;
+      void writeFile(this.hooks.pidFile, String(child.pid)).catch(() => undefined);
+      this.startProbes(inst);
+      this.hooks.event('Normal', 'Started', 'StartContainer', `Started container ${this.name}`);
+      this.hooks.changed();
+    });
+    child.once('exit', (code, signal) => void this.onExit(inst, spec.root, code, signal));
+    // Output pipes close at exit; a grandchild holding them must not keep the log open forever.
+    child.once('close', () => log.close());
+    return { started: true };
+  }
+
+  private failedToStart(inst: Instance, err: Error, cmd: string): void {
+    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `exec: "${cmd}": executable file not found in $PATH` : err.message;
+    inst.exit = { exitCode: 128, reason: 'StartError', message: `failed to start container "${this.name}": ${reason}`, startedAt: inst.startedAt, finishedAt: formatTime(new Date()) };
+    inst.log.close();
+    inst.markEnded();
+    this.hooks.event('Warning', 'Failed', 'StartContainer', `Error: ${inst.exit.message}`);
+    this.hooks.changed();
+  }
+
+  private async onExit(inst: Instance, root: string, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+    if (inst.exit) return;
+    this.stopProbes(inst);
+    if (inst.killTimer) clearTimeout(inst.killTimer);
+    const signo = signal ? (constants.signals[signal] ?? 0) : 0;
+    const exitCode = code ?? 128 + signo;
+    const message = await readFile(join(root, 'dev', 'termination-log'), 'utf8').then((t) => t.slice(0, 4096), () => undefined);
+    inst.exit = {
+      exitCode,
+      ...(signo ? { signal: signo } : {}),
+      reason: exitCode === 0 ? 'Completed' : 'Error',
+      ...(message ? { message } : {}),
+      startedAt: inst.startedAt,
+      finishedAt: formatTime(new Date()),
+      ...(inst.pid ? { containerID: `process://${inst.pid}` } : {}),
+    };
+    inst.markEnded();
+    await rm(this.hooks.pidFile, { force: true });
+    setTimeout(() => inst.log.close(), 2000).unref();
+    this.hooks.changed();
+  }
+
+  private startProbes(inst: Instance): void {
+    if (this.spec.startupProbe) this.addProbe(inst, 'startup', this.spec.startupProbe);
+    else this.startRunningProbes(inst);
+  }
+
+  private startRunningProbes(inst: Instance): void {
+    if (this.spec.livenessProbe) this.addProbe(inst, 'liveness', this.spec.livenessProbe);
+    if (this.spec.readinessProbe) this.addProbe(inst, 'readiness', this.spec.readinessProbe);
+    else inst.ready = true;
+  }
+
+  private addProbe(inst: Instance, kind: ProbeKind, probe: Probe): void {
+    const w = new ProbeWorker(kind, probe, inst.target, (k, ok, message) => this.onProbe(inst, k, ok, message));
+    inst.probes.push(w);
+    w.start();
+  }
+
+  /** A probe result flipped: startup success starts the other probes; failures mark the instance unhealthy. */
+  private onProbe(inst: Instance, kind: ProbeKind, ok: boolean, message?: string): void {
+    if (inst.exit || inst.killing) return;
+    if (!ok) this.hooks.event('Warning', 'Unhealthy', 'ProbeContainer', `${kind[0].toUpperCase()}${kind.slice(1)} probe failed: ${message ?? ''}`.trim());
+    if (kind === 'startup') {
+      if (ok) {
+        inst.started = true;
+        for (const p of inst.probes) if (p.kind === 'startup') p.stop();
+        inst.probes = inst.probes.filter((p) => p.kind !== 'startup');
+        this.startRunningProbes(inst);
+      } else inst.unhealthy = `Startup probe failed: ${message ?? ''}`.trim();
+    } else if (kind === 'liveness') {
+      if (!ok) inst.unhealthy = `Liveness probe failed: ${message ?? ''}`.trim();
+    } else {
+      inst.ready = ok;
+    }
+    this.hooks.changed();
+  }
+
+  private stopProbes(inst: Instance): void {
+    for (const p of inst.probes) p.stop();
+    inst.probes = [];
+  }
+
+  /**
+   * Stops the live instance: the preStop hook (bounded by the grace period), SIGTERM to the
+   * process group, SIGKILL when `graceSeconds` have passed. Idempotent; the exit is reported
+   * through `changed()`. A shorter grace period given later shortens a kill under way.
+   */
+  kill(graceSeconds: number): void {
+    const inst = this.instance;
+    if (!inst || inst.exit || !inst.child) return;
+    const graceMs = Math.max(0, graceSeconds) * 1000;
+    if (inst.killing) {
+      if (graceMs === 0) signalGroup(inst, 'SIGKILL');
+      return;
+    }
+    inst.killing = true;
+    inst.ready = false;
+    this.stopProbes(inst);
+    inst.killTimer = setTimeout(() => signalGroup(inst, 'SIGKILL'), graceMs);
+    inst.killTimer.unref?.();
+    void this.preStop(inst, graceMs).then(() => {
+      if (!inst.exit) signalGroup(inst, graceMs === 0 ? 'SIGKILL' : 'SIGTERM');
+    });
+  }
+
+  private async preStop(inst: Instance, graceMs: number): Promise<void> {
+    const hook = this.spec.lifecycle?.preStop;
+    if (!hook || graceMs === 0) return;
+    const bounded = <T>(p: Promise<T>) => Promise.race([p, new Promise<void>((r) => setTimeout(r, graceMs).unref())]);
+    if (hook.sleep) await bounded(new Promise<void>((r) => setTimeout(r, hook.sleep!.seconds * 1000)));
+    else if (hook.exec || hook.httpGet) await bounded(runProbe({ exec: hook.exec, httpGet: hook.httpGet, timeoutSeconds: Math.ceil(graceMs / 1000) }, inst.target));
+  }
+
+  /** The container as the status needs it. */
+  state(podRestartPolicyAllows: boolean): ContainerRuntimeState {
+    const inst = this.instance;
+    const base = { name: this.name, init: this.init, restartCount: this.restartCount, ...(this.lastTerminated ? { lastTerminated: this.lastTerminated } : {}) };
+    if (!inst) return { ...base, waiting: this.waiting ?? { reason: 'ContainerCreating' }, ready: false, started: false };
+    const containerID = inst.pid ? `process://${inst.pid}` : undefined;
+    if (!inst.exit) {
+      if (inst.pid === undefined) return { ...base, waiting: { reason: 'ContainerCreating' }, ready: false, started: false };
+      return { ...base, running: { startedAt: inst.startedAt }, ready: inst.ready, started: inst.started, containerID };
+    }
+    if (this.waiting && podRestartPolicyAllows) {
+      return { ...base, waiting: this.waiting, lastTerminated: inst.exit, ready: false, started: false, containerID };
+    }
+    return { ...base, terminated: inst.exit, ready: false, started: false, containerID };
+  }
+
+  /** Stops probes and timers without touching the process (used after it exited). */
+  dispose(): void {
+    if (this.instance) {
+      this.stopProbes(this.instance);
+      if (this.instance.killTimer) clearTimeout(this.instance.killTimer);
+      this.instance.log.close();
+    }
+  }
+
+  /** Resolves when the current instance has ended (at once when there is none). */
+  async waitExit(): Promise<void> {
+    await this.instance?.ended;
+  }
+
+  private logPath(restartCount: number): string {
+    return join(this.logDir, `${restartCount}.log`);
+  }
+
+  get logDirectory(): string {
+    return this.logDir;
+  }
+}
+
+/** A duration as Go prints it (300ms, 10s, 1m20s), for messages users know from upstream. */
+export function goDuration(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  return `${m}m${+(s - m * 60).toFixed(3)}s`;
+}
+
+function signalGroup(inst: Instance, signal: NodeJS.Signals): void {
+  if (inst.exit || inst.pid === undefined) return;
+  try {
+    process.kill(-inst.pid, signal);
+  } catch {
+    try {
+      inst.child?.kill(signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** A writer that is already closed, standing for the log of a restored, finished instance. */
+function closedLog(path: string, opts: LogWriterOptions): ContainerLogWriter {
+  const w = new ContainerLogWriter(path, opts);
+  w.close();
+  return w;
+}

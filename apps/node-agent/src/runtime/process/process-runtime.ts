@@ -1,0 +1,354 @@
+import { mkdir, readFile, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { formatTime, parseTime } from '@orch/apimachinery';
+import type { Logger } from '@orch/server-common';
+import { DEFAULT_TERMINATION_GRACE_SECONDS, type Container, type ContainerStateTerminated, type Pod } from '../../api/types';
+import type { PodIpAllocator } from '../../node/pod-cidr';
+import { podKey, type PodRuntimeState, type Runtime, type SyncResult } from '../runtime';
+import { ContainerRecord, type LaunchSpec } from './container';
+import { ContainerConfigError, containerEnv, expandVars, type ObjectSource, type PodFacts } from './env';
+import type { LogWriterOptions } from './logs';
+import { VolumeError, containerRoot, materializeVolumes } from './volumes';
+
+export interface ProcessRuntimeOptions {
+  /** `<root-dir>`; pods live in `<root-dir>/pods/<uid>`. */
+  rootDir: string;
+  nodeName: string;
+  hostIP: string;
+  ips: PodIpAllocator;
+  source: ObjectSource;
+  /** A service-account token for the pod (TokenRequest), or undefined when none can be had. */
+  token(pod: Pod, audience: string | undefined, expirationSeconds: number): Promise<string | undefined>;
+  rootCaPem: string;
+  nodeAllocatable(): Record<string, string>;
+  /** The gateway's host and port, given to pods as ORCH_SERVICE_HOST / ORCH_SERVICE_PORT. */
+  gateway?: { host: string; port: string };
+  log: LogWriterOptions;
+  backoff: { initialMs: number; maxMs: number };
+  /** Volumes of running pods are refreshed this often. */
+  syncFrequencyMs: number;
+  logger: Logger;
+  /** Called with the pod key whenever something of the pod changed (exit, probe, ...). */
+  onChange(key: string): void;
+  /** Records an Event about a container of a pod. */
+  event(pod: Pod, container: string, init: boolean, type: 'Normal' | 'Warning', reason: string, action: string, note: string): void;
+}
+
+/** One pod in the process runtime. */
+interface PodRecord {
+  uid: string;
+  key: string;
+  namespace: string;
+  name: string;
+  dir: string;
+  ip: string;
+  startTime: string;
+  sandboxReady: boolean;
+  volumes?: Map<string, string>;
+  volumesSyncedAt: number;
+  containers: Map<string, ContainerRecord>;
+  /** Containers may not be (re)started any more: the pod is being stopped. */
+  terminating: boolean;
+  failed?: { reason: string; message: string };
+  pod: Pod;
+}
+
+const recordKey = (init: boolean, name: string) => `${init ? 'init' : 'main'}/${name}`;
+
+/**
+ * Runs pods as host processes (the `process` runtime). Per pod: an address from the node's
+ * loopback range, `<root-dir>/pods/<uid>` with volumes materialized as files, container roots
+ * with the mounts, and one process group per container. Init containers run one at a time,
+ * in order; then every container starts; restarts follow restartPolicy with back-off;
+ * probes decide readiness and kill unhealthy containers.
+ */
+export class ProcessRuntime implements Runtime {
+  readonly name = 'process' as const;
+  private readonly pods = new Map<string, PodRecord>();
+
+  constructor(private readonly opts: ProcessRuntimeOptions) {}
+
+  podUids(): string[] {
+    return [...this.pods.keys()];
+  }
+
+  /** The container record of a pod (for logs and stats). */
+  container(uid: string, name: string): ContainerRecord | undefined {
+    const rec = this.pods.get(uid);
+    return rec?.containers.get(recordKey(false, name)) ?? rec?.containers.get(recordKey(true, name));
+  }
+
+  /** Kills processes a crashed earlier agent left behind (pid files under the pod dirs). */
+  async killOrphans(): Promise<number> {
+    const podsDir = join(this.opts.rootDir, 'pods');
+    let killed = 0;
+    for (const uid of await readdir(podsDir).catch(() => [] as string[])) {
+      const pidDir = join(podsDir, uid, 'pids');
+      for (const f of await readdir(pidDir).catch(() => [] as string[])) {
+        const pid = Number(await readFile(join(pidDir, f), 'utf8').catch(() => ''));
+        if (Number.isInteger(pid) && pid > 1) {
+          try {
+            process.kill(-pid, 'SIGKILL');
+            killed++;
+          } catch {
+            // not running any more
+          }
+        }
+        await rm(join(pidDir, f), { force: true });
+      }
+    }
+    return killed;
+  }
+
+  /** Removes the directories of pods the agent does not know (after a restart). */
+  async removeUnknownPodDirs(keep: ReadonlySet<string>): Promise<void> {
+    const podsDir = join(this.opts.rootDir, 'pods');
+    for (const uid of await readdir(podsDir).catch(() => [] as string[])) {
+      if (!keep.has(uid) && !this.pods.has(uid)) await rm(join(podsDir, uid), { recursive: true, force: true });
+    }
+  }
+
+  async syncPod(pod: Pod): Promise<SyncResult> {
+    const rec = await this.ensureRecord(pod);
+    rec.pod = pod;
+    if (rec.terminating || rec.failed) return {};
+    const deadline = this.deadlineMs(rec);
+    if (deadline !== undefined && deadline <= 0) {
+      rec.failed = { reason: 'DeadlineExceeded', message: `Pod was active on the node longer than the specified deadline` };
+      for (const c of rec.containers.values()) c.kill(pod.spec.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_SECONDS);
+      return {};
+    }
+    const facts = this.facts(rec);
+    if (!rec.volumes || Date.now() - rec.volumesSyncedAt >= this.opts.syncFrequencyMs) {
+      try {
+        const { paths, unsupported } = await materializeVolumes({ pod, facts, source: this.opts.source, podDir: rec.dir, rootCaPem: this.opts.rootCaPem, token: (aud, exp) => this.opts.token(pod, aud, exp) });
+        if (unsupported.length && !rec.volumes) this.opts.logger.warn('volume types not supported by the process runtime; using empty directories', { pod: rec.key, volumes: unsupported });
+        rec.volumes = paths;
+        rec.volumesSyncedAt = Date.now();
+        rec.sandboxReady = true;
+      } catch (err) {
+        if (!(err instanceof VolumeError) || rec.volumes) throw err;
+        for (const c of this.allContainers(pod)) this.record(rec, c.spec, c.init).waiting = { reason: 'ContainerCreating', message: err.message };
+        this.opts.logger.warn('cannot set up volumes; retrying', { pod: rec.key, err: err.message });
+        return { requeueAfterMs: 5_000 };
+      }
+    }
+    const policy = pod.spec.restartPolicy ?? 'Always';
+    let requeue: number | undefined = deadline;
+    const wait = (ms: number | undefined) => {
+      if (ms !== undefined) requeue = requeue === undefined ? ms : Math.min(requeue, ms);
+    };
+
+    // Init containers: one at a time, in order, each to a successful end.
+    for (const c of pod.spec.initContainers ?? []) {
+      const cr = this.record(rec, c, true);
+      if (cr.running) return { requeueAfterMs: requeue };
+      const end = cr.exited;
+      if (end?.exitCode === 0) continue;
+      if (end && policy === 'Never') return {};
+      wait(await this.start(rec, cr, facts));
+      return { requeueAfterMs: requeue };
+    }
+
+    for (const c of pod.spec.containers) {
+      const cr = this.record(rec, c, false);
+      if (cr.running) {
+        const why = cr.unhealthy;
+        if (why) {
+          const probe = why.startsWith('Startup') ? c.startupProbe : c.livenessProbe;
+          this.opts.logger.info('killing unhealthy container; it will be restarted', { pod: rec.key, container: c.name, reason: why });
+          this.opts.event(pod, c.name, false, 'Normal', 'Killing', 'KillContainer', `Container ${c.name} ${why.startsWith('Startup') ? 'failed startup probe' : 'failed liveness probe'}, will be restarted`);
+          cr.kill(probe?.terminationGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_SECONDS);
+        }
+        continue;
+      }
+      const end = cr.exited;
+      if (end && !(policy === 'Always' || (policy === 'OnFailure' && end.exitCode !== 0))) continue;
+      wait(await this.start(rec, cr, facts));
+    }
+    return { requeueAfterMs: requeue };
+  }
+
+  /** Starts (or restarts, after back-off) a container; returns how long to wait when in back-off. */
+  private async start(rec: PodRecord, cr: ContainerRecord, facts: PodFacts): Promise<number | undefined> {
+    const pod = rec.pod;
+    const launch = async (): Promise<LaunchSpec> => this.launchSpec(rec, cr.spec, cr.init, facts);
+    try {
+      const d = await cr.tryStart(launch, { podIP: rec.ip, ports: cr.spec.ports ?? [] }, this.opts.backoff, `${pod.metadata.name}_${pod.metadata.namespace}(${rec.uid})`);
+      return d.started ? undefined : d.waitMs;
+    } catch (err) {
+      if (!(err instanceof ContainerConfigError || err instanceof VolumeError)) throw err;
+      cr.waiting = { reason: 'CreateContainerConfigError', message: err.message };
+      this.opts.event(pod, cr.name, cr.init, 'Warning', 'Failed', 'StartContainer', `Error: ${err.message}`);
+      return 10_000;
+    }
+  }
+
+  private async launchSpec(rec: PodRecord, c: Container, init: boolean, facts: PodFacts): Promise<LaunchSpec> {
+    if (!c.command?.length) {
+      throw new ContainerConfigError(`container "${c.name}" has no command: the process runtime runs the command and args as a host process and does not run images`);
+    }
+    const root = await containerRoot(rec.dir, c, rec.volumes ?? new Map(), init);
+    const pod = rec.pod;
+    const base: Record<string, string> = {
+      PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+      HOME: root,
+      HOSTNAME: pod.spec.hostname ?? pod.metadata.name ?? '',
+      POD_NAME: pod.metadata.name ?? '',
+      POD_NAMESPACE: pod.metadata.namespace ?? '',
+      POD_UID: rec.uid,
+      POD_IP: rec.ip,
+      NODE_NAME: this.opts.nodeName,
+      HOST_IP: this.opts.hostIP,
+      ORCH_CONTAINER_ROOT: root,
+      ...(this.opts.gateway ? { ORCH_SERVICE_HOST: this.opts.gateway.host, ORCH_SERVICE_PORT: this.opts.gateway.port } : {}),
+    };
+    const env = await containerEnv(pod, c, facts, this.opts.source, base);
+    const lookup = (n: string) => env[n];
+    const command = [...c.command, ...(c.args ?? [])].map((a) => expandVars(a, lookup));
+    return { command, env, cwd: c.workingDir || root, root };
+  }
+
+  private record(rec: PodRecord, c: Container, init: boolean): ContainerRecord {
+    const k = recordKey(init, c.name);
+    let cr = rec.containers.get(k);
+    if (!cr) {
+      cr = new ContainerRecord(c, init, join(rec.dir, 'logs', c.name), this.opts.log, {
+        changed: () => this.opts.onChange(rec.key),
+        event: (type, reason, action, note) => this.opts.event(rec.pod, c.name, init, type, reason, action, note),
+        pidFile: join(rec.dir, 'pids', k.replace('/', '-')),
+      });
+      this.restore(rec.pod, cr);
+      rec.containers.set(k, cr);
+    }
+    return cr;
+  }
+
+  /**
+   * Continues from what an earlier agent reported: restart counts and last terminations;
+   * finished init containers stay done; a container of a `Never` pod that had started is
+   * reported as ended (it was stopped with the earlier agent), others restart.
+   */
+  private restore(pod: Pod, cr: ContainerRecord): void {
+    const list = cr.init ? pod.status?.initContainerStatuses : pod.status?.containerStatuses;
+    const s = list?.find((x) => x.name === cr.name);
+    if (!s || (!s.state.running && !s.state.terminated && !s.lastState.terminated)) return;
+    const ended = s.state.terminated;
+    if (ended && (cr.init ? ended.exitCode === 0 : true)) {
+      cr.restore(s.restartCount, s.lastState.terminated, ended);
+      return;
+    }
+    if (s.state.running && (pod.spec.restartPolicy ?? 'Always') === 'Never') {
+      const gone: ContainerStateTerminated = { exitCode: 137, reason: 'Error', message: 'the node agent restarted while the container was running', startedAt: s.state.running.startedAt, finishedAt: formatTime(new Date()) };
+      cr.restore(s.restartCount, s.lastState.terminated, gone);
+      return;
+    }
+    const prior: ContainerStateTerminated = { exitCode: 137, reason: 'Error', message: 'stopped with the node agent', finishedAt: formatTime(new Date()) };
+    // The next start counts as a restart of the instance the earlier agent ran.
+    cr.restore(s.restartCount, s.lastState.terminated, s.state.running ? { ...prior, startedAt: s.state.running.startedAt } : undefined);
+  }
+
+  private async ensureRecord(pod: Pod): Promise<PodRecord> {
+    const uid = pod.metadata.uid ?? '';
+    let rec = this.pods.get(uid);
+    if (rec) return rec;
+    const dir = join(this.opts.rootDir, 'pods', uid);
+    await mkdir(join(dir, 'pids'), { recursive: true });
+    // Host-network pods share the node's address (upstream: podIP = hostIP).
+    const ip = pod.spec.hostNetwork ? this.opts.hostIP : this.opts.ips.allocate(uid, pod.status?.podIP);
+    rec = {
+      uid,
+      key: podKey(pod),
+      namespace: pod.metadata.namespace ?? '',
+      name: pod.metadata.name ?? '',
+      dir,
+      ip,
+      startTime: pod.status?.startTime ?? formatTime(new Date()),
+      sandboxReady: false,
+      volumesSyncedAt: 0,
+      containers: new Map(),
+      terminating: false,
+      pod,
+    };
+    this.pods.set(uid, rec);
+    return rec;
+  }
+
+  private facts(rec: PodRecord): PodFacts {
+    return { podIP: rec.ip, hostIP: this.opts.hostIP, nodeName: this.opts.nodeName, nodeAllocatable: this.opts.nodeAllocatable() };
+  }
+
+  /** Milliseconds left before activeDeadlineSeconds, if the pod has one. */
+  private deadlineMs(rec: PodRecord): number | undefined {
+    const d = rec.pod.spec.activeDeadlineSeconds;
+    if (d === undefined) return undefined;
+    return parseTime(rec.startTime) + d * 1000 - Date.now();
+  }
+
+  private allContainers(pod: Pod): { spec: Container; init: boolean }[] {
+    return [...(pod.spec.initContainers ?? []).map((spec) => ({ spec, init: true })), ...pod.spec.containers.map((spec) => ({ spec, init: false }))];
+  }
+
+  async killPod(uid: string, graceSeconds: number): Promise<boolean> {
+    const rec = this.pods.get(uid);
+    if (!rec) return true;
+    rec.terminating = true;
+    let running = false;
+    for (const c of rec.containers.values()) {
+      if (!c.running) continue;
+      running = true;
+      if (!c.stopping) this.opts.event(rec.pod, c.name, c.init, 'Normal', 'Killing', 'KillContainer', `Stopping container ${c.name}`);
+      c.kill(graceSeconds);
+    }
+    return !running;
+  }
+
+  async removePod(uid: string): Promise<void> {
+    const rec = this.pods.get(uid);
+    if (rec) {
+      for (const c of rec.containers.values()) {
+        c.kill(0);
+        await c.waitExit();
+        c.dispose();
+      }
+      this.pods.delete(uid);
+    }
+    this.opts.ips.release(uid);
+    await rm(join(this.opts.rootDir, 'pods', uid), { recursive: true, force: true });
+  }
+
+  podState(uid: string): PodRuntimeState | undefined {
+    const rec = this.pods.get(uid);
+    if (!rec) return undefined;
+    const policy = rec.pod.spec.restartPolicy ?? 'Always';
+    return {
+      uid,
+      namespace: rec.namespace,
+      name: rec.name,
+      podIP: rec.ip,
+      hostIP: this.opts.hostIP,
+      startTime: rec.startTime,
+      sandboxReady: rec.sandboxReady,
+      containers: [...rec.containers.values()].map((c) => {
+        const end = c.exited;
+        const restarts = !rec.terminating && !!end && (policy === 'Always' || (policy === 'OnFailure' && end.exitCode !== 0)) && !(c.init && end.exitCode === 0);
+        return c.state(restarts);
+      }),
+      ...(rec.failed ? { failed: rec.failed } : {}),
+    };
+  }
+
+  async shutdown(graceMs: number): Promise<void> {
+    const all: ContainerRecord[] = [];
+    for (const rec of this.pods.values()) {
+      rec.terminating = true;
+      const grace = Math.min(rec.pod.spec.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_SECONDS, Math.floor(graceMs / 1000));
+      for (const c of rec.containers.values()) {
+        c.kill(grace);
+        all.push(c);
+      }
+    }
+    await Promise.race([Promise.all(all.map((c) => c.waitExit())), new Promise((r) => setTimeout(r, graceMs + 2000).unref())]);
+    for (const c of all) c.dispose();
+  }
+}

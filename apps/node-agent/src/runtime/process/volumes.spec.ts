@@ -1,0 +1,118 @@
+import { lstat, readFile, readdir, readlink, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { removeDir, tempDir } from '@orch/testing';
+import type { ConfigMap, Pod, Secret } from '../../api/types';
+import type { ObjectSource } from './env';
+import { SERVICE_ACCOUNT_MOUNT, VolumeError, containerRoot, implicitServiceAccountVolume, materializeVolumes, writeAtomicDir } from './volumes';
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+let dir: string;
+beforeEach(async () => {
+  dir = await tempDir('volumes-');
+});
+afterEach(() => removeDir(dir));
+
+const files = (entries: Record<string, string>) => new Map(Object.entries(entries).map(([k, v]) => [k, { data: Buffer.from(v), mode: 0o644 }]));
+
+describe('writeAtomicDir', () => {
+  it('swaps the whole set through ..data and rewrites only on change', async () => {
+    const d = join(dir, 'vol');
+    expect(await writeAtomicDir(d, files({ a: '1', 'sub/b': '2' }))).toBe(true);
+    expect(await readFile(join(d, 'a'), 'utf8')).toBe('1');
+    expect(await readFile(join(d, 'sub', 'b'), 'utf8')).toBe('2');
+    expect(await readlink(join(d, 'a'))).toBe('..data/a');
+    const first = await readlink(join(d, '..data'));
+    expect(await writeAtomicDir(d, files({ a: '1', 'sub/b': '2' }))).toBe(false);
+    expect(await writeAtomicDir(d, files({ a: 'changed' }))).toBe(true);
+    expect(await readFile(join(d, 'a'), 'utf8')).toBe('changed');
+    const entries = await readdir(d);
+    expect(entries).not.toContain('sub');
+    expect(entries).not.toContain(first);
+    expect(entries.filter((e) => e.startsWith('..')).length).toBe(2); // ..data and one payload dir
+  });
+});
+
+describe('materializeVolumes', () => {
+  const source: ObjectSource = {
+    async configMap(_ns, name) {
+      return name === 'cfg' ? ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { 'app.conf': 'x=1', other: 'y' } } as ConfigMap) : undefined;
+    },
+    async secret(_ns, name) {
+      return name === 'creds' ? ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, data: { password: b64('pw') } } as Secret) : undefined;
+    },
+  };
+  const pod = (volumes: Pod['spec']['volumes'], automount = false): Pod => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p', namespace: 'ns', uid: 'u', labels: { a: 'b' } },
+    spec: { automountServiceAccountToken: automount, containers: [{ name: 'c', volumeMounts: [{ name: 'cfg', mountPath: '/etc/app' }] }], volumes },
+  });
+  const ctx = (p: Pod, token?: string) => ({
+    pod: p,
+    facts: { podIP: '127.1.1.2', hostIP: '127.0.0.1', nodeName: 'n1', nodeAllocatable: {} },
+    source,
+    podDir: dir,
+    rootCaPem: 'CA PEM',
+    token: async () => token,
+  });
+
+  it('writes config map, secret, downward API, projected and emptyDir volumes', async () => {
+    const p = pod([
+      { name: 'cfg', configMap: { name: 'cfg', items: [{ key: 'app.conf', path: 'conf/app.conf', mode: 0o600 }] } },
+      { name: 'sec', secret: { secretName: 'creds' } },
+      { name: 'info', downwardAPI: { items: [{ path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } }] } },
+      { name: 'proj', projected: { sources: [{ configMap: { name: 'cfg', items: [{ key: 'other', path: 'o' }] } }, { serviceAccountToken: { path: 'token' } }] } },
+      { name: 'scratch', emptyDir: {} },
+      { name: 'pvc', persistentVolumeClaim: { claimName: 'x' } },
+    ]);
+    const { paths, unsupported } = await materializeVolumes(ctx(p, 'tok'));
+    expect(unsupported).toEqual(['pvc']);
+    expect(await readFile(join(paths.get('cfg')!, 'conf', 'app.conf'), 'utf8')).toBe('x=1');
+    expect((await stat(join(paths.get('cfg')!, 'conf', 'app.conf'))).mode & 0o777).toBe(0o600);
+    expect(await readFile(join(paths.get('sec')!, 'password'), 'utf8')).toBe('pw');
+    expect(await readFile(join(paths.get('info')!, 'labels'), 'utf8')).toBe('a="b"');
+    expect(await readFile(join(paths.get('proj')!, 'o'), 'utf8')).toBe('y');
+    expect(await readFile(join(paths.get('proj')!, 'token'), 'utf8')).toBe('tok');
+    expect((await stat(paths.get('scratch')!)).isDirectory()).toBe(true);
+  });
+
+  it.each([
+    { name: 'missing config map', volume: { name: 'cfg', configMap: { name: 'nope' } }, want: /volume "cfg": configmap "nope" not found/ },
+    { name: 'missing secret', volume: { name: 'cfg', secret: { secretName: 'nope' } }, want: /secret "nope" not found/ },
+    { name: 'missing key', volume: { name: 'cfg', configMap: { name: 'cfg', items: [{ key: 'k', path: 'k' }] } }, want: /has no key "k"/ },
+    { name: 'path escaping the volume', volume: { name: 'cfg', configMap: { name: 'cfg', items: [{ key: 'other', path: '../x' }] } }, want: /must not contain '\.\.'/ },
+  ])('$name fails the mount', async ({ volume, want }) => {
+    await expect(materializeVolumes(ctx(pod([volume])))).rejects.toThrow(VolumeError);
+    await expect(materializeVolumes(ctx(pod([volume])))).rejects.toThrow(want);
+  });
+
+  it('optional sources may be missing', async () => {
+    const { paths } = await materializeVolumes(ctx(pod([{ name: 'cfg', configMap: { name: 'nope', optional: true } }])));
+    expect((await readdir(paths.get('cfg')!)).filter((e) => !e.startsWith('..'))).toEqual([]);
+  });
+
+  it('adds the service-account volume unless automounting is off or something is mounted there', async () => {
+    const p = pod([{ name: 'cfg', emptyDir: {} }], true);
+    expect(implicitServiceAccountVolume(p)?.name).toBe('orch-api-access');
+    expect(implicitServiceAccountVolume(pod([], false))).toBeUndefined();
+    const mounted: Pod = { ...p, spec: { ...p.spec, containers: [{ name: 'c', volumeMounts: [{ name: 'x', mountPath: SERVICE_ACCOUNT_MOUNT }] }] } };
+    expect(implicitServiceAccountVolume(mounted)).toBeUndefined();
+    // Without the root CA config map, the agent's CA is used; without TokenRequest, no token.
+    const { paths } = await materializeVolumes(ctx(p));
+    const sa = paths.get('orch-api-access')!;
+    expect(await readFile(join(sa, 'ca.crt'), 'utf8')).toBe('CA PEM');
+    expect(await readFile(join(sa, 'namespace'), 'utf8')).toBe('ns');
+    expect((await readdir(sa)).includes('token')).toBe(false);
+  });
+
+  it('links mounts into the container root', async () => {
+    const p = pod([{ name: 'cfg', configMap: { name: 'cfg' } }]);
+    const { paths } = await materializeVolumes(ctx(p));
+    const root = await containerRoot(dir, { name: 'c', volumeMounts: [{ name: 'cfg', mountPath: '/etc/app' }, { name: 'cfg', mountPath: '/one', subPath: 'other' }] }, paths, false);
+    expect(root).toBe(join(dir, 'containers', 'c', 'root'));
+    expect(await readFile(join(root, 'etc', 'app', 'app.conf'), 'utf8')).toBe('x=1');
+    expect(await readFile(join(root, 'one'), 'utf8')).toBe('y');
+    expect((await lstat(join(root, 'etc', 'app'))).isSymbolicLink()).toBe(true);
+    await expect(containerRoot(dir, { name: 'c', volumeMounts: [{ name: 'nope', mountPath: '/x' }] }, paths, false)).rejects.toThrow(/names no volume/);
+  });
+});
