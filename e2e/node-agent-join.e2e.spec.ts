@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { loadKubeconfig } from '@orch/auth';
 import { RestClient, type ClientConfig } from '@orch/client';
 import type { KubeObject } from '@orch/apimachinery';
-import type { RunningProcess } from '@orch/testing';
+import { freePort, startProcess, tcpProbe, type RunningProcess } from '@orch/testing';
 import { startGateway, type GatewayProcess } from './support/gateway';
 import { eventually, startControllerManager, startNodeAgent, type NodeAgentProcess } from './support/node-agent';
 
@@ -68,7 +68,6 @@ describe('joining a second machine with a bootstrap token', () => {
       kind: 'Secret',
       metadata: { name: `bootstrap-token-${TOKEN_ID}`, namespace: 'orch-system' },
       type: 'bootstrap.orch.io/token',
-      // data, not stringData: the gateway does not fold stringData into data yet.
       data: Object.fromEntries(
         Object.entries({
           'token-id': TOKEN_ID,
@@ -144,5 +143,42 @@ describe('joining a second machine with a bootstrap token', () => {
     expect(JSON.parse(byToken.body).node.nodeName).toBe('machine-2');
     // The first agent allows anonymous requests (the default): its API answers without credentials.
     expect((await agentGet(first.port, '/healthz')).status).toBe(200);
+  });
+  it('schedules pods over both machines, and each machine runs its share', async () => {
+    const port = await freePort();
+    const scheduler = await startProcess({
+      cmd: process.execPath,
+      args: [join(__dirname, '..', 'dist', 'apps', 'scheduler', 'src', 'main.js'), `--kubeconfig=${gw.kubeconfig}`, `--secure-port=${port}`, '--leader-elect=false'],
+      readyProbe: tcpProbe(port),
+      timeoutMs: 20_000,
+    });
+    try {
+      const pods = client.resource<Pod>({ group: '', version: 'v1', resource: 'pods' }, 'default');
+      for (let i = 0; i < 4; i++) {
+        await pods.create({
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: `spread-${i}`, labels: { app: 'spread' } },
+          spec: {
+            topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'orch.io/hostname', whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: { app: 'spread' } } }],
+            containers: [{ name: 'c', image: 'none', command: [process.execPath, '-e', 'setInterval(() => {}, 1000)'] }],
+          },
+        } as Pod);
+      }
+      const running = await eventually(
+        'spread pods Running',
+        async () => {
+          const items = (await pods.list({ labelSelector: 'app=spread' })).items as (Pod & { spec: { nodeName?: string } })[];
+          return items.length === 4 && items.every((p) => p.status?.phase === 'Running') ? items : undefined;
+        },
+        45_000,
+        200,
+      );
+      const perNode = new Map<string, number>();
+      for (const p of running) perNode.set(p.spec.nodeName!, (perNode.get(p.spec.nodeName!) ?? 0) + 1);
+      expect(Object.fromEntries(perNode)).toEqual({ 'machine-1': 2, 'machine-2': 2 });
+    } finally {
+      await scheduler.stop();
+    }
   });
 });
