@@ -225,15 +225,62 @@ describe('node agent (process runtime)', () => {
     expect(alive(pid)).toBe(false);
   });
 
-  it('stopping the agent makes its node NotReady', async () => {
-    await agent.stop();
-    const node = await eventually(
-      'node not Ready',
-      async () => ((n) => (n.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True' ? n : undefined))(await client.resource<Node>(NODES).get(NODE)),
-      30_000,
-      250,
-    );
-    expect(node.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('Unknown');
-    await eventually('unreachable taint', async () => ((n) => (n.spec?.taints?.some((t) => t.key === 'node.orch.io/unreachable') ? true : undefined))(await client.resource<Node>(NODES).get(NODE)), 15_000, 250);
+  it('stopping the agent makes its node NotReady; its pods are evicted after their tolerationSeconds', async () => {
+    // A second, healthy node (its lease renewed here): with every node down the controller
+    // would see a full disruption and evict nothing (upstream rule).
+    await client.resource<Node>(NODES).create({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'healthy' }, spec: {} } as Node);
+    await client.resource<Node>(NODES).patch('healthy', 'merge', { status: { conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] } }, { subresource: 'status' });
+    const leases = client.resource<KubeObject & { spec?: Record<string, unknown> }>({ group: 'coordination.orch.io', version: 'v1', resource: 'leases' }, 'orch-node-lease');
+    const microNow = () => new Date().toISOString().replace('Z', '000Z');
+    await leases.create({ apiVersion: 'coordination.orch.io/v1', kind: 'Lease', metadata: { name: 'healthy' }, spec: { holderIdentity: 'healthy', leaseDurationSeconds: 40, renewTime: microNow() } } as never);
+    let renewing = true;
+    const renewer = (async () => {
+      while (renewing) {
+        await leases.patch('healthy', 'merge', { spec: { renewTime: microNow() } }).catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    })();
+    // A pod that tolerates the node being unreachable for 2 s only.
+    await client.resource<Pod>(PODS, 'default').create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'short-tolerance' },
+      spec: {
+        nodeName: NODE,
+        tolerations: [
+          { key: 'node.orch.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 2 },
+          { key: 'node.orch.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 2 },
+        ],
+        containers: [{ name: 'c', image: 'none', command: [process.execPath, '-e', 'setInterval(() => {}, 1000)'] }],
+      },
+    } as Pod);
+    await waitPod('short-tolerance', 'running', (p) => p.status?.phase === 'Running');
+    try {
+      await agent.stop();
+      const node = await eventually(
+        'node not Ready',
+        async () => ((n) => (n.status?.conditions?.find((c) => c.type === 'Ready')?.status !== 'True' ? n : undefined))(await client.resource<Node>(NODES).get(NODE)),
+        30_000,
+        250,
+      );
+      expect(node.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('Unknown');
+      type Taint = { key: string; effect: string; timeAdded?: string };
+      const taint: Taint = await eventually(
+        'NoExecute unreachable taint',
+        async () => {
+          const n = (await client.resource<Node>(NODES).get(NODE)) as Node & { spec?: { taints?: Taint[] } };
+          return n.spec?.taints?.find((t) => t.key === 'node.orch.io/unreachable' && t.effect === 'NoExecute');
+        },
+        15_000,
+        250,
+      );
+      const evicted = await waitPod('short-tolerance', 'evicted', (p) => !!p.metadata.deletionTimestamp, 20_000);
+      const taintedAt = Date.parse(taint.timeAdded!);
+      // Whole-second timestamps: evicted no earlier than tolerationSeconds (within their 1 s precision).
+      expect(Date.parse(evicted.metadata.deletionTimestamp!) + 1000).toBeGreaterThanOrEqual(taintedAt + 2000);
+    } finally {
+      renewing = false;
+      await renewer;
+    }
   });
 });
