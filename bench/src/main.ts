@@ -1,15 +1,17 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStore } from '@orch/storage';
 import { parseFlags } from '@orch/server-common';
+import { freePort } from '@orch/testing';
 import { codecBench, protobufHttpBench } from './codec';
 import { call, percentile, rssMiB, runLoad, target, type HttpsTarget } from './load';
 import { benchProcessPodStartup, benchSimulatedRuntime } from './node-agent';
 import { runProxyBench } from './proxy';
+import { startBenchGateway } from './gateway-process';
 import { printRows, type Row } from './report';
 import { schedulerBench } from './scheduler';
 
@@ -25,8 +27,6 @@ const FLAGS = {
   'sched-pods': { type: 'int', default: 10_000, description: 'Pods per scheduler scenario.' },
 } as const;
 
-const ROOT = join(__dirname, '..', '..', '..');
-const GATEWAY_MAIN = join(ROOT, 'dist', 'apps', 'gateway', 'src', 'main.js');
 const BASELINE_MAIN = join(__dirname, 'baseline-server.js');
 
 
@@ -44,22 +44,6 @@ async function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: numb
     child.stdout?.on('data', on);
     child.stderr?.on('data', on);
     child.on('exit', (code) => reject(new Error(`process exited with ${code}: ${out.slice(-2000)}`)));
-  });
-}
-
-async function freePort(): Promise<number> {
-  const net = await import('node:net');
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function readyz(base: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    https.get(`${base}/readyz`, { rejectUnauthorized: false }, (r) => resolve(r.statusCode === 200)).on('error', () => resolve(false));
   });
 }
 
@@ -84,18 +68,11 @@ async function gatewayBench(opts: BenchOptions): Promise<Row[]> {
   const children: ChildProcess[] = [];
   try {
     // --- gateway process (SQLite) and its credentials
-    const gwPort = await freePort();
-    const gw = spawn(process.execPath, [GATEWAY_MAIN, `--secure-port=${gwPort}`, '--bind-address=127.0.0.1', `--data-dir=${join(dir, 'gw')}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const gateway = await startBenchGateway(join(dir, 'gw'));
+    const gw = gateway.process;
     children.push(gw);
-    const gwBase = `https://127.0.0.1:${gwPort}`;
-    for (let i = 0; i < 300 && !(await readyz(gwBase)); i++) await new Promise((r) => setTimeout(r, 100));
-    const pki = join(dir, 'gw', 'pki');
-    const creds = {
-      ca: await readFile(join(pki, 'ca.crt'), 'utf8'),
-      cert: await readFile(join(pki, 'admin.crt'), 'utf8'),
-      key: await readFile(join(pki, 'admin.key'), 'utf8'),
-    };
-    const orch = target(gwBase, creds, opts.concurrency);
+    const { creds, pkiDir: pki } = gateway;
+    const orch = target(gateway.url, creds, opts.concurrency);
     const ns = await call(orch, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } }));
     if (ns.status !== 201) throw new Error(`namespace create failed: ${ns.status} ${ns.body}`);
 

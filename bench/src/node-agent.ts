@@ -1,40 +1,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import https from 'node:https';
-import { createServer } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RestClient, type ClientConfig } from '@orch/client';
 import { call, percentile, runLoad, target } from './load';
 import type { Row } from './report';
+import { freePort } from '@orch/testing';
+import { appMain, startBenchGateway } from './gateway-process';
 
 /** A result row, as `main.ts` prints them. */
 
-const ROOT = join(__dirname, '..', '..', '..');
-const GATEWAY_MAIN = join(ROOT, 'dist', 'apps', 'gateway', 'src', 'main.js');
-const NODE_AGENT_MAIN = join(ROOT, 'dist', 'apps', 'node-agent', 'src', 'main.js');
+const NODE_AGENT_MAIN = appMain('node-agent');
 
 /** Upstream's node simulator (kubemark hollow nodes / kwok) manages about this many objects per second. */
 const UPSTREAM_SIMULATOR_OBJECTS_PER_SECOND = 20;
 /** Upstream pod startup SLO: p99 create → Running at most 5 s. */
 const UPSTREAM_POD_STARTUP_P99_MS = 5_000;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function readyz(base: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    https.get(`${base}/readyz`, { rejectUnauthorized: false }, (r) => resolve(r.statusCode === 200)).on('error', () => resolve(false));
-  });
-}
 
 interface Cluster {
   dir: string;
@@ -48,22 +29,16 @@ interface Cluster {
 /** A gateway process on SQLite in a fresh temp dir, with its admin credentials. */
 async function startCluster(): Promise<Cluster> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-node-'));
-  const port = await freePort();
-  const gw = spawn(process.execPath, [GATEWAY_MAIN, `--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${join(dir, 'gw')}`], { stdio: 'ignore' });
-  const url = `https://127.0.0.1:${port}`;
-  const children = [gw];
+  const gateway = await startBenchGateway(join(dir, 'gw')).catch(async (err) => {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  });
+  const children = [gateway.process];
   const close = async () => {
     for (const c of children) c.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
   };
-  for (let i = 0; i < 300 && !(await readyz(url)); i++) await new Promise((r) => setTimeout(r, 100));
-  if (!(await readyz(url))) {
-    await close();
-    throw new Error('the gateway did not become ready');
-  }
-  const pki = join(dir, 'gw', 'pki');
-  const admin: ClientConfig = { server: url, caPem: await readFile(join(pki, 'ca.crt'), 'utf8'), certPem: await readFile(join(pki, 'admin.crt'), 'utf8'), keyPem: await readFile(join(pki, 'admin.key'), 'utf8') };
-  return { dir, url, kubeconfig: join(dir, 'gw', 'admin.kubeconfig'), admin, children, close };
+  return { dir, url: gateway.url, kubeconfig: gateway.kubeconfig, admin: gateway.admin, children, close };
 }
 
 /** Starts a node agent process; resolves once it prints `nodes registered`. */

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import dgram from 'node:dgram';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import https from 'node:https';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { parseFlags } from '@orch/server-common';
 import { call, percentile, target, type HttpsTarget } from './load';
 import type { Row } from './report';
+import { freePort } from '@orch/testing';
+import { appMain, startBenchGateway } from './gateway-process';
 
 /**
  * network-proxy benchmarks: the real gateway and proxy processes, echo backends in a child
@@ -16,9 +18,7 @@ import type { Row } from './report';
  * EndpointSlice update). Run alone: `node dist/bench/src/proxy.js [--duration=5s]`.
  */
 
-const ROOT = join(__dirname, '..', '..', '..');
-const GATEWAY_MAIN = join(ROOT, 'dist', 'apps', 'gateway', 'src', 'main.js');
-const PROXY_MAIN = join(ROOT, 'dist', 'apps', 'network-proxy', 'src', 'main.js');
+const PROXY_MAIN = appMain('network-proxy');
 /** Backend addresses (loopback, like pods) and the service range (loopback, reachable without root). */
 const BACKEND_IPS = ['127.0.60.1', '127.0.60.2'];
 const SERVICE_RANGE = '127.78.0.0/16';
@@ -54,12 +54,9 @@ export async function runProxyBench(opts: ProxyBenchOptions = {}): Promise<Row[]
     children.push(backends);
     const ports = JSON.parse(await firstLineOf(backends)) as { echo: number; greet: number };
 
-    const gwPort = await freePort();
-    children.push(spawn(process.execPath, [GATEWAY_MAIN, `--secure-port=${gwPort}`, '--bind-address=127.0.0.1', `--data-dir=${dir}`, `--service-cluster-ip-range=${SERVICE_RANGE}`], { stdio: 'ignore' }));
-    const gw = `https://127.0.0.1:${gwPort}`;
-    await until(() => httpsStatus(`${gw}/readyz`).then((s) => s === 200), 30_000, 'gateway ready');
-    const creds = { ca: await readFile(join(dir, 'pki', 'ca.crt'), 'utf8'), cert: await readFile(join(dir, 'pki', 'admin.crt'), 'utf8'), key: await readFile(join(dir, 'pki', 'admin.key'), 'utf8') };
-    const api = target(gw, creds, 8);
+    const gateway = await startBenchGateway(dir, [`--service-cluster-ip-range=${SERVICE_RANGE}`]);
+    children.push(gateway.process);
+    const api = target(gateway.url, gateway.creds, 8);
     children.push(
       spawn(process.execPath, [PROXY_MAIN, `--kubeconfig=${join(dir, 'admin.kubeconfig')}`, `--secure-port=${await freePort()}`, `--metrics-bind-address=`, '--proxy-mode=ipvs', '--ipvs-scheduler=rr', '--hostname-override=bench'], {
         stdio: 'ignore',
@@ -349,22 +346,6 @@ function greeting(host: string, port: number): Promise<string> {
 }
 
 // ---------------------------------------------------------------- process helpers
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
-function httpsStatus(url: string): Promise<number> {
-  return new Promise((resolve) => {
-    https.get(url, { rejectUnauthorized: false }, (r) => (r.resume(), resolve(r.statusCode ?? 0))).on('error', () => resolve(0));
-  });
-}
 
 async function until(probe: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;

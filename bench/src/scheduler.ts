@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '@orch/testing';
+import { appMain, startBenchGateway } from './gateway-process';
 import { call, runLoad, target, type HttpsTarget } from './load';
 import type { Row } from './report';
 
-const ROOT = join(__dirname, '..', '..', '..');
-const main = (app: string) => join(ROOT, 'dist', 'apps', app, 'src', 'main.js');
 
 /** Upstream scheduler_perf CI floors (pods/s) for the same scenarios. */
 export const UPSTREAM_FLOORS = { basic: 270, spread: 85, antiAffinity: 60 } as const;
@@ -25,38 +25,17 @@ interface Cluster {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  const net = await import('node:net');
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-const readyz = (base: string) =>
-  new Promise<boolean>((resolve) => {
-    https.get(`${base}/readyz`, { rejectUnauthorized: false }, (r) => resolve(r.statusCode === 200)).on('error', () => resolve(false));
-  });
-
 /** A gateway (SQLite) plus the given components, each a real process. */
 async function startCluster(components: { app: string; args: string[] }[]): Promise<Cluster> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-sched-'));
-  const port = await freePort();
-  const base = `https://127.0.0.1:${port}`;
-  const children: ChildProcess[] = [];
-  const gw = spawn(process.execPath, [main('gateway'), `--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${join(dir, 'gw')}`], { stdio: 'ignore' });
-  children.push(gw);
-  for (let i = 0; i < 300 && !(await readyz(base)); i++) await new Promise((r) => setTimeout(r, 100));
-  const pki = join(dir, 'gw', 'pki');
-  const creds = { ca: await readFile(join(pki, 'ca.crt'), 'utf8'), cert: await readFile(join(pki, 'admin.crt'), 'utf8'), key: await readFile(join(pki, 'admin.key'), 'utf8') };
+  const gateway = await startBenchGateway(join(dir, 'gw'));
+  const children: ChildProcess[] = [gateway.process];
   for (const c of components) {
-    children.push(spawn(process.execPath, [main(c.app), `--kubeconfig=${join(dir, 'gw', 'admin.kubeconfig')}`, `--secure-port=${await freePort()}`, '--leader-elect=false', ...c.args], { stdio: 'ignore' }));
+    children.push(spawn(process.execPath, [appMain(c.app), `--kubeconfig=${gateway.kubeconfig}`, `--secure-port=${await freePort()}`, '--leader-elect=false', ...c.args], { stdio: 'ignore' }));
   }
   return {
     dir,
-    gw: target(base, creds, 64),
+    gw: target(gateway.url, gateway.creds, 64),
     children,
     async stop() {
       for (const c of children) c.kill('SIGKILL');

@@ -1,0 +1,50 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import https from 'node:https';
+import { join } from 'node:path';
+import type { ClientConfig } from '@orch/client';
+import { freePort } from '@orch/testing';
+
+export const ROOT = join(__dirname, '..', '..', '..');
+/** The built entry point of an app (`dist/apps/<app>/src/main.js`). */
+export const appMain = (app: string) => join(ROOT, 'dist', 'apps', app, 'src', 'main.js');
+
+export interface BenchGateway {
+  url: string;
+  port: number;
+  process: ChildProcess;
+  /** `<dataDir>/admin.kubeconfig`. */
+  kubeconfig: string;
+  pkiDir: string;
+  /** Admin credentials as PEM (for https agents) and as a client config. */
+  creds: { ca: string; cert: string; key: string };
+  admin: ClientConfig;
+}
+
+function readyz(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    https.get(`${url}/readyz`, { rejectUnauthorized: false }, (r) => (r.resume(), resolve(r.statusCode === 200))).on('error', () => resolve(false));
+  });
+}
+
+/**
+ * Starts the built gateway (SQLite) on a free loopback port with its state in dataDir and waits
+ * until /readyz answers 200 (30 s at most); the caller kills `process` when done.
+ */
+export async function startBenchGateway(dataDir: string, args: string[] = []): Promise<BenchGateway> {
+  const port = await freePort();
+  const url = `https://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [appMain('gateway'), `--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${dataDir}`, ...args], { stdio: 'ignore' });
+  for (let i = 0; i < 300 && !(await readyz(url)); i++) await new Promise((r) => setTimeout(r, 100));
+  if (!(await readyz(url))) {
+    child.kill('SIGKILL');
+    throw new Error('the gateway did not become ready');
+  }
+  const pkiDir = join(dataDir, 'pki');
+  const creds = {
+    ca: await readFile(join(pkiDir, 'ca.crt'), 'utf8'),
+    cert: await readFile(join(pkiDir, 'admin.crt'), 'utf8'),
+    key: await readFile(join(pkiDir, 'admin.key'), 'utf8'),
+  };
+  return { url, port, process: child, kubeconfig: join(dataDir, 'admin.kubeconfig'), pkiDir, creds, admin: { server: url, caPem: creds.ca, certPem: creds.cert, keyPem: creds.key } };
+}
