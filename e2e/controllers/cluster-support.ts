@@ -1,9 +1,8 @@
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { RestClient } from '@orch/client';
-import { freePort, startProcess, tcpProbe, type RunningProcess } from '@orch/testing';
-import { startGateway, type GatewayProcess } from '../support/gateway';
-import { CONTROLLER_MANAGER_MAIN, adminConfig } from './support/cluster';
+import type { RestClient } from '@orch/client';
+import type { RunningProcess } from '@orch/testing';
+import type { GatewayProcess } from '../support/gateway';
+import { startControllerCluster } from './support/cluster';
 
 export { eventually } from './support/cluster';
 
@@ -24,44 +23,10 @@ export interface ClusterControllers {
  * `extraArgs`. Needs `node scripts/build.mjs` first.
  */
 export async function startClusterControllers(controllers: string[], extraArgs: string[] = []): Promise<ClusterControllers> {
-  if (!existsSync(CONTROLLER_MANAGER_MAIN)) throw new Error(`${CONTROLLER_MANAGER_MAIN} is missing: run "node scripts/build.mjs" first`);
-  const gateway = await startGateway();
-  const pkiDir = join(gateway.dataDir, 'pki');
-  let controllerManager: RunningProcess;
-  try {
-    const port = await freePort();
-    controllerManager = await startProcess({
-      cmd: process.execPath,
-      args: [
-        CONTROLLER_MANAGER_MAIN,
-        `--kubeconfig=${gateway.kubeconfig}`,
-        `--controllers=${controllers.join(',')}`,
-        '--leader-elect=false',
-        `--secure-port=${port}`,
-        '--concurrent-syncs=2',
-        `--service-account-private-key-file=${join(pkiDir, 'sa.key')}`,
-        `--cluster-signing-cert-file=${join(pkiDir, 'ca.crt')}`,
-        `--cluster-signing-key-file=${join(pkiDir, 'ca.key')}`,
-        ...extraArgs,
-      ],
-      env: { ORCH_LOG_LEVEL: process.env['ORCH_LOG_LEVEL'] ?? 'info' },
-      readyProbe: tcpProbe(port),
-      timeoutMs: 20_000,
-    });
-  } catch (err) {
-    await gateway.stop();
-    throw err;
-  }
-  const client = new RestClient(await adminConfig(gateway), { component: 'e2e' });
-  return {
-    gateway,
-    controllerManager,
-    client,
-    pkiDir,
-    async stop() {
-      client.close();
-      await controllerManager.stop();
-      await gateway.stop();
-    },
+  const signing = (gateway: GatewayProcess) => {
+    const pki = join(gateway.dataDir, 'pki');
+    return [`--service-account-private-key-file=${join(pki, 'sa.key')}`, `--cluster-signing-cert-file=${join(pki, 'ca.crt')}`, `--cluster-signing-key-file=${join(pki, 'ca.key')}`, ...extraArgs];
   };
+  const cluster = await startControllerCluster(controllers, signing);
+  return { ...cluster, pkiDir: join(cluster.gateway.dataDir, 'pki') };
 }

@@ -4,7 +4,8 @@ import { freePort, removeDir, startProcess, tcpProbe, tempDir, type RunningProce
 
 const ROOT = join(__dirname, '..', '..');
 export const NODE_AGENT_MAIN = join(ROOT, 'dist', 'apps', 'node-agent', 'src', 'main.js');
-export const CONTROLLER_MANAGER_MAIN = join(ROOT, 'dist', 'apps', 'controller-manager', 'src', 'main.js');
+
+export { CONTROLLER_MANAGER_MAIN, startControllerManager } from './controller-manager';
 
 export interface NodeAgentProcess {
   name: string;
@@ -74,19 +75,6 @@ export async function startNodeAgent(opts: StartNodeAgentOptions): Promise<NodeA
       if (!opts.rootDir) await removeDir(rootDir);
     },
   };
-}
-
-/** Starts the built controller-manager with the given controllers and extra flags. */
-export async function startControllerManager(kubeconfig: string, controllers: string[], args: string[] = []): Promise<RunningProcess> {
-  if (!existsSync(CONTROLLER_MANAGER_MAIN)) throw new Error(`${CONTROLLER_MANAGER_MAIN} is missing: run "node scripts/build.mjs" first`);
-  const port = await freePort();
-  return startProcess({
-    cmd: process.execPath,
-    args: [CONTROLLER_MANAGER_MAIN, `--kubeconfig=${kubeconfig}`, `--controllers=${controllers.join(',')}`, '--leader-elect=false', `--secure-port=${port}`, '--concurrent-syncs=2', ...args],
-    env: { ORCH_LOG_LEVEL: process.env['ORCH_LOG_LEVEL'] ?? 'info' },
-    readyProbe: tcpProbe(port),
-    timeoutMs: 20_000,
-  });
 }
 
 /** Polls `probe` until it returns a defined value; rejects with the last error after `timeoutMs`. */

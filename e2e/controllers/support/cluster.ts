@@ -1,12 +1,11 @@
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RestClient, type ClientConfig } from '@orch/client';
-import { freePort, startProcess, tcpProbe, type RunningProcess } from '@orch/testing';
+import type { RunningProcess } from '@orch/testing';
+import { startControllerManager } from '../../support/controller-manager';
 import { startGateway, type GatewayProcess } from '../../support/gateway';
 
-const ROOT = join(__dirname, '..', '..', '..');
-export const CONTROLLER_MANAGER_MAIN = join(ROOT, 'dist', 'apps', 'controller-manager', 'src', 'main.js');
+export { CONTROLLER_MANAGER_MAIN } from '../../support/controller-manager';
 
 /** A real gateway and a real controller-manager running the given controllers. */
 export interface ControllerCluster {
@@ -30,21 +29,13 @@ export async function adminConfig(gw: GatewayProcess): Promise<ClientConfig> {
 
 /**
  * Starts the built gateway and controller-manager (`--controllers=<controllers>`, no leader
- * election) as child processes. Needs `node scripts/build.mjs` first.
+ * election, plus `extraArgs(gateway)`) as child processes. Needs `node scripts/build.mjs` first.
  */
-export async function startControllerCluster(controllers: string[]): Promise<ControllerCluster> {
-  if (!existsSync(CONTROLLER_MANAGER_MAIN)) throw new Error(`${CONTROLLER_MANAGER_MAIN} is missing: run "node scripts/build.mjs" first`);
+export async function startControllerCluster(controllers: string[], extraArgs: (gateway: GatewayProcess) => string[] = () => []): Promise<ControllerCluster> {
   const gateway = await startGateway();
   let controllerManager: RunningProcess;
   try {
-    const port = await freePort();
-    controllerManager = await startProcess({
-      cmd: process.execPath,
-      args: [CONTROLLER_MANAGER_MAIN, `--kubeconfig=${gateway.kubeconfig}`, `--controllers=${controllers.join(',')}`, '--leader-elect=false', `--secure-port=${port}`, '--concurrent-syncs=2'],
-      env: { ORCH_LOG_LEVEL: process.env['ORCH_LOG_LEVEL'] ?? 'info' },
-      readyProbe: tcpProbe(port),
-      timeoutMs: 20_000,
-    });
+    controllerManager = await startControllerManager(gateway.kubeconfig, controllers, extraArgs(gateway));
   } catch (err) {
     await gateway.stop();
     throw err;
