@@ -120,6 +120,17 @@ describe('gateway API (real process over HTTPS)', () => {
       expect((await gw.admin.delete(`${path}/dry`)).status).toBe(200);
     });
 
+    it('concurrent merge patches all land (a patch without resourceVersion retries on conflict)', async () => {
+      const path = '/api/v1/namespaces/default/configmaps/busy';
+      await gw.admin.post('/api/v1/namespaces/default/configmaps', CM('busy', 'default', {}));
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => gw.admin.patch(path, { data: { [`k${i}`]: String(i) } }, 'application/merge-patch+json')));
+      expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
+      expect(Object.keys((await gw.admin.get(path)).json.data)).toHaveLength(20);
+      // A patch that names a stale resourceVersion is still a conflict.
+      const stale = await gw.admin.patch(path, { metadata: { resourceVersion: results[0].json.metadata.resourceVersion }, data: { x: '1' } }, 'application/merge-patch+json');
+      expect(stale.status).toBe(409);
+    });
+
     it('generateName gives a unique name', async () => {
       const r = await gw.admin.post('/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'gen-' } });
       expect(r.status).toBe(201);

@@ -413,7 +413,10 @@ export class GenericStore {
         }
         this.checkNamespace(obj.metadata, namespace);
       }
-      const wantRv = expectedRv ?? (isPut ? undefined : obj.metadata.resourceVersion);
+      // A patch is conditional only when it sets metadata.resourceVersion itself (the patched
+      // copy otherwise carries the version it was read at): unconditional patches retry.
+      const patchedRv = isPut ? undefined : obj.metadata.resourceVersion;
+      const wantRv = expectedRv ?? (patchedRv !== undefined && patchedRv !== old.metadata.resourceVersion ? patchedRv : undefined);
       if (wantRv !== undefined && wantRv !== old.metadata.resourceVersion) {
         throw StatusError.conflict(this.qr, name, 'the object has been modified; please apply your changes to the latest version and try again');
       }
