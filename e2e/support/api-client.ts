@@ -112,6 +112,8 @@ export class ApiClient {
           if (res.statusCode !== 200 || until(events)) done();
         });
         res.on('end', done);
+        // The server went away mid-stream (killed): what arrived so far is the answer.
+        res.on('error', done);
       });
       req.on('error', (err) => (events.length ? resolve({ status: 200, events }) : reject(err)));
       req.end();

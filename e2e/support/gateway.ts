@@ -29,6 +29,11 @@ export interface StartGatewayOptions {
   dataDir?: string;
   port?: number;
   env?: Record<string, string>;
+  /**
+   * A command line the gateway's own is appended to, e.g. `nsenter -t PID -m --` to run it in
+   * another mount namespace. The process keeps its pid when the launcher execs it.
+   */
+  launcher?: string[];
 }
 
 /** Runs the built gateway as a real child process on a free loopback port and waits for /readyz. */
@@ -38,9 +43,10 @@ export async function startGateway(opts: StartGatewayOptions = {}): Promise<Gate
   const port = opts.port ?? (await freePort());
   const url = `https://127.0.0.1:${port}`;
   const anonymous = new ApiClient(url, {});
+  const command = [...(opts.launcher ?? []), process.execPath, GATEWAY_MAIN, `--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${dataDir}`, ...(opts.args ?? [])];
   const proc = await startProcess({
-    cmd: process.execPath,
-    args: [GATEWAY_MAIN, `--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${dataDir}`, ...(opts.args ?? [])],
+    cmd: command[0],
+    args: command.slice(1),
     env: { ...process.env, ...(opts.env ?? {}) } as Record<string, string>,
     readyProbe: async () => {
       try {

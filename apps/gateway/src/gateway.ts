@@ -252,7 +252,7 @@ export class Gateway {
 async function openStore(options: GatewayOptions, retentionMs: number): Promise<Store> {
   switch (options['storage-backend']) {
     case 'sqlite':
-      return openSqliteStore(join(dataDir(options), 'orch.db'), { historyRetentionMs: retentionMs });
+      return openSqliteStore(join(dataDir(options), 'orch.db'), { historyRetentionMs: retentionMs, onWarning: (m) => createLogger('gateway').warn(m) });
     case 'etcd':
       if (options['etcd-servers'].length === 0) throw new Error('--etcd-servers must be set when --storage-backend=etcd');
       return openEtcdStore({ endpoints: options['etcd-servers'], prefix: options['etcd-prefix'], historyRetentionMs: retentionMs });

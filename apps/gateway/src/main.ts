@@ -9,13 +9,20 @@ import { dataDir, Gateway } from './gateway';
 import { GatewayModule } from './gateway.module';
 import { MAX_REQUEST_BODY_BYTES } from './server/body';
 import { GATEWAY_FLAGS } from './options';
+import { verifyStoreCommand } from './verify-store';
+
+const DESCRIPTION = `The orch gateway validates and configures data for the API objects and serves the API over HTTPS.
+
+Commands:
+  serve (default)  serve the API
+  verify-store     check the integrity of the store these flags name (read-only, safe while gateways run); exit 1 on a problem`;
 
 /** orch gateway: the API server. Flags per SPEC; see --help. */
 async function main(): Promise<void> {
-  const { values: options } = parseFlagsOrExit(
-    { name: 'gateway', description: 'The orch gateway validates and configures data for the API objects and serves the API over HTTPS.' },
-    GATEWAY_FLAGS,
-  );
+  const argv = process.argv.slice(2);
+  const command = argv[0] === 'verify-store' || argv[0] === 'serve' ? argv[0] : 'serve';
+  const { values: options } = parseFlagsOrExit({ name: command === 'serve' ? 'gateway' : `gateway ${command}`, description: DESCRIPTION }, GATEWAY_FLAGS, argv[0] === command ? argv.slice(1) : argv);
+  if (command === 'verify-store') process.exit(await verifyStoreCommand(options, (line) => console.log(line)));
   const dir = dataDir(options);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const pki = await ensurePki(options['pki-dir'] || join(dir, 'pki'), { hosts: options['tls-san'] });

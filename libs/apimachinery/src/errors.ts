@@ -44,7 +44,8 @@ export type StatusReason =
   | 'UnsupportedMediaType'
   | 'Expired'
   | 'InternalError'
-  | 'ServiceUnavailable';
+  | 'ServiceUnavailable'
+  | 'InsufficientStorage';
 
 /** Qualified resource for messages: `pods`, `deployments.apps`. */
 export interface QualifiedResource {
@@ -166,6 +167,11 @@ export class StatusError extends Error {
 
   static internal(message: string): StatusError {
     return new StatusError(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
+  }
+
+  /** 507: the store has no space for the write (full disk, etcd quota); nothing was written. */
+  static insufficientStorage(message: string): StatusError {
+    return new StatusError(507, 'InsufficientStorage', `insufficient storage: ${message}`);
   }
 
   static serviceUnavailable(message: string): StatusError {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 
 /** Reads a UTF-8 file; undefined when it does not exist. */
 export async function readOptional(path: string): Promise<string | undefined> {
@@ -11,12 +12,28 @@ export async function readOptional(path: string): Promise<string | undefined> {
   }
 }
 
-/** Writes via a temporary file and rename, so readers never see a partial file. */
-export async function writeAtomic(path: string, data: string, mode: number): Promise<void> {
+/**
+ * Replaces `path` with `data` so that readers, and a restart after a crash or power loss at any
+ * moment, see either the old file or the whole new one, never a part: a temporary file in the
+ * same directory is written and fsynced, renamed over `path`, and the directory is fsynced.
+ */
+export async function writeAtomic(path: string, data: string | Uint8Array, mode: number): Promise<void> {
   const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
-    await writeFile(tmp, data, { mode });
+    const file = await open(tmp, 'w', mode);
+    try {
+      await file.writeFile(data);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
     await rename(tmp, path);
+    const dir = await open(dirname(path), 'r');
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
   } finally {
     await rm(tmp, { force: true });
   }

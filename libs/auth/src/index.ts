@@ -8,6 +8,7 @@ export {
   x509Authenticator,
 } from './authn';
 export type { AuthRequest, Authenticator, PeerCertificate } from './authn';
+export { writeAtomic } from './fsutil';
 export { loadKubeconfig, writeKubeconfig } from './kubeconfig';
 export type { KubeconfigCredentials, WriteKubeconfigOptions } from './kubeconfig';
 export { CA_COMMON_NAME, DEFAULT_SERVING_HOSTS, SERVING_COMMON_NAME, ensurePki, issueClientCert, selfSignedServingCert, signCsr } from './pki';

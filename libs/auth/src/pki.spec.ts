@@ -1,5 +1,5 @@
 import { createPrivateKey, createPublicKey, sign, verify, webcrypto, X509Certificate } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -148,6 +148,52 @@ describe('ensurePki', () => {
       await ensurePki(d);
       await mutate(d);
       await expect(ensurePki(d)).rejects.toThrow(want);
+    } finally {
+      await rm(d, { recursive: true, force: true });
+    }
+  });
+
+  /** Keeps the first half of a file, as a crash in the middle of a non-atomic write would. */
+  const halve = async (d: string, f: string) => {
+    const text = await readFile(join(d, f), 'utf8');
+    await writeFile(join(d, f), text.slice(0, text.length >> 1));
+  };
+
+  it.each([
+    { file: 'ca.crt', want: /ca\.crt cannot be read as PEM \(.*\): the file is incomplete or damaged; restore it from a backup, or remove the PKI directory/ },
+    { file: 'ca.key', want: /ca\.key cannot be read as PEM \(.*\): the file is incomplete or damaged; restore it from a backup, or remove the PKI directory/ },
+    { file: 'sa.key', want: /sa\.key cannot be read as PEM \(.*\): the file is incomplete or damaged; restore it from a backup, or remove it to create a new key/ },
+  ])('a half-written $file fails with a message naming the file and what to do', async ({ file, want }) => {
+    const d = await freshDir();
+    try {
+      await ensurePki(d);
+      await halve(d, file);
+      await expect(ensurePki(d)).rejects.toThrow(want);
+    } finally {
+      await rm(d, { recursive: true, force: true });
+    }
+  });
+
+  it.each(['serving.crt', 'serving.key', 'admin.crt', 'admin.key'])('a half-written %s is reissued from the CA', async (file) => {
+    const d = await freshDir();
+    try {
+      const first = await ensurePki(d);
+      await halve(d, file);
+      const second = await ensurePki(d);
+      expect(second.ca).toEqual(first.ca);
+      expectSignedByCa(second.serving.certPem, second);
+      expectSignedByCa(second.admin.certPem, second);
+      expect(createPublicKey(createPrivateKey(second.admin.keyPem)).export({ type: 'spki', format: 'pem' })).toBe(new X509Certificate(second.admin.certPem).publicKey.export({ type: 'spki', format: 'pem' }));
+    } finally {
+      await rm(d, { recursive: true, force: true });
+    }
+  });
+
+  it('leaves no temporary files behind', async () => {
+    const d = await freshDir();
+    try {
+      await ensurePki(d);
+      expect((await readdir(d)).sort()).toEqual([...FILES].sort());
     } finally {
       await rm(d, { recursive: true, force: true });
     }

@@ -275,6 +275,21 @@ async function createCa(): Promise<CertAndKey> {
   return { certPem: toPem(cert), keyPem: await privateKeyPem(keys.privateKey) };
 }
 
+const CA_ADVICE = 'restore it from a backup, or remove the PKI directory to create a new cluster CA (every credential the old one issued stops working)';
+
+/**
+ * Parses a PKI file read from disk; a file that does not parse (cut short by a crash while it
+ * was written by an older version, or damaged) fails start-up with a message naming the file
+ * and what to do, instead of a bare decoder error.
+ */
+function parsePkiFile<T>(path: string, parse: () => T, advice: string): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw new Error(`${path} cannot be read as PEM (${(err as Error).message}): the file is incomplete or damaged; ${advice}`);
+  }
+}
+
 async function loadOrCreateCa(files: PkiFiles): Promise<CertAndKey> {
   const [certPem, keyPem] = await Promise.all([readOptional(files.caCert), readOptional(files.caKey)]);
   if (certPem === undefined) {
@@ -284,8 +299,9 @@ async function loadOrCreateCa(files: PkiFiles): Promise<CertAndKey> {
     return ca;
   }
   if (keyPem === undefined) throw new Error(`${files.caCert} exists but ${files.caKey} does not: cannot sign certificates`);
-  const cert = new X509Certificate(certPem);
-  if (!cert.checkPrivateKey(createPrivateKey(keyPem))) throw new Error(`${files.caKey} does not match ${files.caCert}`);
+  const cert = parsePkiFile(files.caCert, () => new X509Certificate(certPem), CA_ADVICE);
+  const key = parsePkiFile(files.caKey, () => createPrivateKey(keyPem), CA_ADVICE);
+  if (!cert.checkPrivateKey(key)) throw new Error(`${files.caKey} does not match ${files.caCert}`);
   if (new Date(cert.validTo).getTime() <= Date.now()) throw new Error(`CA certificate ${files.caCert} expired on ${cert.validTo}; remove the PKI directory to create a new cluster CA`);
   return { certPem, keyPem };
 }
@@ -318,7 +334,10 @@ async function loadOrCreateSaKeys(files: PkiFiles): Promise<Pki['serviceAccount'
     await writeAtomic(files.saKey, keyPem, 0o600);
   }
   // sa.pub is derived from sa.key, never the other way: a new sa.key would revoke every token.
-  const publicKeyPem = spkiPem(createPublicKey(keyPem));
+  const pem = keyPem;
+  const publicKeyPem = spkiPem(
+    parsePkiFile(files.saKey, () => createPublicKey(pem), 'restore it from a backup, or remove it to create a new key (every service-account token issued so far stops working)'),
+  );
   if ((await readOptional(files.saPub)) !== publicKeyPem) await writeAtomic(files.saPub, publicKeyPem, 0o644);
   return { privateKeyPem: keyPem, publicKeyPem };
 }

@@ -11,6 +11,7 @@ import {
   ListOptions,
   ListResult,
   RevisionConflictError,
+  StorageFullError,
   Store,
   StoreError,
   StoreEvent,
@@ -50,7 +51,9 @@ const ZERO = Buffer.from([0]);
 
 function wrap(err: unknown, what: string): StoreError {
   const message = err instanceof Error ? err.message : String(err);
-  return Object.assign(new StoreError(`etcd ${what} failed: ${message}`), { cause: err });
+  // etcd answers "mvcc: database space exceeded" once its backend reaches --quota-backend-bytes.
+  const type = message.includes('database space exceeded') ? StorageFullError : StoreError;
+  return Object.assign(new type(`etcd ${what} failed: ${message}`), { cause: err });
 }
 
 const isCompacted = (err: unknown) => err instanceof Error && err.message.includes(COMPACTED);

@@ -11,7 +11,7 @@ export type WriteOp =
   | { id: number; kind: 'update'; key: string; value: string; expected?: number }
   | { id: number; kind: 'delete'; key: string; expected?: number };
 
-export type WriteErrorKind = 'exists' | 'notFound' | 'conflict' | 'internal';
+export type WriteErrorKind = 'exists' | 'notFound' | 'conflict' | 'full' | 'internal';
 
 export type WriteResult =
   | {

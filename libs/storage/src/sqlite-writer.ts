@@ -119,7 +119,9 @@ function runWriter(port: NonNullable<typeof parentPort>, config: WriterConfig): 
         results = commitGroup.immediate(ops);
       } catch (err) {
         revision = startRevision; // rolled back
-        results = ops.map((op) => ({ id: op.id, ok: false, error: 'internal', message: `sqlite write failed: ${String(err)}` }));
+        const full = isDiskFull(err);
+        const message = full ? `the disk holding ${config.path} is full (${String(err)}): nothing was written` : `sqlite write failed: ${String(err)}`;
+        results = ops.map((op) => ({ id: op.id, ok: false, error: full ? 'full' : 'internal', message }));
       }
       post({ type: 'written', results });
       if (readMeta.get('revision') !== revision) {
@@ -178,6 +180,12 @@ function runWriter(port: NonNullable<typeof parentPort>, config: WriterConfig): 
     schedule();
   });
   post({ type: 'ready', revision });
+}
+
+/** SQLITE_FULL, or a write that failed with ENOSPC/EDQUOT underneath. */
+function isDiskFull(err: unknown): boolean {
+  const code = (err as { code?: string }).code ?? '';
+  return code === 'SQLITE_FULL' || /ENOSPC|EDQUOT|disk is full/i.test(String(err));
 }
 
 if (parentPort && (workerData as { orchSqliteWriter?: WriterConfig } | undefined)?.orchSqliteWriter) {

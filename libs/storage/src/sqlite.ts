@@ -5,6 +5,7 @@ import { DEFAULT_COMPACTION_INTERVAL_MS, DEFAULT_HISTORY_RETENTION_MS, TimedComp
 import { prefixEnd } from './keys';
 import { startModuleWorker } from './module-runner';
 import type { FromWriter, ToWriter, WriteOp, WriteResult, WriterConfig } from './sqlite-protocol';
+import { inspectSqliteWal } from './verify';
 import {
   CompactedError,
   DeleteResult,
@@ -15,6 +16,7 @@ import {
   ListOptions,
   ListResult,
   RevisionConflictError,
+  StorageFullError,
   Store,
   StoreError,
   StoreEvent,
@@ -26,6 +28,8 @@ import {
 export interface SqliteStoreOptions extends StoreOptions {
   /** Revisions compacted per writer transaction, so compaction never stalls writes long (default 10000). */
   compactionChunk?: number;
+  /** Receives what opening found and repaired (a torn write-ahead log); default console.warn. */
+  onWarning?: (message: string) => void;
 }
 
 /**
@@ -184,13 +188,18 @@ export class SqliteStore implements Store {
 
   /** Starts the writer (which creates the schema), then opens the read connection. */
   static async open(path: string, opts: SqliteStoreOptions): Promise<SqliteStore> {
+    // SQLite drops a torn or unfinished tail of the log silently: say so before it does.
+    const wal = inspectSqliteWal(path);
+    if (wal.message) (opts.onWarning ?? ((m: string) => console.warn(m)))(`sqlite store: ${wal.message}`);
     const config: WriterConfig = { path, compactionChunk: opts.compactionChunk ?? 10000 };
     const worker = startModuleWorker(WRITER_MODULE, { workerData: { orchSqliteWriter: config } });
     const ready = await new Promise<Extract<FromWriter, { type: 'ready' }>>((resolve, reject) => {
       const fail = (why: string) => {
         off();
         void worker.terminate();
-        reject(new StoreError(`cannot open sqlite store ${path}: ${why}`));
+        const damaged = /not a database|malformed|SQLITE_CORRUPT|SQLITE_NOTADB/i.test(why);
+        const advice = damaged ? ': the file is damaged; `gateway verify-store` lists the problems, restore the file from a backup' : '';
+        reject(new StoreError(`cannot open sqlite store ${path}: ${why}${advice}`));
       };
       const onMessage = (msg: FromWriter) => {
         if (msg.type !== 'ready') return fail(msg.type === 'fatal' ? msg.message : `unexpected ${msg.type}`);
@@ -490,6 +499,8 @@ function writeError(r: Extract<WriteResult, { ok: false }>, key: string): StoreE
       return new KeyNotFoundError(r.message, key);
     case 'conflict':
       return new RevisionConflictError(key, r.actualRevision!);
+    case 'full':
+      return new StorageFullError(r.message, key);
     case 'internal':
       return new StoreError(r.message, key);
   }

@@ -120,6 +120,12 @@ export class RevisionConflictError extends StoreError {
     super(`revision mismatch for ${key}: current modRevision ${actualRevision}`, key);
   }
 }
+/**
+ * The store refused a write because its space is exhausted: the disk under a SQLite file, or
+ * etcd's space quota. Nothing was written; reads keep working, and writes succeed again once
+ * space is freed.
+ */
+export class StorageFullError extends StoreError {}
 /** The requested revision was compacted away. */
 export class CompactedError extends StoreError {
   constructor(

@@ -7,6 +7,7 @@ import { anonymousUser, authRequestFromIncoming, type Authenticator, type UserIn
 import type { HealthChecks, HttpRequestMetrics } from '@orch/server-common';
 import { renderMetrics } from '@orch/server-common';
 import type { Registry as PromRegistry } from 'prom-client';
+import { StorageFullError } from '@orch/storage';
 import { Discovery, VERSION_INFO } from '../discovery/discovery';
 import type { GenericStore, ListOptions, WatchEventOut } from '../registry/generic-store';
 import type { RequestContext } from '../registry/strategy';
@@ -461,6 +462,7 @@ export class ApiHandler {
 /** Maps anything thrown in the request path to a StatusError (500 for the unexpected). */
 export function toStatusError(err: unknown): StatusError {
   if (err instanceof StatusError) return err;
+  if (err instanceof StorageFullError) return StatusError.insufficientStorage(err.message);
   const e = err as { code?: string; statusCode?: number; message?: string };
   if (e?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return StatusError.tooLarge(3 * 1024 * 1024);
   if (e?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return StatusError.unsupportedMediaType('', ['application/json', 'application/yaml']);

@@ -1,8 +1,8 @@
 import { X509Certificate, webcrypto } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
-import { loadKubeconfig, writeKubeconfig } from '@orch/auth';
+import { loadKubeconfig, writeAtomic, writeKubeconfig } from '@orch/auth';
 import { RestClient, sleep, type ClientConfig } from '@orch/client';
 import type { Logger } from '@orch/server-common';
 import type { KubeObject } from '@orch/apimachinery';
@@ -97,9 +97,9 @@ export async function tlsBootstrap(opts: TlsBootstrapOptions): Promise<void> {
     }
     const certPem = Buffer.from(certB64, 'base64').toString('utf8');
     await mkdir(opts.certDir, { recursive: true, mode: 0o700 });
-    await writeFile(join(opts.certDir, 'node-agent-client.key'), keyPem, { mode: 0o600 });
-    await writeFile(join(opts.certDir, 'node-agent-client.crt'), certPem, { mode: 0o644 });
-    if (opts.bootstrap.caPem) await writeFile(join(opts.certDir, 'ca.crt'), opts.bootstrap.caPem, { mode: 0o644 });
+    await writeAtomic(join(opts.certDir, 'node-agent-client.key'), keyPem, 0o600);
+    await writeAtomic(join(opts.certDir, 'node-agent-client.crt'), certPem, 0o644);
+    if (opts.bootstrap.caPem) await writeAtomic(join(opts.certDir, 'ca.crt'), opts.bootstrap.caPem, 0o644);
     await writeKubeconfig(opts.kubeconfigPath, {
       server: opts.bootstrap.server,
       caPem: opts.bootstrap.caPem ?? '',
