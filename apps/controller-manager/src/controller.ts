@@ -34,6 +34,11 @@ export interface ControllerOptions {
   nodeStartupGracePeriodMs?: number;
   /** Terminated pods kept before pod GC deletes them (default 12500). */
   terminatedPodGcThreshold: number;
+  /**
+   * Compatibility option (--k8s-compatibility): also write the upstream `kubernetes.io` twins
+   * of well-known labels and annotations, and publish the root CA as `kube-root-ca.crt`.
+   */
+  k8sCompatibility: boolean;
 }
 
 /**

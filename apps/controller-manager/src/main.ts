@@ -25,6 +25,11 @@ const FLAGS = {
   'node-monitor-period': { type: 'duration', default: 5_000, description: 'The period for checking the health of nodes (lease renewals, Ready heartbeats).' },
   'node-startup-grace-period': { type: 'duration', default: 60_000, description: 'Time a starting node may go without posting Ready before it is marked unhealthy.' },
   'terminated-pod-gc-threshold': { type: 'int', default: 12500, description: 'Number of terminated pods that can exist before the pod garbage collector deletes them.' },
+  'k8s-compatibility': {
+    type: 'bool',
+    default: true,
+    description: 'Also write the upstream kubernetes.io labels and annotations stock tools read (deployment.kubernetes.io/revision, kubernetes.io/service-name, batch.kubernetes.io/job-completion-index...) beside the orch.io forms, and publish the root CA as kube-root-ca.crt too (the controller-manager side of the gateway\'s --k8s-group-aliases).',
+  },
 } satisfies FlagDefs;
 
 async function optionalFile(path: string): Promise<string | undefined> {
@@ -60,6 +65,7 @@ void runComponent({
         nodeMonitorPeriodMs: f['node-monitor-period'],
         nodeStartupGracePeriodMs: f['node-startup-grace-period'],
         terminatedPodGcThreshold: f['terminated-pod-gc-threshold'],
+        k8sCompatibility: f['k8s-compatibility'],
       },
     };
     const app = await NestFactory.createApplicationContext(ControllerManagerModule.forRoot(controllerContext, enabled), { logger: ['error', 'warn'] });

@@ -77,9 +77,11 @@ export class Gateway {
     const gateway = new Gateway(options, catalog, features, store, watchCache, registries, pki, clientCa);
     const nsLifecycle = (ns: string) => gateway.checkNamespace(ns);
     const serviceAddresses = new ServiceAddresses(store, serviceRanges.cidr, serviceRanges.nodePorts, gateway.logger);
+    const strategyOptions = { k8sCompatibility: options['k8s-group-aliases'] };
     for (const def of catalog.resources()) {
       if (def.virtual) continue;
-      const strategy = def.group === '' && def.resource === 'services' ? serviceStrategy(strategyFor(def), serviceAddresses) : strategyFor(def);
+      const base = strategyFor(def, strategyOptions);
+      const strategy = def.group === '' && def.resource === 'services' ? serviceStrategy(base, serviceAddresses) : base;
       registries.set(def, new GenericStore(def, strategy, subresourceStrategies(def, strategy), store, watchCache, nsLifecycle, registryOptions));
     }
     for (const w of features.warnings) gateway.logger.warn(w);

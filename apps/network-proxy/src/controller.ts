@@ -1,3 +1,4 @@
+import { readWellKnown } from '@orch/api';
 import { ItemExponentialFailureRateLimiter, RateLimitingQueue, runWorkers, unwrapTombstone, type DeletedFinalStateUnknown, type SharedInformer, type SharedInformerFactory } from '@orch/client';
 import type { KubeObject } from '@orch/apimachinery';
 import type { Logger } from '@orch/server-common';
@@ -35,12 +36,13 @@ export class ProxyController {
     this.services = informers.informerFor<Service>(SERVICES, { labelSelector: PROXY_LABEL_SELECTOR });
     this.slices = informers.informerFor<EndpointSlice>(ENDPOINT_SLICES, { labelSelector: PROXY_LABEL_SELECTOR });
     this.slices.addIndexer(SERVICE_INDEX, (s) => {
-      const svc = s.metadata.labels?.[SERVICE_NAME_LABEL];
+      // Slices written by stock tools may carry only the upstream kubernetes.io/service-name.
+      const svc = readWellKnown(s.metadata.labels, SERVICE_NAME_LABEL);
       return svc ? [`${s.metadata.namespace ?? ''}/${svc}`] : [];
     });
     this.enqueueOn(this.services, (s) => `${s.metadata.namespace ?? ''}/${s.metadata.name}`);
     this.enqueueOn(this.slices, (s) => {
-      const svc = s.metadata.labels?.[SERVICE_NAME_LABEL];
+      const svc = readWellKnown(s.metadata.labels, SERVICE_NAME_LABEL);
       return svc ? `${s.metadata.namespace ?? ''}/${svc}` : undefined;
     });
   }

@@ -4,3 +4,4 @@ export * from './catalog';
 export * from './feature-gates';
 export * from './schemas';
 export * from './protobuf';
+export * from './well-known';

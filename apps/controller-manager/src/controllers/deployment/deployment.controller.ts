@@ -1,3 +1,4 @@
+import { mirrorUpstreamKeys, readWellKnown, upstreamKeysMissing } from '@orch/api';
 import { formatTime, labelSelectorFromObject } from '@orch/apimachinery';
 import {
   isAlreadyExists,
@@ -72,8 +73,11 @@ export class DeploymentController implements Controller {
   private readonly deploymentClient: ResourceClient<Deployment>;
   private readonly setClient: ResourceClient<ReplicaSet>;
   private readonly recorder: EventRecorder;
+  /** Write the `deployment.kubernetes.io/*` twins kubectl rollout reads (compatibility option). */
+  private readonly upstreamTwins: boolean;
 
   constructor(private readonly ctx: ControllerContext) {
+    this.upstreamTwins = ctx.options.k8sCompatibility;
     this.deployments = ctx.informers.informerFor<Deployment>(DEPLOYMENTS);
     this.sets = withControllerIndex(ctx.informers.informerFor<ReplicaSet>(REPLICA_SETS));
     this.pods = withControllerIndex(ctx.informers.informerFor<Pod>(PODS));
@@ -206,14 +210,14 @@ export class DeploymentController implements Controller {
     const nowIso = formatTime(Date.now());
     if (existing) {
       const copy = structuredClone(existing);
-      const annotationsChanged = setNewReplicaSetAnnotations(d, copy, newRevision, true);
+      const annotationsChanged = setNewReplicaSetAnnotations(d, copy, newRevision, true, this.upstreamTwins);
       const minReadyChanged = (copy.spec.minReadySeconds ?? 0) !== (d.spec.minReadySeconds ?? 0);
       if (annotationsChanged || minReadyChanged) {
         copy.spec.minReadySeconds = d.spec.minReadySeconds;
         return this.setClient.update(copy);
       }
       const status = structuredClone(d.status ?? {});
-      this.recordRevision(state, copy.metadata.annotations?.[REVISION_ANNOTATION]);
+      this.recordRevision(state, readWellKnown(copy.metadata.annotations, REVISION_ANNOTATION));
       let needsUpdate = false;
       if (hasProgressDeadline(d) && !findCondition(status.conditions, 'Progressing')) {
         setDeploymentCondition(status, newDeploymentCondition('Progressing', 'True', REASON.FoundNewRS, `Found new replica set "${copy.metadata.name}"`, nowIso));
@@ -241,7 +245,7 @@ export class DeploymentController implements Controller {
       spec: { replicas: 0, minReadySeconds: d.spec.minReadySeconds, selector, template },
     };
     rs.spec.replicas = newRSNewReplicas(d, [...oldSets, rs], rs);
-    setNewReplicaSetAnnotations(d, rs, newRevision, false);
+    setNewReplicaSetAnnotations(d, rs, newRevision, false, this.upstreamTwins);
     let created: ReplicaSet;
     let alreadyExisted = false;
     try {
@@ -288,7 +292,8 @@ export class DeploymentController implements Controller {
    * {@link flushRevision} patches it, before the status write.
    */
   private recordRevision(state: SyncState, revision: string | undefined): void {
-    if (revision && state.d.metadata.annotations?.[REVISION_ANNOTATION] !== revision) state.revision = revision;
+    const ann = state.d.metadata.annotations;
+    if (revision && (ann?.[REVISION_ANNOTATION] !== revision || upstreamKeysMissing(ann, this.upstreamTwins))) state.revision = revision;
   }
 
   /** Writes the deployment's revision annotation when it changed during the sync. */
@@ -296,8 +301,10 @@ export class DeploymentController implements Controller {
     const revision = state.revision;
     if (revision === undefined) return;
     state.revision = undefined;
+    const annotations = { [REVISION_ANNOTATION]: revision };
+    mirrorUpstreamKeys(annotations, this.upstreamTwins);
     state.d = await this.deploymentClient.inNamespace(state.d.metadata.namespace ?? '').patch(state.d.metadata.name ?? '', 'merge', {
-      metadata: { resourceVersion: state.d.metadata.resourceVersion, annotations: { [REVISION_ANNOTATION]: revision } },
+      metadata: { resourceVersion: state.d.metadata.resourceVersion, annotations },
     });
   }
 
@@ -435,10 +442,10 @@ export class DeploymentController implements Controller {
   private async scaleReplicaSet(rs: ReplicaSet, replicas: number, d: Deployment, operation: string): Promise<{ scaled: boolean; rs: ReplicaSet }> {
     const sizeChanged = specReplicas(rs) !== replicas;
     const max = specReplicas(d) + maxSurge(d);
-    if (!sizeChanged && !replicasAnnotationsNeedUpdate(rs, specReplicas(d), max)) return { scaled: false, rs };
+    if (!sizeChanged && !replicasAnnotationsNeedUpdate(rs, specReplicas(d), max, this.upstreamTwins)) return { scaled: false, rs };
     const copy = structuredClone(rs);
     copy.spec.replicas = replicas;
-    setReplicasAnnotations(copy, specReplicas(d), max);
+    setReplicasAnnotations(copy, specReplicas(d), max, this.upstreamTwins);
     const updated = await this.setClient.update(copy);
     if (sizeChanged) {
       this.recorder.event(d, 'Normal', 'ScalingReplicaSet', 'Scale', `Scaled ${operation} replica set ${rs.metadata.name} from ${specReplicas(rs)} to ${replicas}`);

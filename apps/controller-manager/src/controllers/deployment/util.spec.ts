@@ -160,12 +160,35 @@ describe('revisions and annotations', () => {
     { name: 'a reused set (rollback) records its old revision', ann: { 'deployment.orch.io/revision': '1' }, exists: true, want: { 'deployment.orch.io/revision': '3', 'deployment.orch.io/revision-history': '1' } },
     { name: 'history accumulates', ann: { 'deployment.orch.io/revision': '2', 'deployment.orch.io/revision-history': '1' }, exists: true, want: { 'deployment.orch.io/revision': '3', 'deployment.orch.io/revision-history': '1,2' } },
     { name: 'a current revision stays', ann: { 'deployment.orch.io/revision': '3' }, exists: true, want: { 'deployment.orch.io/revision': '3' } },
-  ])('$name', ({ ann, exists, want }) => {
+    // Compatibility option: the twins kubectl rollout history / undo read.
+    {
+      name: 'a new set also gets the deployment.kubernetes.io twins',
+      ann: {},
+      exists: false,
+      twins: true,
+      want: {
+        'deployment.orch.io/revision': '3',
+        'deployment.orch.io/desired-replicas': '3',
+        'deployment.orch.io/max-replicas': '4',
+        'deployment.kubernetes.io/revision': '3',
+        'deployment.kubernetes.io/desired-replicas': '3',
+        'deployment.kubernetes.io/max-replicas': '4',
+      },
+    },
+    {
+      name: 'a set with only the upstream revision (written by stock tools) is read by it',
+      ann: { 'deployment.kubernetes.io/revision': '1' },
+      exists: true,
+      twins: true,
+      want: { 'deployment.orch.io/revision': '3', 'deployment.orch.io/revision-history': '1', 'deployment.kubernetes.io/revision': '3', 'deployment.kubernetes.io/revision-history': '1' },
+    },
+  ])('$name', ({ ann, exists, want, twins }) => {
     const set = rs({ name: 'x', replicas: 0 });
     set.metadata.annotations = { ...(ann as Record<string, string>) };
     const d = deploy();
-    d.metadata.annotations = { 'kubectl.kubernetes.io/last-applied-configuration': '{}', team: 'a' };
-    setNewReplicaSetAnnotations(d, set, 3, exists);
+    // The deployment's own revision annotations (and their twins) are never copied to its sets.
+    d.metadata.annotations = { 'kubectl.kubernetes.io/last-applied-configuration': '{}', team: 'a', 'deployment.orch.io/revision': '9', 'deployment.kubernetes.io/revision': '9' };
+    setNewReplicaSetAnnotations(d, set, 3, exists, twins ?? false);
     expect(set.metadata.annotations).toEqual({ ...want, team: 'a' });
   });
 

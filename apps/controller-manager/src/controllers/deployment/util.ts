@@ -3,6 +3,7 @@
  * template hashing and matching, revisions and annotations, surge/unavailability math,
  * proportional scaling, status and conditions. Nothing here talks to the API.
  */
+import { mirrorUpstreamKeys, readWellKnown, upstreamKeysMissing, withTwin } from '@orch/api';
 import { parseTime } from '@orch/apimachinery';
 import { computeHash } from '../workload-common/hash';
 import { scaledValue } from '../workload-common/intstr';
@@ -17,14 +18,11 @@ export const DESIRED_REPLICAS_ANNOTATION = 'deployment.orch.io/desired-replicas'
 export const MAX_REPLICAS_ANNOTATION = 'deployment.orch.io/max-replicas';
 /** upstream maxRevHistoryLengthInChars. */
 export const MAX_REVISION_HISTORY_CHARS = 2000;
-/** Deployment annotations never copied to its ReplicaSets. */
+/** Deployment annotations never copied to its ReplicaSets (with their upstream twins). */
 const SKIP_COPY_ANNOTATIONS = new Set([
   'kubectl.kubernetes.io/last-applied-configuration',
   'kubectl.orch.io/last-applied-configuration',
-  REVISION_ANNOTATION,
-  REVISION_HISTORY_ANNOTATION,
-  DESIRED_REPLICAS_ANNOTATION,
-  MAX_REPLICAS_ANNOTATION,
+  ...[REVISION_ANNOTATION, REVISION_HISTORY_ANNOTATION, DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION].flatMap(withTwin),
 ]);
 
 /** Condition reasons (upstream deploymentutil). */
@@ -135,7 +133,7 @@ export function activeSets(sets: readonly (ReplicaSet | undefined)[]): ReplicaSe
 
 /** The revision annotation as a number (0 when absent or invalid). */
 export function revisionOf(obj: { metadata: { annotations?: Record<string, string> } }): number {
-  const v = obj.metadata.annotations?.[REVISION_ANNOTATION];
+  const v = readWellKnown(obj.metadata.annotations, REVISION_ANNOTATION);
   return v && /^\d+$/.test(v) ? Number(v) : 0;
 }
 
@@ -146,13 +144,19 @@ export function maxRevision(sets: readonly ReplicaSet[]): number {
 /**
  * upstream SetNewReplicaSetAnnotations (mutates `rs`): copies the deployment's annotations,
  * raises the revision to `newRevision` (recording the old one in revision-history when the
- * set is re-used, i.e. a rollback), and on a new set adds desired/max replicas. Returns
- * whether anything changed.
+ * set is re-used, i.e. a rollback), and on a new set adds desired/max replicas; with
+ * `upstreamTwins` (compatibility option) the `deployment.kubernetes.io/*` twins that kubectl
+ * rollout reads are written beside them. Returns whether anything changed.
  */
-export function setNewReplicaSetAnnotations(d: Deployment, rs: ReplicaSet, newRevision: number, exists: boolean): boolean {
-  let changed = copyDeploymentAnnotations(d, rs);
+export function setNewReplicaSetAnnotations(d: Deployment, rs: ReplicaSet, newRevision: number, exists: boolean, upstreamTwins: boolean): boolean {
   const ann = (rs.metadata.annotations ??= {});
-  const oldRaw = ann[REVISION_ANNOTATION];
+  const changed = setRevisionAnnotations(d, rs, ann, newRevision, exists);
+  return mirrorUpstreamKeys(ann, upstreamTwins) || changed;
+}
+
+function setRevisionAnnotations(d: Deployment, rs: ReplicaSet, ann: Record<string, string>, newRevision: number, exists: boolean): boolean {
+  let changed = copyDeploymentAnnotations(d, rs);
+  const oldRaw = readWellKnown(ann, REVISION_ANNOTATION);
   const hadRevision = oldRaw !== undefined;
   if (hadRevision && !/^\d+$/.test(oldRaw)) return false;
   const oldRevision = hadRevision ? Number(oldRaw) : 0;
@@ -161,7 +165,7 @@ export function setNewReplicaSetAnnotations(d: Deployment, rs: ReplicaSet, newRe
     changed = true;
   }
   if (hadRevision && oldRevision < newRevision) {
-    const history = ann[REVISION_HISTORY_ANNOTATION] ?? '';
+    const history = readWellKnown(ann, REVISION_HISTORY_ANNOTATION) ?? '';
     if (!history) ann[REVISION_HISTORY_ANNOTATION] = oldRaw;
     else {
       let revisions = history.split(',');
@@ -174,7 +178,7 @@ export function setNewReplicaSetAnnotations(d: Deployment, rs: ReplicaSet, newRe
       }
     }
   }
-  if (!exists && setReplicasAnnotations(rs, specReplicas(d), specReplicas(d) + maxSurge(d))) changed = true;
+  if (!exists && setReplicasAnnotations(rs, specReplicas(d), specReplicas(d) + maxSurge(d), false)) changed = true;
   return changed;
 }
 
@@ -189,10 +193,13 @@ function copyDeploymentAnnotations(d: Deployment, rs: ReplicaSet): boolean {
   return changed;
 }
 
-/** upstream SetReplicasAnnotations (mutates `rs`): desired-replicas and max-replicas; returns whether changed. */
-export function setReplicasAnnotations(rs: ReplicaSet, desired: number, max: number): boolean {
+/**
+ * upstream SetReplicasAnnotations (mutates `rs`): desired-replicas and max-replicas, with
+ * their upstream twins when asked; returns whether changed.
+ */
+export function setReplicasAnnotations(rs: ReplicaSet, desired: number, max: number, upstreamTwins: boolean): boolean {
   const ann = (rs.metadata.annotations ??= {});
-  let changed = false;
+  let changed = mirrorUpstreamKeys(ann, upstreamTwins);
   if (ann[DESIRED_REPLICAS_ANNOTATION] !== String(desired)) {
     ann[DESIRED_REPLICAS_ANNOTATION] = String(desired);
     changed = true;
@@ -201,17 +208,17 @@ export function setReplicasAnnotations(rs: ReplicaSet, desired: number, max: num
     ann[MAX_REPLICAS_ANNOTATION] = String(max);
     changed = true;
   }
-  return changed;
+  return mirrorUpstreamKeys(ann, upstreamTwins) || changed;
 }
 
-/** upstream ReplicasAnnotationsNeedUpdate. */
-export function replicasAnnotationsNeedUpdate(rs: ReplicaSet, desired: number, max: number): boolean {
+/** upstream ReplicasAnnotationsNeedUpdate (and missing upstream twins when asked). */
+export function replicasAnnotationsNeedUpdate(rs: ReplicaSet, desired: number, max: number, upstreamTwins: boolean): boolean {
   const ann = rs.metadata.annotations ?? {};
-  return ann[DESIRED_REPLICAS_ANNOTATION] !== String(desired) || ann[MAX_REPLICAS_ANNOTATION] !== String(max);
+  return ann[DESIRED_REPLICAS_ANNOTATION] !== String(desired) || ann[MAX_REPLICAS_ANNOTATION] !== String(max) || upstreamKeysMissing(ann, upstreamTwins);
 }
 
 function intAnnotation(rs: ReplicaSet, key: string): number | undefined {
-  const v = rs.metadata.annotations?.[key];
+  const v = readWellKnown(rs.metadata.annotations, key);
   return v !== undefined && /^-?\d+$/.test(v) ? Number(v) : undefined;
 }
 

@@ -54,9 +54,19 @@ describe('mirroredGroups', () => {
 
 describe('mirroredSliceTemplate', () => {
   it('copies labels and annotations except the skipped ones, owned by the Endpoints', () => {
-    const t = mirroredSliceTemplate(endpoints([], { team: 'x' }, { note: 'n', 'endpoints.orch.io/last-change-trigger-time': 't', 'kubectl.orch.io/last-applied-configuration': '{}' }));
+    const t = mirroredSliceTemplate(endpoints([], { team: 'x' }, { note: 'n', 'endpoints.orch.io/last-change-trigger-time': 't', 'kubectl.orch.io/last-applied-configuration': '{}' }), false);
     expect(t.labels).toEqual({ team: 'x', 'orch.io/service-name': 'ext', 'endpointslice.orch.io/managed-by': MIRRORING_CONTROLLER_NAME });
     expect(t.annotations).toEqual({ note: 'n' });
     expect(t.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Endpoints', name: 'ext', uid: 'ep-uid', controller: true, blockOwnerDeletion: true }]);
+  });
+
+  it('adds the kubernetes.io twins under the compatibility option', () => {
+    const t = mirroredSliceTemplate(endpoints([], {}, {}), true);
+    expect(t.labels).toEqual({
+      'orch.io/service-name': 'ext',
+      'kubernetes.io/service-name': 'ext',
+      'endpointslice.orch.io/managed-by': MIRRORING_CONTROLLER_NAME,
+      'endpointslice.kubernetes.io/managed-by': MIRRORING_CONTROLLER_NAME,
+    });
   });
 });

@@ -1,3 +1,4 @@
+import { mirrorUpstreamKeys } from '@orch/api';
 import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from '../cluster-common/labels';
 import type { AddressType, DesiredGroup, SliceTemplate } from '../cluster-common/slices';
 import type { EndpointAddress, EndpointPort, Endpoints, SliceEndpoint } from '../cluster-common/types';
@@ -47,16 +48,19 @@ export function mirroredGroups(endpoints: Endpoints): { groups: DesiredGroup[]; 
 /**
  * upstream newEndpointSlice of the mirroring controller: the Endpoints' labels and
  * annotations (minus trigger-time and last-applied), `orch.io/service-name` and
- * `managed-by: endpointslicemirroring-controller.orch.io`, owned by the Endpoints.
+ * `managed-by: endpointslicemirroring-controller.orch.io` (with their `kubernetes.io` twins
+ * when `upstreamTwins`), owned by the Endpoints.
  */
-export function mirroredSliceTemplate(endpoints: Endpoints): SliceTemplate {
+export function mirroredSliceTemplate(endpoints: Endpoints, upstreamTwins: boolean): SliceTemplate {
   const name = endpoints.metadata.name ?? '';
   const annotations: Record<string, string> = {};
   for (const [k, v] of Object.entries(endpoints.metadata.annotations ?? {})) if (!SKIPPED_ANNOTATIONS.has(k)) annotations[k] = v;
+  const labels = { ...(endpoints.metadata.labels ?? {}), [SERVICE_NAME_LABEL]: name, [MANAGED_BY_LABEL]: MIRRORING_CONTROLLER_NAME };
+  mirrorUpstreamKeys(labels, upstreamTwins);
   return {
     namespace: endpoints.metadata.namespace ?? '',
     generateName: `${name}-`,
-    labels: { ...(endpoints.metadata.labels ?? {}), [SERVICE_NAME_LABEL]: name, [MANAGED_BY_LABEL]: MIRRORING_CONTROLLER_NAME },
+    labels,
     annotations,
     ownerReferences: [{ apiVersion: 'v1', kind: 'Endpoints', name, uid: endpoints.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
   };

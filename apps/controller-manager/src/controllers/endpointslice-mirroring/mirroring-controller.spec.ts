@@ -24,7 +24,12 @@ describe('EndpointSliceMirroringController against an API peer', () => {
     h.start(new EndpointSliceMirroringController(h.ctx));
     await eventually(() => (mirrored(h).join() === '10.1.0.1,10.1.0.2' ? true : undefined), 'mirrored');
     const [slice] = h.peer.stored('discovery.orch.io/v1/endpointslices') as EndpointSlice[];
-    expect(slice.metadata.labels).toEqual({ 'orch.io/service-name': 'ext', 'endpointslice.orch.io/managed-by': 'endpointslicemirroring-controller.orch.io' });
+    expect(slice.metadata.labels).toEqual({
+      'orch.io/service-name': 'ext',
+      'kubernetes.io/service-name': 'ext',
+      'endpointslice.orch.io/managed-by': 'endpointslicemirroring-controller.orch.io',
+      'endpointslice.kubernetes.io/managed-by': 'endpointslicemirroring-controller.orch.io',
+    });
     expect(slice.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Endpoints', name: 'ext', uid: 'ep-uid' });
 
     h.peer.put('/v1/endpoints', endpoints(['10.1.0.3']));

@@ -47,7 +47,7 @@ export class EndpointSliceMirroringController extends QueueController {
     if (dropped > 0) {
       this.recorder.event(endpoints, 'Warning', 'EndpointsTruncated', 'Mirroring', `${dropped} addresses were not mirrored: at most ${MAX_MIRRORED_PER_SUBSET} per subset are`);
     }
-    await this.slices.apply(key, reconcileSlices(this.slices.of(key), groups, mirroredSliceTemplate(endpoints), { maxPerSlice: MAX_MIRRORED_PER_SUBSET, placeholder: false }));
+    await this.slices.apply(key, reconcileSlices(this.slices.of(key), groups, mirroredSliceTemplate(endpoints, this.ctx.options.k8sCompatibility), { maxPerSlice: MAX_MIRRORED_PER_SUBSET, placeholder: false }));
   }
 }
 

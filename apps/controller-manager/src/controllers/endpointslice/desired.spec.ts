@@ -52,8 +52,34 @@ describe('serviceSliceTemplate', () => {
   it.each([
     { name: 'service labels plus reserved ones', service: svc({}, { tier: 'fe', 'orch.io/service-name': 'spoof' }), want: { tier: 'fe', 'orch.io/service-name': 'web', 'endpointslice.orch.io/managed-by': ENDPOINTSLICE_CONTROLLER_NAME } },
     { name: 'headless label without cluster IP', service: svc({ clusterIP: 'None' }), want: { 'service.orch.io/headless': '', 'orch.io/service-name': 'web', 'endpointslice.orch.io/managed-by': ENDPOINTSLICE_CONTROLLER_NAME } },
-  ])('$name', ({ service, want }) => {
-    const t = serviceSliceTemplate(service, ENDPOINTSLICE_CONTROLLER_NAME);
+    // Compatibility option: the kubernetes.io twins stock consumers select slices by.
+    {
+      name: 'upstream twins beside the orch labels; spoofed twins are replaced',
+      service: svc({}, { tier: 'fe', 'kubernetes.io/service-name': 'spoof' }),
+      twins: true,
+      want: {
+        tier: 'fe',
+        'orch.io/service-name': 'web',
+        'kubernetes.io/service-name': 'web',
+        'endpointslice.orch.io/managed-by': ENDPOINTSLICE_CONTROLLER_NAME,
+        'endpointslice.kubernetes.io/managed-by': ENDPOINTSLICE_CONTROLLER_NAME,
+      },
+    },
+    {
+      name: 'headless twin',
+      service: svc({ clusterIP: 'None' }),
+      twins: true,
+      want: {
+        'service.orch.io/headless': '',
+        'service.kubernetes.io/headless': '',
+        'orch.io/service-name': 'web',
+        'kubernetes.io/service-name': 'web',
+        'endpointslice.orch.io/managed-by': ENDPOINTSLICE_CONTROLLER_NAME,
+        'endpointslice.kubernetes.io/managed-by': ENDPOINTSLICE_CONTROLLER_NAME,
+      },
+    },
+  ])('$name', ({ service, want, twins }) => {
+    const t = serviceSliceTemplate(service, ENDPOINTSLICE_CONTROLLER_NAME, twins ?? false);
     expect(t.labels).toEqual(want);
     expect(t.generateName).toBe('web-');
     expect(t.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Service', name: 'web', uid: 'svc-uid', controller: true, blockOwnerDeletion: true }]);

@@ -1,3 +1,4 @@
+import { mirrorUpstreamKeys, withTwin } from '@orch/api';
 import { HEADLESS_LABEL, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, isServiceIPSet } from '../cluster-common/labels';
 import { findPort, isPodReady, podIPOfFamily, serviceFamily, shouldPodBeInEndpoints, shouldSetHostname } from '../cluster-common/pods';
 import type { DesiredGroup, SliceTemplate } from '../cluster-common/slices';
@@ -6,8 +7,8 @@ import type { EndpointPort, Pod, Service, SliceEndpoint } from '../cluster-commo
 /** `endpointslice.orch.io/managed-by` value of this controller's slices. */
 export const ENDPOINTSLICE_CONTROLLER_NAME = 'endpointslice-controller.orch.io';
 
-/** Labels a slice may not take from its service: the controller sets them. */
-const RESERVED_LABELS = new Set([SERVICE_NAME_LABEL, MANAGED_BY_LABEL]);
+/** Labels a slice may not take from its service: the controller sets them (and their upstream twins). */
+const RESERVED_LABELS = new Set([SERVICE_NAME_LABEL, MANAGED_BY_LABEL].flatMap(withTwin));
 
 /**
  * upstream podToEndpoint + getEndpointPorts, grouped: every pod that should be in endpoints
@@ -53,16 +54,18 @@ export function desiredGroups(svc: Service, pods: readonly Pod[], zoneOf: (nodeN
 
 /**
  * upstream setEndpointSliceLabels + ownerRef: the service's labels (reserved keys dropped),
- * the headless label when no cluster IP is set, `orch.io/service-name` and `managed-by`;
- * owned by the service; generateName `<service>-`.
+ * the headless label when no cluster IP is set, `orch.io/service-name` and `managed-by`,
+ * with their `kubernetes.io` twins when `upstreamTwins` (compatibility option); owned by the
+ * service; generateName `<service>-`.
  */
-export function serviceSliceTemplate(svc: Service, managedBy: string): SliceTemplate {
+export function serviceSliceTemplate(svc: Service, managedBy: string, upstreamTwins: boolean): SliceTemplate {
   const labels: Record<string, string> = {};
   for (const [k, v] of Object.entries(svc.metadata.labels ?? {})) if (!RESERVED_LABELS.has(k)) labels[k] = v;
-  if (isServiceIPSet(svc)) delete labels[HEADLESS_LABEL];
+  if (isServiceIPSet(svc)) for (const k of withTwin(HEADLESS_LABEL)) delete labels[k];
   else labels[HEADLESS_LABEL] = '';
   labels[SERVICE_NAME_LABEL] = svc.metadata.name ?? '';
   labels[MANAGED_BY_LABEL] = managedBy;
+  mirrorUpstreamKeys(labels, upstreamTwins);
   return {
     namespace: svc.metadata.namespace ?? '',
     generateName: slicePrefix(svc.metadata.name ?? ''),

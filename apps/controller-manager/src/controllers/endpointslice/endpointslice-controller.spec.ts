@@ -35,7 +35,15 @@ describe('EndpointSliceController against an API peer', () => {
     const all = slices(h);
     expect(all.map((s) => (s.endpoints ?? []).length).sort()).toEqual([100, 50]);
     for (const s of all) {
-      expect(s.metadata.labels).toEqual({ 'orch.io/service-name': 'web', 'endpointslice.orch.io/managed-by': 'endpointslice-controller.orch.io', 'service.orch.io/headless': '' });
+      // The kubernetes.io twins are there under the compatibility option (the harness default).
+      expect(s.metadata.labels).toEqual({
+        'orch.io/service-name': 'web',
+        'kubernetes.io/service-name': 'web',
+        'endpointslice.orch.io/managed-by': 'endpointslice-controller.orch.io',
+        'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.orch.io',
+        'service.orch.io/headless': '',
+        'service.kubernetes.io/headless': '',
+      });
       expect(s.metadata.name).toMatch(/^web-/);
       expect(s.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Service', name: 'web', uid: 'svc-uid', controller: true });
       expect(s.ports).toEqual([{ name: 'http', port: 8080, protocol: 'TCP' }]);

@@ -51,7 +51,7 @@ export class EndpointSliceController extends QueueController {
     if (!this.slices.expectationsMet(key)) return;
     const pods = this.pods.byIndex(NAMESPACE_INDEX, namespace).filter((p) => selectorMatches(selector, p.metadata.labels));
     const desired = desiredGroups(svc, pods, (node) => this.nodes.get(node)?.metadata.labels?.[ZONE_LABEL]);
-    const plan = reconcileSlices(this.slices.of(key), desired, serviceSliceTemplate(svc, ENDPOINTSLICE_CONTROLLER_NAME));
+    const plan = reconcileSlices(this.slices.of(key), desired, serviceSliceTemplate(svc, ENDPOINTSLICE_CONTROLLER_NAME, this.ctx.options.k8sCompatibility));
     await this.slices.apply(key, plan);
   }
 }

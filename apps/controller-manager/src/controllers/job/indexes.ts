@@ -1,7 +1,22 @@
-import type { Pod } from '../workload-common/types';
+import { readWellKnown } from '@orch/api';
+import type { Container, Pod } from '../workload-common/types';
 
 /** SPEC: index of a pod in an Indexed job (annotation, and label since upstream 1.28). */
 export const JOB_COMPLETION_INDEX = 'batch.orch.io/job-completion-index';
+/** The environment variable that gives each container of an Indexed job's pod its index. */
+export const JOB_COMPLETION_INDEX_ENV = 'JOB_COMPLETION_INDEX';
+
+/**
+ * upstream addCompletionIndexEnvVariables (mutates `containers`): `JOB_COMPLETION_INDEX` from
+ * the pod's completion-index label (downward API), unless the container already sets it.
+ */
+export function addCompletionIndexEnv(containers: Container[] | undefined): void {
+  for (const c of containers ?? []) {
+    const env = (Array.isArray(c.env) ? c.env : []) as { name: string }[];
+    if (env.some((e) => e.name === JOB_COMPLETION_INDEX_ENV)) continue;
+    c.env = [...env, { name: JOB_COMPLETION_INDEX_ENV, valueFrom: { fieldRef: { fieldPath: `metadata.labels['${JOB_COMPLETION_INDEX}']` } } }];
+  }
+}
 
 /** A closed range of completion indexes. */
 export interface Interval {
@@ -58,7 +73,7 @@ export function hasIndex(intervals: readonly Interval[], index: number): boolean
 
 /** The pod's completion index (annotation, else label); undefined when absent or invalid. */
 export function completionIndexOf(pod: Pod): number | undefined {
-  const raw = pod.metadata.annotations?.[JOB_COMPLETION_INDEX] ?? pod.metadata.labels?.[JOB_COMPLETION_INDEX];
+  const raw = readWellKnown(pod.metadata.annotations, JOB_COMPLETION_INDEX) ?? readWellKnown(pod.metadata.labels, JOB_COMPLETION_INDEX);
   return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : undefined;
 }
 

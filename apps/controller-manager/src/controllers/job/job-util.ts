@@ -3,6 +3,7 @@
  * conditions, which pods count as failed, how many pods should be active, which to remove,
  * and the pod-failure backoff.
  */
+import { mirrorUpstreamKeys } from '@orch/api';
 import { parseTime, type LabelSelectorObject } from '@orch/apimachinery';
 import { comparePodsForDeletion } from '../replicaset/ranking';
 import { findCondition, isPodReady } from '../workload-common/pods';
@@ -27,11 +28,16 @@ export const JOB_REASON = {
   CompletionsReached: 'CompletionsReached',
 } as const;
 
-/** Labels every pod of the job carries (upstream: generated selector labels and job name). */
-export function jobPodLabels(job: Job): Record<string, string> {
+/**
+ * Labels every pod of the job carries (upstream: generated selector labels and job name),
+ * with their `batch.kubernetes.io` twins when `upstreamTwins` (compatibility option).
+ */
+export function jobPodLabels(job: Job, upstreamTwins: boolean): Record<string, string> {
   const uid = job.metadata.uid ?? '';
   const name = job.metadata.name ?? '';
-  return { [CONTROLLER_UID_LABEL]: uid, [JOB_NAME_LABEL]: name, [LEGACY_CONTROLLER_UID_LABEL]: uid, [LEGACY_JOB_NAME_LABEL]: name };
+  const labels = { [CONTROLLER_UID_LABEL]: uid, [JOB_NAME_LABEL]: name, [LEGACY_CONTROLLER_UID_LABEL]: uid, [LEGACY_JOB_NAME_LABEL]: name };
+  mirrorUpstreamKeys(labels, upstreamTwins);
+  return labels;
 }
 
 /**

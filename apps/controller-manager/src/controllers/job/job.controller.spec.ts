@@ -58,6 +58,12 @@ describe('JobController.sync against an API peer', () => {
     for (const p of pods) {
       expect(p.metadata.finalizers).toEqual([JOB_TRACKING_FINALIZER]);
       expect(p.metadata.labels).toMatchObject({ app: 'j', 'batch.orch.io/controller-uid': 'job-uid', 'batch.orch.io/job-name': 'j', 'controller-uid': 'job-uid', 'job-name': 'j' });
+      // Compatibility option (the harness default): the batch.kubernetes.io twins stock workloads read.
+      const index = p.metadata.labels?.[INDEX];
+      expect(p.metadata.labels).toMatchObject({ 'batch.kubernetes.io/controller-uid': 'job-uid', 'batch.kubernetes.io/job-name': 'j', 'batch.kubernetes.io/job-completion-index': index });
+      expect(p.metadata.annotations).toMatchObject({ 'batch.kubernetes.io/job-completion-index': index });
+      // JOB_COMPLETION_INDEX comes from the index label through the downward API.
+      expect(p.spec.containers[0].env).toEqual([{ name: 'JOB_COMPLETION_INDEX', valueFrom: { fieldRef: { fieldPath: `metadata.labels['${INDEX}']` } } }]);
     }
     expect(status()).toMatchObject({ active: 2 });
     expect(status().startTime).toBeDefined();

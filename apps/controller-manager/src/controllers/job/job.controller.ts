@@ -1,3 +1,4 @@
+import { mirrorUpstreamKeys } from '@orch/api';
 import { formatTime, labelSelectorFromObject } from '@orch/apimachinery';
 import {
   isNotFound,
@@ -17,9 +18,9 @@ import { UIDTrackingExpectations } from '../workload-common/expectations';
 import { findCondition, isPodActive, isPodTerminating, podFromTemplate } from '../workload-common/pods';
 import { JOBS, PODS } from '../workload-common/resources';
 import { keyOf, runQueue, withControllerIndex } from '../workload-common/run';
-import type { Job, JobStatus, Pod } from '../workload-common/types';
+import type { Container, Job, JobStatus, Pod } from '../workload-common/types';
 import { canonicalJson } from '../workload-common/hash';
-import { countIndexes, firstPendingIndexes, formatIndexes, JOB_COMPLETION_INDEX, type Interval } from './indexes';
+import { addCompletionIndexEnv, countIndexes, firstPendingIndexes, formatIndexes, JOB_COMPLETION_INDEX, type Interval } from './indexes';
 import {
   activeDeadlineRemainingMs,
   activePodsForRemoval,
@@ -281,16 +282,23 @@ export class JobController implements Controller {
   }
 
   private async createPod(job: Job, ref: ReturnType<typeof newControllerRef>, index: number | undefined): Promise<void> {
-    const labels = jobPodLabels(job);
+    const twins = this.ctx.options.k8sCompatibility;
+    const labels = jobPodLabels(job, twins);
     const annotations: Record<string, string> = {};
     let generateName: string | undefined;
     if (index !== undefined) {
       labels[JOB_COMPLETION_INDEX] = String(index);
       annotations[JOB_COMPLETION_INDEX] = String(index);
+      mirrorUpstreamKeys(labels, twins);
+      mirrorUpstreamKeys(annotations, twins);
       generateName = `${job.metadata.name}-${index}-`;
     }
     const pod = podFromTemplate(job.spec.template, job, ref, { labels, annotations, generateName, finalizers: [JOB_TRACKING_FINALIZER] });
-    if (index !== undefined) pod.spec.hostname = `${job.metadata.name}-${index}`;
+    if (index !== undefined) {
+      pod.spec.hostname = `${job.metadata.name}-${index}`;
+      addCompletionIndexEnv(pod.spec.initContainers as Container[] | undefined);
+      addCompletionIndexEnv(pod.spec.containers);
+    }
     try {
       const created = await this.podClient.create(pod);
       this.recorder.event(job, 'Normal', 'SuccessfulCreate', 'Create', `Created pod: ${created.metadata.name}`);

@@ -1,6 +1,6 @@
 import type { ConfigMap, Namespace } from '../cluster-common/types';
 import { eventually, startHarness, storedObject, type Harness } from '../cluster-common/testing/harness';
-import { DESCRIPTION, DESCRIPTION_ANNOTATION, ROOT_CA_CONFIGMAP, RootCaPublisher, publishAction } from './publisher';
+import { DESCRIPTION, DESCRIPTION_ANNOTATION, ROOT_CA_CONFIGMAP, RootCaPublisher, UPSTREAM_ROOT_CA_CONFIGMAP, publishAction } from './publisher';
 
 const CA = 'ROOT CA PEM\n';
 const ns = (name: string, terminating = false): Namespace => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name }, status: { phase: terminating ? 'Terminating' : 'Active' } });
@@ -33,12 +33,10 @@ describe('publishAction', () => {
 
 describe('RootCaPublisher against an API peer', () => {
   let h: Harness;
-  beforeEach(async () => {
-    h = await startHarness({ rootCaPem: CA });
-  });
   afterEach(() => h.stop());
 
   it('publishes the CA in every namespace and undoes edits and deletions', async () => {
+    h = await startHarness({ rootCaPem: CA, k8sCompatibility: false });
     h.peer.put('/v1/namespaces', ns('a'));
     h.start(new RootCaPublisher(h.ctx));
     const created = await eventually(() => storedObject<ConfigMap>(h.peer, '/v1/configmaps', ROOT_CA_CONFIGMAP, 'a'), 'published');
@@ -47,5 +45,18 @@ describe('RootCaPublisher against an API peer', () => {
     await eventually(() => (storedObject<ConfigMap>(h.peer, '/v1/configmaps', ROOT_CA_CONFIGMAP, 'a')?.data?.['ca.crt'] === CA ? true : undefined), 'edit undone');
     h.peer.remove('/v1/configmaps', 'a', ROOT_CA_CONFIGMAP);
     await eventually(() => storedObject(h.peer, '/v1/configmaps', ROOT_CA_CONFIGMAP, 'a'), 're-created');
+  });
+
+  it.each([
+    { name: 'with the compatibility option also as kube-root-ca.crt', compat: true, want: [ROOT_CA_CONFIGMAP, UPSTREAM_ROOT_CA_CONFIGMAP] },
+    { name: 'without it only as orch-root-ca.crt', compat: false, want: [ROOT_CA_CONFIGMAP] },
+  ])('$name', async ({ compat, want }) => {
+    h = await startHarness({ rootCaPem: CA, k8sCompatibility: compat });
+    h.peer.put('/v1/namespaces', ns('a'));
+    h.start(new RootCaPublisher(h.ctx));
+    await eventually(() => storedObject<ConfigMap>(h.peer, '/v1/configmaps', want[want.length - 1], 'a'), 'published');
+    const names = (h.peer.stored('/v1/configmaps') as ConfigMap[]).map((c) => c.metadata.name).sort();
+    expect(names).toEqual([...want].sort());
+    for (const name of want) expect(storedObject<ConfigMap>(h.peer, '/v1/configmaps', name, 'a')?.data).toEqual({ 'ca.crt': CA });
   });
 });

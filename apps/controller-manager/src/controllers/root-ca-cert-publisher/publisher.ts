@@ -6,6 +6,8 @@ import type { ConfigMap, Namespace } from '../cluster-common/types';
 
 /** The config map published in every namespace. */
 export const ROOT_CA_CONFIGMAP = 'orch-root-ca.crt';
+/** Its upstream name, published too under the compatibility option (stock in-cluster clients mount it). */
+export const UPSTREAM_ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';
 export const ROOT_CA_KEY = 'ca.crt';
 /** upstream's description annotation, in orch words. */
 export const DESCRIPTION_ANNOTATION = 'orch.io/description';
@@ -19,13 +21,13 @@ export type PublishAction = { kind: 'none' } | { kind: 'create'; configMap: Conf
  * upstream Publisher.syncNamespace: nothing for a missing or terminating namespace; create the
  * map when absent; rewrite data and the description annotation when either drifted.
  */
-export function publishAction(namespace: Namespace | undefined, current: ConfigMap | undefined, rootCaPem: string): PublishAction {
+export function publishAction(namespace: Namespace | undefined, current: ConfigMap | undefined, rootCaPem: string, configMapName = ROOT_CA_CONFIGMAP): PublishAction {
   const name = namespace?.metadata.name;
   if (!namespace || !name || namespace.metadata.deletionTimestamp || namespace.status?.phase === 'Terminating') return { kind: 'none' };
   if (!current) {
     return {
       kind: 'create',
-      configMap: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: ROOT_CA_CONFIGMAP, namespace: name, annotations: { [DESCRIPTION_ANNOTATION]: DESCRIPTION } }, data: { [ROOT_CA_KEY]: rootCaPem } },
+      configMap: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: configMapName, namespace: name, annotations: { [DESCRIPTION_ANNOTATION]: DESCRIPTION } }, data: { [ROOT_CA_KEY]: rootCaPem } },
     };
   }
   const data = current.data ?? {};
@@ -40,33 +42,40 @@ export function publishAction(namespace: Namespace | undefined, current: ConfigM
 
 /**
  * Root CA publisher (upstream root-ca-cert-publisher): keeps an `orch-root-ca.crt` config map
- * holding the cluster CA (`ca.crt`) in every active namespace; edits and deletions are undone.
+ * (and `kube-root-ca.crt` under the compatibility option) holding the cluster CA (`ca.crt`) in
+ * every active namespace; edits and deletions are undone.
  */
 export class RootCaPublisher extends QueueController {
   private readonly namespaces: SharedInformer<Namespace>;
-  private readonly configMaps: SharedInformer<ConfigMap>;
+  /** One informer per published name (a field selector names one). */
+  private readonly configMaps = new Map<string, SharedInformer<ConfigMap>>();
   private readonly cmClient: ResourceClient<ConfigMap>;
 
   constructor(ctx: ControllerContext) {
     super('root-ca-cert-publisher', ctx);
     this.cmClient = ctx.client.resource<ConfigMap>(CONFIGMAPS);
     this.namespaces = this.informer<Namespace>(NAMESPACES);
-    this.configMaps = this.informer<ConfigMap>(CONFIGMAPS, { fieldSelector: `metadata.name=${ROOT_CA_CONFIGMAP}` });
     this.enqueueOn(this.namespaces, (ns) => ns.metadata.name);
-    this.enqueueOn(this.configMaps, (cm) => cm.metadata.namespace);
+    for (const name of ctx.options.k8sCompatibility ? [ROOT_CA_CONFIGMAP, UPSTREAM_ROOT_CA_CONFIGMAP] : [ROOT_CA_CONFIGMAP]) {
+      const informer = this.informer<ConfigMap>(CONFIGMAPS, { fieldSelector: `metadata.name=${name}` });
+      this.configMaps.set(name, informer);
+      this.enqueueOn(informer, (cm) => cm.metadata.namespace);
+    }
   }
 
   protected async sync(namespace: string): Promise<void> {
     if (!namespace) return;
-    const action = publishAction(this.namespaces.get(namespace), this.configMaps.get(`${namespace}/${ROOT_CA_CONFIGMAP}`), this.ctx.options.rootCaPem);
-    try {
-      if (action.kind === 'create') await this.cmClient.create(action.configMap);
-      else if (action.kind === 'update') await this.cmClient.update(action.configMap);
-    } catch (err) {
-      // The map exists but the cache lags (its add event requeues), or the namespace began terminating.
-      if (isAlreadyExists(err)) return;
-      if (err instanceof ApiError && err.code === 403 && this.namespaces.get(namespace)?.metadata.deletionTimestamp) return;
-      throw err;
+    for (const [name, informer] of this.configMaps) {
+      const action = publishAction(this.namespaces.get(namespace), informer.get(`${namespace}/${name}`), this.ctx.options.rootCaPem, name);
+      try {
+        if (action.kind === 'create') await this.cmClient.create(action.configMap);
+        else if (action.kind === 'update') await this.cmClient.update(action.configMap);
+      } catch (err) {
+        // The map exists but the cache lags (its add event requeues), or the namespace began terminating.
+        if (isAlreadyExists(err)) continue;
+        if (err instanceof ApiError && err.code === 403 && this.namespaces.get(namespace)?.metadata.deletionTimestamp) return;
+        throw err;
+      }
     }
   }
 }

@@ -6,6 +6,7 @@ import { eventsV1Strategy } from './events';
 import { ingressStrategy, pdbStrategy } from './networking-policy';
 import { secretStrategy } from './secret';
 import { webhookStrategy } from './webhooks';
+import { jobStrategy } from './job';
 import { namespaceStrategy } from './namespace';
 import { podStrategy } from './pod';
 
@@ -26,9 +27,20 @@ const CREATE_ON_UPDATE = new Set([
 
 const createOnUpdate: Strategy = { ...defaultStrategy, allowCreateOnUpdate: true };
 
+/** What strategies depend on besides the object: gateway options. */
+export interface StrategyOptions {
+  /** Compatibility option (--k8s-group-aliases): write the upstream twins of well-known labels. */
+  k8sCompatibility: boolean;
+}
+
+/** Strategies that depend on the options, keyed like {@link STRATEGIES}. */
+const CONFIGURED_STRATEGIES: Record<string, (options: StrategyOptions) => Strategy> = {
+  '/namespaces': (o) => namespaceStrategy(o.k8sCompatibility),
+  'batch/jobs': (o) => jobStrategy(o.k8sCompatibility),
+};
+
 /** Per-kind strategies keyed by `<group>/<resource>`; anything absent uses the default. */
 const STRATEGIES: Record<string, Strategy> = {
-  '/namespaces': namespaceStrategy,
   '/pods': podStrategy,
   '/services': { ...defaultStrategy, nameRule: 'dns1035Label', fieldAttributes: fieldsFrom(['spec.clusterIP', 'spec.type']) },
   '/nodes': { ...defaultStrategy, fieldAttributes: fieldsFrom(['spec.unschedulable']) },
@@ -55,7 +67,6 @@ const STRATEGIES: Record<string, Strategy> = {
   'policy/poddisruptionbudgets': pdbStrategy,
   'admissionregistration.orch.io/mutatingwebhookconfigurations': webhookStrategy(true),
   'admissionregistration.orch.io/validatingwebhookconfigurations': webhookStrategy(false),
-  'batch/jobs': { ...defaultStrategy, fieldAttributes: fieldsFrom(['status.successful']) },
   'certificates.orch.io/certificatesigningrequests': csrStrategy,
   'rbac.authorization.orch.io/roles': { ...createOnUpdate, nameRule: 'pathSegment' },
   'rbac.authorization.orch.io/rolebindings': { ...createOnUpdate, nameRule: 'pathSegment' },
@@ -64,9 +75,9 @@ const STRATEGIES: Record<string, Strategy> = {
 };
 
 /** The strategy of a catalog resource. */
-export function strategyFor(def: ResourceDef): Strategy {
+export function strategyFor(def: ResourceDef, options: StrategyOptions): Strategy {
   const key = `${def.group}/${def.resource}`;
-  return STRATEGIES[key] ?? (CREATE_ON_UPDATE.has(key) ? createOnUpdate : defaultStrategy);
+  return CONFIGURED_STRATEGIES[key]?.(options) ?? STRATEGIES[key] ?? (CREATE_ON_UPDATE.has(key) ? createOnUpdate : defaultStrategy);
 }
 
 /** The writable part-of-object subresources (status, finalize) a resource has. */

@@ -1,3 +1,4 @@
+import { mirrorUpstreamKeys } from '@orch/api';
 import { FieldError, StatusError } from '@orch/apimachinery';
 import type { KubeObject } from '@orch/apimachinery';
 import type { Strategy } from '../strategy';
@@ -15,11 +16,14 @@ interface NamespaceLike extends KubeObject {
   status?: { phase?: string };
 }
 
-function setNameLabel(obj: KubeObject): void {
+/** The name label, with its `kubernetes.io/metadata.name` twin when `upstreamTwin` (compatibility option). */
+function setNameLabel(obj: KubeObject, upstreamTwin: boolean): void {
   obj.metadata.labels = { ...(obj.metadata.labels ?? {}), [NAMESPACE_NAME_LABEL]: obj.metadata.name! };
+  mirrorUpstreamKeys(obj.metadata.labels, upstreamTwin);
 }
 
-export const namespaceStrategy: Strategy = {
+/** Namespaces: phase, the `orch` finalizer, the name label (and its upstream twin under the compatibility option). */
+export const namespaceStrategy = (upstreamTwin: boolean): Strategy => ({
   nameRule: 'dns1123Label',
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: true,
@@ -28,14 +32,14 @@ export const namespaceStrategy: Strategy = {
     ns.status = { phase: 'Active' };
     ns.spec = { ...(ns.spec ?? {}) };
     if (!ns.spec.finalizers || ns.spec.finalizers.length === 0) ns.spec.finalizers = [NAMESPACE_FINALIZER];
-    setNameLabel(obj);
+    setNameLabel(obj, upstreamTwin);
   },
   prepareForUpdate(obj, old) {
     const ns = obj as NamespaceLike;
     // spec.finalizers change only through /finalize.
     ns.spec = { ...(ns.spec ?? {}), finalizers: (old as NamespaceLike).spec?.finalizers };
     if (!ns.spec.finalizers) delete ns.spec.finalizers;
-    setNameLabel(obj);
+    setNameLabel(obj, upstreamTwin);
   },
   validateUpdate(obj, old) {
     const label = obj.metadata.labels?.[NAMESPACE_NAME_LABEL];
@@ -71,4 +75,4 @@ export const namespaceStrategy: Strategy = {
       },
     },
   },
-};
+});

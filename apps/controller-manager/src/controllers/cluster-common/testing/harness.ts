@@ -35,7 +35,7 @@ export async function startHarness(options: Partial<ControllerOptions> = {}): Pr
       return r;
     },
     logger: createLogger('test', { level: 'debug', write: (line) => logs.push(line) }),
-    options: { workers: 2, rootCaPem: 'ROOT CA PEM\n', nodeMonitorGracePeriodMs: 40_000, terminatedPodGcThreshold: 12500, ...options },
+    options: { workers: 2, rootCaPem: 'ROOT CA PEM\n', nodeMonitorGracePeriodMs: 40_000, terminatedPodGcThreshold: 12500, k8sCompatibility: true, ...options },
   };
   const abort = new AbortController();
   const running: Promise<void>[] = [];

@@ -36,7 +36,7 @@ export async function peerContext(): Promise<PeerContext> {
       return r;
     },
     logger,
-    options: { workers: 1, rootCaPem: '', nodeMonitorGracePeriodMs: 40_000, terminatedPodGcThreshold: 12500 },
+    options: { workers: 1, rootCaPem: '', nodeMonitorGracePeriodMs: 40_000, terminatedPodGcThreshold: 12500, k8sCompatibility: true },
   };
   const controllers: Controller[] = [];
   return {
