@@ -1,4 +1,4 @@
-import type { ResourceDef, Scope, SubresourceDef, Verb } from './catalog-types';
+import type { ResourceDef, Scope, StorageRef, SubresourceDef, Verb } from './catalog-types';
 
 /** The verbs of an ordinary stored resource. */
 export const ALL_VERBS: Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -23,6 +23,7 @@ interface Row {
   virtual?: boolean;
   enabled?: boolean;
   singular?: string;
+  storage?: StorageRef;
 }
 
 function group(group: string, version: string, defaultScope: Scope, rows: Row[]): ResourceDef[] {
@@ -40,6 +41,7 @@ function group(group: string, version: string, defaultScope: Scope, rows: Row[])
     categories: r.categories ?? [],
     enabledByDefault: r.enabled ?? true,
     virtual: r.virtual ?? false,
+    ...(r.storage ? { storage: r.storage } : {}),
   }));
 }
 
@@ -115,7 +117,8 @@ export const BUILTIN_RESOURCES: ResourceDef[] = [
     { resource: 'replicasets', kind: 'ReplicaSet', short: ['rs'], categories: ['all'], sub: [scale, status('ReplicaSet')] },
     { resource: 'statefulsets', kind: 'StatefulSet', short: ['sts'], categories: ['all'], sub: [scale, status('StatefulSet')] },
   ]),
-  ...group('events.orch.io', 'v1', N, [{ resource: 'events', kind: 'Event', short: ['ev'] }]),
+  // Stored as core Events: `kubectl events` and `describe` (core v1) see what recorders write here.
+  ...group('events.orch.io', 'v1', N, [{ resource: 'events', kind: 'Event', short: ['ev'], storage: { group: '', version: 'v1', resource: 'events', kind: 'Event' } }]),
   ...group('authentication.orch.io', 'v1', C, [
     { resource: 'selfsubjectreviews', kind: 'SelfSubjectReview', verbs: CREATE_ONLY, virtual: true },
     { resource: 'tokenreviews', kind: 'TokenReview', verbs: CREATE_ONLY, virtual: true },
@@ -128,6 +131,17 @@ export const BUILTIN_RESOURCES: ResourceDef[] = [
   ]),
   ...group('autoscaling', 'v2', N, [
     { resource: 'horizontalpodautoscalers', kind: 'HorizontalPodAutoscaler', short: ['hpa'], categories: ['all'], sub: [status('HorizontalPodAutoscaler')] },
+  ]),
+  // Still served by upstream 1.32 (`kubectl autoscale` sends it); stored as autoscaling/v2.
+  ...group('autoscaling', 'v1', N, [
+    {
+      resource: 'horizontalpodautoscalers',
+      kind: 'HorizontalPodAutoscaler',
+      short: ['hpa'],
+      categories: ['all'],
+      sub: [status('HorizontalPodAutoscaler')],
+      storage: { group: 'autoscaling', version: 'v2', resource: 'horizontalpodautoscalers', kind: 'HorizontalPodAutoscaler' },
+    },
   ]),
   ...group('batch', 'v1', N, [
     { resource: 'cronjobs', kind: 'CronJob', short: ['cj'], categories: ['all'], sub: [status('CronJob')] },
@@ -163,7 +177,9 @@ export const BUILTIN_RESOURCES: ResourceDef[] = [
     { resource: 'volumeattachments', kind: 'VolumeAttachment', sub: [status('VolumeAttachment')] },
   ]),
   // Served no more since 1.27; SPEC Versioning 2 names it as one a single-resource runtime-config can enable.
-  ...group('storage.orch.io', 'v1beta1', N, [{ resource: 'csistoragecapacities', kind: 'CSIStorageCapacity', enabled: false }]),
+  ...group('storage.orch.io', 'v1beta1', N, [
+    { resource: 'csistoragecapacities', kind: 'CSIStorageCapacity', enabled: false, storage: { group: 'storage.orch.io', version: 'v1', resource: 'csistoragecapacities', kind: 'CSIStorageCapacity' } },
+  ]),
   ...group('admissionregistration.orch.io', 'v1', C, [
     { resource: 'mutatingwebhookconfigurations', kind: 'MutatingWebhookConfiguration', categories: ['api-extensions'] },
     { resource: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', categories: ['api-extensions'] },

@@ -56,4 +56,16 @@ export interface ResourceDef {
    * and returns its result.
    */
   virtual: boolean;
+  /**
+   * Another version (or group) this resource's objects are stored as, shared with it
+   * (upstream: events.k8s.io Events are core Events; autoscaling/v1 and v2 are one
+   * HorizontalPodAutoscaler). Reads and writes convert (`convertObject`); absent: stored as
+   * itself.
+   */
+  storage?: StorageRef;
+}
+
+/** Where a resource's objects are stored: the group/resource and the version (kind) of the stored form. */
+export interface StorageRef extends GroupVersionKind {
+  resource: string;
 }

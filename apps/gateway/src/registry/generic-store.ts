@@ -1,5 +1,5 @@
 import type { ResourceDef } from '@orch/api';
-import { applyDefaults, groupVersionString, schemaForKind } from '@orch/api';
+import { ConversionError, applyDefaults, convertObject, groupVersionString, schemaForKind } from '@orch/api';
 import {
   FieldError,
   StatusError,
@@ -122,6 +122,8 @@ export class GenericStore {
   readonly qr: QualifiedResource;
   private readonly keyPrefix: string;
   private readonly apiVersion: string;
+  /** apiVersion of the stored form (differs from apiVersion when the resource shares another's storage). */
+  private readonly storageApiVersion: string;
   private readonly hasSchema: boolean;
   private readonly managedFields: ManagedFieldsTracker;
   /** Parsed objects of watch events, shared by every watcher of this resource. */
@@ -138,8 +140,11 @@ export class GenericStore {
     private readonly opts: RegistryOptions,
   ) {
     this.qr = { group: def.group, resource: def.resource };
-    this.keyPrefix = `/registry/${def.group || 'core'}/${def.resource}/`;
+    // A resource stored as another (def.storage) shares its keys: one object, two views.
+    const storage = def.storage ?? def;
+    this.keyPrefix = `/registry/${storage.group || 'core'}/${storage.resource}/`;
     this.apiVersion = groupVersionString(def);
+    this.storageApiVersion = groupVersionString(storage);
     this.hasSchema = !!schemaForKind(def.group, def.version, def.kind);
     this.managedFields = new ManagedFieldsTracker(def, this.apiVersion, !!subresourceStrategies.status);
   }
@@ -266,7 +271,7 @@ export class GenericStore {
    * undefined when a value is not in the canonical stored form; the caller then uses list().
    */
   async listJson(namespace: string, opts: ListOptions): Promise<string | undefined> {
-    if (opts.labelSelector || opts.fieldSelector) return undefined;
+    if (opts.labelSelector || opts.fieldSelector || this.storageApiVersion !== this.apiVersion) return undefined;
     const page = await this.list(namespace, { ...opts }, true);
     const parts: string[] = [];
     for (const kv of page.items as unknown as KeyValue[]) {
@@ -799,23 +804,35 @@ export class GenericStore {
     return this.parseStored(kv.value, kv.modRevision);
   }
 
+  /** A stored object in this resource's version (converted from the storage version when they differ). */
   private parseStored(value: string, revision: number): KubeObject {
-    const obj = JSON.parse(value) as KubeObject;
+    let obj = JSON.parse(value) as KubeObject;
+    if (obj.apiVersion !== this.apiVersion) obj = convertObject(obj, this.apiVersion);
     obj.metadata.resourceVersion = String(revision);
     return obj;
   }
 
   /**
-   * Stored form: apiVersion, kind and metadata first (so listJson can splice resourceVersion
-   * in without parsing), resourceVersion left out (it is the store revision).
+   * Stored form, in the storage version: apiVersion, kind and metadata first (so listJson can
+   * splice resourceVersion in without parsing), resourceVersion left out (it is the store
+   * revision). An object that cannot be converted to the storage version is a 400.
    */
-  private encode(obj: KubeObject): string {
+  private encode(input: KubeObject): string {
+    let obj = input;
+    try {
+      obj = convertObject(input, this.storageApiVersion);
+    } catch (err) {
+      if (err instanceof ConversionError) throw StatusError.badRequest(err.message);
+      throw err;
+    }
     const { apiVersion, kind, metadata, ...rest } = obj;
     const { resourceVersion: _rv, ...meta } = metadata;
     return JSON.stringify({ apiVersion, kind, metadata: meta, ...rest });
   }
 
-  private withRevision(obj: KubeObject, revision: number): KubeObject {
+  /** The written object as readers will see it (through the storage version when it differs), at `revision`. */
+  private withRevision(written: KubeObject, revision: number): KubeObject {
+    const obj = this.storageApiVersion === this.apiVersion ? written : convertObject(convertObject(written, this.storageApiVersion), this.apiVersion);
     obj.metadata.resourceVersion = String(revision);
     return obj;
   }

@@ -256,6 +256,7 @@ const DEFAULTERS: Record<string, Defaulter> = {
     setIf(spec, 'failedJobsHistoryLimit', 1);
   },
 
+  'autoscaling/v1:HorizontalPodAutoscaler': (hpa) => setIf(child(hpa, 'spec'), 'minReplicas', 1),
   'autoscaling/v2:HorizontalPodAutoscaler': (hpa) => {
     const spec = child(hpa, 'spec');
     setIf(spec, 'minReplicas', 1);

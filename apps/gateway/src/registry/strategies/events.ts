@@ -26,6 +26,29 @@ export function validateNewEvent(e: EventLike): FieldError[] {
   return errs;
 }
 
+const involvedObjectFields = fieldsFrom([
+  'involvedObject.kind',
+  'involvedObject.namespace',
+  'involvedObject.name',
+  'involvedObject.uid',
+  'involvedObject.apiVersion',
+  'involvedObject.resourceVersion',
+  'involvedObject.fieldPath',
+  'reason',
+  'type',
+]);
+
+/**
+ * Field selectors of core v1 Events (upstream EventToSelectableFields): the involved object,
+ * reason and type; `reportingComponent` is the reporting controller and `source` is
+ * `source.component`, else the reporting controller (events written through events.orch.io).
+ */
+export function coreEventFields(obj: KubeObject): Record<string, string> {
+  const e = obj as EventLike;
+  const reporting = typeof e.reportingComponent === 'string' ? e.reportingComponent : '';
+  return { ...involvedObjectFields(obj), reportingComponent: reporting, source: e.source?.component || reporting };
+}
+
 /** events.orch.io/v1 Events: creation rules checked; PUT creates (upstream). */
 export const eventsV1Strategy: Strategy = {
   ...defaultStrategy,

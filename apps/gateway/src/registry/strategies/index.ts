@@ -2,7 +2,7 @@ import type { ResourceDef } from '@orch/api';
 import type { StatusStrategy, Strategy } from '../strategy';
 import { defaultStrategy, fieldsFrom, statusSubresource } from './common';
 import { csrStrategy } from './csr';
-import { eventsV1Strategy } from './events';
+import { coreEventFields, eventsV1Strategy } from './events';
 import { ingressStrategy, pdbStrategy } from './networking-policy';
 import { secretStrategy } from './secret';
 import { webhookStrategy } from './webhooks';
@@ -46,22 +46,7 @@ const STRATEGIES: Record<string, Strategy> = {
   '/nodes': { ...defaultStrategy, fieldAttributes: fieldsFrom(['spec.unschedulable']) },
   '/secrets': secretStrategy,
   '/replicationcontrollers': { ...defaultStrategy, fieldAttributes: fieldsFrom(['status.replicas']) },
-  '/events': {
-    ...createOnUpdate,
-    fieldAttributes: fieldsFrom([
-      'involvedObject.kind',
-      'involvedObject.namespace',
-      'involvedObject.name',
-      'involvedObject.uid',
-      'involvedObject.apiVersion',
-      'involvedObject.resourceVersion',
-      'involvedObject.fieldPath',
-      'reason',
-      'reportingComponent',
-      'source',
-      'type',
-    ]),
-  },
+  '/events': { ...createOnUpdate, fieldAttributes: coreEventFields },
   'events.orch.io/events': eventsV1Strategy,
   'networking.orch.io/ingresses': ingressStrategy,
   'policy/poddisruptionbudgets': pdbStrategy,

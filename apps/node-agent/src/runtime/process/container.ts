@@ -175,6 +175,9 @@ export class ContainerRecord {
     inst.ready = inst.started && !this.spec.readinessProbe;
     this.instance = inst;
     await mkdir(spec.cwd, { recursive: true });
+    // The kubelet's container lifecycle events (the process runtime has no image to pull).
+    this.hooks.event('Normal', 'Pulled', 'PullImage', `Container image "${this.spec.image ?? ''}" already present on machine`);
+    this.hooks.event('Normal', 'Created', 'CreateContainer', `Created container ${this.name}`);
     let child: ChildProcess;
     try {
       child = spawn(spec.command[0], spec.command.slice(1), { cwd: spec.cwd, env: spec.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
