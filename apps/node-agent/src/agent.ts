@@ -178,8 +178,8 @@ export async function runAgent(ctx: Ctx, signal: AbortSignal): Promise<void> {
         ),
     });
     runtime = processRuntime;
-    const orphans = await processRuntime.killOrphans();
-    if (orphans) logger.warn('killed processes left by an earlier agent', { count: orphans });
+    const running = await processRuntime.findLeftovers();
+    if (running) logger.info('found containers an earlier agent started; those of pods still bound here are adopted, the rest stopped', { count: running });
   }
   new Gauge({ name: 'node_agent_running_pods', help: 'Pods the runtime knows.', registers: [ctx.metrics], collect() { this.set(runtime.podUids().length); } });
 

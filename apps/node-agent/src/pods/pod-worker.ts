@@ -87,6 +87,7 @@ export class PodWorker {
     if (!live) return;
     const uid = live.metadata.uid ?? '';
     if (live.metadata.deletionTimestamp) {
+      this.track(key, uid); // forgotten (its directory removed) once it is gone from the API
       await this.terminate(live, uid);
       return;
     }

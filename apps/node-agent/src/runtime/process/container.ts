@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, readFile, writeFile, rm } from 'node:fs/promises';
+import { closeSync } from 'node:fs';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import { formatTime } from '@orch/apimachinery';
@@ -7,6 +8,22 @@ import type { Container, ContainerStateTerminated, Probe } from '../../api/types
 import type { ContainerRuntimeState } from '../runtime';
 import { ContainerLogWriter, pruneInstanceLogs, type LogWriterOptions } from './logs';
 import { ProbeWorker, runProbe, type ProbeKind, type ProbeTarget } from './probes';
+import {
+  SHIM,
+  SHIM_SCRIPT,
+  firstChild,
+  openFifoForContainer,
+  prepareRunDir,
+  processStartTicks,
+  readExitCode,
+  readFifo,
+  resolveExecutable,
+  runFiles,
+  shimAlive,
+  signalGroup as signalProcessGroup,
+  writeInstanceState,
+  type InstanceState,
+} from './shim';
 
 /** How to run one instance of a container. */
 export interface LaunchSpec {
@@ -17,10 +34,18 @@ export interface LaunchSpec {
   root: string;
 }
 
-/** One run of a container's process. */
+/** One run of a container's process (see shim.ts). */
 interface Instance {
+  /** The shim, when this agent started it (an adopted instance has none). */
   child?: ChildProcess;
+  /** The shim's pid: leader of the container's process group. */
+  pgid?: number;
+  /** The container's own process. */
   pid?: number;
+  /** Readers of the stdout and stderr FIFOs. */
+  output: { ended: Promise<void>; close(): void }[];
+  /** An adopted instance's end is noticed by polling (this agent is not the shim's parent). */
+  poll?: NodeJS.Timeout;
   startedAt: string;
   /** Set once the process exited (or could not start). */
   exit?: ContainerStateTerminated;
@@ -44,7 +69,20 @@ interface Instance {
 function newInstance(startedAt: string, log: ContainerLogWriter, started: boolean, target: ProbeTarget): Instance {
   let markEnded!: () => void;
   const ended = new Promise<void>((r) => (markEnded = r));
-  return { startedAt, log, probes: [], started, ready: false, killing: false, target, ended, markEnded };
+  return { startedAt, log, output: [], probes: [], started, ready: false, killing: false, target, ended, markEnded };
+}
+
+/** How often an adopted instance is checked for its end. */
+const ADOPTED_POLL_MS = 250;
+
+/** The container's end as the shim reports it: its exit code, 128+n for signal n. */
+function shimEnd(code: number | null, signal: NodeJS.Signals | null): { exitCode: number; signal?: number } {
+  if (signal) {
+    const n = constants.signals[signal] ?? 0;
+    return { exitCode: 128 + n, ...(n ? { signal: n } : {}) };
+  }
+  const exitCode = code ?? 0;
+  return exitCode > 128 && exitCode < 160 ? { exitCode, signal: exitCode - 128 } : { exitCode };
 }
 
 export interface ContainerHooks {
@@ -52,8 +90,8 @@ export interface ContainerHooks {
   changed(): void;
   /** Records an Event about the container (upstream kubelet reasons: Started, Unhealthy, BackOff, ...). */
   event(type: 'Normal' | 'Warning', reason: string, action: string, note: string): void;
-  /** Pid file bookkeeping so processes orphaned by a crash of the agent can be killed. */
-  pidFile: string;
+  /** The container's run directory (shim.ts): FIFOs, exit file, state.json. */
+  runDir: string;
 }
 
 /** Back-off state of restarts (upstream flowcontrol.Backoff entry). */
@@ -178,47 +216,106 @@ export class ContainerRecord {
     // The kubelet's container lifecycle events (the process runtime has no image to pull).
     this.hooks.event('Normal', 'Pulled', 'PullImage', `Container image "${this.spec.image ?? ''}" already present on machine`);
     this.hooks.event('Normal', 'Created', 'CreateContainer', `Created container ${this.name}`);
-    let child: ChildProcess;
-    try {
-      child = spawn(spec.command[0], spec.command.slice(1), { cwd: spec.cwd, env: spec.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    } catch (err) {
-      this.failedToStart(inst, err as Error, spec.command[0]);
+    const found = resolveExecutable(spec.command[0], spec.env.PATH, spec.cwd);
+    if (!found.ok) {
+      this.failedToStart(inst, found.reason);
       return { started: true };
     }
+    const files = runFiles(this.hooks.runDir);
+    await prepareRunDir(this.hooks.runDir);
+    this.readOutput(inst, files);
+    const stdout = openFifoForContainer(files.stdout);
+    const stderr = openFifoForContainer(files.stderr);
+    let child: ChildProcess;
+    try {
+      child = spawn(SHIM, ['-c', SHIM_SCRIPT, files.exit, ...spec.command], { cwd: spec.cwd, env: spec.env, stdio: ['ignore', stdout, stderr], detached: true });
+    } catch (err) {
+      this.failedToStart(inst, (err as Error).message);
+      return { started: true };
+    } finally {
+      // The child has its copies (spawn forks synchronously): EOF comes once the container's close.
+      closeSync(stdout);
+      closeSync(stderr);
+    }
     inst.child = child;
-    child.stdout!.on('data', (d: Buffer) => log.write('stdout', d));
-    child.stderr!.on('data', (d: Buffer) => log.write('stderr', d));
+    inst.pgid = child.pid;
     child.once('error', (err) => {
-      if (inst.pid === undefined) this.failedToStart(inst, err, spec.command[0]);
+      if (inst.pid === undefined) this.failedToStart(inst, err.message);
     });
-    child.once('spawn', () => {
-      inst.pid = child.pid;
-      void writeFile(this.hooks.pidFile, String(child.pid)).catch(() => undefined);
-      this.startProbes(inst);
-      this.hooks.event('Normal', 'Started', 'StartContainer', `Started container ${this.name}`);
-      this.hooks.changed();
-    });
-    child.once('exit', (code, signal) => void this.onExit(inst, spec.root, code, signal));
-    // Output pipes close at exit; a grandchild holding them must not keep the log open forever.
-    child.once('close', () => log.close());
+    child.once('spawn', () => void this.onSpawn(inst, child.pid!));
+    child.once('exit', (code, signal) => void this.onExit(inst, spec.root, shimEnd(code, signal)));
     return { started: true };
   }
 
-  private failedToStart(inst: Instance, err: Error, cmd: string): void {
-    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `exec: "${cmd}": executable file not found in $PATH` : err.message;
+  /** The shim runs: find the container under it, record the instance for a later agent, start probes. */
+  private async onSpawn(inst: Instance, shimPid: number): Promise<void> {
+    let pid = firstChild(shimPid);
+    for (let i = 0; pid === undefined && i < 50 && !inst.exit; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      pid = firstChild(shimPid);
+    }
+    if (inst.exit) return;
+    inst.pid = pid ?? shimPid;
+    const shimStartTicks = processStartTicks(shimPid);
+    if (shimStartTicks !== undefined) {
+      const state: InstanceState = { shimPid, shimStartTicks, pid: inst.pid, startedAt: inst.startedAt, restartCount: this.restartCount, podIP: inst.target.podIP };
+      await writeInstanceState(this.hooks.runDir, state).catch(() => undefined);
+      if (inst.exit) await rm(runFiles(this.hooks.runDir).state, { force: true }); // it ended meanwhile
+    }
+    this.startProbes(inst);
+    this.hooks.event('Normal', 'Started', 'StartContainer', `Started container ${this.name}`);
+    this.hooks.changed();
+  }
+
+  /** Copies what the container writes to its stdout and stderr FIFOs into the instance's log. */
+  private readOutput(inst: Instance, files: ReturnType<typeof runFiles>): void {
+    inst.output = [readFifo(files.stdout, (d) => inst.log.write('stdout', d)), readFifo(files.stderr, (d) => inst.log.write('stderr', d))];
+    void Promise.all(inst.output.map((o) => o.ended)).then(() => inst.log.close());
+  }
+
+  /**
+   * Takes over an instance an earlier agent started that is still running (shim.ts): no new
+   * process, restartCount and startedAt as they were, no Started event. Output is read again
+   * from its FIFOs (what it wrote meanwhile included), probes start over, and its end is
+   * noticed by polling, with the exit code the shim wrote.
+   */
+  adopt(state: InstanceState, spec: LaunchSpec, target: Omit<ProbeTarget, 'env' | 'cwd'>): void {
+    this.restartCount = state.restartCount;
+    this.waiting = undefined;
+    const log = new ContainerLogWriter(this.logPath(state.restartCount), this.logOptions);
+    const inst = newInstance(state.startedAt, log, !this.spec.startupProbe, { ...target, env: spec.env, cwd: spec.cwd });
+    inst.ready = inst.started && !this.spec.readinessProbe;
+    inst.pgid = state.shimPid;
+    inst.pid = state.pid;
+    this.instance = inst;
+    this.readOutput(inst, runFiles(this.hooks.runDir));
+    inst.poll = setInterval(() => {
+      if (shimAlive(state)) return;
+      clearInterval(inst.poll);
+      const code = readExitCode(this.hooks.runDir);
+      void this.onExit(inst, spec.root, code === undefined ? { exitCode: 137, signal: 9 } : shimEnd(code, null));
+    }, ADOPTED_POLL_MS);
+    inst.poll.unref();
+    this.startProbes(inst);
+  }
+
+  private failedToStart(inst: Instance, reason: string): void {
     inst.exit = { exitCode: 128, reason: 'StartError', message: `failed to start container "${this.name}": ${reason}`, startedAt: inst.startedAt, finishedAt: formatTime(new Date()) };
+    for (const o of inst.output) o.close();
     inst.log.close();
     inst.markEnded();
     this.hooks.event('Warning', 'Failed', 'StartContainer', `Error: ${inst.exit.message}`);
     this.hooks.changed();
   }
 
-  private async onExit(inst: Instance, root: string, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+  private async onExit(inst: Instance, root: string, end: { exitCode: number; signal?: number }): Promise<void> {
     if (inst.exit) return;
     this.stopProbes(inst);
     if (inst.killTimer) clearTimeout(inst.killTimer);
-    const signo = signal ? (constants.signals[signal] ?? 0) : 0;
-    const exitCode = code ?? 128 + signo;
+    if (inst.poll) clearInterval(inst.poll);
+    // What the container started dies with it (upstream: its PID namespace ends).
+    if (inst.pgid !== undefined) signalProcessGroup(inst.pgid, 'SIGKILL');
+    const { exitCode, signal: signo } = end;
     const message = await readFile(join(root, 'dev', 'termination-log'), 'utf8').then((t) => t.slice(0, 4096), () => undefined);
     inst.exit = {
       exitCode,
@@ -230,8 +327,12 @@ export class ContainerRecord {
       ...(inst.pid ? { containerID: `process://${inst.pid}` } : {}),
     };
     inst.markEnded();
-    await rm(this.hooks.pidFile, { force: true });
-    setTimeout(() => inst.log.close(), 2000).unref();
+    await rm(runFiles(this.hooks.runDir).state, { force: true });
+    // Output ends at EOF; a grandchild holding the FIFOs must not keep the log open forever.
+    setTimeout(() => {
+      for (const o of inst.output) o.close();
+      inst.log.close();
+    }, 2000).unref();
     this.hooks.changed();
   }
 
@@ -283,7 +384,7 @@ export class ContainerRecord {
    */
   kill(graceSeconds: number): void {
     const inst = this.instance;
-    if (!inst || inst.exit || !inst.child) return;
+    if (!inst || inst.exit || inst.pgid === undefined) return;
     const graceMs = Math.max(0, graceSeconds) * 1000;
     if (inst.killing) {
       if (graceMs === 0) signalGroup(inst, 'SIGKILL');
@@ -328,6 +429,8 @@ export class ContainerRecord {
     if (this.instance) {
       this.stopProbes(this.instance);
       if (this.instance.killTimer) clearTimeout(this.instance.killTimer);
+      if (this.instance.poll) clearInterval(this.instance.poll);
+      for (const o of this.instance.output) o.close();
       this.instance.log.close();
     }
   }
@@ -356,15 +459,12 @@ export function goDuration(ms: number): string {
 }
 
 function signalGroup(inst: Instance, signal: NodeJS.Signals): void {
-  if (inst.exit || inst.pid === undefined) return;
+  if (inst.exit || inst.pgid === undefined) return;
+  if (signalProcessGroup(inst.pgid, signal)) return;
   try {
-    process.kill(-inst.pid, signal);
+    inst.child?.kill(signal);
   } catch {
-    try {
-      inst.child?.kill(signal);
-    } catch {
-      // already gone
-    }
+    // already gone
   }
 }
 

@@ -1,4 +1,4 @@
-import { mkdir, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatTime, parseTime } from '@orch/apimachinery';
 import type { Logger } from '@orch/server-common';
@@ -9,6 +9,7 @@ import { ContainerRecord, type LaunchSpec } from './container';
 import { ContainerConfigError, containerEnv, expandVars, type ObjectSource, type PodFacts } from './env';
 import type { LogWriterOptions } from './logs';
 import { VolumeError, containerRoot, materializeVolumes } from './volumes';
+import { leftoverInstances, readExitCode, shimAlive, signalGroup, type InstanceState } from './shim';
 
 export interface ProcessRuntimeOptions {
   /** `<root-dir>`; pods live in `<root-dir>/pods/<uid>`. */
@@ -55,6 +56,9 @@ interface PodRecord {
 
 const recordKey = (init: boolean, name: string) => `${init ? 'init' : 'main'}/${name}`;
 
+/** A container instance an earlier agent started (shim.ts), by container key. */
+type Leftovers = Map<string, { runDir: string; state: InstanceState }>;
+
 /**
  * Runs pods as host processes (the `process` runtime). Per pod: an address from the node's
  * loopback range, `<root-dir>/pods/<uid>` with volumes materialized as files, container roots
@@ -65,6 +69,8 @@ const recordKey = (init: boolean, name: string) => `${init ? 'init' : 'main'}/${
 export class ProcessRuntime implements Runtime {
   readonly name = 'process' as const;
   private readonly pods = new Map<string, PodRecord>();
+  /** Instances an earlier agent left, by pod uid, until their pod is synced (adopted) or known gone (killed). */
+  private readonly leftovers = new Map<string, Leftovers>();
 
   constructor(private readonly opts: ProcessRuntimeOptions) {}
 
@@ -78,33 +84,72 @@ export class ProcessRuntime implements Runtime {
     return rec?.containers.get(recordKey(false, name)) ?? rec?.containers.get(recordKey(true, name));
   }
 
-  /** Kills processes a crashed earlier agent left behind (pid files under the pod dirs). */
-  async killOrphans(): Promise<number> {
+  /**
+   * Finds the container instances an earlier agent started (after a crash or kill -9 of that
+   * agent they keep running): the first sync of their pod adopts the running ones, and
+   * removeUnknownPodDirs kills those of pods no longer bound here. Returns how many still run.
+   */
+  async findLeftovers(): Promise<number> {
     const podsDir = join(this.opts.rootDir, 'pods');
-    let killed = 0;
+    let running = 0;
     for (const uid of await readdir(podsDir).catch(() => [] as string[])) {
-      const pidDir = join(podsDir, uid, 'pids');
-      for (const f of await readdir(pidDir).catch(() => [] as string[])) {
-        const pid = Number(await readFile(join(pidDir, f), 'utf8').catch(() => ''));
-        if (Number.isInteger(pid) && pid > 1) {
-          try {
-            process.kill(-pid, 'SIGKILL');
-            killed++;
-          } catch {
-            // not running any more
-          }
-        }
-        await rm(join(pidDir, f), { force: true });
-      }
+      const found = await leftoverInstances(join(podsDir, uid));
+      if (found.size === 0) continue;
+      this.leftovers.set(uid, found);
+      for (const l of found.values()) if (shimAlive(l.state)) running++;
     }
-    return killed;
+    return running;
   }
 
-  /** Removes the directories of pods the agent does not know (after a restart). */
+  /** Kills the leftover instances of a pod (SIGTERM, SIGKILL after graceSeconds) and forgets them. */
+  private async killLeftovers(uid: string, graceSeconds: number): Promise<void> {
+    const left = [...(this.leftovers.get(uid)?.values() ?? [])].filter((l) => shimAlive(l.state));
+    this.leftovers.delete(uid);
+    if (left.length === 0) return;
+    for (const l of left) signalGroup(l.state.shimPid, graceSeconds > 0 ? 'SIGTERM' : 'SIGKILL');
+    const deadline = Date.now() + graceSeconds * 1000;
+    while (left.some((l) => shimAlive(l.state)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    for (const l of left) if (shimAlive(l.state)) signalGroup(l.state.shimPid, 'SIGKILL');
+  }
+
+  /** Removes the directories of pods the agent does not know (after a restart), killing what they left running. */
   async removeUnknownPodDirs(keep: ReadonlySet<string>): Promise<void> {
     const podsDir = join(this.opts.rootDir, 'pods');
     for (const uid of await readdir(podsDir).catch(() => [] as string[])) {
-      if (!keep.has(uid) && !this.pods.has(uid)) await rm(join(podsDir, uid), { recursive: true, force: true });
+      if (keep.has(uid) || this.pods.has(uid)) continue;
+      await this.killLeftovers(uid, 0);
+      await rm(join(podsDir, uid), { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * Adopts the pod's instances an earlier agent left (once, at its first sync after a
+   * restart): running ones continue as they are; one that ended while no agent ran is
+   * recorded with the exit code its shim wrote, and restarts as its policy says.
+   */
+  private async adoptLeftovers(rec: PodRecord, facts: PodFacts): Promise<void> {
+    const left = this.leftovers.get(rec.uid);
+    if (!left) return;
+    this.leftovers.delete(rec.uid);
+    for (const { spec, init } of this.allContainers(rec.pod)) {
+      const l = left.get(recordKey(init, spec.name));
+      if (!l) continue;
+      const cr = this.record(rec, spec, init);
+      if (shimAlive(l.state)) {
+        cr.adopt(l.state, await this.adoptedLaunchSpec(rec, spec, init, facts), { podIP: rec.ip, ports: spec.ports ?? [] });
+        this.opts.logger.info('adopted a running container started by an earlier agent', { pod: rec.key, container: spec.name, pid: l.state.pid, restartCount: l.state.restartCount });
+        continue;
+      }
+      const code = readExitCode(l.runDir);
+      const ended: ContainerStateTerminated = {
+        exitCode: code ?? 137,
+        reason: code === 0 ? 'Completed' : 'Error',
+        ...(code === undefined ? { message: 'the container ended while no node agent ran; its exit code is unknown' } : {}),
+        startedAt: l.state.startedAt,
+        finishedAt: formatTime(new Date()),
+        containerID: `process://${l.state.pid}`,
+      };
+      cr.restore(l.state.restartCount, cr.lastTerminated, ended);
     }
   }
 
@@ -126,6 +171,7 @@ export class ProcessRuntime implements Runtime {
         rec.volumes = paths;
         rec.volumesSyncedAt = Date.now();
         rec.sandboxReady = true;
+        await this.adoptLeftovers(rec, facts);
       } catch (err) {
         if (!(err instanceof VolumeError) || rec.volumes) throw err;
         for (const c of this.allContainers(pod)) this.record(rec, c.spec, c.init).waiting = { reason: 'ContainerCreating', message: err.message };
@@ -184,6 +230,17 @@ export class ProcessRuntime implements Runtime {
     }
   }
 
+  /** The launch spec of a container being adopted (for its probes); without its env when that cannot be built now. */
+  private async adoptedLaunchSpec(rec: PodRecord, c: Container, init: boolean, facts: PodFacts): Promise<LaunchSpec> {
+    try {
+      return await this.launchSpec(rec, c, init, facts);
+    } catch (err) {
+      if (!(err instanceof ContainerConfigError || err instanceof VolumeError)) throw err;
+      const root = await containerRoot(rec.dir, c, rec.volumes ?? new Map(), init);
+      return { command: c.command ?? [], env: {}, cwd: c.workingDir || root, root };
+    }
+  }
+
   private async launchSpec(rec: PodRecord, c: Container, init: boolean, facts: PodFacts): Promise<LaunchSpec> {
     if (!c.command?.length) {
       throw new ContainerConfigError(`container "${c.name}" has no command: the process runtime runs the command and args as a host process and does not run images`);
@@ -216,7 +273,7 @@ export class ProcessRuntime implements Runtime {
       cr = new ContainerRecord(c, init, join(rec.dir, 'logs', c.name), this.opts.log, {
         changed: () => this.opts.onChange(rec.key),
         event: (type, reason, action, note) => this.opts.event(rec.pod, c.name, init, type, reason, action, note),
-        pidFile: join(rec.dir, 'pids', k.replace('/', '-')),
+        runDir: join(rec.dir, 'run', k.replace('/', '-')),
       });
       this.restore(rec.pod, cr);
       rec.containers.set(k, cr);
@@ -253,9 +310,11 @@ export class ProcessRuntime implements Runtime {
     let rec = this.pods.get(uid);
     if (rec) return rec;
     const dir = join(this.opts.rootDir, 'pods', uid);
-    await mkdir(join(dir, 'pids'), { recursive: true });
-    // Host-network pods share the node's address (upstream: podIP = hostIP).
-    const ip = pod.spec.hostNetwork ? this.opts.hostIP : this.opts.ips.allocate(uid, pod.status?.podIP);
+    await mkdir(join(dir, 'run'), { recursive: true });
+    // Host-network pods share the node's address (upstream: podIP = hostIP); adopted
+    // containers keep the address they listen on.
+    const adoptedIP = [...(this.leftovers.get(uid)?.values() ?? [])].find((l) => shimAlive(l.state))?.state.podIP;
+    const ip = pod.spec.hostNetwork ? this.opts.hostIP : this.opts.ips.allocate(uid, adoptedIP ?? pod.status?.podIP);
     rec = {
       uid,
       key: podKey(pod),
@@ -291,7 +350,10 @@ export class ProcessRuntime implements Runtime {
 
   async killPod(uid: string, graceSeconds: number): Promise<boolean> {
     const rec = this.pods.get(uid);
-    if (!rec) return true;
+    if (!rec) {
+      await this.killLeftovers(uid, graceSeconds); // deleted while no agent ran
+      return true;
+    }
     rec.terminating = true;
     let running = false;
     for (const c of rec.containers.values()) {
@@ -339,6 +401,7 @@ export class ProcessRuntime implements Runtime {
   }
 
   async shutdown(graceMs: number): Promise<void> {
+    await Promise.all([...this.leftovers.keys()].map((uid) => this.killLeftovers(uid, 0)));
     const all: ContainerRecord[] = [];
     for (const rec of this.pods.values()) {
       rec.terminating = true;
