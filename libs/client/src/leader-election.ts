@@ -19,8 +19,22 @@ export interface Lease extends KubeObject {
 
 export const LEASES = { group: 'coordination.orch.io', version: 'v1', resource: 'leases' } as const;
 
+/**
+ * Where the Lease lives: the API by default (`client`), or any store with the same
+ * optimistic-concurrency semantics (the gateway's watch pump keeps its Lease in the store).
+ * get resolves undefined (or throws NotFound) when absent; update fails when the Lease's
+ * resourceVersion is stale.
+ */
+export interface LeaseLock {
+  get(name: string, opts: { signal?: AbortSignal }): Promise<Lease | undefined>;
+  create(lease: Lease, opts: { signal?: AbortSignal }): Promise<Lease>;
+  update(lease: Lease, opts: { signal?: AbortSignal }): Promise<Lease>;
+}
+
 export interface LeaderElectionConfig {
-  client: RestClient;
+  /** The API client whose Leases are the lock (unless `lock` is given). */
+  client?: RestClient;
+  lock?: LeaseLock;
   namespace: string;
   /** Lease name, e.g. `orch-scheduler`. */
   name: string;
@@ -73,7 +87,7 @@ function renewTimeMs(renewTime: string | undefined): number | undefined {
  *   `holderIdentity` on the way out.
  */
 export class LeaderElector {
-  private readonly leases: ResourceClient<Lease>;
+  private readonly leases: LeaseLock;
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
@@ -95,7 +109,8 @@ export class LeaderElector {
     if (!(this.retryPeriodMs > 0)) throw new Error('leader election: retryPeriodMs must be greater than zero');
     if (this.leaseDurationMs <= this.renewDeadlineMs) throw new Error('leader election: leaseDurationMs must be greater than renewDeadlineMs');
     if (this.renewDeadlineMs <= this.retryPeriodMs * 1.2) throw new Error('leader election: renewDeadlineMs must be greater than 1.2 * retryPeriodMs');
-    this.leases = cfg.client.resource<Lease>(LEASES, cfg.namespace);
+    if (!cfg.lock && !cfg.client) throw new Error('leader election: a client or a lock is required');
+    this.leases = cfg.lock ?? (cfg.client!.resource<Lease>(LEASES, cfg.namespace) satisfies ResourceClient<Lease>);
   }
 
   isLeader(): boolean {

@@ -1,1 +1,13 @@
-export * from './watch-cache';
+export * from './bus';
+export * from './history';
+export { NatsBus, DEFAULT_NATS_SUBJECT } from './nats-bus';
+export type { NatsBusOptions } from './nats-bus';
+export { RedisHistory, DEFAULT_REDIS_HISTORY_KEY } from './redis-history';
+export type { RedisHistoryOptions } from './redis-history';
+export { Pump } from './pump';
+export type { PumpOptions, PumpElection } from './pump';
+export { storeLeaseLock } from './lease-lock';
+export { WatchCache, WatchCacheResetError, WatcherTooSlowError, resourceKey } from './watch-cache';
+export type { WatchSubscriber, Subscription, WatchCacheOptions, WatchCacheStatus, FeedMode } from './watch-cache';
+export { describeWatchConformance } from './conformance';
+export type { WatchBackends, WatchBackendScope } from './conformance';

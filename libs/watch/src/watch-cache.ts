@@ -1,24 +1,19 @@
-import type { Store, StoreEvent, WatchHandle } from '@orch/storage';
-import { CompactedError } from '@orch/storage';
+import { CompactedError, type KeyValue, type Store, type StoreEvent, type WatchHandle } from '@orch/storage';
+import type { BusSubscription, EventBatch, WatchBus } from './bus';
+import { HistoryExpiredError, MemoryHistory, type EventHistory } from './history';
 
-/** A watch asked for history that is no longer retained (the client must relist: 410). */
-export class HistoryExpiredError extends Error {
-  constructor(
-    readonly requested: number,
-    readonly oldest: number,
-  ) {
-    super(`too old resource version: ${requested} (${oldest})`);
-    this.name = 'HistoryExpiredError';
-  }
-}
+export { HistoryExpiredError };
 
 /** The cache lost continuity with the store; every watch is ended and clients relist. */
 export class WatchCacheResetError extends Error {}
 
+/** A watcher that did not keep up with the events it must replay or receive is ended with this. */
+export class WatcherTooSlowError extends Error {}
+
 export interface WatchSubscriber {
   /** Called in revision order, once per event under the subscribed prefix. */
   onEvent(event: StoreEvent): void;
-  /** The subscription ended (history lost); no more events follow. */
+  /** The subscription ended (history lost, too slow, cache reset); no more events follow. */
   onError(err: Error): void;
 }
 
@@ -27,209 +22,466 @@ export interface Subscription {
 }
 
 export interface WatchCacheOptions {
-  /** Key prefix of everything the cache follows. */
+  /** Key prefix of everything the cache follows ('/registry/'). */
   prefix: string;
-  /** How long events stay replayable (SPEC Limits: 5 minutes). */
-  retentionMs: number;
-  /** Upper bound on retained events, whatever their age. */
-  maxEvents?: number;
-  now?: () => number;
+  /** Where the pump's batches arrive (default: a LocalBus nobody publishes on: the store feed is followed directly). */
+  bus?: WatchBus;
+  /** Where resuming watches replay from (default: memory with retentionMs). */
+  history?: EventHistory;
+  /** Retention of the default memory history. */
+  retentionMs?: number;
+  /** Without any bus batch for this long (heartbeats included), the replica follows the store itself (default 3 s). */
+  busSilenceMs?: number;
+  /** Live events a resuming watch may hold back while it replays older ones (default 10,000). */
+  maxCatchUpEvents?: number;
+  log?: (message: string) => void;
 }
 
-interface TimedEvent {
-  event: StoreEvent;
-  time: number;
+/** One cached object: the stored value (shared with the events that carry it) and its revision. */
+interface CachedObject {
+  key: string;
+  value: string;
+  revision: number;
 }
 
 interface Sub {
   prefix: string;
   subscriber: WatchSubscriber;
+  /** Every event under prefix up to this revision was handed to the subscriber. */
+  delivered: number;
+  /** Replay done: dispatched events go straight to the subscriber. */
+  live: boolean;
+  /** Live events held back while replaying. */
+  held: StoreEvent[];
+  ended: boolean;
+  replayFeed?: WatchHandle;
 }
 
+export type FeedMode = 'starting' | 'bus' | 'store' | 'resetting' | 'stopped';
+
+export interface WatchCacheStatus {
+  mode: FeedMode;
+  position: number;
+  /** The replica can serve watches: it follows the bus or the store without a failure pending. */
+  ready: boolean;
+  reason?: string;
+}
+
+const REPLAY_PAGE = 1000;
+const LIST_PAGE = 10_000;
+
 /**
- * Follows the store's change feed and keeps a time-bounded event history so watches can
- * start from any retained resourceVersion (SPEC Events 5-6).
+ * One replica's watch cache: every object under `prefix` (values as stored) and a position in
+ * the store's change feed, kept current from the pump's bus batches. Watches subscribe here.
  *
- * Contract: a subscriber receives every event with revision > fromRevision under its
- * prefix, exactly once, in revision order, with no gap; or onError and nothing more.
- * Watches from a revision older than the retained history fail with HistoryExpiredError.
+ * Contract:
+ * - Continuity: an event is applied only when the cache has every event before it. A bus batch
+ *   whose `after` is above the position (a lost batch), or silence on the bus, switches the
+ *   replica to following the store's change feed itself from its position; the first bus
+ *   batch that continues the position switches it back. If the store no longer has the
+ *   history after the position, the cache resets: every subscriber ends with
+ *   WatchCacheResetError (clients relist) and the cache relists. It never skips.
+ * - A subscriber receives every event under its prefix with revision > fromRevision, exactly
+ *   once, in revision order, or onError and nothing more. Older events replay from the
+ *   history, then from the store's own feed when the history cannot prove continuity;
+ *   HistoryExpiredError only when the store has compacted them too (410).
+ * - Memory: the values held by cached objects, history events and subscribers are the same
+ *   strings; an update's prevValue is the cached value it replaced, not a second copy.
  */
 export class WatchCache {
-  private history: TimedEvent[] = [];
-  private head = 0;
-  /** Latest revision the cache has seen (all events up to it are in history or trimmed). */
-  private revision = 0;
-  /** Events with revision > oldest are all retained. */
-  private oldest = 0;
-  private readonly subsByResource = new Map<string, Set<Sub>>();
-  private handle?: WatchHandle;
-  private waiters: { revision: number; resolve: () => void }[] = [];
-  private stopped = false;
-  private restartTimer?: NodeJS.Timeout;
-  private restartDelayMs = 100;
-  private readonly now: () => number;
+  /** Cached objects by resource prefix (`/registry/<group>/<resource>/`), then key. */
+  private readonly objects = new Map<string, Map<string, CachedObject>>();
+  private position = 0;
+  private mode: FeedMode = 'starting';
+  private failure?: string;
+  private direct?: WatchHandle;
+  private busSub?: BusSubscription;
+  private lastBatchAt = 0;
+  private silenceTimer?: NodeJS.Timeout;
+  private retryTimer?: NodeJS.Timeout;
+  private retryDelayMs = 100;
+  private readonly subsByPrefix = new Map<string, Set<Sub>>();
+  /** Subscribers whose prefix does not end in '/', matched by startsWith. */
+  private readonly oddSubs = new Set<Sub>();
+  private waiters: { revision: number; resolve: (ok: boolean) => void; timer: NodeJS.Timeout }[] = [];
+  readonly bus?: WatchBus;
+  readonly history: EventHistory;
+  private readonly log: (message: string) => void;
 
   constructor(
     private readonly store: Store,
     private readonly opts: WatchCacheOptions,
   ) {
-    this.now = opts.now ?? Date.now;
+    this.bus = opts.bus;
+    this.history = opts.history ?? new MemoryHistory({ retentionMs: opts.retentionMs ?? 5 * 60_000 });
+    this.log = opts.log ?? ((m) => console.warn(m));
   }
 
-  /** Starts following the store from its current revision. */
+  /** Lists the store, then follows the feed from the list's revision. */
   async start(): Promise<void> {
-    const rev = await this.store.currentRevision();
-    this.revision = rev;
-    this.oldest = rev;
-    this.follow();
+    await this.relist();
+    this.followStore();
+    if (this.bus) {
+      this.busSub = this.bus.subscribe((batch) => this.onBatch(batch));
+      const silence = this.opts.busSilenceMs ?? 3000;
+      this.silenceTimer = setInterval(() => {
+        if (this.mode === 'bus' && Date.now() - this.lastBatchAt > silence) {
+          this.log(`watch cache: no batch on the ${this.bus!.name} bus for ${silence} ms; following the store at ${this.position}`);
+          this.followStore();
+        }
+      }, Math.max(10, Math.floor(silence / 3)));
+      this.silenceTimer.unref?.();
+    }
   }
 
-  /** The newest revision the cache has delivered. */
+  /** The newest revision the cache has applied: every event up to it is in the cache. */
   currentRevision(): number {
-    return this.revision;
+    return this.position;
   }
 
-  /** The oldest revision a watch may start from. */
-  oldestRevision(): number {
-    this.trim();
-    return this.oldest;
+  status(): WatchCacheStatus {
+    const ready = (this.mode === 'bus' || this.mode === 'store') && !this.failure;
+    return { mode: this.mode, position: this.position, ready, reason: ready ? undefined : (this.failure ?? `watch cache is ${this.mode}`) };
+  }
+
+  /** The cached object at key, if any (as of currentRevision()). */
+  get(key: string): KeyValue | undefined {
+    const o = this.objects.get(resourceKey(key))?.get(key);
+    return o && { key: o.key, value: o.value, createRevision: 0, modRevision: o.revision };
   }
 
   /**
-   * Subscribes to events under prefix with revision > fromRevision. Replayed events are
-   * delivered synchronously before this returns; live ones follow as they come.
+   * Every cached object under prefix, ordered by key, as of currentRevision(). createRevision
+   * is not kept (0).
    */
-  subscribe(prefix: string, fromRevision: number, subscriber: WatchSubscriber): Subscription {
-    this.trim();
-    if (fromRevision < this.oldest) throw new HistoryExpiredError(fromRevision, this.oldest);
-    const sub: Sub = { prefix, subscriber };
-    // Replay: binary search the first event after fromRevision.
-    let lo = this.head;
-    let hi = this.history.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.history[mid].event.revision <= fromRevision) lo = mid + 1;
-      else hi = mid;
-    }
-    for (let i = lo; i < this.history.length; i++) {
-      const e = this.history[i].event;
-      if (e.key.startsWith(prefix)) subscriber.onEvent(e);
-    }
-    const rk = resourceKey(prefix);
-    let set = this.subsByResource.get(rk);
-    if (!set) this.subsByResource.set(rk, (set = new Set()));
-    set.add(sub);
-    return {
-      unsubscribe: () => {
-        set!.delete(sub);
-        if (set!.size === 0 && this.subsByResource.get(rk) === set) this.subsByResource.delete(rk);
-      },
+  list(prefix: string): { items: KeyValue[]; revision: number } {
+    const items: KeyValue[] = [];
+    const push = (bucket: Map<string, CachedObject>) => {
+      for (const o of bucket.values()) if (o.key.startsWith(prefix)) items.push({ key: o.key, value: o.value, createRevision: 0, modRevision: o.revision });
     };
+    const rk = resourceKey(prefix);
+    if (rk.length <= prefix.length && this.objects.has(rk)) push(this.objects.get(rk)!);
+    else for (const bucket of this.objects.values()) push(bucket);
+    items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return { items, revision: this.position };
   }
 
-  /** Resolves true once the cache has seen `revision`, false after timeoutMs. */
+  /** Number of cached objects (metrics, tests). */
+  size(): number {
+    let n = 0;
+    for (const bucket of this.objects.values()) n += bucket.size;
+    return n;
+  }
+
+  /**
+   * Subscribes to events under prefix with revision > fromRevision (see the class contract).
+   * Replayed events may arrive before this returns; failures arrive through onError.
+   */
+  subscribe(prefix: string, fromRevision: number, subscriber: WatchSubscriber): Subscription {
+    const sub: Sub = { prefix, subscriber, delivered: fromRevision, live: fromRevision >= this.position, held: [], ended: false };
+    this.index(sub);
+    if (!sub.live) void this.replay(sub, this.position);
+    return { unsubscribe: () => this.end(sub) };
+  }
+
+  /** Resolves true once the cache has applied `revision`, false after timeoutMs. */
   waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
-    if (this.revision >= revision) return Promise.resolve(true);
+    if (this.position >= revision) return Promise.resolve(true);
     return new Promise((resolve) => {
       const waiter = {
         revision,
-        resolve: () => {
-          clearTimeout(timer);
-          resolve(true);
-        },
+        resolve,
+        timer: setTimeout(() => {
+          this.waiters = this.waiters.filter((w) => w !== waiter);
+          resolve(false);
+        }, timeoutMs),
       };
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w !== waiter);
-        resolve(false);
-      }, timeoutMs);
-      timer.unref?.();
+      waiter.timer.unref?.();
       this.waiters.push(waiter);
     });
   }
 
   stop(): void {
-    this.stopped = true;
-    this.handle?.stop();
-    clearTimeout(this.restartTimer);
-    for (const w of this.waiters) w.resolve();
+    this.mode = 'stopped';
+    this.direct?.stop();
+    this.direct = undefined;
+    this.busSub?.unsubscribe();
+    clearInterval(this.silenceTimer);
+    clearTimeout(this.retryTimer);
+    for (const w of this.waiters) {
+      clearTimeout(w.timer);
+      w.resolve(false);
+    }
     this.waiters = [];
+    for (const sub of this.allSubs()) this.end(sub);
   }
 
-  private follow(): void {
-    this.handle = this.store.watch(this.opts.prefix, this.revision, {
-      onEvents: (events) => this.onEvents(events),
-      onError: (err) => this.onFeedError(err),
+  // ---------------------------------------------------------------- feed
+
+  private isStopped(): boolean {
+    return this.mode === 'stopped';
+  }
+
+  private onBatch(batch: EventBatch): void {
+    if (this.mode === 'stopped' || this.mode === 'resetting' || this.mode === 'starting') return;
+    this.lastBatchAt = Date.now();
+    if (batch.after > this.position) {
+      if (this.mode === 'bus') {
+        this.log(`watch cache: bus batch after ${batch.after} does not continue position ${this.position}; following the store`);
+        this.followStore();
+      }
+      return;
+    }
+    this.apply(batch.events);
+    if (this.mode === 'store') {
+      // The bus continues our position again: it is the feed from now on.
+      this.direct?.stop();
+      this.direct = undefined;
+      clearTimeout(this.retryTimer);
+      this.mode = 'bus';
+      this.failure = undefined;
+    }
+  }
+
+  /** Follows the store's change feed from the position (until the bus continues it). */
+  private followStore(): void {
+    if (this.mode === 'stopped' || this.mode === 'resetting') return;
+    this.mode = 'store';
+    this.direct?.stop();
+    clearTimeout(this.retryTimer);
+    this.direct = this.store.watch(this.opts.prefix, this.position, {
+      onEvents: (events) => {
+        this.retryDelayMs = 100;
+        this.failure = undefined;
+        this.apply(events);
+      },
+      onError: (err) => {
+        this.direct = undefined;
+        if (this.mode !== 'store') return;
+        if (err instanceof CompactedError) {
+          void this.reset(`the store no longer has the history after ${this.position}: ${err.message}`);
+          return;
+        }
+        this.failure = `store change feed failed: ${err.message}`;
+        this.log(`watch cache: ${this.failure}`);
+        const delay = this.retryDelayMs * (0.5 + Math.random());
+        this.retryDelayMs = Math.min(this.retryDelayMs * 2, 5000);
+        this.retryTimer = setTimeout(() => {
+          if (this.mode === 'store' && !this.direct) this.followStore();
+        }, delay);
+        this.retryTimer.unref?.();
+      },
     });
   }
 
-  private onEvents(events: StoreEvent[]): void {
-    const time = this.now();
-    for (const event of events) {
-      if (event.revision <= this.revision) continue; // duplicate after a restart
-      this.history.push({ event, time });
-      this.revision = event.revision;
-      const set = this.subsByResource.get(resourceKey(event.key));
-      if (set) {
-        for (const sub of set) {
-          if (event.key.startsWith(sub.prefix)) sub.subscriber.onEvent(event);
-        }
+  /** Continuity lost: end every subscriber, relist, follow again. */
+  private async reset(reason: string): Promise<void> {
+    this.log(`watch cache: reset: ${reason}`);
+    this.mode = 'resetting';
+    this.failure = reason;
+    this.direct?.stop();
+    this.direct = undefined;
+    for (const sub of this.allSubs()) this.fail(sub, new WatchCacheResetError(`watch cache lost continuity: ${reason}`));
+    for (;;) {
+      try {
+        await this.relist();
+        break;
+      } catch (err) {
+        if (this.isStopped()) return;
+        this.failure = `relist failed: ${(err as Error).message}`;
+        await new Promise((r) => setTimeout(r, 1000));
       }
     }
-    this.restartDelayMs = 100;
-    if (this.waiters.length > 0) {
-      const ready = this.waiters.filter((w) => w.revision <= this.revision);
-      this.waiters = this.waiters.filter((w) => w.revision > this.revision);
-      for (const w of ready) w.resolve();
-    }
-    this.trim();
+    if (this.isStopped()) return;
+    this.failure = undefined;
+    this.mode = 'store';
+    this.followStore();
   }
 
-  /** Re-follows the feed with backoff; if continuity is lost, every subscriber is ended. */
-  private onFeedError(err: Error): void {
-    if (this.stopped) return;
-    this.handle = undefined;
-    if (err instanceof CompactedError) {
-      const subs = [...this.subsByResource.values()].flatMap((s) => [...s]);
-      this.subsByResource.clear();
-      for (const s of subs) s.subscriber.onError(new WatchCacheResetError(`watch cache lost continuity: ${err.message}`));
-      this.history = [];
-      this.head = 0;
-      void this.store.currentRevision().then((rev) => {
-        this.revision = rev;
-        this.oldest = rev;
-        this.scheduleRestart();
-      }, () => this.scheduleRestart());
+  /** Replaces the cached objects with a snapshot of the store. */
+  private async relist(): Promise<void> {
+    const fresh = new Map<string, Map<string, CachedObject>>();
+    let revision: number | undefined;
+    let startAfter: string | undefined;
+    for (;;) {
+      const page = await this.store.list(this.opts.prefix, { revision, startAfter, limit: LIST_PAGE });
+      revision = page.revision;
+      for (const kv of page.items) bucketOf(fresh, kv.key).set(kv.key, { key: kv.key, value: kv.value, revision: kv.modRevision });
+      if (page.remaining === 0 || page.items.length === 0) break;
+      startAfter = page.items[page.items.length - 1].key;
+    }
+    this.objects.clear();
+    for (const [k, v] of fresh) this.objects.set(k, v);
+    this.position = revision ?? 0;
+    if (this.history.scope === 'replica') await this.history.append(this.position, []);
+  }
+
+  /** Applies events in order (those at or below the position are duplicates and skipped). */
+  private apply(events: StoreEvent[]): void {
+    const after = this.position;
+    const applied: StoreEvent[] = [];
+    for (const e of events) {
+      if (e.revision <= this.position) continue;
+      const bucket = bucketOf(this.objects, e.key);
+      const cached = bucket.get(e.key);
+      const key = cached?.key ?? e.key;
+      // prevValue is the cached value it replaces: one string for the object, the history and every watcher.
+      const event: StoreEvent = { type: e.type, key, revision: e.revision };
+      if (e.value !== undefined) event.value = e.value;
+      const prev = cached?.value ?? e.prevValue;
+      if (prev !== undefined && e.type !== 'create') event.prevValue = prev;
+      if (e.type === 'delete') bucket.delete(key);
+      else if (cached) {
+        cached.value = e.value!;
+        cached.revision = e.revision;
+      } else bucket.set(key, { key, value: e.value!, revision: e.revision });
+      this.position = e.revision;
+      applied.push(event);
+      this.dispatch(event);
+    }
+    if (applied.length === 0) return;
+    if (this.history.scope === 'replica') void this.history.append(after, applied);
+    if (this.waiters.length > 0) {
+      const ready = this.waiters.filter((w) => w.revision <= this.position);
+      this.waiters = this.waiters.filter((w) => w.revision > this.position);
+      for (const w of ready) {
+        clearTimeout(w.timer);
+        w.resolve(true);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- subscribers
+
+  private dispatch(event: StoreEvent): void {
+    if (this.subsByPrefix.size > 0) {
+      const key = event.key;
+      for (let i = key.indexOf('/'); i >= 0; i = key.indexOf('/', i + 1)) {
+        const set = this.subsByPrefix.get(key.slice(0, i + 1));
+        if (set) for (const sub of set) this.deliver(sub, event);
+      }
+    }
+    for (const sub of this.oddSubs) if (event.key.startsWith(sub.prefix)) this.deliver(sub, event);
+  }
+
+  private deliver(sub: Sub, event: StoreEvent): void {
+    if (sub.ended) return;
+    if (!sub.live) {
+      if (sub.held.length >= (this.opts.maxCatchUpEvents ?? 10_000)) {
+        this.fail(sub, new WatcherTooSlowError(`watch replay did not catch up with ${sub.held.length} newer events`));
+        return;
+      }
+      sub.held.push(event);
       return;
     }
-    this.scheduleRestart();
+    if (event.revision <= sub.delivered) return;
+    sub.delivered = event.revision;
+    try {
+      sub.subscriber.onEvent(event);
+    } catch (err) {
+      this.fail(sub, err instanceof Error ? err : new Error(String(err)));
+    }
   }
 
-  private scheduleRestart(): void {
-    if (this.stopped) return;
-    const delay = this.restartDelayMs * (0.5 + Math.random());
-    this.restartDelayMs = Math.min(this.restartDelayMs * 2, 10_000);
-    this.restartTimer = setTimeout(() => {
-      if (!this.stopped) this.follow();
-    }, delay);
-    this.restartTimer.unref?.();
+  /** Replays (from, upTo] to a new subscriber: history first, then the store's feed; then live. */
+  private async replay(sub: Sub, upTo: number): Promise<void> {
+    let at = sub.delivered;
+    try {
+      for (;;) {
+        const page = await this.history.read(at, REPLAY_PAGE);
+        if (sub.ended) return;
+        this.deliverReplayed(sub, page.events);
+        at = page.through;
+        if (!page.more) break;
+      }
+    } catch (err) {
+      if (sub.ended) return;
+      if (!(err instanceof HistoryExpiredError)) this.log(`watch cache: ${this.history.name} history read failed, replaying from the store: ${(err as Error).message}`);
+    }
+    if (at >= upTo || sub.delivered > upTo) {
+      this.goLive(sub);
+      return;
+    }
+    // The store's own feed has the rest (or says it is compacted: 410).
+    sub.replayFeed = this.store.watch(sub.prefix, Math.max(at, sub.delivered), {
+      onEvents: (events) => {
+        if (sub.ended || sub.live) return;
+        this.deliverReplayed(sub, events);
+        // Past upTo, the store's feed has delivered all that came before the held events.
+        if (sub.delivered > upTo) this.goLive(sub);
+      },
+      onError: (err) => {
+        if (sub.ended || sub.live) return;
+        this.fail(sub, err instanceof CompactedError ? new HistoryExpiredError(err.requested, err.compacted) : err);
+      },
+    });
   }
 
-  private trim(): void {
-    const cutoff = this.now() - this.opts.retentionMs;
-    const max = this.opts.maxEvents ?? 500_000;
-    while (this.head < this.history.length && (this.history[this.head].time < cutoff || this.history.length - this.head > max)) {
-      this.oldest = this.history[this.head].event.revision;
-      this.head++;
+  private deliverReplayed(sub: Sub, events: StoreEvent[]): void {
+    for (const e of events) {
+      if (sub.ended) return;
+      if (e.revision <= sub.delivered || !e.key.startsWith(sub.prefix)) continue;
+      sub.delivered = e.revision;
+      try {
+        sub.subscriber.onEvent(e);
+      } catch (err) {
+        this.fail(sub, err instanceof Error ? err : new Error(String(err)));
+      }
     }
-    if (this.head > 4096 && this.head * 2 > this.history.length) {
-      this.history = this.history.slice(this.head);
-      this.head = 0;
+  }
+
+  private goLive(sub: Sub): void {
+    sub.replayFeed?.stop();
+    sub.replayFeed = undefined;
+    const held = sub.held;
+    sub.held = [];
+    sub.live = true;
+    for (const e of held) this.deliver(sub, e);
+  }
+
+  private index(sub: Sub): void {
+    if (!sub.prefix.endsWith('/')) {
+      this.oddSubs.add(sub);
+      return;
     }
+    let set = this.subsByPrefix.get(sub.prefix);
+    if (!set) this.subsByPrefix.set(sub.prefix, (set = new Set()));
+    set.add(sub);
+  }
+
+  private end(sub: Sub): void {
+    if (sub.ended) return;
+    sub.ended = true;
+    sub.replayFeed?.stop();
+    sub.held = [];
+    this.oddSubs.delete(sub);
+    const set = this.subsByPrefix.get(sub.prefix);
+    if (set) {
+      set.delete(sub);
+      if (set.size === 0) this.subsByPrefix.delete(sub.prefix);
+    }
+  }
+
+  private fail(sub: Sub, err: Error): void {
+    if (sub.ended) return;
+    this.end(sub);
+    sub.subscriber.onError(err);
+  }
+
+  private allSubs(): Sub[] {
+    return [...[...this.subsByPrefix.values()].flatMap((s) => [...s]), ...this.oddSubs];
   }
 }
 
-/** `/registry/<group>/<resource>/` of a key or prefix: subscribers are indexed by it. */
-function resourceKey(keyOrPrefix: string): string {
+function bucketOf(objects: Map<string, Map<string, CachedObject>>, key: string): Map<string, CachedObject> {
+  const rk = resourceKey(key);
+  let bucket = objects.get(rk);
+  if (!bucket) objects.set(rk, (bucket = new Map()));
+  return bucket;
+}
+
+/** `/registry/<group>/<resource>/` of a key or prefix (the whole string when shorter). */
+export function resourceKey(keyOrPrefix: string): string {
   let slashes = 0;
   for (let i = 0; i < keyOrPrefix.length; i++) {
     if (keyOrPrefix.charCodeAt(i) === 47 && ++slashes === 4) return keyOrPrefix.slice(0, i + 1);

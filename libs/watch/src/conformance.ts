@@ -1,0 +1,329 @@
+import type { Store, StoreEvent } from '@orch/storage';
+import type { EventBatch, WatchBus } from './bus';
+import { HistoryExpiredError, type EventHistory } from './history';
+import { storeLeaseLock } from './lease-lock';
+import { Pump } from './pump';
+import { WatchCache } from './watch-cache';
+
+/**
+ * One isolated cluster for one test: every call opens a new client (a new "replica") of the
+ * same data, bus and history; different scopes never see each other.
+ */
+export interface WatchBackendScope {
+  openStore(): Promise<Store>;
+  openBus(): Promise<WatchBus>;
+  /** `now` lets retention tests move time. */
+  openHistory(retentionMs: number, now?: () => number): Promise<EventHistory>;
+}
+
+export interface WatchBackends {
+  scope(name: string): WatchBackendScope;
+}
+
+/** Scopes are unique across every suite of the file (each gets its own data). */
+let scopes = 0;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+const ev = (type: StoreEvent['type'], key: string, revision: number, value?: string, prevValue?: string): StoreEvent => {
+  const e: StoreEvent = { type, key, revision };
+  if (value !== undefined) e.value = value;
+  if (prevValue !== undefined) e.prevValue = prevValue;
+  return e;
+};
+
+/** What one watch received: events, or the error that ended it. */
+interface Recording {
+  events: StoreEvent[];
+  errors: Error[];
+  stop(): void;
+}
+
+/** The store's own change feed under prefix: the truth every watch is compared with. */
+function truth(store: Store, prefix: string, after: number): Recording {
+  const rec: Recording = { events: [], errors: [], stop: () => handle.stop() };
+  const handle = store.watch(prefix, after, { onEvents: (evs) => rec.events.push(...evs), onError: (e) => rec.errors.push(e) });
+  return rec;
+}
+
+function watchOn(cache: WatchCache, prefix: string, from: number): Recording {
+  const rec: Recording = { events: [], errors: [], stop: () => sub.unsubscribe() };
+  const sub = cache.subscribe(prefix, from, { onEvent: (e) => rec.events.push(e), onError: (e) => rec.errors.push(e) });
+  return rec;
+}
+
+/** Type, key, revision and value of each event (prevValue is checked where it matters). */
+const shape = (events: StoreEvent[]) => events.map((e) => [e.type, e.key, e.revision, e.value ?? null]);
+
+/**
+ * The same tests for every combination of watch bus and event history, over a real store:
+ * the seams' own contracts, then the whole path store → pump → bus → watch caches of several
+ * replicas, with failover, lost batches and resumes.
+ */
+export function describeWatchConformance(name: string, backends: WatchBackends): void {
+  describe(`Watch conformance: ${name}`, () => {
+    const cleanups: (() => Promise<void> | void)[] = [];
+    let scope: WatchBackendScope;
+    const later = <T>(value: T, close: (v: T) => Promise<void> | void): T => {
+      cleanups.push(() => close(value));
+      return value;
+    };
+    beforeEach(() => {
+      scope = backends.scope(`c${process.pid}x${++scopes}`);
+    });
+    afterEach(async () => {
+      for (const c of cleanups.splice(0).reverse()) await c();
+    });
+
+    const openStore = async () => later(await scope.openStore(), (s) => s.close());
+    const openBus = async () => later(await scope.openBus(), (b) => b.close());
+    const openHistory = async (retentionMs = 60_000, now?: () => number) => later(await scope.openHistory(retentionMs, now), (h) => h.close());
+
+    /** A replica: its own store client, bus connection, history and watch cache, and a pump candidate. */
+    const replica = async (opts: { pump?: boolean; identity?: string; releaseOnStop?: boolean } = {}) => {
+      const store = await openStore();
+      const bus = await openBus();
+      const history = await openHistory();
+      const cache = later(new WatchCache(store, { prefix: '/registry/', bus, history, busSilenceMs: 600, log: () => undefined }), (c) => c.stop());
+      await cache.start();
+      let pump: Pump | undefined;
+      if (opts.pump !== false) {
+        pump = new Pump(store, bus, history.scope === 'cluster' ? history : undefined, {
+          prefix: '/registry/',
+          startPosition: () => cache.currentRevision(),
+          heartbeatMs: 100,
+          election: bus.distributed
+            ? {
+                lock: storeLeaseLock(store, '/registry/coordination.orch.io/leases/orch-system/orch-watch-pump'),
+                identity: opts.identity ?? `replica-${Math.random().toString(36).slice(2)}`,
+                namespace: 'orch-system',
+                name: 'orch-watch-pump',
+                leaseDurationMs: 1500,
+                renewDeadlineMs: 1000,
+                retryPeriodMs: 200,
+                releaseOnStop: opts.releaseOnStop,
+              }
+            : undefined,
+          log: () => undefined,
+        });
+        const p = pump;
+        cleanups.push(() => p.stop());
+        pump.start();
+      }
+      return { store, bus, history, cache, pump };
+    };
+
+    describe('bus', () => {
+      it('delivers each publisher’s batches in order and intact to every subscriber', async () => {
+        const publisher = await openBus();
+        const receivers = [await openBus(), await openBus()];
+        const got: EventBatch[][] = receivers.map(() => []);
+        receivers.forEach((b, i) => b.subscribe((batch) => got[i].push(batch)));
+        await sleep(100); // subscriptions reach a remote server
+        const batches: EventBatch[] = [
+          { after: 10, events: [ev('create', '/registry/core/configmaps/a/x', 11, '{"a":"ü ✓ \\n"}'), ev('update', '/registry/core/configmaps/a/x', 12, '')] },
+          { after: 12, events: [] },
+          { after: 12, events: [ev('delete', '/registry/core/configmaps/a/x', 13)] },
+          { after: 13, events: Array.from({ length: 500 }, (_, i) => ev('create', `/registry/core/secrets/b/s${i}`, 14 + i, 'v'.repeat(i))) },
+        ];
+        for (const b of batches) publisher.publish(b);
+        for (let i = 0; i < receivers.length; i++) {
+          await until(() => got[i].length === batches.length, `receiver ${i} to get ${batches.length} batches`);
+          expect(got[i].map((b) => ({ after: b.after, events: shape(b.events) }))).toEqual(batches.map((b) => ({ after: b.after, events: shape(b.events) })));
+        }
+      });
+
+      it('stops delivering after unsubscribe and advertises a batch size limit', async () => {
+        const bus = await openBus();
+        const got: EventBatch[] = [];
+        const sub = bus.subscribe((b) => got.push(b));
+        await sleep(50);
+        bus.publish({ after: 1, events: [] });
+        await until(() => got.length === 1, 'the first batch');
+        sub.unsubscribe();
+        await sleep(50);
+        bus.publish({ after: 2, events: [] });
+        await sleep(100);
+        expect(got).toHaveLength(1);
+        expect(bus.maxBatchBytes).toBeGreaterThan(64 * 1024);
+        expect(bus.connected()).toBe(true);
+      });
+    });
+
+    describe('history', () => {
+      const k = (n: number) => `/registry/core/configmaps/ns/k${n}`;
+      const fill = async (h: EventHistory) => {
+        await h.append(100, [ev('create', k(1), 101, 'v1'), ev('update', k(1), 103, 'v2', 'v1')]);
+        await h.append(103, [ev('delete', k(1), 105, undefined, 'v2'), ev('create', k(2), 106, 'x')]);
+      };
+      it.each([
+        { name: 'from the start', after: 100, want: [101, 103, 105, 106] },
+        { name: 'from between two events', after: 102, want: [103, 105, 106] },
+        { name: 'from an event', after: 103, want: [105, 106] },
+        { name: 'from the newest', after: 106, want: [] },
+        { name: 'from beyond the newest', after: 200, want: [] },
+      ])('reads $name', async ({ after, want }) => {
+        const h = await openHistory();
+        await fill(h);
+        const read = await h.read(after, 1000);
+        expect(read.events.map((e) => e.revision)).toEqual(want);
+        expect(read.more).toBe(false);
+        expect(read.through).toBeGreaterThanOrEqual(want.length ? want[want.length - 1] : after);
+      });
+
+      it('keeps values and previous values, pages with a limit', async () => {
+        const h = await openHistory();
+        await fill(h);
+        const first = await h.read(100, 2);
+        expect(first.events).toEqual([ev('create', k(1), 101, 'v1'), ev('update', k(1), 103, 'v2', 'v1')]);
+        expect(first).toMatchObject({ through: 103, more: true });
+        const rest = await h.read(first.through, 2);
+        expect(rest.events).toEqual([ev('delete', k(1), 105, undefined, 'v2'), ev('create', k(2), 106, 'x')]);
+      });
+
+      it('refuses to replay from before what it retains', async () => {
+        const h = await openHistory();
+        await fill(h);
+        await expect(h.read(99, 10)).rejects.toBeInstanceOf(HistoryExpiredError);
+      });
+
+      it('skips events appended twice (two writers) and never replays across a gap', async () => {
+        const h = await openHistory();
+        await fill(h);
+        await h.append(103, [ev('delete', k(1), 105, undefined, 'v2'), ev('create', k(2), 106, 'x'), ev('create', k(3), 107, 'y')]);
+        expect((await h.read(100, 100)).events.map((e) => e.revision)).toEqual([101, 103, 105, 106, 107]);
+        // 108..109 never appended: the history holds 110 but cannot prove nothing is missing before it.
+        await h.append(109, [ev('create', k(4), 110, 'z')]);
+        await expect(h.read(108, 10)).rejects.toBeInstanceOf(HistoryExpiredError);
+        // From before the gap: either what came before it, stopping in front of it (a shared
+        // history keeps it), or nothing at all (a replica's own history restarts at a gap).
+        const fromOld = await h.read(100, 100).catch((err: Error) => err);
+        if (fromOld instanceof Error) expect(fromOld).toBeInstanceOf(HistoryExpiredError);
+        else expect({ revisions: fromOld.events.map((e) => e.revision), through: fromOld.through, more: fromOld.more }).toEqual({ revisions: [101, 103, 105, 106, 107], through: 107, more: false });
+        expect((await h.read(109, 10)).events.map((e) => e.revision)).toEqual([110]);
+      });
+
+      it('trims events older than the retention', async () => {
+        let now = 1_000_000;
+        const h = await openHistory(10_000, () => now);
+        await h.append(100, [ev('create', k(1), 101, 'a')]);
+        now += 6_000;
+        await h.append(101, [ev('create', k(2), 102, 'b')]);
+        now += 6_000; // the first event is 12 s old, the second 6 s
+        await h.append(102, [ev('create', k(3), 103, 'c')]);
+        await expect(h.read(100, 10)).rejects.toBeInstanceOf(HistoryExpiredError);
+        expect((await h.read(101, 10)).events.map((e) => e.revision)).toEqual([102, 103]);
+      });
+    });
+
+    describe('pump → bus → watch caches', () => {
+      const CM = '/registry/core/configmaps/';
+
+      it('every replica’s watchers see exactly the store’s history of their prefix, in order', async () => {
+        const replicas = [await replica(), await replica(), await replica()];
+        const writer = replicas[0].store;
+        const base = await writer.currentRevision();
+        await Promise.all(replicas.map((r) => r.cache.waitForRevision(base, 5000)));
+        const all = truth(writer, CM, base);
+        const watches = replicas.flatMap((r) => [watchOn(r.cache, CM, base), watchOn(r.cache, `${CM}ns1/`, base)]);
+        // Concurrent writers on two replicas' store clients: creates, updates, deletes.
+        await Promise.all(
+          [replicas[0].store, replicas[1].store].map(async (s, w) => {
+            for (let i = 0; i < 40; i++) {
+              const key = `${CM}ns${i % 2}/w${w}-${i}`;
+              await s.create(key, `{"i":${i}}`);
+              if (i % 3 === 0) await s.update(key, `{"i":${i},"u":true}`);
+              if (i % 5 === 0) await s.delete(key);
+            }
+          }),
+        );
+        const last = await writer.currentRevision();
+        await until(() => all.events.length > 0 && all.events[all.events.length - 1].revision === last, 'the store feed');
+        for (const [i, w] of watches.entries()) {
+          const want = i % 2 === 0 ? all.events : all.events.filter((e) => e.key.startsWith(`${CM}ns1/`));
+          await until(() => w.events.length >= want.length || w.errors.length > 0, `watch ${i}`);
+          expect(w.errors).toEqual([]);
+          expect(shape(w.events)).toEqual(shape(want));
+          // Deletes carry the last state; updates the state they replaced.
+          expect(w.events.filter((e) => e.type !== 'create').every((e) => e.prevValue !== undefined)).toBe(true);
+        }
+        for (const r of replicas) expect(r.cache.list(CM).items.map((kv) => [kv.key, kv.value])).toEqual((await writer.list(CM)).items.map((kv) => [kv.key, kv.value]));
+      });
+
+      it('a watch resumes from an older revision on a replica started later, and gets 410 only when nothing retains it', async () => {
+        const bare = await openStore();
+        const early: number[] = [];
+        for (let i = 0; i < 3; i++) early.push((await bare.create(`${CM}ns/e${i}`, `e${i}`)).modRevision);
+        const first = await replica();
+        const writes: number[] = [];
+        for (let i = 0; i < 10; i++) writes.push((await first.store.create(`${CM}ns/r${i}`, `v${i}`)).modRevision);
+        const late = await replica();
+        const resumed = watchOn(late.cache, CM, writes[3]);
+        const after = await first.store.create(`${CM}ns/after`, 'x');
+        await until(() => resumed.events.length >= 7 || resumed.errors.length > 0, 'the resumed watch');
+        expect(resumed.errors).toEqual([]);
+        expect(resumed.events.map((e) => e.revision)).toEqual([...writes.slice(4), after.modRevision]);
+
+        // Older than any history and compacted in the store: 410.
+        await bare.compact(early[2]);
+        const gone = watchOn(late.cache, CM, early[0]);
+        await until(() => gone.errors.length > 0, 'a 410 for a compacted revision');
+        expect(gone.errors[0]).toBeInstanceOf(HistoryExpiredError);
+        expect(gone.events).toEqual([]);
+      });
+
+      it('a batch that does not continue a replica’s position sends it to the store, never past a gap', async () => {
+        const r = await replica();
+        const other = await replica({ pump: false });
+        const base = await r.store.currentRevision();
+        await other.cache.waitForRevision(base, 5000);
+        const w = watchOn(other.cache, CM, base);
+        // A forged batch claims history the replica never saw, then real writes follow.
+        r.bus.publish({ after: base + 1000, events: [ev('create', `${CM}ns/forged`, base + 1001, 'x')] });
+        const created: number[] = [];
+        for (let i = 0; i < 5; i++) created.push((await r.store.create(`${CM}ns/g${i}`, 'v')).modRevision);
+        await until(() => w.events.length >= 5, 'the real events');
+        await sleep(100);
+        expect(w.events.map((e) => e.revision)).toEqual(created);
+        expect(other.cache.get(`${CM}ns/forged`)).toBeUndefined();
+      });
+
+      it('when the pump leader dies another replica takes over; watchers see no gap', async () => {
+        const a = await replica({ identity: 'a', releaseOnStop: false });
+        await until(() => a.pump!.isLeader(), 'a to lead');
+        const b = await replica({ identity: 'b' });
+        const base = await b.store.currentRevision();
+        await b.cache.waitForRevision(base, 5000);
+        const w = watchOn(b.cache, CM, base);
+        const all = truth(b.store, CM, base);
+        let writing = true;
+        const writer = (async () => {
+          for (let i = 0; writing; i++) {
+            await b.store.create(`${CM}ns/f${i}`, 'v');
+            await sleep(5);
+          }
+        })();
+        await sleep(200);
+        await a.pump!.stop(); // a crash: the lease is not released
+        a.cache.stop();
+        if (b.bus.distributed) await until(() => b.pump!.isLeader(), 'b to take over', 10_000);
+        await sleep(300);
+        writing = false;
+        await writer;
+        const last = await b.store.currentRevision();
+        await until(() => all.events.at(-1)?.revision === last && w.events.at(-1)?.revision === last, 'the last write to reach the watch');
+        expect(w.errors).toEqual([]);
+        expect(shape(w.events)).toEqual(shape(all.events));
+        expect(b.cache.status()).toMatchObject({ ready: true });
+      });
+    });
+  });
+}

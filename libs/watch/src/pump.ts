@@ -1,0 +1,204 @@
+import { LeaderElector, type LeaseLock } from '@orch/client';
+import { CompactedError, type Store, type StoreEvent, type WatchHandle } from '@orch/storage';
+import { encodedEventBytes, type WatchBus } from './bus';
+import type { EventHistory } from './history';
+
+export interface PumpElection {
+  /** Where the pump's Lease lives (see storeLeaseLock: the store itself, not the API). */
+  lock: LeaseLock;
+  /** Unique per gateway process. */
+  identity: string;
+  namespace: string;
+  name: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  /** Clear the holder on stop so another replica takes over at once (default true; tests of a crash turn it off). */
+  releaseOnStop?: boolean;
+}
+
+export interface PumpOptions {
+  /** Key prefix of the change feed it publishes ('/registry/'). */
+  prefix: string;
+  /** Where a newly elected pump starts: this replica's watch cache position (receivers drop what they have). */
+  startPosition: () => number;
+  /** Leader election; without it this pump always publishes (in-process bus: one replica). */
+  election?: PumpElection;
+  /** A heartbeat batch goes out when nothing was published for this long (default 1 s). */
+  heartbeatMs?: number;
+  /** Shared history appends allowed in flight before the pump skips some (a hole readers detect). */
+  maxPendingAppends?: number;
+  log?: (message: string) => void;
+}
+
+/**
+ * The pump: the one reader of the store's ordered change feed per cluster. While it leads,
+ * it publishes every event once, in revision order, as batches whose `after` lets receivers
+ * prove continuity; with a cluster-wide history it appends each batch there too.
+ *
+ * Two pumps publishing at once (a deposed leader that has not noticed yet) is harmless:
+ * both publish the same feed and receivers drop what they already have. Leadership only
+ * saves the work of publishing twice. Publishing never waits for the history: a slow or
+ * absent Redis leaves a hole in the history, never a stall on the bus.
+ */
+export class Pump {
+  private feed?: WatchHandle;
+  /** Every event up to this revision has been published. */
+  private last = 0;
+  private lastPublishAt = 0;
+  private heartbeat?: NodeJS.Timeout;
+  private retry?: NodeJS.Timeout;
+  private retryDelayMs = 100;
+  private leading = false;
+  private stopped = false;
+  private readonly abort = new AbortController();
+  private campaign?: Promise<void>;
+  private appendChain: Promise<void> = Promise.resolve();
+  private pendingAppends = 0;
+  private readonly log: (message: string) => void;
+
+  constructor(
+    private readonly store: Store,
+    private readonly bus: WatchBus,
+    /** Set only for a cluster-scope history (the pump appends what it publishes). */
+    private readonly history: EventHistory | undefined,
+    private readonly opts: PumpOptions,
+  ) {
+    this.log = opts.log ?? ((m) => console.warn(m));
+  }
+
+  start(): void {
+    const election = this.opts.election;
+    if (!election) {
+      this.lead();
+      return;
+    }
+    const elector = new LeaderElector({
+      lock: election.lock,
+      identity: election.identity,
+      namespace: election.namespace,
+      name: election.name,
+      leaseDurationMs: election.leaseDurationMs,
+      renewDeadlineMs: election.renewDeadlineMs,
+      retryPeriodMs: election.retryPeriodMs,
+      releaseOnCancel: election.releaseOnStop ?? true,
+      logger: { info: (m) => this.log(m), warn: (m) => this.log(m), error: (m) => this.log(m) },
+      onStartedLeading: (signal) => {
+        this.lead();
+        signal.addEventListener('abort', () => this.unlead(), { once: true });
+      },
+    });
+    this.campaign = (async () => {
+      while (!this.abort.signal.aborted) {
+        await elector.run(this.abort.signal);
+        this.unlead();
+        if (!this.abort.signal.aborted) await new Promise((r) => setTimeout(r, election.retryPeriodMs ?? 2000));
+      }
+    })();
+  }
+
+  /** Whether this pump publishes now. */
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** The revision up to which this pump has published (while leading). */
+  publishedRevision(): number {
+    return this.last;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort.abort();
+    this.unlead();
+    await this.campaign;
+    await this.appendChain;
+  }
+
+  private lead(): void {
+    if (this.leading || this.stopped) return;
+    this.leading = true;
+    this.last = this.opts.startPosition();
+    this.follow();
+    this.publish([]);
+    const every = this.opts.heartbeatMs ?? 1000;
+    this.heartbeat = setInterval(() => {
+      if (Date.now() - this.lastPublishAt >= every) this.publish([]);
+    }, Math.max(10, Math.floor(every / 2)));
+    this.heartbeat.unref?.();
+  }
+
+  private unlead(): void {
+    if (!this.leading) return;
+    this.leading = false;
+    this.feed?.stop();
+    this.feed = undefined;
+    clearInterval(this.heartbeat);
+    clearTimeout(this.retry);
+  }
+
+  private follow(): void {
+    this.feed = this.store.watch(this.opts.prefix, this.last, {
+      onEvents: (events) => {
+        this.retryDelayMs = 100;
+        this.publish(events);
+      },
+      onError: (err) => {
+        this.feed = undefined;
+        if (!this.leading) return;
+        this.log(`watch pump: change feed failed at ${this.last}: ${err.message}`);
+        // History lost: continue from now; receivers see the gap and recover from the store or relist.
+        const restart = err instanceof CompactedError ? this.store.currentRevision().then((rev) => (this.last = rev)) : Promise.resolve();
+        void restart.catch(() => undefined).then(() => this.scheduleFollow());
+      },
+    });
+  }
+
+  private scheduleFollow(): void {
+    if (!this.leading) return;
+    const delay = this.retryDelayMs * (0.5 + Math.random());
+    this.retryDelayMs = Math.min(this.retryDelayMs * 2, 5000);
+    this.retry = setTimeout(() => {
+      if (this.leading && !this.feed) this.follow();
+    }, delay);
+    this.retry.unref?.();
+  }
+
+  /** Publishes events (all > last, in order) in batches the bus can carry; [] is a heartbeat. */
+  private publish(events: StoreEvent[]): void {
+    this.lastPublishAt = Date.now();
+    if (events.length === 0) {
+      this.bus.publish({ after: this.last, events });
+      return;
+    }
+    const max = this.bus.maxBatchBytes;
+    let start = 0;
+    while (start < events.length) {
+      let end = start;
+      let bytes = 0;
+      while (end < events.length && (end === start || bytes + encodedEventBytes(events[end]) <= max)) bytes += encodedEventBytes(events[end++]);
+      const chunk = end === start + 1 && bytes > max ? undefined : events.slice(start, end);
+      if (chunk) {
+        this.appendToHistory(this.last, chunk);
+        this.bus.publish({ after: this.last, events: chunk });
+      } else {
+        // One event bigger than the bus carries: say only "continue after it"; receivers
+        // below it see a gap and read it from the store.
+        this.bus.publish({ after: events[start].revision, events: [] });
+      }
+      this.last = events[end - 1].revision;
+      start = end;
+    }
+  }
+
+  private appendToHistory(after: number, events: StoreEvent[]): void {
+    const history = this.history;
+    if (!history) return;
+    if (this.pendingAppends >= (this.opts.maxPendingAppends ?? 1000)) return; // a hole, detected by readers
+    this.pendingAppends++;
+    this.appendChain = this.appendChain
+      .then(() => history.append(after, events))
+      .catch((err: Error) => this.log(`watch pump: history append failed after ${after}: ${err.message}`))
+      .finally(() => this.pendingAppends--);
+  }
+}

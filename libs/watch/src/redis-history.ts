@@ -1,0 +1,143 @@
+import Redis from 'ioredis';
+import type { StoreEvent } from '@orch/storage';
+import { HistoryExpiredError, type EventHistory, type HistoryRead } from './history';
+
+export interface RedisHistoryOptions {
+  /** `redis://host:port[/db]`. */
+  url: string;
+  /** Stream key; clusters sharing one Redis use different keys. */
+  key?: string;
+  /** How long events stay replayable (--watch-history-retention). */
+  retentionMs: number;
+  /** A command not answered in this time fails (a paused Redis must not stall the pump). */
+  commandTimeoutMs?: number;
+  log?: (message: string) => void;
+  now?: () => number;
+}
+
+export const DEFAULT_REDIS_HISTORY_KEY = 'orch:watch:history';
+
+const TYPES: Record<string, StoreEvent['type']> = { c: 'create', u: 'update', d: 'delete' };
+const CODES: Record<StoreEvent['type'], string> = { create: 'c', update: 'u', delete: 'd' };
+
+/**
+ * The shared event history on a Redis stream. Entry IDs are `<revision>-0`, so a resume is one
+ * XRANGE from the requested resourceVersion; each entry also records `a`, the revision it
+ * follows, so a reader proves continuity entry by entry and never replays across a hole (a
+ * window in which the pump could not append). Trimmed by time with XTRIM MINID.
+ *
+ * Commands fail fast while Redis is down or paused (no offline queue, a command timeout), so
+ * the pump keeps publishing and readers fall back to the store.
+ */
+export class RedisHistory implements EventHistory {
+  readonly name = 'redis';
+  readonly scope = 'cluster';
+  private readonly key: string;
+  private readonly now: () => number;
+  private lastTrim = 0;
+
+  private constructor(
+    private readonly redis: Redis,
+    private readonly opts: RedisHistoryOptions,
+  ) {
+    this.key = opts.key ?? DEFAULT_REDIS_HISTORY_KEY;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Connects (failing when Redis cannot be reached), then reconnects on its own. */
+  static async connect(opts: RedisHistoryOptions): Promise<RedisHistory> {
+    const redis = new Redis(opts.url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: opts.commandTimeoutMs ?? 1000,
+      connectTimeout: 5000,
+      retryStrategy: (times) => Math.min(100 * times, 2000),
+    });
+    let lastError = '';
+    redis.on('error', (err: Error) => {
+      // ioredis emits every failed reconnect: log each distinct failure once.
+      if (err.message !== lastError) (opts.log ?? console.warn)(`redis watch history: ${err.message}`);
+      lastError = err.message;
+    });
+    redis.on('ready', () => (lastError = ''));
+    try {
+      await redis.connect();
+    } catch (err) {
+      redis.disconnect();
+      throw new Error(`cannot connect to redis at ${opts.url}: ${(err as Error).message}`);
+    }
+    return new RedisHistory(redis, opts);
+  }
+
+  async append(after: number, events: StoreEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const time = String(this.now());
+    const pipeline = this.redis.pipeline();
+    let prev = after;
+    for (const e of events) {
+      const fields = ['a', String(prev), 't', time, 'y', CODES[e.type], 'k', e.key];
+      if (e.value !== undefined) fields.push('v', e.value);
+      if (e.prevValue !== undefined) fields.push('p', e.prevValue);
+      pipeline.xadd(this.key, `${e.revision}-0`, ...fields);
+      prev = e.revision;
+    }
+    const results = (await pipeline.exec()) ?? [];
+    for (const [err] of results) {
+      // Another writer (an earlier leader) appended this revision already: skipping is the contract.
+      if (err && !/equal or smaller than the target stream top item/.test(err.message)) throw err;
+    }
+    if (this.now() - this.lastTrim > 1000) {
+      this.lastTrim = this.now();
+      await this.trim();
+    }
+  }
+
+  async read(after: number, limit: number): Promise<HistoryRead> {
+    const rows = await this.redis.xrange(this.key, `${after + 1}-0`, '+', 'COUNT', limit);
+    const events: StoreEvent[] = [];
+    let through = after;
+    for (const [id, fields] of rows) {
+      const f = toRecord(fields);
+      const revision = Number(id.slice(0, id.indexOf('-')));
+      if (Number(f.a) > through) {
+        if (events.length === 0) throw new HistoryExpiredError(after, Number(f.a));
+        return { events, through, more: false }; // a hole: the caller continues elsewhere
+      }
+      const event: StoreEvent = { type: TYPES[f.y], key: f.k, revision };
+      if (f.v !== undefined) event.value = f.v;
+      if (f.p !== undefined) event.prevValue = f.p;
+      events.push(event);
+      through = revision;
+    }
+    return { events, through, more: rows.length === limit };
+  }
+
+  /** Drops entries older than the retention (oldest first, a page per call). */
+  async trim(): Promise<void> {
+    const cutoff = this.now() - this.opts.retentionMs;
+    const rows = await this.redis.xrange(this.key, '-', '+', 'COUNT', 512);
+    let keepFrom: string | undefined;
+    for (const [id, fields] of rows) {
+      if (Number(toRecord(fields).t) >= cutoff) {
+        keepFrom = id;
+        break;
+      }
+    }
+    if (keepFrom === undefined && rows.length > 0) {
+      const last = rows[rows.length - 1][0];
+      keepFrom = `${Number(last.slice(0, last.indexOf('-'))) + 1}-0`;
+    }
+    if (keepFrom !== undefined && keepFrom !== rows[0]?.[0]) await this.redis.xtrim(this.key, 'MINID', keepFrom);
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+}
+
+function toRecord(fields: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) out[fields[i]] = fields[i + 1];
+  return out;
+}
