@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -6,7 +7,7 @@ import { StatusError, type KubeObject } from '@orch/apimachinery';
 import { issueClientCert, BOOTSTRAP_TOKEN_SECRET_PREFIX, bootstrapTokenAuthenticator, unionAuthenticator, writeKubeconfig, x509Authenticator, type Authenticator, type BootstrapTokenSecret, type Pki } from '@orch/auth';
 import { HealthChecks, createLogger, createMetricsRegistry, httpRequestMetrics, type Logger } from '@orch/server-common';
 import { openEtcdStore, openSqliteStore, type Store } from '@orch/storage';
-import { WatchCache } from '@orch/watch';
+import { LocalBus, MemoryHistory, NatsBus, Pump, RedisHistory, storeLeaseLock, WatchCache, type EventHistory, type WatchBus } from '@orch/watch';
 import { Discovery } from './discovery/discovery';
 import type { GatewayOptions } from './options';
 import { GenericStore, type RegistryOptions } from './registry/generic-store';
@@ -42,6 +43,7 @@ export class Gateway {
   readonly logger: Logger;
   private handler!: ApiHandler;
   private serviceAddressRepair?: ServiceAddressRepair;
+  private pump?: Pump;
 
   private constructor(
     readonly options: GatewayOptions,
@@ -65,13 +67,18 @@ export class Gateway {
     const serviceRanges = serviceRangesFromFlags(options, features);
     const retention = options['watch-history-retention'];
     const store = await openStore(options, retention);
-    const watchCache = new WatchCache(store, { prefix: '/registry/', retentionMs: retention });
+    const logger = createLogger('gateway');
+    const log = (message: string) => logger.warn(message);
+    const { bus, history } = await openWatchBackends(options, retention, log);
+    const watchCache = new WatchCache(store, { prefix: '/registry/', bus, history, log });
     await watchCache.start();
     const registryOptions: RegistryOptions = {
       continueTokenLifetimeMs: options['continue-token-lifetime'],
       tooLargeResourceVersionWaitMs: 3000,
       bookmarkIntervalMs: options['bookmark-interval'],
       watchListEnabled: features.enabled('WatchList'),
+      consistentListFromCache: features.enabled('ConsistentListFromCache'),
+      cacheFreshnessWaitMs: 250,
     };
     const registries = new Map<ResourceDef, GenericStore>();
     const gateway = new Gateway(options, catalog, features, store, watchCache, registries, pki, clientCa);
@@ -88,6 +95,20 @@ export class Gateway {
     gateway.serviceAddressRepair = new ServiceAddressRepair(store, serviceAddresses, gateway.logger, { servicesPrefix: gateway.registry('', 'services').prefix('') });
     gateway.wire();
     await gateway.bootstrap();
+    gateway.pump = new Pump(store, bus, history.scope === 'cluster' ? history : undefined, {
+      prefix: '/registry/',
+      startPosition: () => watchCache.currentRevision(),
+      // Replicas elect the one pump through the store itself: a Lease object beside the others.
+      election: bus.distributed
+        ? {
+            lock: storeLeaseLock(store, gateway.registry('coordination.orch.io', 'leases').key(PUMP_LEASE.namespace, PUMP_LEASE.name)),
+            identity: `${hostname()}_${randomUUID()}`,
+            ...PUMP_LEASE,
+          }
+        : undefined,
+      log,
+    });
+    gateway.pump.start();
     gateway.serviceAddressRepair.start();
     return gateway;
   }
@@ -107,6 +128,15 @@ export class Gateway {
       { livezGrace: true },
     );
     this.health.add('poststarthook/bootstrap-namespaces', () => undefined, { endpoints: ['healthz', 'readyz'] });
+    // Ready only while the watch cache follows the feed (bus or store) without a failure.
+    this.health.add(
+      'watch-cache',
+      () => {
+        const status = this.watchCache.status();
+        if (!status.ready) throw new Error(status.reason ?? 'watch cache not ready');
+      },
+      { endpoints: ['readyz'] },
+    );
     this.health.add(
       REPAIR_HEALTH_CHECK,
       () => {
@@ -245,19 +275,44 @@ export class Gateway {
   async close(): Promise<void> {
     this.health.markShuttingDown();
     this.handler.closeAllWatches();
+    await this.pump?.stop();
     this.watchCache.stop();
     await this.serviceAddressRepair?.stop();
+    await Promise.all([this.watchCache.bus?.close(), this.watchCache.history.close()]);
     await this.store.close();
   }
 }
 
+/** The pump's Lease (`kubectl get lease -n orch-system orch-watch-pump` shows the leading replica). */
+const PUMP_LEASE = { namespace: 'orch-system', name: 'orch-watch-pump' };
+
+/**
+ * The watch seams from flags (env as fallback): NATS and Redis when configured, else the
+ * embedded in-process bus and memory history of a single gateway.
+ */
+async function openWatchBackends(options: GatewayOptions, retentionMs: number, log: (m: string) => void): Promise<{ bus: WatchBus; history: EventHistory }> {
+  const natsUrl = options['nats-url'] || process.env.ORCH_NATS_URL || '';
+  const redisUrl = options['redis-url'] || process.env.ORCH_REDIS_URL || '';
+  const bus = natsUrl ? await NatsBus.connect({ url: natsUrl, name: `orch-gateway-${hostname()}`, log }) : new LocalBus();
+  try {
+    const history = redisUrl ? await RedisHistory.connect({ url: redisUrl, retentionMs, log }) : new MemoryHistory({ retentionMs });
+    return { bus, history };
+  } catch (err) {
+    await bus.close();
+    throw err;
+  }
+}
+
 async function openStore(options: GatewayOptions, retentionMs: number): Promise<Store> {
+  // The store keeps history for the watch retention too (resumes fall back to it): compact
+  // often enough that a resourceVersion older than the retention is gone soon after (410).
+  const compactionIntervalMs = Math.min(30_000, Math.max(100, Math.floor(retentionMs / 4)));
   switch (options['storage-backend']) {
     case 'sqlite':
-      return openSqliteStore(join(dataDir(options), 'orch.db'), { historyRetentionMs: retentionMs, onWarning: (m) => createLogger('gateway').warn(m) });
+      return openSqliteStore(join(dataDir(options), 'orch.db'), { historyRetentionMs: retentionMs, compactionIntervalMs, onWarning: (m) => createLogger('gateway').warn(m) });
     case 'etcd':
       if (options['etcd-servers'].length === 0) throw new Error('--etcd-servers must be set when --storage-backend=etcd');
-      return openEtcdStore({ endpoints: options['etcd-servers'], prefix: options['etcd-prefix'], historyRetentionMs: retentionMs });
+      return openEtcdStore({ endpoints: options['etcd-servers'], prefix: options['etcd-prefix'], historyRetentionMs: retentionMs, compactionIntervalMs });
     default:
       throw new Error(`unknown --storage-backend ${JSON.stringify(options['storage-backend'])}: must be sqlite or etcd`);
   }

@@ -11,6 +11,8 @@ export const GATEWAY_FLAGS = {
   'etcd-prefix': { type: 'string', default: '/registry', description: 'The prefix to prepend to all resource paths in etcd.' },
   'runtime-config': { type: 'string', default: '', description: 'A set of key=value pairs that enable or disable built-in APIs (e.g. batch/v1=false, api/all=false).' },
   'feature-gates': { type: 'string', default: '', description: 'A set of key=value pairs that describe feature gates for alpha/experimental features.' },
+  'nats-url': { type: 'string', default: '', description: 'NATS server(s) (nats://host:port, comma separated) carrying watch events between gateway replicas; default $ORCH_NATS_URL, else an in-process bus (one gateway).' },
+  'redis-url': { type: 'string', default: '', description: 'Redis (redis://host:port) holding the watch event history shared by gateway replicas; default $ORCH_REDIS_URL, else each gateway keeps its own in memory.' },
   'watch-history-retention': { type: 'duration', default: 5 * 60_000, description: 'How long watch history is kept; older resourceVersions get 410 Gone.' },
   'continue-token-lifetime': { type: 'duration', default: 5 * 60_000, description: 'How long a list continue token stays valid; older tokens get 410 Gone.' },
   'min-request-timeout': { type: 'int', default: 1800, description: 'Minimum number of seconds a watch stays open before the server ends it (randomized up to twice this).' },

@@ -19,6 +19,11 @@ export interface WatchSubscriber {
 
 export interface Subscription {
   unsubscribe(): void;
+  /**
+   * Every event under the prefix up to this revision has been handed to the subscriber: the
+   * only revision a BOOKMARK may carry (a replaying subscriber lags the cache).
+   */
+  progress(): number;
 }
 
 export interface WatchCacheOptions {
@@ -181,7 +186,7 @@ export class WatchCache {
     const sub: Sub = { prefix, subscriber, delivered: fromRevision, live: fromRevision >= this.position, held: [], ended: false };
     this.index(sub);
     if (!sub.live) void this.replay(sub, this.position);
-    return { unsubscribe: () => this.end(sub) };
+    return { unsubscribe: () => this.end(sub), progress: () => (sub.live ? Math.max(sub.delivered, this.position) : sub.delivered) };
   }
 
   /** Resolves true once the cache has applied `revision`, false after timeoutMs. */

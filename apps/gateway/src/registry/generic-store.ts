@@ -22,7 +22,7 @@ import {
   type Store,
   type StoreEvent,
 } from '@orch/storage';
-import { HistoryExpiredError, type WatchCache } from '@orch/watch';
+import type { Subscription, WatchCache } from '@orch/watch';
 import { ManagedFieldsTracker } from './managed-fields';
 import { validateObjectMeta, validateObjectMetaUpdate } from './metadata-validation';
 import { deepCopy, newUid, nowTime, sameJson, specPart } from './object-meta';
@@ -77,6 +77,10 @@ export interface RegistryOptions {
   /** Interval of BOOKMARK events for watches that allow them. */
   bookmarkIntervalMs: number;
   watchListEnabled: boolean;
+  /** Serve lists from the watch cache when it is provably fresh (ConsistentListFromCache gate). */
+  consistentListFromCache?: boolean;
+  /** How long a list waits for the cache to reach the store's revision before reading the store. */
+  cacheFreshnessWaitMs?: number;
 }
 
 /** Checks that a namespace exists and accepts new content; throws StatusError otherwise. */
@@ -207,6 +211,19 @@ export class GenericStore {
     }
 
     const prefix = this.prefix(namespace);
+    const cached = !opts.continue && !limit && match !== 'Exact' ? await this.listFromCache(prefix, opts.resourceVersion) : undefined;
+    if (cached) {
+      const items: KubeObject[] = [];
+      for (const kv of cached.items) {
+        if (raw) {
+          items.push(kv as unknown as KubeObject);
+          continue;
+        }
+        const obj = this.decode(kv);
+        if (!filtered || this.matches(obj, labels, fields)) items.push(obj);
+      }
+      return { apiVersion: this.apiVersion, kind: this.def.listKind, metadata: { resourceVersion: String(cached.revision) }, items };
+    }
     const items: KubeObject[] = [];
     let lastKey: string | undefined;
     let more = false;
@@ -263,6 +280,18 @@ export class GenericStore {
       if (!filtered) list.metadata.remainingItemCount = remaining;
     }
     return list;
+  }
+
+  /**
+   * The cache's snapshot of prefix when it provably holds every write the store acknowledged
+   * before this call (upstream ConsistentListFromCache): the cache reached the store's current
+   * revision, or the resourceVersion asked for (NotOlderThan). Undefined: read the store.
+   */
+  private async listFromCache(prefix: string, resourceVersion: string | undefined): Promise<{ items: KeyValue[]; revision: number } | undefined> {
+    if (!this.opts.consistentListFromCache || !this.watchCache.status().ready) return undefined;
+    const atLeast = resourceVersion && resourceVersion !== '0' ? parseResourceVersion(resourceVersion) : await this.store.currentRevision();
+    if (!(await this.watchCache.waitForRevision(atLeast, this.opts.cacheFreshnessWaitMs ?? 250))) return undefined;
+    return this.watchCache.list(prefix);
   }
 
   /**
@@ -664,33 +693,26 @@ export class GenericStore {
     if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
       sink.send(this.bookmark(from, true));
     }
-    let subscription: { unsubscribe(): void } | undefined;
-    try {
-      subscription = this.watchCache.subscribe(prefix, from, {
-        onEvent: (event) => {
-          // Events up to the start revision are in the initial list already (the cache may lag it).
-          if (ended || event.revision <= from) return;
-          const out = this.toWatchEvent(event, filtered, labels, fields);
-          if (out) sink.send(out);
-        },
-        onError: (err) => {
-          if (ended) return;
-          sink.send({ type: 'ERROR', object: StatusError.gone(err.message).toStatus() as unknown as Record<string, unknown> });
-          end();
-        },
-      });
-    } catch (err) {
-      if (err instanceof HistoryExpiredError) {
-        // Upstream sends the 410 as an ERROR event of a successful watch response.
+    let subscription: Subscription | undefined = undefined;
+    // History lost (too old, or the cache reset) arrives as onError: upstream sends the 410 as
+    // an ERROR event of a successful watch response, and the client relists.
+    subscription = this.watchCache.subscribe(prefix, from, {
+      onEvent: (event) => {
+        // Events up to the start revision are in the initial list already (the cache may lag it).
+        if (ended || event.revision <= from) return;
+        const out = this.toWatchEvent(event, filtered, labels, fields);
+        if (out) sink.send(out);
+      },
+      onError: (err) => {
+        if (ended) return;
         sink.send({ type: 'ERROR', object: StatusError.gone(err.message).toStatus() as unknown as Record<string, unknown> });
         end();
-        return { stop: end };
-      }
-      throw err;
-    }
+      },
+    });
     if (opts.allowWatchBookmarks) {
+      // Only a revision this watcher has been handed every event up to.
       bookmarkTimer = setInterval(() => {
-        if (!ended) sink.send(this.bookmark(this.watchCache.currentRevision(), false));
+        if (!ended && subscription) sink.send(this.bookmark(Math.max(from, subscription.progress()), false));
       }, this.opts.bookmarkIntervalMs);
       bookmarkTimer.unref?.();
     }
