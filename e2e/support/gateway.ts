@@ -15,6 +15,8 @@ export interface GatewayProcess {
   process: RunningProcess;
   /** An HTTPS client authenticated as admin (system:masters). */
   admin: ApiClient;
+  /** The admin's PEM credentials and the cluster CA (for other clients). */
+  creds: { ca: string; cert: string; key: string };
   /** An HTTPS client with no credentials (anonymous). */
   anonymous: ApiClient;
   stop(): Promise<void>;
@@ -74,6 +76,7 @@ export async function startGateway(opts: StartGatewayOptions = {}): Promise<Gate
     kubeconfig: join(dataDir, 'admin.kubeconfig'),
     process: proc,
     admin,
+    creds,
     anonymous: anon,
     async stop() {
       admin.close();

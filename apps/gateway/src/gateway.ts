@@ -102,7 +102,7 @@ export class Gateway {
       election: bus.distributed
         ? {
             lock: storeLeaseLock(store, gateway.registry('coordination.orch.io', 'leases').key(PUMP_LEASE.namespace, PUMP_LEASE.name)),
-            identity: `${hostname()}_${randomUUID()}`,
+            identity: `${hostname()}:${options['secure-port']}_${randomUUID().slice(0, 8)}`,
             ...PUMP_LEASE,
           }
         : undefined,

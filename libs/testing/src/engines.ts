@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { ensureBinary } from './binaries';
 import { freePort } from './ports';
 import { httpProbe, RunningProcess, startProcess, tcpProbe } from './process';
@@ -12,6 +13,10 @@ export interface TestServer {
   kill9(): Promise<void>;
   /** Recent stdout and stderr, for failure messages. */
   output(): string;
+  /** SIGSTOP: the process stays, its sockets stay open, nothing is answered (a hung server). */
+  pause(): void;
+  /** SIGCONT after pause(). */
+  resume(): void;
 }
 
 export interface EtcdServer extends TestServer {
@@ -67,6 +72,8 @@ function asServer(proc: RunningProcess, ownedDir: string | undefined): TestServe
       await cleanup();
     },
     output: proc.output,
+    pause: () => process.kill(proc.pid, 'SIGSTOP'),
+    resume: () => process.kill(proc.pid, 'SIGCONT'),
   };
 }
 
@@ -108,13 +115,13 @@ export async function startEtcd(opts: { dataDir?: string; clientPort?: number } 
   }
 }
 
-/** Starts nats-server on a free loopback port; with jetstream, its store is a temp dir. */
-export async function startNats(opts: { jetstream?: boolean } = {}): Promise<NatsServer> {
+/** Starts nats-server on a free loopback port (or `port`, e.g. for a restart); with jetstream, its store is a temp dir. */
+export async function startNats(opts: { jetstream?: boolean; port?: number } = {}): Promise<NatsServer> {
   const bin = await ensureBinary('nats-server', 'nats-server');
   const storeDir = opts.jetstream ? await tempDir('nats-') : undefined;
   try {
     return await withPortRetry(async () => {
-      const port = await freePort();
+      const port = opts.port ?? (await freePort());
       const args = ['-a', '127.0.0.1', '-p', String(port)];
       if (storeDir) args.push('-js', '-sd', storeDir);
       // The server greets every client with INFO once it accepts connections.
@@ -127,11 +134,11 @@ export async function startNats(opts: { jetstream?: boolean } = {}): Promise<Nat
   }
 }
 
-/** Starts redis-server on a free loopback port, without persistence. */
-export async function startRedis(): Promise<RedisServer> {
+/** Starts redis-server on a free loopback port (or `port`, e.g. for a restart), without persistence. */
+export async function startRedis(opts: { port?: number } = {}): Promise<RedisServer> {
   const bin = await ensureBinary('redis-server', 'redis-server');
   return withPortRetry(async () => {
-    const port = await freePort();
+    const port = opts.port ?? (await freePort());
     const proc = await startProcess({
       cmd: bin,
       args: ['--save', '', '--appendonly', 'no', '--port', String(port), '--bind', '127.0.0.1'],
@@ -139,4 +146,63 @@ export async function startRedis(): Promise<RedisServer> {
     });
     return { ...asServer(proc, undefined), url: `redis://127.0.0.1:${port}`, port };
   });
+}
+
+export interface EtcdCluster {
+  members: EtcdServer[];
+  /** Client URLs of every member. */
+  endpoints: string[];
+  /** Starts member i again on its data dir and ports (after stop or kill9). */
+  restart(i: number): Promise<EtcdServer>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts an etcd cluster of `size` members on free loopback ports, each with a temp data dir
+ * (removed by stop()). Members can be killed and restarted one by one (quorum faults).
+ */
+export async function startEtcdCluster(size = 3): Promise<EtcdCluster> {
+  const bin = await ensureBinary('etcd', 'etcd-server');
+  const root = await tempDir('etcd-cluster-');
+  const specs = await Promise.all(
+    Array.from({ length: size }, async (_, i) => ({ name: `m${i}`, clientPort: await freePort(), peerPort: await freePort(), dataDir: join(root, `m${i}`) })),
+  );
+  const initialCluster = specs.map((m) => `${m.name}=http://127.0.0.1:${m.peerPort}`).join(',');
+  const startMember = async (i: number, state: 'new' | 'existing'): Promise<EtcdServer> => {
+    const m = specs[i];
+    const endpoint = `http://127.0.0.1:${m.clientPort}`;
+    const peer = `http://127.0.0.1:${m.peerPort}`;
+    const proc = await startProcess({
+      cmd: bin,
+      args: [
+        `--name=${m.name}`,
+        `--data-dir=${m.dataDir}`,
+        `--listen-client-urls=${endpoint}`,
+        `--advertise-client-urls=${endpoint}`,
+        `--listen-peer-urls=${peer}`,
+        `--initial-advertise-peer-urls=${peer}`,
+        `--initial-cluster=${initialCluster}`,
+        `--initial-cluster-state=${state}`,
+        '--initial-cluster-token=orch-test',
+        '--logger=zap',
+        '--log-level=warn',
+      ],
+      // A member is healthy only once the cluster has a leader (quorum).
+      readyProbe: httpProbe(`${endpoint}/health`, '"health":"true"'),
+      timeoutMs: 30_000,
+    });
+    return { ...asServer(proc, undefined), endpoint, clientPort: m.clientPort, dataDir: m.dataDir };
+  };
+  // Members of a new cluster wait for each other: start them together.
+  const members = await Promise.all(specs.map((_, i) => startMember(i, 'new')));
+  const cluster: EtcdCluster = {
+    members,
+    endpoints: members.map((m) => m.endpoint),
+    restart: async (i) => (cluster.members[i] = await startMember(i, 'existing')),
+    stop: async () => {
+      await Promise.all(cluster.members.map((m) => m.stop()));
+      await removeDir(root);
+    },
+  };
+  return cluster;
 }

@@ -1,0 +1,254 @@
+import https from 'node:https';
+import { join } from 'node:path';
+import { openEtcdStore, type EtcdStore, type StoreEvent } from '@orch/storage';
+import { removeDir, startEtcdCluster, startNats, startRedis, tempDir, type EtcdCluster, type NatsServer, type RedisServer } from '@orch/testing';
+import { startGateway, type GatewayProcess } from './support/gateway';
+
+const NS = 'ha';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+interface Seen {
+  type: string;
+  name: string;
+  rv: number;
+}
+
+/**
+ * A client that watches like an informer: from a resourceVersion, on one gateway; when the
+ * stream breaks it resumes from the last resourceVersion it saw, on the next live gateway.
+ * It records every event, every ERROR and every bookmark that claims a revision it was not
+ * given everything up to.
+ */
+class ResumingWatch {
+  readonly events: Seen[] = [];
+  readonly errors: unknown[] = [];
+  readonly badBookmarks: string[] = [];
+  private lastRv: number;
+  private bookmarkRv = 0;
+  private stopped = false;
+  private req?: ReturnType<typeof https.get>;
+
+  constructor(
+    private readonly gateways: () => GatewayProcess[],
+    private at: number,
+    from: number,
+    private readonly selector = '',
+  ) {
+    this.lastRv = from;
+    this.open();
+  }
+
+  private open(): void {
+    if (this.stopped) return;
+    const gws = this.gateways();
+    const gw = gws[this.at % gws.length];
+    const creds = gw.creds;
+    const query = `watch=1&allowWatchBookmarks=true&timeoutSeconds=600&resourceVersion=${this.lastRv}${this.selector ? `&labelSelector=${encodeURIComponent(this.selector)}` : ''}`;
+    let buffered = '';
+    let retried = false;
+    const retry = () => {
+      if (retried) return;
+      retried = true;
+      this.req = undefined;
+      if (this.stopped) return;
+      this.at++; // resume anywhere: the next gateway
+      setTimeout(() => this.open(), 100);
+    };
+    const req = https.get(`${gw.url}/api/v1/namespaces/${NS}/configmaps?${query}`, { ca: creds.ca, cert: creds.cert, key: creds.key }, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        retry();
+        return;
+      }
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        buffered += chunk;
+        let nl: number;
+        while ((nl = buffered.indexOf('\n')) >= 0) {
+          const line = buffered.slice(0, nl);
+          buffered = buffered.slice(nl + 1);
+          if (line.trim()) this.onEvent(JSON.parse(line));
+        }
+      });
+      // A clean end, or a reset when the gateway died: resume elsewhere.
+      res.on('close', retry);
+      res.on('error', () => undefined);
+    });
+    req.on('error', retry);
+    this.req = req;
+  }
+
+  private onEvent(ev: { type: string; object: { metadata: { name?: string; resourceVersion: string } } }): void {
+    const rv = Number(ev.object.metadata.resourceVersion);
+    if (ev.type === 'ERROR') {
+      this.errors.push(ev.object);
+      return;
+    }
+    if (ev.type === 'BOOKMARK') {
+      this.bookmarkRv = Math.max(this.bookmarkRv, rv);
+      this.lastRv = Math.max(this.lastRv, rv);
+      return;
+    }
+    if (rv <= this.bookmarkRv) this.badBookmarks.push(`event ${ev.type} ${ev.object.metadata.name}@${rv} after a bookmark at ${this.bookmarkRv}`);
+    this.events.push({ type: ev.type, name: ev.object.metadata.name!, rv });
+    this.lastRv = rv;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.req?.destroy();
+  }
+}
+
+/** The store's own feed, mapped to what a watch of the selection must show. */
+function expected(truth: StoreEvent[], parity?: string): Seen[] {
+  const labelOf = (value?: string) => (value ? (JSON.parse(value).metadata.labels?.parity as string | undefined) : undefined);
+  const out: Seen[] = [];
+  for (const e of truth) {
+    const name = e.key.slice(e.key.lastIndexOf('/') + 1);
+    if (parity && labelOf(e.type === 'delete' ? e.prevValue : e.value) !== parity) continue;
+    out.push({ type: e.type === 'create' ? 'ADDED' : e.type === 'update' ? 'MODIFIED' : 'DELETED', name, rv: e.revision });
+  }
+  return out;
+}
+
+/**
+ * Three gateway replicas over a 3-member etcd, NATS and Redis: concurrent writers through two
+ * of them and resuming watchers on all three see exactly the store's history, in order, with
+ * no gap and no duplicate, while the pump leader is killed, NATS goes down, Redis hangs and an
+ * etcd member dies.
+ */
+describe('gateway replicas over etcd with NATS and Redis', () => {
+  let etcd: EtcdCluster;
+  let nats: NatsServer;
+  let redis: RedisServer;
+  let shared: string;
+  const gateways: GatewayProcess[] = [];
+  let store: EtcdStore;
+
+  beforeAll(async () => {
+    [etcd, nats, redis, shared] = await Promise.all([startEtcdCluster(3), startNats(), startRedis(), tempDir('orch-ha-')]);
+    const args = [
+      '--storage-backend=etcd',
+      `--etcd-servers=${etcd.endpoints.join(',')}`,
+      `--nats-url=${nats.url}`,
+      `--redis-url=${redis.url}`,
+      `--pki-dir=${join(shared, 'pki')}`,
+    ];
+    // The first creates the shared PKI; the others reuse it.
+    gateways.push(await startGateway({ args }));
+    gateways.push(...(await Promise.all([startGateway({ args }), startGateway({ args })])));
+    store = await openEtcdStore({ endpoints: etcd.endpoints, prefix: '/registry' });
+    expect((await gateways[0].admin.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status).toBe(201);
+  }, 120_000);
+  afterAll(async () => {
+    await store?.close();
+    for (const gw of gateways) await gw.stop();
+    await Promise.all([etcd?.stop(), nats?.stop(), redis?.stop()]);
+    if (shared) await removeDir(shared);
+  });
+
+  it('watchers on every replica see the store’s history exactly across a pump failover, NATS, Redis and etcd faults', async () => {
+    const base = await store.currentRevision();
+    const truth: StoreEvent[] = [];
+    const feed = store.watch(`/registry/core/configmaps/${NS}/`, base, { onEvents: (evs) => truth.push(...evs), onError: () => undefined });
+    const live = () => gateways;
+    const watches = [new ResumingWatch(live, 0, base), new ResumingWatch(live, 1, base), new ResumingWatch(live, 2, base), new ResumingWatch(live, 2, base, 'parity=even')];
+
+    // Two writers, each through its own replica, falling over to the next when it fails.
+    let writing = true;
+    let acknowledged = 0;
+    const writer = async (w: number) => {
+      for (let i = 0; writing; i++) {
+        const name = `w${w}-${i}`;
+        const ops: [string, string, unknown, string?][] = [['POST', '', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { parity: i % 2 ? 'odd' : 'even' } }, data: { i: String(i) } }]];
+        if (i % 3 === 0) ops.push(['PATCH', `/${name}`, { data: { updated: 'yes' } }, 'application/merge-patch+json']);
+        if (i % 5 === 0) ops.push(['DELETE', `/${name}`, undefined]);
+        for (const [method, path, body, type] of ops) {
+          for (let attempt = 0; writing || attempt === 0; attempt++) {
+            const gw = gateways[(w + attempt) % gateways.length];
+            const r = await gw.admin.request(method, `/api/v1/namespaces/${NS}/configmaps${path}`, body, type ? { headers: { 'content-type': type } } : {}).catch(() => undefined);
+            if (r && r.status < 300) {
+              acknowledged++;
+              break;
+            }
+            if (r && (r.status === 409 || r.status === 404)) break; // done by an earlier attempt whose answer was lost
+            await sleep(100);
+          }
+        }
+        await sleep(20);
+      }
+    };
+    const writers = [writer(0), writer(1)];
+    const progress = async (what: string) => {
+      const before = acknowledged;
+      await until(() => acknowledged >= before + 20, `writes to continue after ${what}`);
+    };
+    await progress('start');
+
+    // 1. kill -9 the pump leader; another replica takes the Lease over.
+    const lease = async () => (await gateways[0].admin.get('/apis/coordination.orch.io/v1/namespaces/orch-system/leases/orch-watch-pump')).json?.spec?.holderIdentity as string | undefined;
+    await until(async () => !!(await lease()), 'a pump leader');
+    const holder = (await lease())!;
+    const leaderAt = gateways.findIndex((g) => holder.includes(`:${g.port}_`));
+    expect(leaderAt).toBeGreaterThanOrEqual(0);
+    const victim = gateways[leaderAt];
+    await victim.kill9();
+    const survivor = gateways[(leaderAt + 1) % 3];
+    gateways.splice(leaderAt, 1);
+    await until(async () => {
+      const h = await (await survivor.admin.get('/apis/coordination.orch.io/v1/namespaces/orch-system/leases/orch-watch-pump')).json?.spec?.holderIdentity;
+      return !!h && h !== holder;
+    }, 'another replica to take the pump over', 40_000);
+    await progress('the pump failover');
+    gateways.splice(leaderAt, 0, await victim.restart());
+
+    // 2. NATS down, then back on the same port.
+    await nats.kill9();
+    await progress('NATS went down');
+    nats = await startNats({ port: nats.port });
+    await sleep(1000);
+    await progress('NATS came back');
+
+    // 3. Redis hangs (SIGSTOP), then continues.
+    redis.pause();
+    await progress('Redis hung');
+    redis.resume();
+    await progress('Redis continued');
+
+    // 4. One etcd member dies; the other two keep quorum; then it comes back.
+    await etcd.members[1].kill9();
+    await progress('an etcd member died');
+    await etcd.restart(1);
+    await progress('the etcd member came back');
+
+    writing = false;
+    await Promise.all(writers);
+    // A last write marks the end: every feed must reach it.
+    const marker = await gateways[0].admin.post(`/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'zz-end', labels: { parity: 'even' } } });
+    expect(marker.status).toBe(201);
+    const lastEvent = Number(marker.json.metadata.resourceVersion);
+    await until(() => (truth.at(-1)?.revision ?? 0) >= lastEvent, 'the truth feed');
+    const want = expected(truth);
+    const wantEven = expected(truth, 'even');
+    await until(() => watches.every((w) => (w.events.at(-1)?.rv ?? 0) >= lastEvent), 'every watcher to reach the last write', 30_000).catch((err: Error) => {
+      const state = watches.map((w, i) => ({ watcher: i, events: w.events.length, want: (i === 3 ? wantEven : want).length, last: w.events.at(-1), errors: w.errors }));
+      throw new Error(`${err.message}: last write ${lastEvent}; ${JSON.stringify(state)}`);
+    });
+    feed.stop();
+    for (const w of watches) w.stop();
+    for (const [i, w] of watches.entries()) {
+      expect({ watcher: i, errors: w.errors, badBookmarks: w.badBookmarks }).toEqual({ watcher: i, errors: [], badBookmarks: [] });
+      expect({ watcher: i, events: w.events }).toEqual({ watcher: i, events: i === 3 ? wantEven : want });
+    }
+    expect(want.length).toBeGreaterThan(100);
+  }, 240_000);
+});
