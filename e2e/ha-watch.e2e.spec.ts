@@ -1,6 +1,6 @@
 import https from 'node:https';
 import { join } from 'node:path';
-import { openEtcdStore, type EtcdStore, type StoreEvent } from '@orch/storage';
+import { Etcd3, type IKeyValue } from 'etcd3';
 import { removeDir, startEtcdCluster, startNats, startRedis, tempDir, type EtcdCluster, type NatsServer, type RedisServer } from '@orch/testing';
 import { startGateway, type GatewayProcess } from './support/gateway';
 
@@ -14,6 +14,18 @@ async function until(cond: () => boolean | Promise<boolean>, what: string, timeo
     await sleep(50);
   }
 }
+
+/** One event of the store's own feed (read from etcd directly: the truth). */
+interface TruthEvent {
+  type: 'create' | 'update' | 'delete';
+  key: string;
+  revision: number;
+  /** The object after (create, update) or before (delete) the event. */
+  value: string;
+}
+
+/** The gateway's etcd keys: `--etcd-prefix` (default /registry) + `/registry/<group>/<resource>/<ns>/<name>`. */
+const ETCD_PREFIX = `/registry/registry/core/configmaps/${NS}/`;
 
 interface Seen {
   type: string;
@@ -109,12 +121,11 @@ class ResumingWatch {
 }
 
 /** The store's own feed, mapped to what a watch of the selection must show. */
-function expected(truth: StoreEvent[], parity?: string): Seen[] {
-  const labelOf = (value?: string) => (value ? (JSON.parse(value).metadata.labels?.parity as string | undefined) : undefined);
+function expected(truth: TruthEvent[], parity?: string): Seen[] {
   const out: Seen[] = [];
   for (const e of truth) {
     const name = e.key.slice(e.key.lastIndexOf('/') + 1);
-    if (parity && labelOf(e.type === 'delete' ? e.prevValue : e.value) !== parity) continue;
+    if (parity && JSON.parse(e.value).metadata.labels?.parity !== parity) continue;
     out.push({ type: e.type === 'create' ? 'ADDED' : e.type === 'update' ? 'MODIFIED' : 'DELETED', name, rv: e.revision });
   }
   return out;
@@ -132,7 +143,7 @@ describe('gateway replicas over etcd with NATS and Redis', () => {
   let redis: RedisServer;
   let shared: string;
   const gateways: GatewayProcess[] = [];
-  let store: EtcdStore;
+  let etcdClient: Etcd3;
 
   beforeAll(async () => {
     [etcd, nats, redis, shared] = await Promise.all([startEtcdCluster(3), startNats(), startRedis(), tempDir('orch-ha-')]);
@@ -146,20 +157,23 @@ describe('gateway replicas over etcd with NATS and Redis', () => {
     // The first creates the shared PKI; the others reuse it.
     gateways.push(await startGateway({ args }));
     gateways.push(...(await Promise.all([startGateway({ args }), startGateway({ args })])));
-    store = await openEtcdStore({ endpoints: etcd.endpoints, prefix: '/registry' });
+    etcdClient = new Etcd3({ hosts: etcd.endpoints });
     expect((await gateways[0].admin.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status).toBe(201);
   }, 120_000);
   afterAll(async () => {
-    await store?.close();
+    etcdClient?.close();
     for (const gw of gateways) await gw.stop();
     await Promise.all([etcd?.stop(), nats?.stop(), redis?.stop()]);
     if (shared) await removeDir(shared);
   });
 
   it('watchers on every replica see the store’s history exactly across a pump failover, NATS, Redis and etcd faults', async () => {
-    const base = await store.currentRevision();
-    const truth: StoreEvent[] = [];
-    const feed = store.watch(`/registry/core/configmaps/${NS}/`, base, { onEvents: (evs) => truth.push(...evs), onError: () => undefined });
+    const base = Number((await etcdClient.get('\0').exec()).header.revision);
+    const truth: TruthEvent[] = [];
+    const feed = await etcdClient.watch().prefix(ETCD_PREFIX).startRevision(String(base + 1)).withPreviousKV().create();
+    const key = (kv: IKeyValue) => kv.key.toString();
+    feed.on('put', (kv) => truth.push({ type: kv.create_revision === kv.mod_revision ? 'create' : 'update', key: key(kv), revision: Number(kv.mod_revision), value: kv.value.toString() }));
+    feed.on('delete', (kv, prev) => truth.push({ type: 'delete', key: key(kv), revision: Number(kv.mod_revision), value: prev!.value.toString() }));
     const live = () => gateways;
     const watches = [new ResumingWatch(live, 0, base), new ResumingWatch(live, 1, base), new ResumingWatch(live, 2, base), new ResumingWatch(live, 2, base, 'parity=even')];
 
@@ -243,7 +257,7 @@ describe('gateway replicas over etcd with NATS and Redis', () => {
       const state = watches.map((w, i) => ({ watcher: i, events: w.events.length, want: (i === 3 ? wantEven : want).length, last: w.events.at(-1), errors: w.errors }));
       throw new Error(`${err.message}: last write ${lastEvent}; ${JSON.stringify(state)}`);
     });
-    feed.stop();
+    await feed.cancel();
     for (const w of watches) w.stop();
     for (const [i, w] of watches.entries()) {
       expect({ watcher: i, errors: w.errors, badBookmarks: w.badBookmarks }).toEqual({ watcher: i, errors: [], badBookmarks: [] });
