@@ -32,6 +32,14 @@ const ROWS: Row[] = [
   { name: 'wrong kind for the resource', method: 'POST', path: CMS, body: { ...CM, kind: 'Secret' }, want: { code: 400, reason: 'BadRequest', message: /kind/ } },
   { name: 'unsupported content type', method: 'POST', path: CMS, body: 'x', headers: { 'content-type': 'text/csv' }, want: { code: 415, reason: 'UnsupportedMediaType' } },
   { name: 'body over 3 MiB', method: 'POST', path: CMS, body: { ...CM, data: { big: 'x'.repeat(3 * 1024 * 1024 + 10) } }, want: { code: 413, reason: 'RequestEntityTooLarge' } },
+  // subresource, virtual and DeleteOptions bodies go through the same decoder
+  { name: 'status body field of the wrong type', method: 'PUT', path: '/api/v1/namespaces/default/pods/missing/status', body: { kind: 'Pod', metadata: { name: 'missing' }, status: { phase: 5 } }, want: { code: 400, reason: 'BadRequest', message: /status\.phase/ } },
+  { name: 'scale body field of the wrong type', method: 'PUT', path: '/apis/apps/v1/namespaces/default/deployments/missing/scale', body: { kind: 'Scale', spec: { replicas: 'many' } }, want: { code: 400, reason: 'BadRequest', message: /spec\.replicas/ } },
+  { name: 'strict: unknown field in an eviction', method: 'POST', path: '/api/v1/namespaces/default/pods/missing/eviction?fieldValidation=Strict', body: { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'missing' }, bogus: 1 }, want: { code: 400, reason: 'BadRequest', message: /unknown field "bogus"/ } },
+  { name: 'eviction body of another kind', method: 'POST', path: '/api/v1/namespaces/default/pods/missing/eviction', body: { apiVersion: 'policy/v1', kind: 'Pod' }, want: { code: 400, reason: 'BadRequest', message: /expected kind \(Eviction\)/ } },
+  { name: 'strict: duplicate field in a binding', method: 'POST', path: '/api/v1/namespaces/default/bindings?fieldValidation=Strict', body: '{"kind":"Binding","metadata":{"name":"p"},"target":{"name":"n","name":"m"}}', want: { code: 400, reason: 'BadRequest', message: /duplicate field "target.name"/ } },
+  { name: 'access review field of the wrong type', method: 'POST', path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', body: { kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { verb: 5 } } }, want: { code: 400, reason: 'BadRequest', message: /spec\.resourceAttributes\.verb/ } },
+  { name: 'DeleteOptions field of the wrong type', method: 'DELETE', path: `${CMS}/missing`, body: { kind: 'DeleteOptions', gracePeriodSeconds: 'soon' }, want: { code: 400, reason: 'BadRequest', message: /gracePeriodSeconds/ } },
   // names
   { name: 'invalid name', method: 'POST', path: CMS, body: { ...CM, metadata: { name: 'Bad_Name' } }, want: { code: 422, reason: 'Invalid', message: /metadata\.name: Invalid value: "Bad_Name"/ } },
   { name: 'over-long name', method: 'POST', path: CMS, body: { ...CM, metadata: { name: 'a'.repeat(254) } }, want: { code: 422, reason: 'Invalid', message: /metadata\.name/ } },

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Catalog, FeatureGates, parseRuntimeConfig, type ResourceDef } from '@orch/api';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
-import { issueClientCert, BOOTSTRAP_TOKEN_SECRET_PREFIX, bootstrapTokenAuthenticator, unionAuthenticator, writeKubeconfig, x509Authenticator, type Authenticator, type BootstrapTokenSecret, type Pki } from '@orch/auth';
+import { issueClientCert, writeKubeconfig, type Authenticator, type Authorizer, type Pki } from '@orch/auth';
 import { HealthChecks, createLogger, createMetricsRegistry, httpRequestMetrics, type Logger } from '@orch/server-common';
 import { openEtcdStore, openSqliteStore, type Store } from '@orch/storage';
 import { LocalBus, MemoryHistory, NatsBus, Pump, RedisHistory, storeLeaseLock, WatchCache, type EventHistory, type WatchBus } from '@orch/watch';
@@ -14,8 +14,13 @@ import { GenericStore, type RegistryOptions } from './registry/generic-store';
 import { PROTECTED_NAMESPACES, strategyFor, subresourceStrategies } from './registry/strategies';
 import { REPAIR_HEALTH_CHECK, ServiceAddresses, ServiceAddressRepair, serviceRangesFromFlags, serviceStrategy } from './registry/service-ip';
 import type { RequestContext } from './registry/strategy';
+import { OpenApiV3 } from './openapi/service';
+import type { AdmissionChain } from './pipeline/admit';
+import { Encoder } from './pipeline/encode';
+import { MAX_REQUEST_BODY_BYTES } from './pipeline/media';
+import { NonResourceEndpoints } from './pipeline/non-resource';
+import { WatchStreams } from './pipeline/watch';
 import { ApiHandler, toStatusError } from './server/api-handler';
-import { MAX_REQUEST_BODY_BYTES } from './server/body';
 import { NodeProxy } from './server/node-proxy';
 import { SubresourceHandlers } from './server/subresources';
 import { VirtualResources } from './server/virtual';
@@ -53,15 +58,13 @@ export class Gateway {
     readonly watchCache: WatchCache,
     readonly registries: Map<ResourceDef, GenericStore>,
     readonly pki: Pki,
-    /** PEM bundle of the CA(s) whose client certificates authenticate users. */
-    private readonly clientCa: string,
   ) {
     this.logger = createLogger('gateway');
     this.health = new HealthChecks({ livezGracePeriodMs: options['livez-grace-period'] });
   }
 
   /** Opens everything the gateway needs; throws (start-up error) on bad flags. */
-  static async create(options: GatewayOptions, pki: Pki, clientCa: string): Promise<Gateway> {
+  static async create(options: GatewayOptions, pki: Pki): Promise<Gateway> {
     const features = new FeatureGates(options['feature-gates']);
     const catalog = new Catalog(undefined, parseRuntimeConfig(options['runtime-config']));
     const serviceRanges = serviceRangesFromFlags(options, features);
@@ -81,7 +84,7 @@ export class Gateway {
       cacheFreshnessWaitMs: 250,
     };
     const registries = new Map<ResourceDef, GenericStore>();
-    const gateway = new Gateway(options, catalog, features, store, watchCache, registries, pki, clientCa);
+    const gateway = new Gateway(options, catalog, features, store, watchCache, registries, pki);
     const nsLifecycle = (ns: string) => gateway.checkNamespace(ns);
     const serviceAddresses = new ServiceAddresses(store, serviceRanges.cidr, serviceRanges.nodePorts, gateway.logger);
     const strategyOptions = { k8sCompatibility: options['k8s-group-aliases'] };
@@ -93,7 +96,6 @@ export class Gateway {
     }
     for (const w of features.warnings) gateway.logger.warn(w);
     gateway.serviceAddressRepair = new ServiceAddressRepair(store, serviceAddresses, gateway.logger, { servicesPrefix: gateway.registry('', 'services').prefix('') });
-    gateway.wire();
     await gateway.bootstrap();
     gateway.pump = new Pump(store, bus, history.scope === 'cluster' ? history : undefined, {
       prefix: '/registry/',
@@ -113,11 +115,12 @@ export class Gateway {
     return gateway;
   }
 
-  private wire(): void {
+  /**
+   * Builds the request pipeline from the composed authenticators, authorization modes and
+   * admission plugins (PipelineComposer calls this once at start-up).
+   */
+  wire(parts: { authenticator: Authenticator; authorizer: Authorizer; admission: AdmissionChain }): void {
     const metricsRegistry = createMetricsRegistry();
-    const authenticators: Authenticator[] = [x509Authenticator({ clientCa: this.clientCa })];
-    if (this.options['enable-bootstrap-token-auth']) authenticators.push(bootstrapTokenAuthenticator((id) => this.bootstrapTokenSecret(id)));
-    const authenticator = unionAuthenticator(authenticators);
     this.health.add('log', () => undefined);
     // A slow store at start-up (etcd) does not fail livez during --livez-grace-period.
     this.health.add(
@@ -144,19 +147,23 @@ export class Gateway {
       },
       { endpoints: ['healthz', 'readyz'] },
     );
+    const k8sAliases = this.options['k8s-group-aliases'];
     this.handler = new ApiHandler({
       catalog: this.catalog,
       registries: this.registries,
-      discovery: new Discovery(this.catalog),
-      health: this.health,
-      metricsRegistry,
       requestMetrics: httpRequestMetrics(metricsRegistry),
-      authenticator,
+      authenticator: parts.authenticator,
+      authorizer: parts.authorizer,
+      admission: parts.admission,
+      encoder: new Encoder({ compression: this.features.enabled('APIResponseCompression') }),
+      logger: this.logger,
+      watches: new WatchStreams({ minRequestTimeoutSeconds: this.options['min-request-timeout'] }),
+      nonResource: new NonResourceEndpoints({ discovery: new Discovery(this.catalog), health: this.health, metricsRegistry, openapi: new OpenApiV3(this.catalog), k8sAliases }),
       subresources: new SubresourceHandlers(new NodeProxy({ pki: this.pki })),
       virtual: new VirtualResources({
         pods: () => this.registry('', 'pods'),
-        authenticator,
-        decide: () => ({ allowed: true, reason: 'authenticated users are allowed until RBAC is configured' }),
+        authenticator: parts.authenticator,
+        authorizer: parts.authorizer,
         componentHealth: async () => {
           try {
             await this.store.currentRevision();
@@ -166,23 +173,8 @@ export class Gateway {
           }
         },
       }),
-      options: {
-        anonymousAuth: this.options['anonymous-auth'],
-        minRequestTimeoutSeconds: this.options['min-request-timeout'],
-        compression: this.features.enabled('APIResponseCompression'),
-        k8sAliases: this.options['k8s-group-aliases'],
-      },
+      options: { anonymousAuth: this.options['anonymous-auth'], k8sAliases },
     });
-  }
-
-  /** The secret `orch-system/bootstrap-token-<id>`, if it exists (bootstrap token authentication). */
-  private async bootstrapTokenSecret(id: string): Promise<BootstrapTokenSecret | undefined> {
-    try {
-      return (await this.registry('', 'secrets').get('orch-system', `${BOOTSTRAP_TOKEN_SECRET_PREFIX}${id}`)) as BootstrapTokenSecret;
-    } catch (err) {
-      if (err instanceof StatusError && err.code === 404) return undefined;
-      throw err;
-    }
   }
 
   /** The GenericStore of a core or named-group resource (preferred version). */

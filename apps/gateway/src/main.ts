@@ -7,7 +7,7 @@ import { ensurePki } from '@orch/auth';
 import { parseFlagsOrExit } from '@orch/server-common';
 import { dataDir, Gateway } from './gateway';
 import { GatewayModule } from './gateway.module';
-import { MAX_REQUEST_BODY_BYTES } from './server/body';
+import { MAX_REQUEST_BODY_BYTES } from './pipeline/media';
 import { GATEWAY_FLAGS } from './options';
 import { verifyStoreCommand } from './verify-store';
 
@@ -38,7 +38,7 @@ async function main(): Promise<void> {
     ignoreDuplicateSlashes: true,
     logger: false,
   });
-  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(options, pki, clientCa), adapter, { bodyParser: false, logger: ['error', 'warn'] });
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot({ options, pki, clientCa }), adapter, { bodyParser: false, logger: ['error', 'warn'] });
   await app.init();
   const gateway = app.get(Gateway);
   gateway.install(app.getHttpAdapter().getInstance());

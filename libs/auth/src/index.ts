@@ -15,3 +15,5 @@ export { CA_COMMON_NAME, DEFAULT_SERVING_HOSTS, SERVING_COMMON_NAME, ensurePki, 
 export type { CertAndKey, Pki, PkiFiles } from './pki';
 export { BOOTSTRAPPERS_GROUP, BOOTSTRAP_TOKEN_SECRET_PREFIX, BOOTSTRAP_TOKEN_SECRET_TYPE, bootstrapTokenAuthenticator } from './bootstrap-token';
 export type { BootstrapTokenSecret } from './bootstrap-token';
+export { ALLOW, DENY, NO_OPINION, alwaysAllowAuthorizer, alwaysDenyAuthorizer, authorizerChain } from './authz';
+export type { AuthorizationAttributes, AuthorizationResult, Authorizer, Decision } from './authz';

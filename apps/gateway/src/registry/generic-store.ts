@@ -323,12 +323,14 @@ export class GenericStore {
     const meta = obj.metadata;
     this.checkNamespace(meta, namespace);
     if (this.namespaced) await this.namespaceLifecycle(namespace, ctx);
+    await ctx.admission?.mutate('CREATE', obj, undefined);
 
     const generated = !meta.name && !!meta.generateName;
     for (let attempt = 0; ; attempt++) {
       if (generated) meta.name = generateName(meta.generateName!);
       const attemptObj = attempt === 0 ? obj : deepCopy(obj);
       this.prepareCreate(attemptObj, ctx);
+      await ctx.admission?.validate('CREATE', attemptObj, undefined);
       if (!applied) this.managedFields.trackUpdate(undefined, attemptObj, ctx, '');
       const allocation = await this.strategy.allocate?.(attemptObj, undefined, ctx);
       if (ctx.dryRun) {
@@ -459,7 +461,9 @@ export class GenericStore {
           FieldError.invalid('metadata.resourceVersion', 0, 'must be specified for an update'),
         ]);
       }
+      await ctx.admission?.mutate('UPDATE', obj, old);
       obj = this.prepareUpdate(obj, old, ctx, subresource);
+      await ctx.admission?.validate('UPDATE', obj, old);
       if (!applied) this.managedFields.trackUpdate(old, obj, ctx, subresource);
       if (sameJson(obj, old)) return { object: old, created: false };
 
@@ -559,6 +563,8 @@ export class GenericStore {
         );
       }
       this.strategy.checkDelete?.(current, this.def);
+      await ctx.admission?.mutate('DELETE', undefined, current);
+      await ctx.admission?.validate('DELETE', undefined, current);
 
       const obj = deepCopy(current);
       const meta = obj.metadata;

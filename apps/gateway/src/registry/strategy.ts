@@ -14,6 +14,23 @@ export interface RequestContext {
    * checked against the stored object on every attempt; a mismatch is 409 Conflict.
    */
   ifMatchResourceVersion?: string;
+  /** Admission of this request (the pipeline's admit stage); absent for the gateway's own writes. */
+  admission?: WriteAdmission;
+}
+
+/** upstream admission.Operation. */
+export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+
+/**
+ * Admission callbacks of one request (upstream passes admit, createValidation and
+ * updateValidation into the registry the same way). The generic store calls, per attempt:
+ * `mutate` on the incoming object before its strategy hooks (may change it), then after
+ * prepare/validate, `validate` right before the write (must not change it). For UPDATE and
+ * DELETE `oldObject` is the stored object the write is based on.
+ */
+export interface WriteAdmission {
+  mutate(operation: AdmissionOperation, object: KubeObject | undefined, oldObject: KubeObject | undefined): Promise<void>;
+  validate(operation: AdmissionOperation, object: KubeObject | undefined, oldObject: KubeObject | undefined): Promise<void>;
 }
 
 /** Name rules (SPEC Object names): which validator applies to metadata.name. */

@@ -1,14 +1,16 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ResourceDef } from '@orch/api';
-import { FieldError, StatusError, type KubeObject } from '@orch/apimachinery';
+import { FieldError, StatusError, type DeleteOptions, type KubeObject } from '@orch/apimachinery';
 import type { GenericStore } from '../registry/generic-store';
 import { nowTime } from '../registry/object-meta';
-import type { RequestContext } from '../registry/strategy';
+import type { RequestContext, WriteAdmission } from '../registry/strategy';
 import type { RequestInfo } from '../request/request-info';
-import { decodeBody } from './body';
+import type { DecodedRequestBody } from '../pipeline/api-request';
 import { admitEviction } from './eviction';
 import type { NodeProxy } from './node-proxy';
-import { patchFunction } from './patch';
+
+/** What a handler answers: a body for the encode stage to write. */
+export type InvokeResult = { status: number; body: unknown };
 
 export interface SubresourceRequest {
   req: FastifyRequest;
@@ -16,10 +18,34 @@ export interface SubresourceRequest {
   def: ResourceDef;
   ctx: RequestContext;
   query: URLSearchParams;
-  respond: (status: number, body: unknown) => Promise<number>;
   registries: Map<ResourceDef, GenericStore>;
+  /** The request body as the decode stage read it. */
+  body: DecodedRequestBody;
   /** For subresources that stream a node agent's answer (log, proxy). */
   reply?: FastifyReply;
+}
+
+/** The decoded object of a create/update body (the decode stage guarantees one for these verbs). */
+export function bodyObject(body: DecodedRequestBody): KubeObject {
+  if (body.type !== 'object') throw StatusError.badRequest('the request needs an object body');
+  return body.object;
+}
+
+/**
+ * Runs a request's admission on an object the registry does not store as such (a Scale,
+ * Binding, Eviction, TokenRequest or review body): mutating, then validating. The registry
+ * writes that follow run without admission (`withoutAdmission`), as upstream's do.
+ */
+export async function admitObject(admission: WriteAdmission | undefined, operation: 'CREATE' | 'UPDATE', object: KubeObject, old?: KubeObject): Promise<void> {
+  await admission?.mutate(operation, object, old);
+  await admission?.validate(operation, object, old);
+}
+
+/** The request context for a handler's own registry writes (no admission of the outer request). */
+export function withoutAdmission(ctx: RequestContext): RequestContext {
+  if (!ctx.admission) return ctx;
+  const { admission: _a, ...rest } = ctx;
+  return rest;
 }
 
 interface Scale extends KubeObject {
@@ -32,23 +58,6 @@ interface Scalable extends KubeObject {
   status?: { replicas?: number };
 }
 
-/** The autoscaling/v1 Scale kind, for validating scale patches against its schema. */
-const SCALE_DEF: ResourceDef = {
-  group: 'autoscaling',
-  version: 'v1',
-  resource: 'scale',
-  kind: 'Scale',
-  listKind: 'ScaleList',
-  singular: 'scale',
-  shortNames: [],
-  scope: 'Namespaced',
-  verbs: [],
-  subresources: [],
-  categories: [],
-  enabledByDefault: true,
-  virtual: true,
-};
-
 const SUCCESS = (details: Record<string, unknown>) => ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201, details });
 
 /**
@@ -60,13 +69,13 @@ const SUCCESS = (details: Record<string, unknown>) => ({ kind: 'Status', apiVers
 export class SubresourceHandlers {
   constructor(private readonly nodeProxy?: NodeProxy) {}
 
-  async handle(r: SubresourceRequest): Promise<number> {
+  /**
+   * Answers a subresource request (the resolve stage checked that it exists and serves the
+   * verb): a body to encode, or the HTTP status of a response streamed from a node agent.
+   */
+  async handle(r: SubresourceRequest): Promise<InvokeResult | number> {
     const { info, def } = r;
-    const sub = def.subresources.find((s) => s.name === info.subresource);
-    if (!sub) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
-    if (!sub.verbs.includes(info.verb as never)) {
-      throw StatusError.methodNotSupported({ group: def.group, resource: `${def.resource}/${sub.name}` }, String(info.verb));
-    }
+    const sub = def.subresources.find((s) => s.name === info.subresource)!;
     const registry = r.registries.get(def)!;
     const ns = def.scope === 'Namespaced' ? info.namespace : '';
     switch (sub.name) {
@@ -92,40 +101,45 @@ export class SubresourceHandlers {
     throw new StatusError(404, 'NotFound', `the ${def.resource}/${sub.name} subresource is not served yet`);
   }
 
-  private async partOfObject(r: SubresourceRequest, registry: GenericStore, ns: string, subresource: string): Promise<number> {
+  private async partOfObject(r: SubresourceRequest, registry: GenericStore, ns: string, subresource: string): Promise<InvokeResult> {
     const { info, ctx } = r;
     switch (info.verb) {
       case 'get':
-        return r.respond(200, await registry.get(ns, info.name));
-      case 'update': {
-        const { value } = decodeBody(r.req.body as Buffer, r.req.headers['content-type']);
-        const res = await registry.update(ns, info.name, value as KubeObject, ctx, subresource);
-        return r.respond(200, res.object);
-      }
+        return { status: 200, body: await registry.get(ns, info.name) };
+      case 'update':
+        return { status: 200, body: (await registry.update(ns, info.name, bodyObject(r.body), ctx, subresource)).object };
       case 'patch': {
-        const patch = patchFunction(r.req, r.def);
-        const res = await registry.patch(ns, info.name, patch, ctx, subresource);
-        return r.respond(200, res.object);
+        if (r.body.type !== 'patch') throw StatusError.unsupportedMediaType('application/apply-patch+yaml', ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json']);
+        return { status: 200, body: (await registry.patch(ns, info.name, r.body.apply, ctx, subresource)).object };
       }
     }
     throw StatusError.methodNotSupported({ group: r.def.group, resource: `${r.def.resource}/${subresource}` }, String(info.verb));
   }
 
-  /** autoscaling/v1 Scale for deployments, replicasets, statefulsets, replicationcontrollers. */
-  private async scale(r: SubresourceRequest, registry: GenericStore, ns: string): Promise<number> {
+  /**
+   * autoscaling/v1 Scale for deployments, replicasets, statefulsets, replicationcontrollers.
+   * Admission sees the Scale (UPDATE, with the current Scale as old object); the parent is then
+   * written without admission.
+   */
+  private async scale(r: SubresourceRequest, registry: GenericStore, ns: string): Promise<InvokeResult> {
     const { info, ctx } = r;
-    if (info.verb === 'get') return r.respond(200, toScale(await registry.get(ns, info.name)));
+    if (info.verb === 'get') return { status: 200, body: toScale(await registry.get(ns, info.name)) };
     let incoming: (current: Scale) => Scale;
-    if (info.verb === 'update') {
-      const { value } = decodeBody(r.req.body as Buffer, r.req.headers['content-type']);
-      const scale = value as Scale;
+    if (r.body.type === 'object') {
+      const scale = r.body.object as Scale;
       if (scale?.metadata?.name && scale.metadata.name !== info.name) {
         throw StatusError.badRequest(`the name of the object (${scale.metadata.name}) does not match the name on the URL (${info.name})`);
       }
       incoming = () => scale;
-    } else {
-      const p = patchFunction(r.req, SCALE_DEF);
+    } else if (r.body.type === 'patch') {
+      const p = r.body.apply;
       incoming = (current) => p(current) as Scale;
+    } else {
+      throw StatusError.unsupportedMediaType('application/apply-patch+yaml', ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json']);
+    }
+    if (ctx.admission) {
+      const old = toScale(await registry.get(ns, info.name));
+      await admitObject(ctx.admission, 'UPDATE', incoming(structuredClone(old)), old);
     }
     const res = await registry.patch(
       ns,
@@ -144,28 +158,30 @@ export class SubresourceHandlers {
         next.spec = { ...(next.spec ?? {}), replicas };
         return next;
       },
-      ctx,
+      withoutAdmission(ctx),
     );
-    return r.respond(200, toScale(res.object));
+    return { status: 200, body: toScale(res.object) };
   }
 
   /** pods/binding: sets spec.nodeName once (409 when already bound) and PodScheduled. */
-  private async binding(r: SubresourceRequest, registry: GenericStore, ns: string, podName: string): Promise<number> {
-    const { value } = decodeBody(r.req.body as Buffer, r.req.headers['content-type']);
-    await bindPod(registry, ns, podName, value as Binding, r.ctx);
-    return r.respond(201, SUCCESS({ name: podName, kind: 'pods' }));
+  private async binding(r: SubresourceRequest, registry: GenericStore, ns: string, podName: string): Promise<InvokeResult> {
+    const binding = bodyObject(r.body);
+    await admitObject(r.ctx.admission, 'CREATE', binding);
+    await bindPod(registry, ns, podName, binding as Binding, withoutAdmission(r.ctx));
+    return { status: 201, body: SUCCESS({ name: podName, kind: 'pods' }) };
   }
 
   /** pods/eviction: checks the pod's disruption budget (429 when it would break it), then deletes the pod with the eviction's DeleteOptions. */
-  private async eviction(r: SubresourceRequest, registry: GenericStore, ns: string): Promise<number> {
-    const { value } = decodeBody(r.req.body as Buffer, r.req.headers['content-type']);
-    const eviction = (value ?? {}) as { metadata?: { name?: string }; deleteOptions?: { dryRun?: string[] } & Record<string, unknown> };
+  private async eviction(r: SubresourceRequest, registry: GenericStore, ns: string): Promise<InvokeResult> {
+    const eviction = bodyObject(r.body) as KubeObject & { deleteOptions?: DeleteOptions & { dryRun?: string[] } };
     if (eviction.metadata?.name && eviction.metadata.name !== r.info.name) {
       throw StatusError.badRequest(`name in URL does not match name in Eviction object`);
     }
-    await admitEviction(r.registries, registry, ns, r.info.name, r.ctx, r.ctx.dryRun || !!eviction.deleteOptions?.dryRun?.length);
-    await registry.delete(ns, r.info.name, eviction.deleteOptions ?? {}, r.ctx);
-    return r.respond(201, SUCCESS({ name: r.info.name, kind: 'pods' }));
+    await admitObject(r.ctx.admission, 'CREATE', eviction);
+    const ctx = withoutAdmission(r.ctx);
+    await admitEviction(r.registries, registry, ns, r.info.name, ctx, ctx.dryRun || !!eviction.deleteOptions?.dryRun?.length);
+    await registry.delete(ns, r.info.name, eviction.deleteOptions ?? {}, ctx);
+    return { status: 201, body: SUCCESS({ name: r.info.name, kind: 'pods' }) };
   }
 }
 

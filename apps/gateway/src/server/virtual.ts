@@ -2,12 +2,12 @@ import type { FastifyRequest } from 'fastify';
 import type { ResourceDef } from '@orch/api';
 import { groupVersionString } from '@orch/api';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
-import type { Authenticator } from '@orch/auth';
+import type { AuthorizationAttributes, Authenticator, Authorizer, UserInfo } from '@orch/auth';
+import type { DecodedRequestBody } from '../pipeline/api-request';
 import type { GenericStore } from '../registry/generic-store';
 import type { RequestContext } from '../registry/strategy';
 import type { RequestInfo } from '../request/request-info';
-import { decodeBody } from './body';
-import { bindPod, type Binding } from './subresources';
+import { admitObject, bindPod, bodyObject, withoutAdmission, type Binding, type InvokeResult } from './subresources';
 
 export interface VirtualRequest {
   req: FastifyRequest;
@@ -15,47 +15,78 @@ export interface VirtualRequest {
   def: ResourceDef;
   ctx: RequestContext;
   query: URLSearchParams;
-  respond: (status: number, body: unknown) => Promise<number>;
+  body: DecodedRequestBody;
 }
-
-/** Decides whether a user may do something: the authorizer seam (default allow for authenticated users until RBAC lands). */
-export type AccessDecider = (user: RequestContext['user'], attributes: Record<string, unknown>) => { allowed: boolean; reason: string };
 
 /** Reports component health for componentstatuses. */
 export type ComponentHealth = () => Promise<{ name: string; healthy: boolean; message: string }[]>;
 
+interface ResourceAttributes {
+  namespace?: string;
+  verb?: string;
+  group?: string;
+  version?: string;
+  resource?: string;
+  subresource?: string;
+  name?: string;
+}
+
+interface NonResourceAttributes {
+  path?: string;
+  verb?: string;
+}
+
+/** The authorization attributes an access review asks about (upstream ResourceAttributesFrom / NonResourceAttributesFrom). */
+export function reviewAttributes(user: UserInfo, spec: { resourceAttributes?: ResourceAttributes; nonResourceAttributes?: NonResourceAttributes }): AuthorizationAttributes {
+  const ra = spec.resourceAttributes;
+  if (ra) {
+    return {
+      user,
+      isResourceRequest: true,
+      path: '',
+      verb: ra.verb ?? '',
+      apiGroup: ra.group ?? '',
+      apiVersion: ra.version ?? '',
+      resource: ra.resource ?? '',
+      subresource: ra.subresource ?? '',
+      namespace: ra.namespace ?? '',
+      name: ra.name ?? '',
+    };
+  }
+  const nra = spec.nonResourceAttributes ?? {};
+  return { user, isResourceRequest: false, path: nra.path ?? '', verb: nra.verb ?? '', apiGroup: '', apiVersion: '', resource: '', subresource: '', namespace: '', name: '' };
+}
+
 /**
  * Virtual types (SPEC terminology): POSTing a review or a binding runs an operation and
- * returns its result; nothing is stored under the virtual resource itself.
+ * returns its result; nothing is stored under the virtual resource itself. Access reviews
+ * are answered by the gateway's authorizer chain (the one that authorizes requests), token
+ * reviews by its authenticators.
  */
 export class VirtualResources {
   constructor(
     private readonly deps: {
       pods: () => GenericStore;
       authenticator: Authenticator;
-      decide: AccessDecider;
+      authorizer: Authorizer;
       componentHealth: ComponentHealth;
     },
   ) {}
 
-  async handle(r: VirtualRequest): Promise<number> {
+  async handle(r: VirtualRequest): Promise<InvokeResult> {
     const { def, info } = r;
     if (def.resource === 'componentstatuses') return this.componentStatuses(r);
     if (info.verb !== 'create') throw StatusError.methodNotSupported({ group: def.group, resource: def.resource }, String(info.verb));
-    const { value } = decodeBody(r.req.body as Buffer, r.req.headers['content-type']);
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw StatusError.badRequest(`the body of the request must be a ${def.kind} object`);
-    const body = value as KubeObject & { spec?: Record<string, unknown> };
+    const body = bodyObject(r.body) as KubeObject & { spec?: Record<string, unknown> };
+    await admitObject(r.ctx.admission, 'CREATE', body);
     const out = { ...body, kind: def.kind, apiVersion: groupVersionString(def), metadata: { ...(body.metadata ?? {}), creationTimestamp: null } } as Record<string, unknown>;
+    const created = (status: Record<string, unknown>): InvokeResult => ({ status: 201, body: { ...out, status } });
     switch (def.resource) {
       case 'bindings':
-        await bindPod(this.deps.pods(), info.namespace, body.metadata?.name ?? '', body as Binding, r.ctx);
-        return r.respond(201, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
-      case 'selfsubjectaccessreviews': {
-        const attrs = (body.spec?.resourceAttributes ?? body.spec?.nonResourceAttributes ?? {}) as Record<string, unknown>;
-        const d = this.deps.decide(r.ctx.user, attrs);
-        out.status = { allowed: d.allowed, ...(d.reason ? { reason: d.reason } : {}) };
-        return r.respond(201, out);
-      }
+        await bindPod(this.deps.pods(), info.namespace, body.metadata?.name ?? '', body as Binding, withoutAdmission(r.ctx));
+        return { status: 201, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 } };
+      case 'selfsubjectaccessreviews':
+        return created(await this.decide(reviewAttributes(r.ctx.user, body.spec ?? {})));
       case 'subjectaccessreviews':
       case 'localsubjectaccessreviews': {
         const spec = body.spec ?? {};
@@ -66,32 +97,35 @@ export class VirtualResources {
           const ns = ((spec.resourceAttributes as Record<string, unknown>)?.namespace as string) ?? '';
           if (ns !== info.namespace) throw StatusError.badRequest(`spec.resourceAttributes.namespace must match namespace: ${info.namespace}`);
         }
-        const user = { username: String(spec.user ?? ''), groups: (spec.groups as string[]) ?? [], uid: spec.uid as string | undefined };
-        const d = this.deps.decide(user, (spec.resourceAttributes ?? spec.nonResourceAttributes ?? {}) as Record<string, unknown>);
-        out.status = { allowed: d.allowed, ...(d.reason ? { reason: d.reason } : {}) };
-        return r.respond(201, out);
+        const user: UserInfo = { username: String(spec.user ?? ''), groups: (spec.groups as string[]) ?? [] };
+        if (spec.uid) user.uid = String(spec.uid);
+        if (spec.extra) user.extra = spec.extra as Record<string, string[]>;
+        return created(await this.decide(reviewAttributes(user, spec)));
       }
       case 'selfsubjectrulesreviews':
-        out.status = {
+        return created({
           resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
           nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
           incomplete: false,
-        };
-        return r.respond(201, out);
+        });
       case 'selfsubjectreviews':
-        out.status = { userInfo: { username: r.ctx.user.username, uid: r.ctx.user.uid, groups: r.ctx.user.groups, extra: r.ctx.user.extra } };
-        return r.respond(201, out);
+        return created({ userInfo: { username: r.ctx.user.username, uid: r.ctx.user.uid, groups: r.ctx.user.groups, extra: r.ctx.user.extra } });
       case 'tokenreviews': {
         const token = String(body.spec?.token ?? '');
         const user = token ? await this.deps.authenticator.authenticate({ headers: { authorization: `Bearer ${token}` } }).catch(() => null) : null;
-        out.status = user ? { authenticated: true, user, audiences: body.spec?.audiences ?? [] } : { authenticated: false, user: {}, error: 'invalid bearer token' };
-        return r.respond(201, out);
+        return created(user ? { authenticated: true, user, audiences: body.spec?.audiences ?? [] } : { authenticated: false, user: {}, error: 'invalid bearer token' });
       }
     }
     throw StatusError.methodNotSupported({ group: def.group, resource: def.resource }, 'create');
   }
 
-  private async componentStatuses(r: VirtualRequest): Promise<number> {
+  /** An access review's status from the authorizer chain (allowed / denied / reason). */
+  private async decide(attributes: AuthorizationAttributes): Promise<Record<string, unknown>> {
+    const d = await this.deps.authorizer.authorize(attributes);
+    return { allowed: d.decision === 'allow', ...(d.decision === 'deny' ? { denied: true } : {}), ...(d.reason ? { reason: d.reason } : {}) };
+  }
+
+  private async componentStatuses(r: VirtualRequest): Promise<InvokeResult> {
     const statuses = await this.deps.componentHealth();
     const item = (s: { name: string; healthy: boolean; message: string }) => ({
       kind: 'ComponentStatus',
@@ -102,9 +136,9 @@ export class VirtualResources {
     if (r.info.verb === 'get') {
       const s = statuses.find((x) => x.name === r.info.name);
       if (!s) throw StatusError.notFound({ group: '', resource: 'componentstatuses' }, r.info.name);
-      return r.respond(200, item(s));
+      return { status: 200, body: item(s) };
     }
-    if (r.info.verb === 'list') return r.respond(200, { kind: 'ComponentStatusList', apiVersion: 'v1', metadata: {}, items: statuses.map(item) });
+    if (r.info.verb === 'list') return { status: 200, body: { kind: 'ComponentStatusList', apiVersion: 'v1', metadata: {}, items: statuses.map(item) } };
     throw StatusError.methodNotSupported({ group: '', resource: 'componentstatuses' }, String(r.info.verb));
   }
 }

@@ -14,7 +14,7 @@ export const PROTOBUF_TYPES = ['application/vnd.orch.protobuf', 'application/vnd
 
 export const PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH_YAML];
 
-export interface DecodedBody {
+export interface DecodedMedia {
   value: unknown;
   /** JSON paths of keys given twice (`.metadata.labels.a`). */
   duplicates: string[];
@@ -25,7 +25,7 @@ export interface DecodedBody {
  * either brand (`application/vnd.orch.protobuf`, `application/vnd.kubernetes.protobuf`, which
  * kubectl's typed clients send). Unknown types → 415.
  */
-export function decodeBody(body: Buffer | undefined, contentType: string | undefined): DecodedBody {
+export function decodeMedia(body: Buffer | undefined, contentType: string | undefined): DecodedMedia {
   const media = contentType ? parseContentType(contentType).mediaType : JSON_TYPE;
   if (!body || body.length === 0) throw StatusError.badRequest('the request body is empty: an object is required');
   switch (media) {

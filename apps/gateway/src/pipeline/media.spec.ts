@@ -1,7 +1,7 @@
 import { PROTOBUF_MAGIC, encodeProtobuf } from '@orch/api';
 import { StatusError } from '@orch/apimachinery';
-import { decodeBody } from './body';
-import { chooseRepresentation, errorRepresentation } from './representation';
+import { decodeMedia } from './media';
+import { chooseRepresentation, errorRepresentation } from '../server/representation';
 
 const KUBECTL_ACCEPT = 'application/vnd.kubernetes.protobuf,application/json';
 
@@ -31,13 +31,13 @@ describe('chooseRepresentation with protobuf', () => {
   });
 });
 
-describe('decodeBody with protobuf', () => {
+describe('decodeMedia with protobuf', () => {
   const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: 'b' } };
   it.each([
     { name: 'orch brand', type: 'application/vnd.orch.protobuf' },
     { name: 'kubernetes brand', type: 'application/vnd.kubernetes.protobuf' },
   ])('$name', ({ type }) => {
-    expect(decodeBody(encodeProtobuf(cm), type)).toEqual({ value: cm, duplicates: [] });
+    expect(decodeMedia(encodeProtobuf(cm), type)).toEqual({ value: cm, duplicates: [] });
   });
 
   it.each([
@@ -50,7 +50,7 @@ describe('decodeBody with protobuf', () => {
   ])('$name', ({ body, code }) => {
     let err: unknown;
     try {
-      decodeBody(body, 'application/vnd.orch.protobuf');
+      decodeMedia(body, 'application/vnd.orch.protobuf');
     } catch (e) {
       err = e;
     }

@@ -1,0 +1,166 @@
+import type { GroupVersionKind } from '@orch/api';
+import { StatusError, type KubeObject } from '@orch/apimachinery';
+import type { UserInfo } from '@orch/auth';
+import { DiscoveryService } from '@nestjs/core';
+import type { AdmissionOperation, WriteAdmission } from '../registry/strategy';
+import type { ApiRequest } from './api-request';
+import { requestTarget, requestUser } from './api-request';
+import { validateFields } from './decode';
+
+export type { AdmissionOperation };
+
+export interface AdmissionResource {
+  group: string;
+  version: string;
+  resource: string;
+}
+
+/**
+ * What an admission plugin sees (upstream admission.Attributes). `object` is the incoming
+ * object (CREATE, UPDATE; absent for DELETE and CONNECT), `oldObject` the stored one (UPDATE,
+ * DELETE). Only mutating hooks may change `object`.
+ */
+export interface AdmissionAttributes {
+  operation: AdmissionOperation;
+  object?: KubeObject;
+  oldObject?: KubeObject;
+  /** The kind of `object` (the subresource's kind for subresource writes). */
+  kind: GroupVersionKind;
+  resource: AdmissionResource;
+  subresource: string;
+  namespace: string;
+  name: string;
+  userInfo: UserInfo;
+  dryRun: boolean;
+  /** CreateOptions / UpdateOptions / PatchOptions / DeleteOptions / the connect options. */
+  options?: Record<string, unknown>;
+}
+
+/** What a hook may return: warnings for the client (`Warning` headers). Deny by throwing a StatusError (see `admissionDenied`). */
+export interface AdmissionResponse {
+  warnings?: string[];
+}
+
+/**
+ * An admission plugin (upstream admission.Interface + MutationInterface + ValidationInterface).
+ * Registered as a NestJS provider decorated with `@AdmissionPluginProvider()`; the gateway
+ * orders plugins by ADMISSION_PLUGIN_ORDER. Hooks run only when `handles` says so.
+ * - `mutate` runs first (all mutating plugins in order) and may change `attributes.object`.
+ * - Then the object is checked against its kind's schema again and the registry's strategy
+ *   validates it; only then does `validate` run (all validating plugins in order). It must
+ *   not mutate.
+ * - For UPDATE (update, patch, apply, status/scale writes) both run inside the registry's
+ *   read-modify-write with the stored object as `oldObject`, once per attempt.
+ */
+export interface AdmissionPlugin {
+  readonly name: string;
+  handles(operation: AdmissionOperation, resource: AdmissionResource, subresource: string): boolean;
+  mutate?(attributes: AdmissionAttributes): AdmissionResponse | void | Promise<AdmissionResponse | void>;
+  validate?(attributes: AdmissionAttributes): AdmissionResponse | void | Promise<AdmissionResponse | void>;
+}
+
+/** Marks a NestJS provider class as an admission plugin (collected by the gateway module). */
+export const AdmissionPluginProvider = DiscoveryService.createDecorator<Record<string, never>>();
+
+/** Plugins run in this order when present (upstream's ordered plugin list); others follow by name. */
+export const ADMISSION_PLUGIN_ORDER: readonly string[] = ['NamespaceLifecycle', 'ServiceAccount', 'NodeRestriction'];
+
+/** A 403 from an admission plugin, in upstream's wording (`<resource> "<name>" is forbidden: <reason>`). */
+export function admissionDenied(a: Pick<AdmissionAttributes, 'resource' | 'name'>, reason: string): StatusError {
+  return StatusError.forbidden({ group: a.resource.group, resource: a.resource.resource }, a.name, reason);
+}
+
+/** The admission of one request, handed to the registry (see WriteAdmission). */
+export type RequestAdmission = WriteAdmission;
+
+/** What admission knows of a request before any object is seen. */
+type RequestScope = Omit<AdmissionAttributes, 'operation' | 'object' | 'oldObject'> & {
+  /** Where plugin warnings go (the request's `Warning` headers). */
+  warnings: string[];
+};
+
+/**
+ * The ordered admission chain (mutating then validating plugins). Empty by default; the
+ * admission issue fills it. Cheap when no plugin handles a request.
+ */
+export class AdmissionChain {
+  constructor(readonly plugins: readonly AdmissionPlugin[]) {}
+
+  /** Orders plugins by ADMISSION_PLUGIN_ORDER, then by name. */
+  static ordered(plugins: readonly AdmissionPlugin[]): AdmissionChain {
+    const rank = (p: AdmissionPlugin) => {
+      const i = ADMISSION_PLUGIN_ORDER.indexOf(p.name);
+      return i < 0 ? ADMISSION_PLUGIN_ORDER.length : i;
+    };
+    return new AdmissionChain([...plugins].sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name)));
+  }
+
+  /** The admission of one request. */
+  forRequest(scope: RequestScope): RequestAdmission {
+    const attributes = (operation: AdmissionOperation, object: KubeObject | undefined, oldObject: KubeObject | undefined): AdmissionAttributes => ({
+      operation,
+      object,
+      oldObject,
+      kind: scope.kind,
+      resource: scope.resource,
+      subresource: scope.subresource,
+      namespace: scope.namespace,
+      name: scope.name || object?.metadata?.name || oldObject?.metadata?.name || '',
+      userInfo: scope.userInfo,
+      dryRun: scope.dryRun,
+      options: scope.options,
+    });
+    const run = async (hook: 'mutate' | 'validate', a: AdmissionAttributes) => {
+      for (const p of this.plugins) {
+        const fn = p[hook];
+        if (!fn || !p.handles(a.operation, a.resource, a.subresource)) continue;
+        const res = await fn.call(p, a);
+        if (res?.warnings?.length) scope.warnings.push(...res.warnings);
+      }
+    };
+    return {
+      mutate: async (operation, object, oldObject) => {
+        if (this.plugins.length === 0) return;
+        const a = attributes(operation, object, oldObject);
+        await run('mutate', a);
+        // A mutated object must still be a valid object of its kind (upstream re-decodes it).
+        if (object) validateFields(object, scope.kind, [], 'Ignore', scope.warnings);
+      },
+      validate: async (operation, object, oldObject) => {
+        if (this.plugins.length === 0) return;
+        await run('validate', attributes(operation, object, oldObject));
+      },
+    };
+  }
+}
+
+/** Operations whose admission the invoke stage runs itself (nothing stored goes through the registry's write path). */
+const CONNECT_SUBRESOURCES = new Set(['proxy', 'exec', 'attach', 'portforward']);
+
+/**
+ * The admit stage: builds the request's admission and hands it to the registry through the
+ * request context. CONNECT requests (proxy and exec-style streams) are admitted here, since
+ * no registry write follows.
+ */
+export function admitStage(chain: AdmissionChain): (r: ApiRequest) => Promise<void> {
+  return async (r) => {
+    if (!r.info.isResourceRequest) return;
+    const t = requestTarget(r);
+    const admission = chain.forRequest({
+      kind: t.bodyKind,
+      resource: { group: t.def.group, version: t.def.version, resource: t.def.resource },
+      subresource: t.sub?.name ?? '',
+      namespace: t.namespace,
+      name: r.info.name,
+      userInfo: requestUser(r),
+      dryRun: t.ctx.dryRun,
+      warnings: t.ctx.warnings,
+    });
+    r.admission = admission;
+    t.ctx.admission = admission;
+    if (t.sub && CONNECT_SUBRESOURCES.has(t.sub.name)) {
+      await admission.mutate('CONNECT', undefined, undefined);
+      await admission.validate('CONNECT', undefined, undefined);
+    }
+  };
+}

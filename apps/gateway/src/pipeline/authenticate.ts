@@ -1,0 +1,34 @@
+import { DiscoveryService } from '@nestjs/core';
+import { StatusError } from '@orch/apimachinery';
+import { anonymousUser, authRequestFromIncoming, type Authenticator, type UserInfo } from '@orch/auth';
+import type { ApiRequest } from './api-request';
+
+/**
+ * Marks a NestJS provider class as an authenticator. `order` fixes its place in the union
+ * (lower first; upstream order: x509, request header, token file, bootstrap, service
+ * account, OIDC, webhook). The provider decides from its flags whether it is enabled.
+ */
+export const AuthenticatorProvider = DiscoveryService.createDecorator<{ order: number }>();
+
+/** Paths an unauthenticated request may reach when anonymous requests are disabled. */
+const ALWAYS_ANONYMOUS_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version', '/version/']);
+
+const ANONYMOUS: UserInfo = anonymousUser();
+
+/**
+ * The authenticate stage (SPEC "Authentication"): the union of authenticators decides.
+ * A credential an authenticator rejects is 401, never anonymous. A request with no
+ * credential is `system:anonymous` in `system:unauthenticated` when `anonymousAuth` is on;
+ * otherwise 401 except for the health and version paths.
+ */
+export function authenticateStage(authenticator: Authenticator, opts: { anonymousAuth: boolean }): (r: ApiRequest) => Promise<void> {
+  return async (r) => {
+    const user = await authenticator.authenticate(authRequestFromIncoming(r.req.raw));
+    if (user) {
+      r.authenticatedUser = user;
+      return;
+    }
+    if (!opts.anonymousAuth && !ALWAYS_ANONYMOUS_PATHS.has(r.info.path)) throw StatusError.unauthorized();
+    r.authenticatedUser = ANONYMOUS;
+  };
+}

@@ -1,0 +1,131 @@
+import { gzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ProtobufError, encodeProtobuf, type ResourceDef } from '@orch/api';
+import { StatusError, encodeYaml, negotiate, type KubeObject } from '@orch/apimachinery';
+import { StorageFullError } from '@orch/storage';
+import { errorRepresentation, toTable, type Representation } from '../server/representation';
+import type { ApiRequest } from './api-request';
+
+const gzipAsync = promisify(gzip);
+
+/**
+ * Writes response bodies in the negotiated representation (JSON, YAML, Table, protobuf),
+ * gzip when the client asks and the APIResponseCompression gate allows; errors as Status.
+ */
+export class Encoder {
+  constructor(private readonly opts: { compression: boolean }) {}
+
+  /** The encode stage: writes the invoke stage's result (resource requests) unless a stage already answered. */
+  readonly stage = async (r: ApiRequest): Promise<void> => {
+    if (r.done || !r.result) return;
+    const t = r.target!;
+    const { status, body, rawJson } = r.result;
+    if (t.ctx.warnings.length) r.reply.header('warning', t.ctx.warnings.map((w) => `299 - ${JSON.stringify(w)}`));
+    r.status = rawJson !== undefined ? await this.sendText(r.req, r.reply, status, rawJson, t.repr.contentType) : await this.send(r.req, r.reply, status, inRequestedGroup(body, t.def.group, r.info.apiGroup), t.repr, r.query, t.def);
+    r.done = true;
+  };
+
+  /** Writes a body in the negotiated representation. */
+  async send(req: FastifyRequest, reply: FastifyReply, status: number, body: unknown, repr: Representation, query: URLSearchParams, def?: ResourceDef): Promise<number> {
+    let text: string | Buffer;
+    let contentType: string;
+    const pretty = query.has('pretty') && query.get('pretty') !== 'false';
+    const protobuf = repr.kind === 'protobuf' ? encodeProtobufBody(body, req.headers.accept) : undefined;
+    if (protobuf) {
+      text = protobuf;
+      contentType = repr.contentType;
+    } else if (repr.kind === 'table' && def && isObjectOrList(body)) {
+      const table = toTable(body as KubeObject, def, repr, false, query.get('includeObject') ?? undefined);
+      text = repr.encoding === 'yaml' ? encodeYaml(table) : JSON.stringify(table, null, pretty ? 2 : undefined);
+      contentType = repr.contentType;
+    } else if (repr.kind === 'yaml') {
+      text = encodeYaml(body);
+      contentType = 'application/yaml';
+    } else {
+      text = pretty ? JSON.stringify(body, null, 2) : JSON.stringify(body);
+      contentType = 'application/json';
+    }
+    return this.sendText(req, reply, status, text, contentType);
+  }
+
+  /** Writes an encoded body, gzip when the client asks and the gate allows. */
+  async sendText(req: FastifyRequest, reply: FastifyReply, status: number, text: string | Buffer, contentType: string): Promise<number> {
+    reply.code(status).header('content-type', contentType);
+    if (this.opts.compression && acceptsGzip(req.headers['accept-encoding']) && text.length > 0) {
+      const zipped = await gzipAsync(text);
+      reply.header('content-encoding', 'gzip').header('vary', 'Accept-Encoding').send(zipped);
+    } else {
+      reply.send(typeof text === 'string' ? Buffer.from(text) : text);
+    }
+    return status;
+  }
+
+  /** Writes `err` as a Status (protobuf when the client accepts only that). 5xx are logged. */
+  async sendError(req: FastifyRequest, reply: FastifyReply, err: unknown): Promise<number> {
+    const se = toStatusError(err);
+    if (se.code >= 500) req.log.error({ err }, 'request failed');
+    if (reply.sent || reply.raw.headersSent) {
+      reply.raw.end();
+      return se.code;
+    }
+    for (const [k, v] of Object.entries(se.headers)) reply.header(k, v);
+    const accept = req.headers.accept;
+    if (errorRepresentation(accept) === 'protobuf') {
+      const contentType = negotiate(accept, { encodings: ['protobuf'] }).contentType;
+      reply.code(se.code).header('content-type', contentType).send(encodeProtobuf(se.toStatus()));
+      return se.code;
+    }
+    reply.code(se.code).header('content-type', 'application/json').send(Buffer.from(JSON.stringify(se.toStatus())));
+    return se.code;
+  }
+}
+
+/** Maps anything thrown in the request path to a StatusError (500 for the unexpected). */
+export function toStatusError(err: unknown): StatusError {
+  if (err instanceof StatusError) return err;
+  if (err instanceof StorageFullError) return StatusError.insufficientStorage(err.message);
+  const e = err as { code?: string; statusCode?: number; message?: string };
+  if (e?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return StatusError.tooLarge(3 * 1024 * 1024);
+  if (e?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return StatusError.unsupportedMediaType('', ['application/json', 'application/yaml']);
+  if (e?.statusCode && e.statusCode >= 400 && e.statusCode < 500) return StatusError.badRequest(e.message ?? 'bad request');
+  return StatusError.internal(e?.message ?? String(err));
+}
+
+/**
+ * A response to a `*.k8s.io` alias path names the group the client asked for (typed clients
+ * reject an apiVersion their scheme does not know): the apiVersion of the object, or of a
+ * list and its items, is rewritten from the served group. Other bodies are returned as they are.
+ */
+export function inRequestedGroup(body: unknown, servedGroup: string, requestedGroup: string): unknown {
+  if (servedGroup === requestedGroup || !requestedGroup.endsWith('.k8s.io') || typeof body !== 'object' || body === null) return body;
+  const from = `${servedGroup}/`;
+  const rewrite = (o: unknown): unknown => {
+    const apiVersion = (o as { apiVersion?: unknown })?.apiVersion;
+    return typeof apiVersion === 'string' && apiVersion.startsWith(from) ? { ...(o as object), apiVersion: `${requestedGroup}/${apiVersion.slice(from.length)}` } : o;
+  };
+  const out = rewrite(body) as { items?: unknown };
+  return Array.isArray(out.items) ? { ...out, items: out.items.map(rewrite) } : out;
+}
+
+/**
+ * A response body in protobuf, or undefined to answer JSON instead: a body without a
+ * protobuf form (no built-in kind) falls back to JSON when the client accepts it (406 otherwise).
+ */
+function encodeProtobufBody(body: unknown, accept: string | undefined): Buffer | undefined {
+  try {
+    return encodeProtobuf(body as object);
+  } catch (err) {
+    if (!(err instanceof ProtobufError)) throw err;
+    if (errorRepresentation(accept) === 'json') return undefined;
+    throw StatusError.notAcceptable(['application/json', 'application/yaml']);
+  }
+}
+
+function isObjectOrList(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && (body as { kind?: string }).kind !== 'Status';
+}
+
+function acceptsGzip(header: string | undefined): boolean {
+  return !!header && header.split(',').some((p) => p.trim().split(';')[0] === 'gzip');
+}

@@ -1,0 +1,64 @@
+import { StatusError } from '@orch/apimachinery';
+import { impersonatedUser, impersonationChecks, parseImpersonation } from './impersonate';
+
+const admin = { username: 'admin', groups: ['system:masters', 'system:authenticated'] };
+
+function error(fn: () => unknown): StatusError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof StatusError) return err;
+    throw err;
+  }
+  throw new Error('expected a StatusError');
+}
+
+describe('parseImpersonation', () => {
+  it.each([
+    { name: 'no headers', headers: {}, want: undefined },
+    { name: 'a user', headers: { 'impersonate-user': 'bob' }, want: { user: 'bob', groups: [], extra: {} } },
+    {
+      name: 'user, groups, uid and extras',
+      headers: { 'impersonate-user': 'bob', 'impersonate-group': ['dev', 'ops'], 'impersonate-uid': 'u-1', 'impersonate-extra-scopes': 'view,edit', 'impersonate-extra-example.com%2fteam': 'a' },
+      want: { user: 'bob', groups: ['dev', 'ops'], uid: 'u-1', extra: { scopes: ['view', 'edit'], 'example.com/team': ['a'] } },
+    },
+  ])('$name', ({ headers, want }) => {
+    expect(parseImpersonation(headers)).toEqual(want);
+  });
+
+  it.each([
+    { name: 'groups without a user', headers: { 'impersonate-group': 'dev' } },
+    { name: 'an extra without a user', headers: { 'impersonate-extra-x': 'y' } },
+    { name: 'two users', headers: { 'impersonate-user': ['a', 'b'] } },
+  ])('400 for $name', ({ headers }) => {
+    expect(error(() => parseImpersonation(headers)).code).toBe(400);
+  });
+});
+
+describe('impersonationChecks', () => {
+  it('asks impersonate on every part', () => {
+    const checks = impersonationChecks(admin, { user: 'bob', groups: ['dev'], uid: 'u-1', extra: { scopes: ['view'] } });
+    expect(checks.map((c) => [c.verb, c.apiGroup, c.resource, c.subresource, c.namespace, c.name])).toEqual([
+      ['impersonate', '', 'users', '', '', 'bob'],
+      ['impersonate', '', 'groups', '', '', 'dev'],
+      ['impersonate', 'authentication.k8s.io', 'uids', '', '', 'u-1'],
+      ['impersonate', 'authentication.k8s.io', 'userextras', 'scopes', '', 'view'],
+    ]);
+    expect(checks.every((c) => c.user === admin)).toBe(true);
+  });
+
+  it('a service account is checked as serviceaccounts in its namespace', () => {
+    const [check] = impersonationChecks(admin, { user: 'system:serviceaccount:team:builder', groups: [], extra: {} });
+    expect([check.resource, check.namespace, check.name]).toEqual(['serviceaccounts', 'team', 'builder']);
+  });
+});
+
+describe('impersonatedUser', () => {
+  it.each([
+    { name: 'a user with groups', want: { user: 'bob', groups: ['dev'], extra: {} }, groups: ['dev', 'system:authenticated'] },
+    { name: 'a service account gets its groups', want: { user: 'system:serviceaccount:team:builder', groups: [], extra: {} }, groups: ['system:serviceaccounts', 'system:serviceaccounts:team', 'system:authenticated'] },
+    { name: 'anonymous stays unauthenticated', want: { user: 'system:anonymous', groups: [], extra: {} }, groups: ['system:unauthenticated'] },
+  ])('$name', ({ want, groups }) => {
+    expect(impersonatedUser(want).groups).toEqual(groups);
+  });
+});

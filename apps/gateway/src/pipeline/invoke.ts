@@ -1,0 +1,117 @@
+import type { ResourceDef } from '@orch/api';
+import { StatusError } from '@orch/apimachinery';
+import type { GenericStore } from '../registry/generic-store';
+import type { SubresourceHandlers } from '../server/subresources';
+import { bodyObject } from '../server/subresources';
+import type { VirtualResources } from '../server/virtual';
+import type { ApiRequest } from './api-request';
+import { requestTarget } from './api-request';
+import { checkWriteOptions, listOptions, parseBool } from './query';
+import type { NonResourceEndpoints } from './non-resource';
+import type { WatchStreams } from './watch';
+
+export interface InvokeDeps {
+  registries: Map<ResourceDef, GenericStore>;
+  subresources: SubresourceHandlers;
+  virtual: VirtualResources;
+  watches: WatchStreams;
+  nonResource: NonResourceEndpoints;
+}
+
+/**
+ * The invoke stage: runs the request against its registry (the generic store of the
+ * resource), a subresource or virtual handler, a watch stream, or a non-resource endpoint.
+ * Sets `r.result` for the encode stage, or answers itself (`r.done`) for streams and
+ * non-resource endpoints.
+ */
+export function invokeStage(deps: InvokeDeps): (r: ApiRequest) => Promise<void> {
+  return async (r) => {
+    if (!r.info.isResourceRequest) {
+      r.status = await deps.nonResource.serve(r);
+      r.done = true;
+      return;
+    }
+    const t = requestTarget(r);
+    const { def, ctx, namespace: ns } = t;
+    const { info, query, req } = r;
+    const body = r.body ?? { type: 'none' };
+    if (info.subresource) {
+      const result = await deps.subresources.handle({ req, reply: r.reply, info, def, ctx, query, registries: deps.registries, body });
+      if (typeof result === 'number') {
+        r.status = result;
+        r.done = true;
+      } else {
+        r.result = result;
+      }
+      return;
+    }
+    if (def.virtual) {
+      r.result = await deps.virtual.handle({ req, info, def, ctx, query, body });
+      return;
+    }
+    const registry = deps.registries.get(def)!;
+    switch (info.verb) {
+      case 'get':
+        r.result = { status: 200, body: await registry.get(ns, info.name, query.get('resourceVersion') ?? undefined) };
+        return;
+      case 'list': {
+        const opts = listOptions(query);
+        if (t.repr.kind === 'json' && !query.has('pretty')) {
+          const json = await registry.listJson(ns, opts);
+          if (json !== undefined) {
+            r.result = { status: 200, body: undefined, rawJson: json };
+            return;
+          }
+        }
+        r.result = { status: 200, body: await registry.list(ns, opts) };
+        return;
+      }
+      case 'watch':
+        r.status = await deps.watches.serve(r, registry);
+        r.done = true;
+        return;
+      case 'create': {
+        checkWriteOptions('CreateOptions', query);
+        r.result = { status: 201, body: (await registry.create(ns, bodyObject(body), ctx)).object };
+        return;
+      }
+      case 'update': {
+        checkWriteOptions('UpdateOptions', query);
+        const res = await registry.update(ns, info.name, bodyObject(body), ctx);
+        r.result = { status: res.created ? 201 : 200, body: res.object };
+        return;
+      }
+      case 'patch': {
+        checkWriteOptions('PatchOptions', query, body.type === 'apply');
+        if (body.type === 'apply') {
+          const res = await registry.apply(ns, info.name, body.config, parseBool(query.get('force')), ctx);
+          r.result = { status: res.created ? 201 : 200, body: res.object };
+          return;
+        }
+        if (body.type !== 'patch') throw StatusError.badRequest('the request needs a patch body');
+        r.result = { status: 200, body: (await registry.patch(ns, info.name, body.apply, ctx)).object };
+        return;
+      }
+      case 'delete': {
+        const options = body.type === 'deleteOptions' ? body.options : {};
+        const res = await registry.delete(ns, info.name, options, ctx);
+        if (!res.deleted || def.resource === 'pods') {
+          r.result = { status: options.orphanDependents === false && !res.deleted ? 202 : 200, body: res.object };
+          return;
+        }
+        r.result = {
+          status: 200,
+          body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: info.name, group: def.group, kind: def.resource, uid: res.object.metadata.uid } },
+        };
+        return;
+      }
+      case 'deletecollection': {
+        const options = body.type === 'deleteOptions' ? body.options : {};
+        r.result = { status: 200, body: await registry.deleteCollection(ns, listOptions(query), options, ctx) };
+        return;
+      }
+      default:
+        throw StatusError.methodNotSupported({ group: def.group, resource: def.resource }, String(info.verb));
+    }
+  };
+}

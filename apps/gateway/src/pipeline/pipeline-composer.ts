@@ -1,0 +1,54 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { authorizerChain, unionAuthenticator, type Authenticator, type Authorizer } from '@orch/auth';
+import type { AuthenticatorModule } from '../authn/authentication.module';
+import { AUTHORIZATION_MODES } from '../authz/authorization.module';
+import { Gateway } from '../gateway';
+import { AdmissionChain, AdmissionPluginProvider, type AdmissionPlugin } from './admit';
+import { AuthenticatorProvider } from './authenticate';
+import { AuthorizerProvider } from './authorize';
+
+/**
+ * Composes the request pipeline once at start-up from the providers the modules registered
+ * (NestJS on the composition side only; requests never go through Nest): the enabled
+ * authenticators in their order, the authorization modes in mode order, the admission
+ * plugins in plugin order. Hands them to the Gateway, which builds the pipeline.
+ */
+@Injectable()
+export class PipelineComposer implements OnModuleInit {
+  constructor(
+    @Inject(DiscoveryService) private readonly discovery: DiscoveryService,
+    @Inject(Gateway) private readonly gateway: Gateway,
+  ) {}
+
+  onModuleInit(): void {
+    this.gateway.wire({ authenticator: this.authenticator(), authorizer: this.authorizer(), admission: this.admission() });
+  }
+
+  private authenticator(): Authenticator {
+    const found = this.discovery.getProviders({ metadataKey: AuthenticatorProvider.KEY }).map((w) => ({
+      impl: w.instance as AuthenticatorModule,
+      order: this.discovery.getMetadataByDecorator(AuthenticatorProvider, w)?.order ?? 0,
+    }));
+    return unionAuthenticator(found.filter((a) => a.impl.enabled).sort((a, b) => a.order - b.order).map((a) => a.impl));
+  }
+
+  private authorizer(): Authorizer {
+    const byMode = new Map<string, Authorizer>();
+    for (const w of this.discovery.getProviders({ metadataKey: AuthorizerProvider.KEY })) {
+      const mode = this.discovery.getMetadataByDecorator(AuthorizerProvider, w)?.mode;
+      if (mode) byMode.set(mode, w.instance as Authorizer);
+    }
+    return authorizerChain(
+      AUTHORIZATION_MODES.map((m) => {
+        const a = byMode.get(m);
+        if (!a) throw new Error(`authorization mode ${m} has no provider`);
+        return a;
+      }),
+    );
+  }
+
+  private admission(): AdmissionChain {
+    return AdmissionChain.ordered(this.discovery.getProviders({ metadataKey: AdmissionPluginProvider.KEY }).map((w) => w.instance as AdmissionPlugin));
+  }
+}

@@ -1,0 +1,63 @@
+import { FieldError, StatusError, validateFieldManager } from '@orch/apimachinery';
+import type { ListOptions } from '../registry/generic-store';
+
+/**
+ * `If-Match` (SPEC Media types): a resourceVersion, quoted like an ETag or bare; `*` only
+ * requires the object to exist. Several values are not supported (400).
+ */
+export function parseIfMatch(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const raw = (Array.isArray(header) ? header.join(',') : header).trim();
+  if (raw === '*') return '*';
+  if (raw.includes(',')) throw StatusError.badRequest('If-Match with several entity tags is not supported: give one resourceVersion');
+  const m = /^(?:W\/)?"?([^"]*)"?$/.exec(raw);
+  if (!m || !/^\d+$/.test(m[1])) throw StatusError.badRequest(`If-Match must carry a resourceVersion, got ${JSON.stringify(raw)}`);
+  return m[1];
+}
+
+/** dryRun: `All`, or present with no value (SPEC query parameters); anything else is 400. */
+export function parseDryRun(query: URLSearchParams): boolean {
+  const values = query.getAll('dryRun');
+  if (values.length === 0) return false;
+  for (const v of values) {
+    if (v !== 'All' && v !== '') throw StatusError.badRequest(`Invalid dryRun value: ${JSON.stringify(v)}: supported values: "All"`);
+  }
+  return true;
+}
+
+/** Parses list/watch query parameters; bad limits are 400. */
+export function listOptions(query: URLSearchParams): ListOptions {
+  const limitParam = query.get('limit');
+  let limit: number | undefined;
+  if (limitParam !== null && limitParam !== '') {
+    limit = Number(limitParam);
+    if (!Number.isInteger(limit) || limit < 0) throw StatusError.badRequest(`invalid limit: ${JSON.stringify(limitParam)}: must be a non-negative integer`);
+  }
+  return {
+    labelSelector: query.get('labelSelector') ?? undefined,
+    fieldSelector: query.get('fieldSelector') ?? undefined,
+    limit,
+    continue: query.get('continue') || undefined,
+    resourceVersion: query.get('resourceVersion') ?? undefined,
+    resourceVersionMatch: query.get('resourceVersionMatch') || undefined,
+  };
+}
+
+/**
+ * upstream Validate{Create,Update,Patch}Options for the field manager: printable and at most
+ * 128 bytes; for patches, `force` only with apply, which also needs an explicit fieldManager.
+ * Problems are a 422 about the options object.
+ */
+export function checkWriteOptions(kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions', query: URLSearchParams, apply = false): void {
+  const manager = query.get('fieldManager') ?? '';
+  const errs: FieldError[] = [];
+  if (kind === 'PatchOptions' && !apply && query.has('force')) errs.push(FieldError.forbidden('force', 'may not be specified for non-apply patch'));
+  if (apply && !manager) errs.push(FieldError.required('fieldManager', 'is required for apply patch'));
+  errs.push(...validateFieldManager(manager));
+  if (errs.length) throw StatusError.invalid(kind, 'meta.orch.io', '', errs);
+}
+
+/** A boolean query parameter as Go's strconv.ParseBool reads it (absent or unparsable: false). */
+export function parseBool(v: string | null): boolean {
+  return v !== null && ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(v);
+}

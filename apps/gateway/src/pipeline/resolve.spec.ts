@@ -1,0 +1,57 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Catalog } from '@orch/api';
+import { StatusError } from '@orch/apimachinery';
+import { parseRequestInfo } from '../request/request-info';
+import type { ApiRequest } from './api-request';
+import { newApiRequest } from './pipeline';
+import { resolveStage } from './resolve';
+
+const catalog = new Catalog();
+
+function request(method: string, url: string, headers: Record<string, string> = {}): ApiRequest {
+  const r = newApiRequest({ method, url, headers } as unknown as FastifyRequest, {} as FastifyReply);
+  r.info = parseRequestInfo(method, r.path, r.query);
+  r.user = { username: 'alice', groups: ['system:authenticated'] };
+  return r;
+}
+
+function resolve(r: ApiRequest, k8sAliases = true): ApiRequest {
+  resolveStage(catalog, { k8sAliases })(r);
+  return r;
+}
+
+describe('resolveStage', () => {
+  it.each([
+    { name: 'a namespaced collection', method: 'GET', url: '/api/v1/namespaces/d/pods', kind: 'Pod', ns: 'd' },
+    { name: 'a cluster-scoped object', method: 'GET', url: '/api/v1/nodes/n', kind: 'Node', ns: '' },
+    { name: 'a k8s.io alias', method: 'POST', url: '/apis/rbac.authorization.k8s.io/v1/namespaces/d/roles', kind: 'Role', ns: 'd' },
+    { name: 'the scale subresource (its own kind)', method: 'PUT', url: '/apis/apps/v1/namespaces/d/deployments/x/scale', kind: 'Scale', ns: 'd' },
+    { name: 'the eviction subresource', method: 'POST', url: '/api/v1/namespaces/d/pods/p/eviction', kind: 'Eviction', ns: 'd' },
+    { name: 'a virtual kind', method: 'POST', url: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', kind: 'SelfSubjectAccessReview', ns: '' },
+  ])('$name', ({ method, url, kind, ns }) => {
+    const t = resolve(request(method, url)).target!;
+    expect(t.bodyKind.kind).toBe(kind);
+    expect(t.namespace).toBe(ns);
+    expect(t.ctx.user.username).toBe('alice');
+  });
+
+  it.each([
+    { name: 'an unknown resource', method: 'GET', url: '/api/v1/widgets', code: 404 },
+    { name: 'a cluster-scoped resource under a namespace', method: 'GET', url: '/api/v1/namespaces/d/nodes', code: 404 },
+    { name: 'an unknown subresource', method: 'GET', url: '/api/v1/namespaces/d/pods/p/bogus', code: 404 },
+    { name: 'a verb the subresource lacks', method: 'DELETE', url: '/api/v1/namespaces/d/pods/p/eviction', code: 405 },
+    { name: 'a verb the resource lacks', method: 'DELETE', url: '/api/v1/namespaces', code: 405 },
+    { name: 'a bad dryRun', method: 'POST', url: '/api/v1/namespaces/d/configmaps?dryRun=Some', code: 400 },
+    { name: 'a bad fieldValidation on a write', method: 'POST', url: '/api/v1/namespaces/d/configmaps?fieldValidation=Loud', code: 400 },
+  ])('$code for $name', ({ method, url, code }) => {
+    expect(() => resolve(request(method, url))).toThrow(expect.objectContaining({ code }));
+  });
+
+  it('the k8s.io aliases are 404 with the compatibility option off', () => {
+    expect(() => resolve(request('GET', '/apis/rbac.authorization.k8s.io/v1/roles'), false)).toThrow(StatusError);
+  });
+
+  it('non-resource requests pass through', () => {
+    expect(resolve(request('GET', '/healthz')).target).toBeUndefined();
+  });
+});

@@ -1,0 +1,59 @@
+import { hasProtobufSchema, type Catalog, type GroupVersionKind } from '@orch/api';
+import { StatusError, managerFromUserAgent } from '@orch/apimachinery';
+import type { RequestContext } from '../registry/strategy';
+import { chooseRepresentation } from '../server/representation';
+import type { ApiRequest } from './api-request';
+import { requestUser } from './api-request';
+import { parseFieldValidation } from './decode';
+import { parseDryRun, parseIfMatch } from './query';
+
+/** Verbs whose body is checked with the `fieldValidation` directive. */
+const WRITES = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+
+const NOT_FOUND = () => new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+
+/**
+ * The resolve stage: finds what a resource request is about in the catalog (after
+ * `--runtime-config`; `*.k8s.io` group aliases when the compatibility option is on), the
+ * subresource and the kind a body must have, and builds the registry's request context.
+ * Unknown resources, cluster-scoped resources under a namespace and unknown subresources are
+ * 404; a verb the resource does not serve is 405. Non-resource requests pass through.
+ */
+export function resolveStage(catalog: Catalog, opts: { k8sAliases: boolean }): (r: ApiRequest) => void {
+  return (r) => {
+    const { info, query, req } = r;
+    if (!info.isResourceRequest) return;
+    const def = catalog.lookup(info.apiGroup, info.apiVersion, info.resource);
+    if (!def || (!opts.k8sAliases && info.apiGroup.endsWith('.k8s.io'))) throw NOT_FOUND();
+    if (info.namespace && def.scope === 'Cluster' && def.resource !== 'namespaces') throw NOT_FOUND();
+    let bodyKind: GroupVersionKind = { group: def.group, version: def.version, kind: def.kind };
+    const sub = info.subresource ? def.subresources.find((s) => s.name === info.subresource) : undefined;
+    if (info.subresource) {
+      if (!sub) throw NOT_FOUND();
+      if (!sub.verbs.includes(info.verb as never)) {
+        throw StatusError.methodNotSupported({ group: def.group, resource: `${def.resource}/${sub.name}` }, String(info.verb));
+      }
+      bodyKind = { group: sub.group ?? def.group, version: sub.version ?? def.version, kind: sub.kind };
+    } else if (!def.virtual && !def.verbs.includes(info.verb as never)) {
+      throw StatusError.methodNotSupported({ group: def.group, resource: def.resource }, String(info.verb));
+    }
+    const ctx: RequestContext = {
+      user: requestUser(r),
+      namespace: info.namespace,
+      dryRun: parseDryRun(query),
+      // Writes without fieldManager are recorded for the User-Agent's product (upstream).
+      fieldManager: query.get('fieldManager') || managerFromUserAgent(req.headers['user-agent']),
+      warnings: [],
+      ifMatchResourceVersion: parseIfMatch(req.headers['if-match']),
+    };
+    r.target = {
+      def,
+      sub,
+      bodyKind,
+      namespace: def.scope === 'Namespaced' ? info.namespace : '',
+      ctx,
+      repr: chooseRepresentation(req.headers.accept, info.verb === 'watch', hasProtobufSchema(def.group, def.version, def.kind)),
+      fieldValidation: WRITES.has(String(info.verb)) ? parseFieldValidation(query) : 'Ignore',
+    };
+  };
+}
