@@ -24,8 +24,8 @@ describe('startProcess', () => {
     },
     {
       name: 'not ready in time',
-      input: { cmd: node, args: ['-e', 'console.error("waiting"); setInterval(() => {}, 1000)'], readyProbe: never, timeoutMs: 300 },
-      want: /not ready after 300 ms[\s\S]*waiting/,
+      input: { cmd: node, args: ['-e', 'console.error("waiting"); setInterval(() => {}, 1000)'], readyProbe: never, timeoutMs: 3000 },
+      want: /not ready after 3000 ms[\s\S]*waiting/,
     },
     { name: 'missing binary', input: { cmd: '/nonexistent/orch-binary' }, want: /cannot start \/nonexistent\/orch-binary/ },
   ])('fails: $name', async ({ input, want }) => {
