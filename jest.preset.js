@@ -22,9 +22,9 @@ const swc = [
 
 module.exports = {
   testEnvironment: 'node',
-  // jose 6 ships ES modules only: swc compiles it to CommonJS for jest too.
-  transform: { '^.+\\.ts$': swc, '^.+/node_modules/jose/.+\\.js$': swc },
-  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
+  // jose 6 and @marcbachmann/cel-js ship ES modules: swc compiles them to CommonJS for jest too.
+  transform: { '^.+\\.ts$': swc, '^.+/node_modules/(jose|@marcbachmann/cel-js)/.+\\.js$': swc },
+  transformIgnorePatterns: ['/node_modules/(?!(jose|@marcbachmann/cel-js)/)'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper,
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],

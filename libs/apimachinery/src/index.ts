@@ -8,6 +8,7 @@ export * from './patch';
 export * from './media';
 export * from './quantity';
 export * from './time';
+export * from './duration';
 export * from './table';
 export * from './schema-walker';
 export * from './strategic-merge';

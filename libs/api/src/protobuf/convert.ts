@@ -1,7 +1,7 @@
 import { formatMicroTime, formatTime, parseMicroTime, parseTime } from '@orch/apimachinery';
 import { isScalar, type FieldSchema, type FieldType, type ScalarType, type TypeSchema } from '../schemas/model';
 import { typeSchema } from '../schemas/registry';
-import { formatGoDuration, parseGoDuration } from './duration';
+import { formatGoDuration, parseGoDuration } from '@orch/apimachinery';
 import { protoFieldName } from './types';
 
 // Converters between the JSON form of a value and the plain objects protobufjs encodes

@@ -9,4 +9,4 @@ export {
   decodeWatchEventProtobuf,
   splitProtobufFrames,
 } from './codec';
-export { parseGoDuration, formatGoDuration } from './duration';
+export { parseGoDuration, formatGoDuration } from '@orch/apimachinery';

@@ -1,4 +1,4 @@
-// Go time.Duration text form (metav1.Duration's JSON), as int64 nanoseconds for protobuf.
+// Go time.Duration text form (metav1.Duration's JSON, `format: duration` strings) as int64 nanoseconds.
 
 const UNITS: Record<string, bigint> = {
   ns: 1n,

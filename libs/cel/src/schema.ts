@@ -1,0 +1,379 @@
+// The SPEC type mapping from OpenAPI schemas to expression types ("Validation expressions",
+// type mapping), the conversion of JSON values to expression values by schema, and the size
+// bounds the cost estimator reads from a schema.
+
+import { parseGoDuration } from '@orch/apimachinery';
+import { escapePropertyName } from './escaping';
+
+/**
+ * The subset of an OpenAPI v3 schema (CRD `openAPIV3Schema`, the gateway's published
+ * components.schemas) that gives an expression its types. `$ref` is resolved through
+ * {@link SchemaContext.resolveRef}; `allOf` members are merged.
+ */
+export interface CelSchema {
+  readonly type?: string;
+  readonly format?: string;
+  readonly properties?: Readonly<Record<string, CelSchema>>;
+  readonly additionalProperties?: CelSchema | boolean;
+  readonly items?: CelSchema;
+  readonly required?: readonly string[];
+  readonly nullable?: boolean;
+  readonly enum?: readonly unknown[];
+  readonly maxItems?: number;
+  readonly maxLength?: number;
+  readonly maxProperties?: number;
+  readonly $ref?: string;
+  readonly allOf?: readonly CelSchema[];
+  readonly oneOf?: readonly CelSchema[];
+  readonly anyOf?: readonly CelSchema[];
+  readonly 'x-kubernetes-list-type'?: string;
+  readonly 'x-kubernetes-list-map-keys'?: readonly string[];
+  readonly 'x-kubernetes-int-or-string'?: boolean;
+  readonly 'x-kubernetes-preserve-unknown-fields'?: boolean;
+  readonly 'x-kubernetes-embedded-resource'?: boolean;
+}
+
+export interface SchemaContext {
+  /** Resolves a `$ref` (e.g. `#/components/schemas/io.orch.api.core.v1.PodSpec`). */
+  readonly resolveRef?: (ref: string) => CelSchema | undefined;
+}
+
+/** The largest request body the gateway accepts: the bound of every unbounded size (upstream). */
+export const MAX_REQUEST_SIZE_BYTES = 3 * 1024 * 1024;
+
+/** Nesting beyond this depth (recursive schemas such as JSONSchemaProps) is typed `dyn`. */
+const MAX_TYPE_DEPTH = 24;
+
+/** What a schema node is, with `$ref` and `allOf` resolved. */
+export type SchemaKind = 'object' | 'map' | 'list' | 'bool' | 'int' | 'double' | 'string' | 'bytes' | 'timestamp' | 'duration' | 'int-or-string' | 'dyn';
+
+/** Resolves `$ref` and merges `allOf` so the returned node describes the value itself. */
+export function resolveSchema(schema: CelSchema | undefined, ctx: SchemaContext = {}): CelSchema | undefined {
+  let s = schema;
+  for (let hops = 0; s && hops < 16; hops++) {
+    if (s.$ref) {
+      const target = ctx.resolveRef?.(s.$ref);
+      const { $ref: _ref, ...rest } = s;
+      s = target ? { ...target, ...rest } : rest;
+      continue;
+    }
+    if (s.allOf?.length) {
+      const { allOf, ...rest } = s;
+      let merged: CelSchema = {};
+      for (const member of allOf) merged = { ...merged, ...(resolveSchema(member, ctx) ?? {}) };
+      s = { ...merged, ...rest };
+      continue;
+    }
+    return s;
+  }
+  return s;
+}
+
+/** The SPEC type mapping of one (resolved) schema node. */
+export function schemaKind(schema: CelSchema | undefined): SchemaKind {
+  if (!schema) return 'dyn';
+  if (schema['x-kubernetes-int-or-string']) return 'int-or-string';
+  switch (schema.type) {
+    case 'object':
+      if (schema.properties || schema['x-kubernetes-embedded-resource']) return 'object';
+      if (schema.additionalProperties && typeof schema.additionalProperties === 'object') return 'map';
+      return schema['x-kubernetes-preserve-unknown-fields'] ? 'dyn' : 'map';
+    case 'array':
+      return 'list';
+    case 'boolean':
+      return 'bool';
+    case 'integer':
+      return 'int';
+    case 'number':
+      return 'double';
+    case 'string':
+      if (schema.format === 'byte') return 'bytes';
+      if (schema.format === 'date' || schema.format === 'date-time') return 'timestamp';
+      if (schema.format === 'duration') return 'duration';
+      return 'string';
+    default:
+      return 'dyn';
+  }
+}
+
+/** The declared properties of an object node, embedded-resource fields included. */
+export function objectProperties(schema: CelSchema): Readonly<Record<string, CelSchema>> {
+  if (!schema['x-kubernetes-embedded-resource']) return schema.properties ?? {};
+  return {
+    apiVersion: { type: 'string' },
+    kind: { type: 'string' },
+    metadata: { type: 'object', properties: { name: { type: 'string' }, generateName: { type: 'string' } } },
+    ...schema.properties,
+  };
+}
+
+/** The item/value schema of a list or map node. */
+function elementSchema(schema: CelSchema): CelSchema | undefined {
+  if (schema.type === 'array') return schema.items;
+  return typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Declared types (for type checking)
+
+/** A message type the checker learns from an object schema: escaped field name → type name. */
+export interface DeclaredObjectType {
+  readonly name: string;
+  readonly fields: Readonly<Record<string, string>>;
+}
+
+/**
+ * Computes the declared type of a schema as a type string of the expression engine
+ * (`int`, `list<string>`, `map<string, T>`, a generated object type name, `dyn`), collecting
+ * the object types it needs in dependency order (a type is listed after the types it uses).
+ */
+export class DeclaredTypes {
+  readonly objectTypes: DeclaredObjectType[] = [];
+  private readonly names = new Set<string>();
+  /** One declared type per schema node (and per `$ref`), so `self == oldSelf` type-checks. */
+  private readonly known = new Map<CelSchema | string, string>();
+
+  constructor(private readonly ctx: SchemaContext = {}) {}
+
+  typeOf(schema: CelSchema | undefined, name: string, depth = 0): string {
+    if (!schema || depth > MAX_TYPE_DEPTH) return 'dyn';
+    const key = schema.$ref ?? schema;
+    const seen = this.known.get(key);
+    if (seen !== undefined) return seen;
+    const type = this.declare(resolveSchema(schema, this.ctx), name, depth);
+    this.known.set(key, type);
+    return type;
+  }
+
+  private declare(s: CelSchema | undefined, name: string, depth: number): string {
+    switch (schemaKind(s)) {
+      case 'object': {
+        const fields: Record<string, string> = {};
+        for (const [prop, propSchema] of Object.entries(objectProperties(s!))) {
+          const ident = escapePropertyName(prop);
+          if (ident !== undefined) fields[ident] = this.typeOf(propSchema, `${name}.${ident}`, depth + 1);
+        }
+        const typeName = this.uniqueName(name);
+        this.objectTypes.push({ name: typeName, fields });
+        return typeName;
+      }
+      case 'map':
+        return `map<string, ${this.typeOf(elementSchema(s!), `${name}.@value`, depth + 1)}>`;
+      case 'list':
+        return `list<${this.typeOf(s!.items, `${name}.@items`, depth + 1)}>`;
+      case 'timestamp':
+        return 'google.protobuf.Timestamp';
+      case 'duration':
+        return 'google.protobuf.Duration';
+      case 'int-or-string':
+        return 'dyn';
+      default:
+        return schemaKind(s);
+    }
+  }
+
+  private uniqueName(path: string): string {
+    const base = path.replace(/[^A-Za-z0-9_.]/g, '_').replace(/^[^A-Za-z_]/, 'T');
+    let name = base;
+    for (let i = 2; this.names.has(name); i++) name = `${base}_${i}`;
+    this.names.add(name);
+    return name;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+/**
+ * The engine's value types a converter builds. They are injected by the environment module so
+ * this file stays free of the engine import (Duration, Timestamp construction).
+ */
+export interface ValueFactory {
+  duration(nanos: bigint): unknown;
+  timestamp(text: string): unknown;
+}
+
+/**
+ * Converts JSON values to expression values by schema (SPEC type mapping): integers become
+ * 64-bit ints, `format: byte` strings bytes, `date`/`date-time` timestamps, `duration`
+ * durations; declared properties are reachable under their escaped names (undeclared ones
+ * only where unknown fields are preserved); `x-kubernetes-list-type` set and map lists
+ * compare without regard to order. Without a schema, whole numbers are ints (as upstream
+ * decodes unstructured JSON) and nothing is escaped.
+ *
+ * One converter per request: values it builds from the same input compare equal across
+ * calls (`self == oldSelf` on set and map lists interns their elements).
+ */
+export class CelValueConverter {
+  private readonly interned = new Map<string, unknown>();
+
+  constructor(
+    private readonly factory: ValueFactory,
+    private readonly ctx: SchemaContext = {},
+  ) {}
+
+  convert(json: unknown, schema?: CelSchema): unknown {
+    return this.value(json, schema ? resolveSchema(schema, this.ctx) : undefined, schema !== undefined);
+  }
+
+  private value(json: unknown, s: CelSchema | undefined, typed: boolean): unknown {
+    if (json === null || json === undefined) return null;
+    if (!typed || !s) return this.untyped(json);
+    switch (schemaKind(s)) {
+      case 'int':
+      case 'int-or-string':
+        return typeof json === 'number' && Number.isInteger(json) ? BigInt(json) : json;
+      case 'double':
+        return json;
+      case 'bytes':
+        return typeof json === 'string' ? new Uint8Array(Buffer.from(json, 'base64')) : json;
+      case 'timestamp':
+        return typeof json === 'string' && !Number.isNaN(Date.parse(json)) ? this.factory.timestamp(json) : json;
+      case 'duration': {
+        const nanos = typeof json === 'string' ? durationNanosOf(json) : undefined;
+        return nanos === undefined ? json : this.factory.duration(nanos);
+      }
+      case 'list': {
+        if (!Array.isArray(json)) return this.untyped(json);
+        const items = resolveSchema(s.items, this.ctx);
+        const out = json.map((item) => this.value(item, items, items !== undefined));
+        const listType = s['x-kubernetes-list-type'];
+        if (listType === 'set' || listType === 'map') return new Set(out.map((v) => this.intern(v)));
+        return out;
+      }
+      case 'map': {
+        if (!isPlainObject(json)) return this.untyped(json);
+        const values = resolveSchema(elementSchema(s), this.ctx);
+        const out: Record<string, unknown> = Object.create(null);
+        for (const [k, v] of Object.entries(json)) out[k] = this.value(v, values, values !== undefined);
+        return out;
+      }
+      case 'object': {
+        if (!isPlainObject(json)) return this.untyped(json);
+        const props = objectProperties(s);
+        const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;
+        const out: Record<string, unknown> = Object.create(null);
+        for (const [k, v] of Object.entries(json)) {
+          const prop = props[k];
+          if (prop) {
+            const ident = escapePropertyName(k);
+            if (ident !== undefined) out[ident] = this.value(v, resolveSchema(prop, this.ctx), true);
+          } else if (preserve) out[k] = this.untyped(v);
+        }
+        return out;
+      }
+      default:
+        return this.untyped(json);
+    }
+  }
+
+  private untyped(json: unknown): unknown {
+    if (json === null || json === undefined) return null;
+    if (typeof json === 'number') return Number.isInteger(json) && Number.isSafeInteger(json) ? BigInt(json) : json;
+    if (Array.isArray(json)) return json.map((v) => this.untyped(v));
+    if (isPlainObject(json)) {
+      const out: Record<string, unknown> = Object.create(null);
+      for (const [k, v] of Object.entries(json)) out[k] = this.untyped(v);
+      return out;
+    }
+    return json;
+  }
+
+  /** Set and map lists hold one instance per distinct element so that set equality holds across values. */
+  private intern(v: unknown): unknown {
+    if (v === null || typeof v !== 'object') return v;
+    const key = canonicalKey(v);
+    const seen = this.interned.get(key);
+    if (seen !== undefined) return seen;
+    this.interned.set(key, v);
+    return v;
+  }
+}
+
+/** Nanoseconds of a Go duration string, or undefined when it is not one. */
+export function durationNanosOf(text: string): bigint | undefined {
+  try {
+    return parseGoDuration(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
+}
+
+/** A canonical text of a converted value (object keys sorted) for interning. */
+function canonicalKey(v: unknown): string {
+  if (typeof v === 'bigint') return `${v}n`;
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'undefined';
+  if (v instanceof Set || Array.isArray(v)) return `[${[...v].map(canonicalKey).join(',')}]`;
+  if (v instanceof Uint8Array) return `b${Buffer.from(v).toString('base64')}`;
+  if (v instanceof Date) return `t${v.toISOString()}`;
+  if (isPlainObject(v) && Object.getPrototypeOf(v) !== null && Object.getPrototypeOf(v) !== Object.prototype) return `o${String(v)}`;
+  const obj = v as Record<string, unknown>;
+  return `{${Object.keys(obj)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonicalKey(obj[k])}`)
+    .join(',')}}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Size bounds (for the cost estimator)
+
+/** Smallest JSON text of one value of a schema (upstream estimateMinSizeJSON). */
+export function minSerializedSize(schema: CelSchema | undefined, ctx: SchemaContext = {}): number {
+  const s = resolveSchema(schema, ctx);
+  switch (schemaKind(s)) {
+    case 'string':
+    case 'bytes':
+    case 'timestamp':
+    case 'duration':
+    case 'list':
+    case 'map':
+    case 'object':
+      return 2; // "" [] {}
+    case 'bool':
+      return s?.nullable ? 4 : 4; // true / null
+    case 'int':
+    case 'double':
+    case 'int-or-string':
+      return 1;
+    default:
+      return 1;
+  }
+}
+
+/** Most items of a list, entries of a map, or characters of a string the schema admits. */
+export function maxSize(schema: CelSchema | undefined, ctx: SchemaContext = {}): number {
+  const s = resolveSchema(schema, ctx);
+  const kind = schemaKind(s);
+  const budget = MAX_REQUEST_SIZE_BYTES;
+  switch (kind) {
+    case 'list':
+      return s!.maxItems ?? Math.floor((budget - 2) / (minSerializedSize(s!.items, ctx) + 1));
+    case 'map':
+    case 'object':
+      // each entry needs at least `"":` plus a value and a comma
+      return s!.maxProperties ?? Math.floor((budget - 2) / (minSerializedSize(elementSchema(s!), ctx) + 4));
+    case 'string':
+      return s!.maxLength ?? budget - 2;
+    case 'bytes':
+      return s!.maxLength ?? Math.floor(((budget - 2) * 3) / 4);
+    default:
+      return budget;
+  }
+}
+
+/** The schema of a field, map value or list item below `schema`, for size estimates. */
+export function childSchema(schema: CelSchema | undefined, step: { field?: string; index?: true }, ctx: SchemaContext = {}): CelSchema | undefined {
+  const s = resolveSchema(schema, ctx);
+  if (!s) return undefined;
+  const kind = schemaKind(s);
+  if (step.index) return kind === 'list' ? s.items : kind === 'map' ? elementSchema(s) : undefined;
+  if (step.field === undefined) return undefined;
+  if (kind === 'map') return elementSchema(s);
+  if (kind !== 'object') return undefined;
+  for (const [prop, propSchema] of Object.entries(objectProperties(s))) if (escapePropertyName(prop) === step.field) return propSchema;
+  return undefined;
+}
