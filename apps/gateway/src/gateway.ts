@@ -237,30 +237,9 @@ export class Gateway {
     return path;
   }
 
-  /**
-   * Writes `<component>.kubeconfig` files into the data directory, each with its own client
-   * certificate from the cluster CA: the component identities of the local profile (until
-   * per-component RBAC identities land). The node agent is `system:node:<host>` in system:nodes.
-   */
+  /** Writes `<component>.kubeconfig` files into the data directory (see writeComponentKubeconfigs). */
   async writeComponentKubeconfigs(server: string): Promise<void> {
-    const node = hostname().toLowerCase();
-    const identities: { file: string; cn: string; orgs: string[] }[] = [
-      { file: 'controller-manager', cn: 'system:orch-controller-manager', orgs: [] },
-      { file: 'scheduler', cn: 'system:orch-scheduler', orgs: [] },
-      { file: 'network-proxy', cn: 'system:orch-proxy', orgs: [] },
-      { file: 'node-agent', cn: `system:node:${node}`, orgs: ['system:nodes'] },
-    ];
-    for (const id of identities) {
-      const cert = await issueClientCert(this.pki, { cn: id.cn, orgs: id.orgs });
-      await writeKubeconfig(join(dataDir(this.options), `${id.file}.kubeconfig`), {
-        server,
-        caPem: this.pki.ca.certPem,
-        clientCertPem: cert.certPem,
-        clientKeyPem: cert.keyPem,
-        user: id.cn,
-        context: `${id.file}@orch`,
-      });
-    }
+    await writeComponentKubeconfigs(dataDir(this.options), this.pki, server, this.options['node-name'] || hostname());
   }
 
   /** Graceful shutdown: readyz fails, watches end cleanly, then the store closes. */
@@ -272,6 +251,24 @@ export class Gateway {
     await this.serviceAddressRepair?.stop();
     await Promise.all([this.watchCache.bus?.close(), this.watchCache.history.close()]);
     await this.store.close();
+  }
+}
+
+/**
+ * Writes `<component>.kubeconfig` files into dir, each with its own client certificate from
+ * the cluster CA: the component identities of the local and HA profiles (until per-component
+ * RBAC identities land). The node agent is `system:node:<nodeName>` in system:nodes.
+ */
+export async function writeComponentKubeconfigs(dir: string, pki: Pki, server: string, nodeName: string): Promise<void> {
+  const identities: { file: string; cn: string; orgs: string[] }[] = [
+    { file: 'controller-manager', cn: 'system:orch-controller-manager', orgs: [] },
+    { file: 'scheduler', cn: 'system:orch-scheduler', orgs: [] },
+    { file: 'network-proxy', cn: 'system:orch-proxy', orgs: [] },
+    { file: 'node-agent', cn: `system:node:${nodeName.toLowerCase()}`, orgs: ['system:nodes'] },
+  ];
+  for (const id of identities) {
+    const cert = await issueClientCert(pki, { cn: id.cn, orgs: id.orgs });
+    await writeKubeconfig(join(dir, `${id.file}.kubeconfig`), { server, caPem: pki.ca.certPem, clientCertPem: cert.certPem, clientKeyPem: cert.keyPem, user: id.cn, context: `${id.file}@orch` });
   }
 }
 

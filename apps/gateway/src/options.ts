@@ -25,6 +25,7 @@ export const GATEWAY_FLAGS = {
   'advertise-url': { type: 'string', default: '', description: 'URL written into generated kubeconfigs (default https://<bind-address>:<secure-port>, 127.0.0.1 for 0.0.0.0).' },
   'enable-bootstrap-token-auth': { type: 'bool', default: false, description: 'Allows bearer tokens of type bootstrap.orch.io/token secrets in orch-system to authenticate (TLS bootstrap of joining nodes).' },
   'write-component-kubeconfigs': { type: 'bool', default: false, description: 'Write a kubeconfig with its own client certificate for each control-plane component into the data dir (local profile).' },
+  'node-name': { type: 'string', default: '', description: 'Node name in the node-agent kubeconfig written by --write-component-kubeconfigs (default: this host name).' },
   'anonymous-auth': { type: 'bool', default: true, description: 'Enables anonymous requests (user system:anonymous); they are then authorized like any other.' },
   'k8s-group-aliases': { type: 'bool', default: true, description: 'Serve *.k8s.io group paths as undeclared aliases of the *.orch.io groups (for stock kubectl).' },
   'service-cluster-ip-range': { type: 'string', default: '10.96.0.0/12', description: 'A CIDR notation IPv4 range from which to assign service cluster IPs (mask between /12 and /30).' },

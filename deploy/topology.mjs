@@ -1,0 +1,160 @@
+// The scale-out topology, described once. `npm run start:ha` (scripts/start-ha.mjs) runs it as
+// processes on this machine; docker-compose.yml and deploy/haproxy.cfg are generated from it
+// (scripts/compose.mjs; a test checks the committed files are current). A target only says
+// where things are (host names, ports, paths): services, components and flags come from here.
+
+export const ETCD_MEMBERS = 3;
+export const GATEWAYS = 3;
+
+/** Default host ports of the local profile (start:ha); compose uses each image's default port in its own network namespace. */
+export const LOCAL_PORTS = {
+  'etcd-0': [2379, 2380],
+  'etcd-1': [22379, 22380],
+  'etcd-2': [32379, 32380],
+  nats: [4222, 8222],
+  redis: [6379],
+  'gateway-0': [6443],
+  'gateway-1': [6444],
+  'gateway-2': [6445],
+  'controller-manager-0': [10257],
+  'controller-manager-1': [10267],
+  'scheduler-0': [10259],
+  'scheduler-1': [10269],
+  'node-agent': [10250, 10248],
+  'network-proxy': [10256, 10249],
+};
+
+/**
+ * @typedef {object} Target
+ * @property {'local'|'compose'} name
+ * @property {string} listen          address servers bind
+ * @property {(service: string) => string} host   how others reach a service
+ * @property {(service: string, i?: number) => number} port   the i-th port of a service
+ * @property {string} dataDir         state root (kubeconfigs, PKI, per-service dirs)
+ * @property {string} server          API URL written into kubeconfigs (load balancer or gateway-0)
+ * @property {string[]} sans          names and addresses in the serving certificate
+ * @property {string} nodeName        the node-agent's node name
+ * @property {string} nodeIp          the node-agent's --node-ip ('' = its first non-loopback address)
+ */
+
+/**
+ * @typedef {object} Service
+ * @property {string} name
+ * @property {'etcd'|'nats'|'redis'|'init'|'gateway'|'controller-manager'|'scheduler'|'node-agent'|'network-proxy'} component
+ * @property {string[]} args
+ * @property {string[]} after   services that must be up (ready) first
+ * @property {string} [health]  URL answering 200 when the service is ready
+ */
+
+const join = (...parts) => parts.join('/').replace(/\/+/g, '/');
+
+/** @param {Target} t @returns {Service[]} */
+export function services(t) {
+  const dir = (name) => join(t.dataDir, name);
+  const pki = dir('pki');
+  const kubeconfig = (component) => `--kubeconfig=${join(t.dataDir, `${component}.kubeconfig`)}`;
+  const etcd = Array.from({ length: ETCD_MEMBERS }, (_, i) => `etcd-${i}`);
+  const peer = (m) => `http://${t.host(m)}:${t.port(m, 1)}`;
+  const client = (m) => `http://${t.host(m)}:${t.port(m, 0)}`;
+  const gateways = Array.from({ length: GATEWAYS }, (_, i) => `gateway-${i}`);
+  const https = (s, i = 0) => `https://${t.host(s)}:${t.port(s, i)}`;
+  const signing = [`--service-account-private-key-file=${join(pki, 'sa.key')}`, `--cluster-signing-cert-file=${join(pki, 'ca.crt')}`, `--cluster-signing-key-file=${join(pki, 'ca.key')}`];
+  return [
+    ...etcd.map((m) => ({
+      name: m,
+      component: 'etcd',
+      args: [
+        `--name=${m}`,
+        `--data-dir=${dir(m)}`,
+        `--listen-client-urls=http://${t.listen}:${t.port(m, 0)}`,
+        `--advertise-client-urls=${client(m)}`,
+        `--listen-peer-urls=http://${t.listen}:${t.port(m, 1)}`,
+        `--initial-advertise-peer-urls=${peer(m)}`,
+        `--initial-cluster=${etcd.map((o) => `${o}=${peer(o)}`).join(',')}`,
+        '--initial-cluster-state=new',
+        '--initial-cluster-token=orch-ha',
+        '--logger=zap',
+        '--log-level=warn',
+      ],
+      after: [],
+      health: `${client(m)}/health`,
+    })),
+    { name: 'nats', component: 'nats', args: ['-a', t.listen, '-p', String(t.port('nats')), '-m', String(t.port('nats', 1))], after: [], health: `http://${t.host('nats')}:${t.port('nats', 1)}/healthz` },
+    { name: 'redis', component: 'redis', args: ['--bind', t.listen, '--port', String(t.port('redis')), '--save', '', '--appendonly', 'no', '--protected-mode', 'no'], after: [] },
+    // The PKI and every kubeconfig, once, before any replica.
+    {
+      name: 'init',
+      component: 'init',
+      args: [`--data-dir=${t.dataDir}`, `--pki-dir=${pki}`, `--server=${t.server}`, `--node-name=${t.nodeName}`, ...t.sans.map((s) => `--tls-san=${s}`)],
+      after: [],
+    },
+    ...gateways.map((g) => ({
+      name: g,
+      component: 'gateway',
+      args: [
+        `--secure-port=${t.port(g)}`,
+        `--bind-address=${t.listen}`,
+        `--data-dir=${dir(g)}`,
+        `--pki-dir=${pki}`,
+        '--storage-backend=etcd',
+        `--etcd-servers=${etcd.map(client).join(',')}`,
+        `--nats-url=nats://${t.host('nats')}:${t.port('nats')}`,
+        `--redis-url=redis://${t.host('redis')}:${t.port('redis')}`,
+        // Service cluster IPs from a loopback range: the userspace network-proxy can listen on them without root.
+        '--service-cluster-ip-range=127.96.0.0/16',
+        '--enable-bootstrap-token-auth',
+        `--advertise-url=${t.server}`,
+      ],
+      after: [...etcd, 'nats', 'redis', 'init'],
+      health: `${https(g)}/readyz`,
+    })),
+    // Two of each: one leads (Lease in orch-system), the other stands by.
+    ...[0, 1].map((i) => ({
+      name: `controller-manager-${i}`,
+      component: 'controller-manager',
+      args: [kubeconfig('controller-manager'), `--secure-port=${t.port(`controller-manager-${i}`)}`, `--bind-address=${t.listen}`, ...signing],
+      after: gateways,
+      health: `${https(`controller-manager-${i}`)}/healthz`,
+    })),
+    ...[0, 1].map((i) => ({
+      name: `scheduler-${i}`,
+      component: 'scheduler',
+      args: [kubeconfig('scheduler'), `--secure-port=${t.port(`scheduler-${i}`)}`, `--bind-address=${t.listen}`],
+      after: gateways,
+      health: `${https(`scheduler-${i}`)}/healthz`,
+    })),
+    {
+      name: 'node-agent',
+      component: 'node-agent',
+      args: [
+        kubeconfig('node-agent'),
+        `--hostname-override=${t.nodeName}`,
+        `--node-ip=${t.nodeIp}`,
+        `--root-dir=${dir('node-agent')}`,
+        `--client-ca-file=${join(pki, 'ca.crt')}`,
+        `--address=${t.listen}`,
+        `--port=${t.port('node-agent', 0)}`,
+        `--secure-port=${t.port('node-agent', 1)}`,
+        `--bind-address=${t.listen}`,
+        '--anonymous-auth=false',
+        '--authentication-token-webhook',
+        '--authorization-mode=Webhook',
+      ],
+      after: gateways,
+      health: `${https('node-agent', 1)}/healthz`,
+    },
+    {
+      name: 'network-proxy',
+      component: 'network-proxy',
+      // Node ports on loopback: the proxy shares the node-agent's network (its pods' loopback addresses).
+      args: [kubeconfig('network-proxy'), `--secure-port=${t.port('network-proxy', 0)}`, `--bind-address=${t.listen}`, `--metrics-bind-address=${t.listen}:${t.port('network-proxy', 1)}`, '--nodeport-addresses=127.0.0.0/8'],
+      after: gateways,
+      health: `${https('network-proxy', 0)}/healthz`,
+    },
+  ];
+}
+
+/** Flag names of an argument list (`--a=b` → `--a`, `-p 1` → `-p`). */
+export function flagNames(args) {
+  return args.filter((a) => a.startsWith('-')).map((a) => a.split('=')[0]);
+}

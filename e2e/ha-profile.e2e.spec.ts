@@ -1,0 +1,192 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parse } from 'yaml';
+import { ensureBinary, removeDir, tempDir } from '@orch/testing';
+import { ApiClient } from './support/api-client';
+
+const ROOT = join(__dirname, '..');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface PlannedService {
+  name: string;
+  component: string;
+  args: string[];
+}
+
+/** The distinct flags of a command line, in order (`--a=b` → `--a`; repeated ones once). */
+const flagNames = (args: string[]) => [...new Set(args.filter((a) => a.startsWith('-')).map((a) => a.split('=')[0]))];
+
+describe('one topology for start:ha and docker compose', () => {
+  it('docker-compose.yml and deploy/haproxy.cfg are what scripts/compose.mjs generates from deploy/topology.mjs', () => {
+    const r = spawnSync(process.execPath, ['scripts/compose.mjs', '--check'], { cwd: ROOT, encoding: 'utf8' });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+  });
+
+  it('docker-compose config accepts the compose file', async () => {
+    const bin = await ensureBinary('docker-compose', 'docker-compose');
+    const r = spawnSync(bin, ['-f', 'docker-compose.yml', 'config', '-q'], { cwd: ROOT, encoding: 'utf8' });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+  });
+
+  it('compose runs the same components with the same flags as start:ha, plus the load balancer', () => {
+    const r = spawnSync(process.execPath, ['scripts/start-ha.mjs', '--plan'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ORCH_HA_PORTS: 'free' } });
+    expect(r.status).toBe(0);
+    const plan = JSON.parse(r.stdout) as PlannedService[];
+    const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, { command: string[]; image: string }> };
+    expect(Object.keys(compose.services).sort()).toEqual([...plan.map((s) => s.name), 'haproxy'].sort());
+    const components = plan.map((s) => s.component);
+    expect(components.filter((c) => c === 'gateway')).toHaveLength(3);
+    expect(components.filter((c) => c === 'etcd')).toHaveLength(3);
+    for (const c of ['controller-manager', 'scheduler']) expect(components.filter((x) => x === c)).toHaveLength(2);
+    for (const c of ['nats', 'redis', 'init', 'node-agent', 'network-proxy']) expect(components).toContain(c);
+    for (const s of plan) {
+      const [entry, ...args] = compose.services[s.name].command;
+      expect({ service: s.name, entry }).toEqual({ service: s.name, entry: expect.stringMatching(s.component === 'init' ? /init\.js$/ : new RegExp(`${s.component === 'redis' ? 'redis-server' : s.component === 'nats' ? 'nats-server' : s.component}`)) });
+      expect({ service: s.name, flags: flagNames(args) }).toEqual({ service: s.name, flags: flagNames(s.args) });
+    }
+    // The engines the gateways are told to use are the ones in the topology.
+    const gw = plan.find((s) => s.name === 'gateway-0')!;
+    expect(flagNames(gw.args)).toEqual(expect.arrayContaining(['--nats-url', '--redis-url', '--etcd-servers', '--storage-backend']));
+  });
+});
+
+interface Topology {
+  server: string;
+  services: { name: string; component: string; pid?: number; ports: number[] }[];
+}
+
+/**
+ * `npm run start:ha` end to end: a stock client-node informer on one gateway stays exact while
+ * writes go through another and NATS, Redis, a gateway and an etcd member fail in turn (the
+ * profile's supervisor restarts what dies, as compose would).
+ */
+describe('npm run start:ha', () => {
+  let dir: string;
+  let ha: ChildProcess;
+  let output = '';
+  let topology: Topology;
+  const readTopology = async () => (topology = JSON.parse(await readFile(join(dir, 'topology.json'), 'utf8')) as Topology);
+  const pidOf = (name: string) => topology.services.find((s) => s.name === name)!.pid!;
+  const portOf = (name: string) => topology.services.find((s) => s.name === name)!.ports[0];
+
+  beforeAll(async () => {
+    dir = await tempDir('orch-ha-profile-');
+    ha = spawn(process.execPath, ['scripts/start-ha.mjs'], { cwd: ROOT, env: { ...process.env, ORCH_DATA_DIR: dir, ORCH_HA_PORTS: 'free' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    ha.stdout!.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
+    ha.stderr!.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
+    const deadline = Date.now() + 240_000;
+    while (!output.includes('[orch-ha] up:')) {
+      if (Date.now() > deadline || ha.exitCode !== null) throw new Error(`start:ha did not come up:\n${output}`);
+      await sleep(200);
+    }
+    await readTopology();
+  }, 260_000);
+  afterAll(async () => {
+    if (ha && ha.exitCode === null) {
+      ha.kill('SIGINT');
+      const deadline = Date.now() + 30_000;
+      while (ha.exitCode === null && Date.now() < deadline) await sleep(100);
+      // Whatever is left of the profile's process group.
+      if (ha.exitCode === null) process.kill(-ha.pid!, 'SIGKILL');
+    }
+    if (dir) await removeDir(dir);
+  }, 60_000);
+
+  it('a client-node informer on one gateway stays exact while NATS, Redis, a gateway and an etcd member fail in turn', async () => {
+    const pki = join(dir, 'pki');
+    const creds = { ca: await readFile(join(pki, 'ca.crt'), 'utf8'), cert: await readFile(join(pki, 'admin.crt'), 'utf8'), key: await readFile(join(pki, 'admin.key'), 'utf8') };
+    const writer = new ApiClient(`https://127.0.0.1:${portOf('gateway-1')}`, creds);
+    expect((await writer.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'inf' } })).status).toBe(201);
+
+    const informer = spawn(process.execPath, [join(__dirname, 'support', 'ha-informer.mjs'), join(dir, 'admin.kubeconfig'), `https://127.0.0.1:${portOf('gateway-0')}`, 'inf'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const lines: string[] = [];
+    createInterface({ input: informer.stdout! }).on('line', (l) => lines.push(l));
+    let informerErr = '';
+    informer.stderr!.on('data', (d: Buffer) => (informerErr += d.toString()));
+    try {
+      const waitLine = async (prefix: string, from: number) => {
+        const deadline = Date.now() + 30_000;
+        for (;;) {
+          const found = lines.slice(from).find((l) => l.startsWith(prefix));
+          if (found) return found;
+          if (Date.now() > deadline) throw new Error(`informer printed no ${prefix}: ${lines.join('\n')}\n${informerErr}`);
+          await sleep(50);
+        }
+      };
+      await waitLine('READY', 0);
+      const dump = async () => {
+        const from = lines.length;
+        informer.stdin!.write('DUMP\n');
+        return JSON.parse((await waitLine('DUMP ', from)).slice(5)) as { items: [string, string][]; errors: number };
+      };
+
+      let writing = true;
+      let acknowledged = 0;
+      const writes = (async () => {
+        for (let i = 0; writing; i++) {
+          const ops: [string, string, unknown][] = [['POST', '', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c${i}` }, data: { i: String(i) } }]];
+          if (i % 3 === 0) ops.push(['PATCH', `/c${i}`, { data: { updated: 'yes' } }]);
+          if (i % 4 === 0) ops.push(['DELETE', `/c${i}`, undefined]);
+          for (const [method, path, body] of ops) {
+            for (let attempt = 0; attempt < 50; attempt++) {
+              const r = await writer
+                .request(method, `/api/v1/namespaces/inf/configmaps${path}`, body, method === 'PATCH' ? { headers: { 'content-type': 'application/merge-patch+json' } } : {})
+                .catch(() => undefined);
+              if (r && (r.status < 300 || r.status === 409 || r.status === 404)) {
+                acknowledged++;
+                break;
+              }
+              await sleep(200);
+            }
+          }
+          await sleep(10);
+        }
+      })();
+      // Each fault lasts at least 2 s (past the replicas' bus-silence timeout) and 15 acknowledged writes.
+      const progress = async (what: string) => {
+        const before = acknowledged;
+        const started = Date.now();
+        const deadline = started + 60_000;
+        while (acknowledged < before + 15 || Date.now() - started < 2000) {
+          if (Date.now() > deadline) throw new Error(`writes stopped after ${what}`);
+          await sleep(50);
+        }
+      };
+      const kill = async (name: string, signal: NodeJS.Signals) => {
+        await readTopology();
+        process.kill(pidOf(name), signal);
+      };
+      await progress('start');
+      await kill('nats', 'SIGKILL'); // the supervisor starts it again on its port
+      await progress('NATS was killed');
+      await kill('redis', 'SIGSTOP');
+      await progress('Redis hung');
+      await kill('redis', 'SIGCONT');
+      await kill('gateway-2', 'SIGKILL');
+      await progress('a gateway was killed');
+      await kill('etcd-1', 'SIGKILL');
+      await progress('an etcd member was killed');
+      writing = false;
+      await writes;
+
+      const marker = await writer.post('/api/v1/namespaces/inf/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'zz-end' } });
+      expect(marker.status).toBe(201);
+      let cached = await dump();
+      const deadline = Date.now() + 30_000;
+      while (!cached.items.some(([name]) => name === 'zz-end') && Date.now() < deadline) {
+        await sleep(200);
+        cached = await dump();
+      }
+      const list = (await writer.get('/api/v1/namespaces/inf/configmaps')).json as { items: { metadata: { name: string; resourceVersion: string } }[] };
+      const want = list.items.map((o): [string, string] => [o.metadata.name, o.metadata.resourceVersion]).sort();
+      expect(cached.items).toEqual(want);
+      expect(want.length).toBeGreaterThan(30);
+    } finally {
+      informer.kill('SIGKILL');
+      writer.close();
+    }
+  }, 300_000);
+});
