@@ -1,8 +1,6 @@
-import { join } from 'node:path';
-import { freePort, startProcess, type RunningProcess } from '@orch/testing';
+import type { RunningProcess } from '@orch/testing';
 import { startGateway, type GatewayProcess } from './support/gateway';
-
-const SCHEDULER_MAIN = join(__dirname, '..', 'dist', 'apps', 'scheduler', 'src', 'main.js');
+import { startScheduler as startSchedulerProcess } from './support/scheduler';
 
 const node = (name: string, labels: Record<string, string> = {}, taints: unknown[] = []) => ({
   apiVersion: 'v1',
@@ -32,15 +30,7 @@ async function eventually<T>(fn: () => Promise<T | undefined>, ms = 15_000): Pro
   }
 }
 
-async function startScheduler(gw: GatewayProcess, extra: string[] = []): Promise<RunningProcess> {
-  const port = await freePort();
-  return startProcess({
-    cmd: process.execPath,
-    args: [SCHEDULER_MAIN, `--kubeconfig=${gw.kubeconfig}`, `--secure-port=${port}`, ...extra],
-    readyProbe: async () => true,
-    timeoutMs: 20_000,
-  });
-}
+const startScheduler = (gw: GatewayProcess, extra: string[] = []) => startSchedulerProcess(gw.kubeconfig, extra);
 
 describe('scheduler process against a real gateway', () => {
   let gw: GatewayProcess;

@@ -1,4 +1,4 @@
-import { Global, Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Injectable, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { AdmissionModule } from './admission/admission.module';
 import { AuthenticationModule } from './authn/authentication.module';
@@ -7,10 +7,18 @@ import { Gateway } from './gateway';
 import { GATEWAY_CONFIG, type GatewayConfig } from './gateway-config';
 import { PipelineComposer } from './pipeline/pipeline-composer';
 
-/** Closes the gateway (watches, cache, store) when Nest shuts down. */
+/**
+ * Shuts the gateway down with Nest: before the HTTP server closes (which waits for open
+ * connections) watches end, so a watch never holds the process up; after, the watch cache
+ * stops and the store closes.
+ */
 @Injectable()
-class GatewayLifecycle implements OnApplicationShutdown {
+class GatewayLifecycle implements BeforeApplicationShutdown, OnApplicationShutdown {
   constructor(@Inject(Gateway) private readonly gateway: Gateway) {}
+
+  beforeApplicationShutdown(): void {
+    this.gateway.endWatches();
+  }
 
   async onApplicationShutdown(): Promise<void> {
     await this.gateway.close();

@@ -242,10 +242,15 @@ export class Gateway {
     await writeComponentKubeconfigs(dataDir(this.options), this.pki, server, this.options['node-name'] || hostname());
   }
 
-  /** Graceful shutdown: readyz fails, watches end cleanly, then the store closes. */
-  async close(): Promise<void> {
+  /** First step of a graceful shutdown: readyz fails and every watch ends cleanly. */
+  endWatches(): void {
     this.health.markShuttingDown();
     this.handler.closeAllWatches();
+  }
+
+  /** Graceful shutdown: readyz fails, watches end cleanly, then the pump, cache and store close. */
+  async close(): Promise<void> {
+    this.endWatches();
     await this.pump?.stop();
     this.watchCache.stop();
     await this.serviceAddressRepair?.stop();

@@ -17,6 +17,9 @@ Commands:
   serve (default)  serve the API
   verify-store     check the integrity of the store these flags name (read-only, safe while gateways run); exit 1 on a problem`;
 
+/** How long a SIGTERM waits for requests other than watches before closing their connections. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
 /** orch gateway: the API server. Flags per SPEC; see --help. */
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -56,6 +59,12 @@ async function main(): Promise<void> {
     gateway.logger.info('shutting down', { signal });
     gateway.health.markShuttingDown();
     await new Promise((r) => setTimeout(r, options['shutdown-delay-duration']));
+    // Other long-running requests (log follow, proxies) get a bounded time to finish.
+    const httpServer = app.getHttpServer() as { closeAllConnections?: () => void };
+    setTimeout(() => {
+      gateway.logger.warn('requests still open after the shutdown grace period; closing their connections', { seconds: SHUTDOWN_GRACE_MS / 1000 });
+      httpServer.closeAllConnections?.();
+    }, SHUTDOWN_GRACE_MS).unref();
     await app.close();
     process.exit(0);
   };

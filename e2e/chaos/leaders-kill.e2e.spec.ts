@@ -1,0 +1,140 @@
+import type { RunningProcess } from '@orch/testing';
+import { startControllerManager } from '../support/controller-manager';
+import { startGateway, type GatewayProcess } from '../support/gateway';
+import { eventually, startNodeAgent, type NodeAgentProcess } from '../support/node-agent';
+import { startScheduler } from '../support/scheduler';
+import { between, chaosCycles, chaosTimeout, recordChaos, sleep } from './support/chaos';
+
+const CYCLES = chaosCycles(3);
+const REPLICAS = 6;
+const LEASE_SECONDS = 3;
+const ELECTION = [`--leader-elect-lease-duration=${LEASE_SECONDS}s`, '--leader-elect-renew-deadline=2s', '--leader-elect-retry-period=500ms'];
+const DEPLOYMENT = '/apis/apps/v1/namespaces/default/deployments/chaos';
+const leasePath = (name: string) => `/apis/coordination.orch.io/v1/namespaces/orch-system/leases/${name}`;
+
+interface Replicated {
+  /** Lease name and component. */
+  name: string;
+  start(): Promise<RunningProcess>;
+  running: RunningProcess[];
+  /** Per cycle: kill -9 of the leader until another process holds the lease (ms). */
+  moves: number[];
+  /** Per cycle: the new holder's acquireTime minus the killed holder's last renewTime (ms), from the Lease. */
+  leaseGaps: number[];
+}
+
+const deployment = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'chaos' },
+  spec: {
+    replicas: REPLICAS,
+    selector: { matchLabels: { app: 'chaos' } },
+    strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 2, maxUnavailable: 1 } },
+    template: { metadata: { labels: { app: 'chaos' } }, spec: { containers: [{ name: 'c', image: 'none', resources: { requests: { cpu: '10m' } } }] } },
+  },
+};
+
+/**
+ * Two controller-managers (deployment, replicaset) and two schedulers, leader-elected with a
+ * 3 s lease, over simulated nodes. Each cycle starts a rollout and, mid-rollout, kills -9 the
+ * leader of each; a fresh process replaces each killed one. Leadership moves, the rollout
+ * completes, and the Deployment ends with exactly its replicas: no duplicate pods, no orphans.
+ */
+describe('chaos: kill -9 of the controller-manager and scheduler leaders mid-rollout', () => {
+  let gw: GatewayProcess;
+  let agent: NodeAgentProcess;
+  const components: Replicated[] = [];
+
+  beforeAll(async () => {
+    gw = await startGateway();
+    agent = await startNodeAgent({ name: 'chaos-sim', kubeconfig: gw.kubeconfig, args: ['--runtime=simulated', '--simulated-nodes=3'] });
+    components.push(
+      { name: 'controller-manager', start: () => startControllerManager(gw.kubeconfig, ['deployment', 'replicaset'], ['--leader-elect=true', ...ELECTION]), running: [], moves: [], leaseGaps: [] },
+      { name: 'scheduler', start: () => startScheduler(gw.kubeconfig, ELECTION), running: [], moves: [], leaseGaps: [] },
+    );
+    for (const c of components) c.running.push(await c.start(), await c.start());
+  }, 90_000);
+  afterAll(async () => {
+    for (const c of components) for (const p of c.running) await p.stop();
+    await agent?.stop();
+    await gw?.stop();
+  });
+
+  const lease = async (name: string) => (await gw.admin.get(leasePath(name))).json;
+  const holderOf = async (c: Replicated) => {
+    const l = await lease(c.name);
+    const proc = c.running.find((p) => l?.spec?.holderIdentity?.endsWith(`_${p.pid}`));
+    return proc ? { proc, lease: l } : undefined;
+  };
+  const pods = async () => ((await gw.admin.get('/api/v1/namespaces/default/pods?labelSelector=app%3Dchaos')).json.items as any[]).filter((p) => !p.metadata.deletionTimestamp);
+
+  /** The rollout is done: the newest generation observed, every replica updated, available and bound. */
+  const rolledOut = async () => {
+    const d = (await gw.admin.get(DEPLOYMENT)).json;
+    const s = d.status ?? {};
+    if (!(s.observedGeneration >= d.metadata.generation && s.updatedReplicas === REPLICAS && s.replicas === REPLICAS && s.availableReplicas === REPLICAS)) return undefined;
+    const live = await pods();
+    return live.length === REPLICAS && live.every((p) => p.spec.nodeName && p.status?.phase === 'Running') ? d : undefined;
+  };
+
+  it(
+    `${CYCLES} cycles: leadership moves within the lease, the rollout completes, no duplicate or orphaned pods`,
+    async () => {
+      expect((await gw.admin.post('/apis/apps/v1/namespaces/default/deployments', deployment)).status).toBe(201);
+      await eventually('the first rollout', rolledOut, 60_000);
+      let duplicates = 0;
+      let orphans = 0;
+      let midRollout = 0;
+      for (let cycle = 0; cycle < CYCLES; cycle++) {
+        const patch = { spec: { template: { metadata: { annotations: { 'chaos/cycle': String(cycle) } } } } };
+        expect((await gw.admin.patch(DEPLOYMENT, patch, 'application/merge-patch+json')).status).toBe(200);
+        const leaders = await Promise.all(components.map((c) => eventually(`a ${c.name} leader`, () => holderOf(c), 20_000)));
+        await sleep(between(50, 500)); // mid-rollout
+        if (!(await rolledOut())) midRollout++;
+
+        const killedAt = Date.now();
+        await Promise.all(leaders.map((l) => l.proc.kill9()));
+        await Promise.all(
+          components.map(async (c, i) => {
+            c.running = c.running.filter((p) => p !== leaders[i].proc);
+            c.running.push(await c.start());
+          }),
+        );
+        await Promise.all(
+          components.map(async (c, i) => {
+            const old = leaders[i].lease.spec;
+            const moved = await eventually(`the ${c.name} lease moves`, async () => ((h) => (h && h.proc !== leaders[i].proc ? h : undefined))(await holderOf(c)), 30_000, 50);
+            c.moves.push(Date.now() - killedAt);
+            // The last renewal the killed leader made is at least its renewTime in the lease we read before the kill.
+            c.leaseGaps.push(Date.parse(moved.lease.spec.acquireTime) - Date.parse(old.renewTime));
+          }),
+        );
+
+        const done = await eventually(`rollout ${cycle} completes`, rolledOut, 60_000);
+        // Settled: nothing more is created (no controller double-acts once the rollout is done).
+        await sleep(1000);
+        const live = await pods();
+        const sets = (await gw.admin.get('/apis/apps/v1/namespaces/default/replicasets?labelSelector=app%3Dchaos')).json.items as any[];
+        const scaledUp = sets.filter((rs) => rs.spec.replicas > 0);
+        expect(scaledUp).toHaveLength(1);
+        const newest = scaledUp[0];
+        const setUids = new Set(sets.filter((rs) => rs.metadata.ownerReferences?.some((o: any) => o.uid === done.metadata.uid)).map((rs) => rs.metadata.uid));
+        duplicates += Math.max(0, live.length - REPLICAS);
+        orphans += live.filter((p) => !p.metadata.ownerReferences?.some((o: any) => setUids.has(o.uid))).length + (sets.length - setUids.size);
+        expect(live).toHaveLength(REPLICAS);
+        expect(live.every((p) => p.metadata.ownerReferences?.[0]?.uid === newest?.metadata.uid)).toBe(true);
+        expect(sets.filter((rs) => rs !== newest).every((rs) => rs.spec.replicas === 0)).toBe(true);
+      }
+      for (const c of components) {
+        // Leadership moves within the lease: a follower takes over once the lease has expired,
+        // not later than a lease duration plus a few retry periods.
+        expect(Math.max(...c.leaseGaps)).toBeLessThanOrEqual(2 * LEASE_SECONDS * 1000);
+        recordChaos({ component: `${c.name} (leader)`, fault: 'kill -9 mid-rollout', cycles: CYCLES, acknowledged: 0, lost: 0, duplicates, orphans, recoveryMs: c.moves });
+      }
+      process.stdout.write(`chaos: leaders killed while the rollout was in progress in ${midRollout} of ${CYCLES} cycles\n`);
+      process.stdout.write(`chaos: lease gaps (new acquireTime - last renewTime), ms: ${components.map((c) => `${c.name} max ${Math.max(...c.leaseGaps)}`).join(', ')}\n`);
+    },
+    chaosTimeout(CYCLES, 90_000, 60_000),
+  );
+});
