@@ -128,14 +128,18 @@ void runComponent({
 
     const app = await NestFactory.createApplicationContext(SchedulerModule.forRoot(scheduler), { logger: ['error', 'warn'] });
     informers.start();
-    if (!(await informers.waitForCacheSync(signal))) return;
-    ctx.logger.info('caches synced; scheduling', { profiles: config.profiles.map((p) => p.schedulerName) });
-    app.get<Scheduler>(SCHEDULER).run();
-    await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
-    await scheduler.stop();
-    await recorder.stop(2000);
-    informers.shutdown();
-    await app.close();
+    try {
+      // Stopped before the caches synced: nothing was scheduled, only the informers need stopping.
+      if (!(await informers.waitForCacheSync(signal))) return;
+      ctx.logger.info('caches synced; scheduling', { profiles: config.profiles.map((p) => p.schedulerName) });
+      app.get<Scheduler>(SCHEDULER).run();
+      await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+      await scheduler.stop();
+    } finally {
+      await recorder.stop(2000);
+      informers.shutdown();
+      await app.close();
+    }
   },
 }).catch((err) => {
   console.error(`scheduler: ${err instanceof Error ? err.message : String(err)}`);

@@ -111,6 +111,19 @@ describe('LeaderElector', () => {
     expect(b.state.leaders).toEqual(['a', 'b']);
   });
 
+  it('releases on stop even when a renewal it did not see landed (its observed lease is stale)', async () => {
+    const a = candidate('a', { releaseOnCancel: true, retryPeriodMs: 400, renewDeadlineMs: 500 });
+    await waitFor(() => a.state.leading, 'a leads');
+    // A renewal cut short by the stop lands on the server without the elector seeing its answer.
+    const leases = client.resource<Lease>({ group: 'coordination.orch.io', version: 'v1', resource: 'leases' }, 'orch-system');
+    const current = await leases.get('orch-test');
+    await leases.update({ ...current, spec: { ...current.spec, renewTime: ago(0) } });
+    a.stop.abort();
+    await a.done;
+    expect(lease().spec?.holderIdentity).toBeUndefined();
+    expect(log.lines.join('\n')).not.toMatch(/could not release/);
+  });
+
   it('keeps the holder on stop without releaseOnCancel', async () => {
     const a = candidate('a');
     await waitFor(() => a.state.leading);

@@ -1,5 +1,5 @@
 import { sleep, withDeadline } from './backoff';
-import { isNotFound } from './errors';
+import { isConflict, isNotFound } from './errors';
 import type { RestClient, ResourceClient } from './rest';
 import { formatMicroTime, parseTime, type KubeObject } from '@orch/apimachinery';
 import type { Logger } from './types';
@@ -255,16 +255,32 @@ export class LeaderElector {
     }
   }
 
-  /** Clears holderIdentity if this candidate still holds the lease (best effort). */
+  /**
+   * Clears holderIdentity if this candidate still holds the lease (best effort). A renewal cut
+   * short by the stop may still have landed, making the observed lease stale: on a conflict the
+   * lease is read again and released if it is still this candidate's.
+   */
   private async release(): Promise<void> {
-    const lease = this.observed;
-    if (!lease || lease.spec?.holderIdentity !== this.cfg.identity) return;
-    const nowMicro = formatMicroTime(Date.now() * 1000);
-    const spec: LeaseSpec = { ...lease.spec, leaseDurationSeconds: 1, acquireTime: nowMicro, renewTime: nowMicro };
-    delete spec.holderIdentity;
+    if (this.observed?.spec?.holderIdentity !== this.cfg.identity) return;
     try {
-      this.observe(await withDeadline(this.renewDeadlineMs, undefined, (signal) => this.leases.update({ ...lease, spec }, { signal })));
-      this.logger.info(`leader election: ${this.cfg.identity} released lease ${this.cfg.namespace}/${this.cfg.name}`);
+      const released = await withDeadline(this.renewDeadlineMs, undefined, async (signal) => {
+        let lease = this.observed!;
+        for (let attempt = 1; ; attempt++) {
+          const nowMicro = formatMicroTime(Date.now() * 1000);
+          const spec: LeaseSpec = { ...lease.spec, leaseDurationSeconds: 1, acquireTime: nowMicro, renewTime: nowMicro };
+          delete spec.holderIdentity;
+          try {
+            this.observe(await this.leases.update({ ...lease, spec }, { signal }));
+            return true;
+          } catch (err) {
+            if (!isConflict(err) || attempt >= 3) throw err;
+            const fresh = await this.leases.get(this.cfg.name, { signal });
+            if (fresh?.spec?.holderIdentity !== this.cfg.identity) return false; // gone, or another holder already
+            lease = fresh;
+          }
+        }
+      });
+      if (released) this.logger.info(`leader election: ${this.cfg.identity} released lease ${this.cfg.namespace}/${this.cfg.name}`);
     } catch (err) {
       this.logger.warn(`leader election: could not release lease ${this.cfg.namespace}/${this.cfg.name}: ${(err as Error).message}`);
     }

@@ -62,10 +62,15 @@ export async function clientConfigFrom(kubeconfig: string): Promise<ClientConfig
   return inClusterConfig();
 }
 
+/** How long a stopping component waits for its main loop to finish before exiting anyway. */
+const MAIN_LOOP_STOP_MS = 10_000;
+
 /**
  * Runs an orch component process: flags, client, HTTPS health and metrics port (self-signed
- * certificate), optional leader election on a Lease, and clean shutdown on SIGINT/SIGTERM
- * (the run signal aborts, then the process exits).
+ * certificate), optional leader election on a Lease, and clean shutdown on SIGINT/SIGTERM:
+ * the run signal aborts, the main loop gets MAIN_LOOP_STOP_MS to finish (a leader releases
+ * its lease), the ports close, then the process exits 0 (1 when the main loop failed), so a
+ * handle left open somewhere never keeps a stopped component alive.
  */
 export async function runComponent<D extends FlagDefs>(spec: ComponentSpec<D>, argv: readonly string[] = process.argv.slice(2)): Promise<void> {
   const defs = { ...COMPONENT_FLAGS, ...spec.flags };
@@ -88,6 +93,9 @@ export async function runComponent<D extends FlagDefs>(spec: ComponentSpec<D>, a
   logger.info('serving health and metrics', { port: server.port });
 
   const stop = new AbortController();
+  /** The main loop while it runs (settles when it returned or failed). */
+  let mainLoop: Promise<unknown> = Promise.resolve();
+  let failed = false;
   const onSignal = (sig: string) => {
     if (stop.signal.aborted) return;
     logger.info('shutting down', { signal: sig });
@@ -111,8 +119,9 @@ export async function runComponent<D extends FlagDefs>(spec: ComponentSpec<D>, a
         releaseOnCancel: true,
         onStartedLeading: (signal: AbortSignal) => {
           logger.info('started leading', { identity });
-          void spec.run(ctx, signal).catch((err) => {
+          mainLoop = spec.run(ctx, signal).catch((err) => {
             logger.error('main loop failed', { err: String(err) });
+            failed = true;
             onSignal('error');
           });
         },
@@ -128,8 +137,11 @@ export async function runComponent<D extends FlagDefs>(spec: ComponentSpec<D>, a
       await spec.run(ctx, stop.signal);
     }
     await new Promise<void>((resolve) => (stop.signal.aborted ? resolve() : stop.signal.addEventListener('abort', () => resolve())));
+    const finished = await Promise.race([mainLoop.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), MAIN_LOOP_STOP_MS).unref())]);
+    if (!finished) logger.warn('the main loop did not finish in time after the stop signal; exiting anyway', { ms: MAIN_LOOP_STOP_MS });
   } finally {
     await server.close();
     client.close();
   }
+  process.exit(failed ? 1 : 0);
 }
