@@ -10,9 +10,19 @@ import { listOptions } from './query';
 /**
  * Watch streams (SPEC Events): chunked JSON lines, one-row Tables, or length-prefixed protobuf
  * frames. Streams end at `timeoutSeconds` (default: --min-request-timeout, randomized up to
- * 2x), when the client goes away, when a slow client falls 64 MiB behind, or at shutdown
- * (`closeAll`).
+ * 2x), when the client goes away, or at shutdown (`closeAll`). A client that falls more than
+ * MAX_WATCH_SEND_BUFFER behind on live events is cut off with an error (the connection is
+ * destroyed, which frees its buffer at once); it re-watches from its last resourceVersion.
+ *
+ * Every watcher of a resource receives the same event objects (the registry parses each stored
+ * event once), so an event is serialized once per representation, whatever the number of
+ * watchers: the encoded bytes are kept beside the event object while it lives.
  */
+export const MAX_WATCH_SEND_BUFFER = 16 * 1024 * 1024;
+
+/** Encoded watch events by event object, then by representation (see WatchStreams). */
+const encodedEvents = new WeakMap<object, Map<string, string | Buffer>>();
+
 export class WatchStreams {
   /** Open watch streams, ended by closeAll() on shutdown. */
   private readonly open = new Set<() => void>();
@@ -56,16 +66,28 @@ export class WatchStreams {
       });
       res.flushHeaders();
     };
-    const encodeEvent = (event: WatchEventOut): string | Buffer => {
+    const encodeOnce = (event: WatchEventOut): string | Buffer => {
       const ev = { type: event.type, object: inRequestedGroup(event.object, registry.def.group, info.apiGroup) as WatchEventOut['object'] };
-      if (repr.kind === 'protobuf') return encodeWatchEventProtobuf(ev.type, ev.object);
-      if (repr.kind === 'table' && ev.type !== 'BOOKMARK' && ev.type !== 'ERROR') {
-        const table = toTable(ev.object as KubeObject, registry.def, repr, !firstTable);
-        firstTable = false;
-        return JSON.stringify({ type: ev.type, object: table }) + '\n';
-      }
-      return JSON.stringify(ev) + '\n';
+      return repr.kind === 'protobuf' ? encodeWatchEventProtobuf(ev.type, ev.object) : JSON.stringify(ev) + '\n';
     };
+    const encodeEvent = (event: WatchEventOut): string | Buffer => {
+      if (repr.kind === 'table' && event.type !== 'BOOKMARK' && event.type !== 'ERROR') {
+        // Tables carry column definitions in a watcher's first row only: per watcher.
+        const table = toTable(inRequestedGroup(event.object, registry.def.group, info.apiGroup) as KubeObject, registry.def, repr, !firstTable);
+        firstTable = false;
+        return JSON.stringify({ type: event.type, object: table }) + '\n';
+      }
+      const key = `${event.type} ${repr.kind} ${info.apiGroup}`;
+      let byRepr = encodedEvents.get(event.object);
+      const hit = byRepr?.get(key);
+      if (hit !== undefined) return hit;
+      const encoded = encodeOnce(event);
+      if (!byRepr) encodedEvents.set(event.object, (byRepr = new Map()));
+      byRepr.set(key, encoded);
+      return encoded;
+    };
+    // Initial events are written in one burst before the watch goes live: the bound applies after.
+    let live = false;
     const handle = await registry.watch(
       ns,
       {
@@ -90,13 +112,16 @@ export class WatchStreams {
             return;
           }
           const ok = res.write(chunk);
-          // A watcher that cannot keep up is cut off; its client re-watches from its last RV.
-          if (!ok && res.writableLength > 64 * 1024 * 1024) finish();
+          if (!ok && live && res.writableLength > MAX_WATCH_SEND_BUFFER) {
+            req.log.warn({ buffered: res.writableLength }, 'watch client too slow: stream cut off');
+            abort();
+          }
         },
         end: () => finish(),
       },
     );
     writeHeaders();
+    live = true;
     const timer = setTimeout(() => handle.stop(), timeoutSeconds * 1000);
     timer.unref?.();
     const open = this.open;
@@ -107,6 +132,11 @@ export class WatchStreams {
       clearTimeout(timer);
       handle?.stop();
       res.end();
+    }
+    /** Ends the stream with an error: the socket goes, and with it the buffered bytes. */
+    function abort() {
+      finish();
+      res.destroy();
     }
     open.add(finish);
     res.on('close', () => {
