@@ -28,19 +28,22 @@ function readyz(url: string): Promise<boolean> {
 }
 
 /**
- * Starts the built gateway (SQLite) on a free loopback port with its state in dataDir and waits
- * until /readyz answers 200 (30 s at most); the caller kills `process` when done.
+ * Starts the built gateway (SQLite unless args say otherwise) on a free loopback port with its
+ * state in dataDir and waits until /readyz answers 200 (30 s at most); `nodeArgs` go to node
+ * itself (e.g. --cpu-prof). The caller kills `process` when done.
  */
-export async function startBenchGateway(dataDir: string, args: string[] = []): Promise<BenchGateway> {
+export async function startBenchGateway(dataDir: string, args: string[] = [], nodeArgs: string[] = []): Promise<BenchGateway> {
   const port = await freePort();
   const url = `https://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [appMain('gateway'), `--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${dataDir}`, ...args], { stdio: 'ignore' });
+  const child = spawn(process.execPath, [...nodeArgs, appMain('gateway'), `--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${dataDir}`, ...args], { stdio: 'ignore' });
   for (let i = 0; i < 300 && !(await readyz(url)); i++) await new Promise((r) => setTimeout(r, 100));
   if (!(await readyz(url))) {
     child.kill('SIGKILL');
     throw new Error('the gateway did not become ready');
   }
-  const pkiDir = join(dataDir, 'pki');
+  // Replicas share a PKI through --pki-dir.
+  const pkiArg = args.find((a) => a.startsWith('--pki-dir='));
+  const pkiDir = pkiArg ? pkiArg.slice('--pki-dir='.length) : join(dataDir, 'pki');
   const creds = {
     ca: await readFile(join(pkiDir, 'ca.crt'), 'utf8'),
     cert: await readFile(join(pkiDir, 'admin.crt'), 'utf8'),

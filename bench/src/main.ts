@@ -13,6 +13,7 @@ import { benchProcessPodStartup, benchSimulatedRuntime } from './node-agent';
 import { runProxyBench } from './proxy';
 import { startBenchGateway } from './gateway-process';
 import { printRows, type Row } from './report';
+import { scaleBench } from './scale';
 import { schedulerBench } from './scheduler';
 
 const FLAGS = {
@@ -20,7 +21,11 @@ const FLAGS = {
   concurrency: { type: 'int', default: 64, description: 'Concurrent clients of the throughput phases.' },
   'list-size': { type: 'int', default: 10_000, description: 'ConfigMaps in the list-latency phase.' },
   watchers: { type: 'int', default: 100, description: 'Watchers in the watch-latency phase.' },
-  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler.' },
+  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler, scale.' },
+  'scale-watchers': { type: 'int', default: 1000, description: 'Watchers spread over three gateways in the scale benchmark.' },
+  'scale-events': { type: 'int', default: 1000, description: 'Events per second written in the scale benchmark’s watch phase.' },
+  'scale-list-size': { type: 'int', default: 50_000, description: 'Objects listed from the watch cache and from etcd in the scale benchmark.' },
+  'rss-objects': { type: 'int', default: 100_000, description: 'Small objects the gateway holds in the scale benchmark’s memory phase.' },
   'sim-nodes': { type: 'int', default: 1000, description: 'Simulated nodes in the node-agent benchmark.' },
   'sim-pods': { type: 'int', default: 30_000, description: 'Pods on simulated nodes in the node-agent benchmark.' },
   'sched-nodes': { type: 'int', default: 5000, description: 'Nodes in the scheduler benchmark.' },
@@ -57,6 +62,18 @@ async function main(): Promise<void> {
   if (want('codec')) printRows('protobuf vs JSON', await codecBench(Math.min(opts.duration, 2000)));
   if (want('proxy')) printRows('network-proxy', await runProxyBench({ durationMs: Math.min(opts.duration, 5000), concurrency: opts.concurrency }));
   if (want('node-agent')) printRows('node-agent', [...(await benchSimulatedRuntime({ nodes: opts['sim-nodes'], pods: opts['sim-pods'] })), ...(await benchProcessPodStartup({ pods: 50 }))]);
+  if (want('scale')) {
+    const scale = await scaleBench({
+      durationMs: opts.duration,
+      concurrency: opts.concurrency,
+      watchers: opts['scale-watchers'],
+      eventsPerSecond: opts['scale-events'],
+      listSize: opts['scale-list-size'],
+      rssObjects: opts['rss-objects'],
+    });
+    printRows('scale-out (3 gateways on etcd, NATS, Redis)', scale.rows);
+    for (const note of scale.notes) console.log(`- ${note}`);
+  }
   if (want('scheduler')) printRows('scheduler (real gateway and scheduler processes)', await schedulerBench({ nodes: opts['sched-nodes'], pods: opts['sched-pods'] }));
 }
 
