@@ -147,9 +147,10 @@ export function services(t) {
       name: 'network-proxy',
       component: 'network-proxy',
       // Node ports on loopback: the proxy shares the node-agent's network (its pods' loopback addresses).
-      args: [kubeconfig('network-proxy'), `--secure-port=${t.port('network-proxy', 0)}`, `--bind-address=${t.listen}`, `--metrics-bind-address=${t.listen}:${t.port('network-proxy', 1)}`, '--nodeport-addresses=127.0.0.0/8'],
+      // Health is plain HTTP, as upstream kube-proxy's (load balancers probe it).
+      args: [kubeconfig('network-proxy'), `--healthz-bind-address=${t.listen}:${t.port('network-proxy', 0)}`, `--metrics-bind-address=${t.listen}:${t.port('network-proxy', 1)}`, '--nodeport-addresses=127.0.0.0/8'],
       after: gateways,
-      health: `${https('network-proxy', 0)}/healthz`,
+      health: `http://${t.host('network-proxy')}:${t.port('network-proxy', 0)}/healthz`,
     },
   ];
 }

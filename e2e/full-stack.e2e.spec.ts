@@ -1,12 +1,10 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
-import { freePort, removeDir, tempDir } from '@orch/testing';
-import { ApiClient } from './support/api-client';
-import { readFile } from 'node:fs/promises';
+import type { ApiClient } from './support/api-client';
+import { startLocalPlane, type LocalPlane } from './support/local-plane';
 
-const ROOT = join(__dirname, '..');
 const haveKubectl = spawnSync('sh', ['-c', 'command -v kubectl']).status === 0;
 const describeFull = haveKubectl ? describe : describe.skip;
 
@@ -91,34 +89,24 @@ async function eventually<T>(what: string, fn: () => Promise<T | undefined>, ms 
 
 /** The local profile as users run it: `scripts/start.mjs`, every component a real process. */
 describeFull('full stack from npm start', () => {
-  let dir: string;
-  let start: ChildProcess;
+  let plane: LocalPlane;
   let admin: ApiClient;
   let kubeconfig: string;
-  let output = '';
+  let dir: string;
   const kubectl = (...args: string[]) => spawnSync('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { encoding: 'utf8', timeout: 30_000 });
 
   beforeAll(async () => {
-    dir = await tempDir('orch-full-');
-    const port = await freePort();
-    start = spawn(process.execPath, [join(ROOT, 'scripts', 'start.mjs')], { env: { ...process.env, ORCH_DATA_DIR: join(dir, 'state'), ORCH_PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
-    start.stdout!.on('data', (d) => (output += d));
-    start.stderr!.on('data', (d) => (output += d));
-    await eventually('control plane up', async () => (output.includes('control plane up') ? true : undefined), 90_000);
-    kubeconfig = join(dir, 'state', 'admin.kubeconfig');
-    const pki = join(dir, 'state', 'pki');
-    admin = new ApiClient(`https://127.0.0.1:${port}`, { ca: await readFile(join(pki, 'ca.crt'), 'utf8'), cert: await readFile(join(pki, 'admin.crt'), 'utf8'), key: await readFile(join(pki, 'admin.key'), 'utf8') });
+    // npm start with its own data dir and a free port for every component.
+    plane = await startLocalPlane();
+    admin = plane.admin;
+    kubeconfig = plane.kubeconfig;
+    dir = plane.dataDir;
     await eventually('a Ready node', async () => ((await admin.get('/api/v1/nodes')).json.items.some((n: any) => n.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')) ? true : undefined));
   }, 120_000);
 
   afterAll(async () => {
-    admin?.close();
-    if (start && start.exitCode === null) {
-      start.kill('SIGINT');
-      await new Promise((r) => start.once('exit', r));
-    }
-    await removeDir(dir);
-  }, 30_000);
+    await plane?.stop();
+  }, 40_000);
 
   const readyPods = async () =>
     ((await admin.get('/api/v1/namespaces/default/pods?labelSelector=app%3Decho')).json.items as any[]).filter(

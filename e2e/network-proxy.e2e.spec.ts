@@ -1,7 +1,6 @@
 import dgram from 'node:dgram';
 import { existsSync } from 'node:fs';
 import http from 'node:http';
-import https from 'node:https';
 import net from 'node:net';
 import { join } from 'node:path';
 import { freePort, httpProbe, startProcess, type RunningProcess } from '@orch/testing';
@@ -142,7 +141,7 @@ describe('network-proxy (real gateway and proxy processes)', () => {
       args: [
         PROXY_MAIN,
         `--kubeconfig=${gw.kubeconfig}`,
-        `--secure-port=${healthPort}`,
+        `--healthz-bind-address=127.0.0.1:${healthPort}`,
         `--metrics-bind-address=127.0.0.1:${metricsPort}`,
         '--proxy-mode=ipvs',
         '--ipvs-scheduler=rr',
@@ -294,10 +293,8 @@ describe('network-proxy (real gateway and proxy processes)', () => {
     expect(from.size).toBe(3);
   });
 
-  it('serves health on its secure port and health plus metrics on the metrics port', async () => {
-    const healthz = await new Promise<number>((resolve, reject) =>
-      https.get(`https://127.0.0.1:${healthPort}/healthz`, { rejectUnauthorized: false }, (r) => (r.resume(), resolve(r.statusCode ?? 0))).on('error', reject),
-    );
+  it('serves health on plain HTTP at --healthz-bind-address (as upstream, for load balancer probes) and health plus metrics on the metrics port', async () => {
+    const healthz = await new Promise<number>((resolve, reject) => http.get(`http://127.0.0.1:${healthPort}/healthz`, (r) => (r.resume(), resolve(r.statusCode ?? 0))).on('error', reject));
     expect(healthz).toBe(200);
     const metrics = await new Promise<string>((resolve, reject) =>
       http.get(`http://127.0.0.1:${metricsPort}/metrics`, (r) => {

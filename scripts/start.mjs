@@ -2,6 +2,11 @@
 // `npm start`: installs what is missing, builds, and runs the local control plane on the
 // embedded defaults with state in .orch/ (ORCH_DATA_DIR overrides). Ctrl-C stops everything;
 // a restart keeps the state. Extra arguments are passed to the gateway.
+//
+// Ports (environment, default): ORCH_PORT gateway (6443), ORCH_CONTROLLER_MANAGER_PORT (10257),
+// ORCH_SCHEDULER_PORT (10259), ORCH_NODE_AGENT_PORT agent API (10250), ORCH_NODE_AGENT_HEALTHZ_PORT
+// (10248), ORCH_PROXY_HEALTHZ_PORT network-proxy health, plain HTTP (10256), ORCH_PROXY_METRICS_PORT
+// (10249). Set them all to run a second control plane on the same machine.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, dirname, resolve } from 'node:path';
@@ -15,7 +20,23 @@ const build = spawnSync(process.execPath, ['scripts/build.mjs'], { stdio: 'inher
 if (build.status !== 0) process.exit(build.status ?? 1);
 
 const dataDir = resolve(process.env.ORCH_DATA_DIR || '.orch');
-const port = process.env.ORCH_PORT || '6443';
+const portOf = (name, fallback) => {
+  const v = process.env[name] || fallback;
+  if (!/^\d{1,5}$/.test(v) || Number(v) < 1 || Number(v) > 65535) {
+    console.error(`[orch] ${name}=${v}: want a port number`);
+    process.exit(2);
+  }
+  return v;
+};
+const port = portOf('ORCH_PORT', '6443');
+const ports = {
+  controllerManager: portOf('ORCH_CONTROLLER_MANAGER_PORT', '10257'),
+  scheduler: portOf('ORCH_SCHEDULER_PORT', '10259'),
+  nodeAgent: portOf('ORCH_NODE_AGENT_PORT', '10250'),
+  nodeAgentHealthz: portOf('ORCH_NODE_AGENT_HEALTHZ_PORT', '10248'),
+  proxyHealthz: portOf('ORCH_PROXY_HEALTHZ_PORT', '10256'),
+  proxyMetrics: portOf('ORCH_PROXY_METRICS_PORT', '10249'),
+};
 const server = `https://127.0.0.1:${port}`;
 const kubeconfig = join(dataDir, 'admin.kubeconfig');
 const componentKubeconfig = (name) => join(dataDir, `${name}.kubeconfig`);
@@ -37,8 +58,13 @@ const components = [
     args: [`--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${dataDir}`, '--service-cluster-ip-range=127.96.0.0/16', '--enable-bootstrap-token-auth', '--write-component-kubeconfigs', ...process.argv.slice(2)],
   },
   // Each component runs with its own client certificate (written by the gateway into the data dir).
-  { name: 'controller-manager', main: 'dist/apps/controller-manager/src/main.js', args: [`--kubeconfig=${componentKubeconfig('controller-manager')}`, ...controllerSigningArgs] },
-  { name: 'scheduler', main: 'dist/apps/scheduler/src/main.js', args: [`--kubeconfig=${componentKubeconfig('scheduler')}`] },
+  // The bootstrap signer and token cleaner are on, as kubeadm runs them: `node-agent join` works.
+  {
+    name: 'controller-manager',
+    main: 'dist/apps/controller-manager/src/main.js',
+    args: [`--kubeconfig=${componentKubeconfig('controller-manager')}`, '--controllers=*,bootstrapsigner,tokencleaner', `--secure-port=${ports.controllerManager}`, ...controllerSigningArgs],
+  },
+  { name: 'scheduler', main: 'dist/apps/scheduler/src/main.js', args: [`--kubeconfig=${componentKubeconfig('scheduler')}`, `--secure-port=${ports.scheduler}`] },
   // Its HTTPS API trusts the cluster CA (the gateway's client certificate) and asks the gateway about tokens and permissions.
   {
     name: 'node-agent',
@@ -49,13 +75,24 @@ const components = [
       `--client-ca-file=${join(dataDir, 'pki', 'ca.crt')}`,
       '--node-ip=127.0.0.1',
       '--address=127.0.0.1',
+      `--port=${ports.nodeAgent}`,
+      `--secure-port=${ports.nodeAgentHealthz}`,
       '--anonymous-auth=false',
       '--authentication-token-webhook',
       '--authorization-mode=Webhook',
     ],
   },
   // Node ports on loopback only: the local profile does not expose services to the network.
-  { name: 'network-proxy', main: 'dist/apps/network-proxy/src/main.js', args: [`--kubeconfig=${componentKubeconfig('network-proxy')}`, '--nodeport-addresses=127.0.0.0/8'] },
+  {
+    name: 'network-proxy',
+    main: 'dist/apps/network-proxy/src/main.js',
+    args: [
+      `--kubeconfig=${componentKubeconfig('network-proxy')}`,
+      '--nodeport-addresses=127.0.0.0/8',
+      `--healthz-bind-address=127.0.0.1:${ports.proxyHealthz}`,
+      `--metrics-bind-address=127.0.0.1:${ports.proxyMetrics}`,
+    ],
+  },
 ];
 
 const children = [];

@@ -14,8 +14,8 @@ type Ctx = ComponentContext<typeof PROXY_FLAGS>;
 
 /**
  * orch network-proxy: forwards TCP and UDP from service cluster IPs and node ports to ready
- * endpoints, in userspace. Health on --secure-port (default 10256, HTTPS, from the component
- * runner) and health plus metrics on --metrics-bind-address (default 127.0.0.1:10249, HTTP).
+ * endpoints, in userspace. Health on --healthz-bind-address (default 0.0.0.0:10256, plain HTTP
+ * as upstream) and health plus metrics on --metrics-bind-address (default 127.0.0.1:10249, HTTP).
  */
 function networkProxy(): ComponentSpec<typeof PROXY_FLAGS> {
   let controller: ProxyController | undefined;
@@ -27,6 +27,10 @@ function networkProxy(): ComponentSpec<typeof PROXY_FLAGS> {
     defaultPort: 10256,
     flags: PROXY_FLAGS,
     leaderElection: false,
+    healthServer(f) {
+      if (f['secure-port']) throw new Error('--secure-port does not apply to the network-proxy: its health server is plain HTTP on --healthz-bind-address');
+      return { ...hostPort('healthz-bind-address', f['healthz-bind-address']), tls: false };
+    },
     async setup(ctx: Ctx) {
       const f = ctx.flags;
       new FeatureGates(f['feature-gates']); // unknown or locked gates are start-up errors

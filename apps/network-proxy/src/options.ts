@@ -1,8 +1,13 @@
 import type { FlagDefs } from '@orch/server-common';
 import { IPVS_SCHEDULERS, PROXY_MODES, type IpvsScheduler, type ProxyMode } from './balancer';
 
-/** network-proxy flags (upstream kube-proxy names); --kubeconfig, --secure-port (health, default 10256) and --bind-address come from the component. */
+/** network-proxy flags (upstream kube-proxy names); --kubeconfig comes from the component. */
 export const PROXY_FLAGS = {
+  'healthz-bind-address': {
+    type: 'string',
+    default: '0.0.0.0:10256',
+    description: 'The address:port of the plain-HTTP health server (/healthz, /livez, /readyz, /metrics), as upstream kube-proxy, for load balancer health checks. (--secure-port and --bind-address do not apply to the network-proxy.)',
+  },
   'proxy-mode': { type: 'string', default: 'iptables', description: `Which proxy mode to use: ${PROXY_MODES.join(' (random backend) or ')} (--ipvs-scheduler). Both forward in userspace.` },
   'ipvs-scheduler': { type: 'string', default: 'rr', description: `The ipvs scheduler type when proxy mode is ipvs: ${IPVS_SCHEDULERS.join(', ')}.` },
   'hostname-override': { type: 'string', default: '', description: "This node's name, matched against EndpointSlice nodeName for Local traffic policies (default: the host name)." },

@@ -50,6 +50,12 @@ export interface ComponentSpec<D extends FlagDefs> {
   flags: D;
   /** Uses leader election (controller-manager, scheduler); node-agent and proxy do not. */
   leaderElection: boolean;
+  /**
+   * Where the health and metrics server listens, for a component that does not serve them
+   * over HTTPS on --bind-address:--secure-port (network-proxy: plain HTTP on
+   * --healthz-bind-address, as upstream kube-proxy, for load balancers' probes).
+   */
+  healthServer?(flags: FlagValues<D & typeof COMPONENT_FLAGS>): { host: string; port: number; tls: false };
   /** Prepares the component (informers, handlers) before leadership; may register health checks. */
   setup?(ctx: ComponentContext<D>): Promise<void>;
   /** The main loop; runs while leading (or always without leader election); ends when signal aborts. */
@@ -64,6 +70,15 @@ export async function clientConfigFrom(kubeconfig: string): Promise<ClientConfig
 
 /** How long a stopping component waits for its main loop to finish before exiting anyway. */
 const MAIN_LOOP_STOP_MS = 10_000;
+
+/** The component's health and metrics server: HTTPS with a self-signed certificate unless the spec says otherwise. */
+async function startHealthServer<D extends FlagDefs>(spec: ComponentSpec<D>, flags: FlagValues<D & typeof COMPONENT_FLAGS>, health: HealthChecks, metrics: Registry) {
+  const custom = spec.healthServer?.(flags);
+  if (custom) return startComponentServer({ port: custom.port, host: custom.host, healthChecks: health, registry: metrics });
+  const port = flags['secure-port'] || spec.defaultPort;
+  const tls = await selfSignedServingCert([flags['bind-address'], 'localhost'], `${spec.name}@${Math.floor(Date.now() / 1000)}`);
+  return startComponentServer({ port, host: flags['bind-address'], healthChecks: health, registry: metrics, tls: { cert: tls.certPem, key: tls.keyPem } });
+}
 
 /**
  * Runs an orch component process: flags, client, HTTPS health and metrics port (self-signed
@@ -87,9 +102,7 @@ export async function runComponent<D extends FlagDefs>(spec: ComponentSpec<D>, a
   const identity = `${hostname()}_${process.pid}`;
   const ctx: ComponentContext<D> = { name: spec.name, flags, client, clientConfig, logger, health, metrics, identity, features };
 
-  const port = flags['secure-port'] || spec.defaultPort;
-  const tls = await selfSignedServingCert([flags['bind-address'], 'localhost'], `${spec.name}@${Math.floor(Date.now() / 1000)}`);
-  const server = await startComponentServer({ port, host: flags['bind-address'], healthChecks: health, registry: metrics, tls: { cert: tls.certPem, key: tls.keyPem } });
+  const server = await startHealthServer(spec, flags, health, metrics);
   logger.info('serving health and metrics', { port: server.port });
 
   const stop = new AbortController();
