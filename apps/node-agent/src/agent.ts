@@ -14,6 +14,7 @@ import { PodIpAllocator, defaultPodCidr } from './node/pod-cidr';
 import type { NODE_AGENT_FLAGS } from './options';
 import { PodWorker } from './pods/pod-worker';
 import type { ObjectSource } from './runtime/process/env';
+import { loadEntrypointTable } from './runtime/process/entrypoints';
 import { ProcessRuntime } from './runtime/process/process-runtime';
 import type { Runtime } from './runtime/runtime';
 import { SimulatedRuntime } from './runtime/simulated/simulated-runtime';
@@ -162,6 +163,7 @@ export async function runAgent(ctx: Ctx, signal: AbortSignal): Promise<void> {
       token: tokenSource(ctx.client, logger),
       rootCaPem: ctx.clientConfig.caPem ?? '',
       nodeAllocatable: () => allocatable,
+      entrypoints: await loadEntrypointTable(f['image-entrypoints']),
       gateway: gatewayAddress(ctx.clientConfig.server),
       log: { maxBytes: Quantity.parse(f['container-log-max-size']).value(), maxFiles: Math.max(1, f['container-log-max-files']) },
       backoff: { initialMs: f['restart-backoff-initial'], maxMs: f['restart-backoff-max'] },

@@ -21,6 +21,12 @@ export const NODE_AGENT_FLAGS = {
   'authorization-mode': { type: 'string', default: 'AlwaysAllow', description: 'AlwaysAllow or Webhook (SubjectAccessReview through the gateway).' },
   'authorization-webhook-cache-authorized-ttl': { type: 'duration', default: 300_000, description: 'How long allowed SubjectAccessReview answers are cached.' },
   'authorization-webhook-cache-unauthorized-ttl': { type: 'duration', default: 30_000, description: 'How long denied SubjectAccessReview answers are cached.' },
+  'image-entrypoints': {
+    type: 'string',
+    default: '',
+    description:
+      'YAML or JSON file mapping image repositories to {entrypoint: [...], cmd: [...]}: what a container without command runs in the process runtime (added to the built-in busybox, alpine, debian, ubuntu, python, node, nginx, redis, postgres).',
+  },
   runtime: { type: 'string', default: 'process', description: 'Pod runtime: process (containers run as host processes) or simulated (fake nodes, pods run at once; for scale tests).' },
   'simulated-nodes': { type: 'int', default: 1, description: 'Number of fake nodes served by the simulated runtime (named <hostname-override>-<i>).' },
   'pod-cidr': { type: 'string', default: '', description: 'Loopback /24 for pod IPs (default 127.<a>.<b>.0/24 in 127.128.0.0/9, derived from the node name).' },

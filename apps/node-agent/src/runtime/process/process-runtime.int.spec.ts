@@ -24,6 +24,8 @@ beforeEach(async () => {
     token: async () => undefined,
     rootCaPem: 'CA',
     nodeAllocatable: () => ({ cpu: '2', memory: '1Gi' }),
+    // An image that runs `node -e <script>` as its entrypoint when the container names no command.
+    entrypoints: new Map([['example/node-script', { entrypoint: [process.execPath, '-e'], cmd: ['console.log("image default")'] }]]),
     log: { maxBytes: 1 << 20, maxFiles: 2 },
     backoff: { initialMs: 300, maxMs: 1000 },
     syncFrequencyMs: 60_000,
@@ -109,7 +111,7 @@ describe('ProcessRuntime with real processes', () => {
   });
 
   it.each<{ name: string; container: Container; want: { state: string; reason: string; message?: RegExp } }>([
-    { name: 'no command', container: { name: 'img', image: 'nginx' }, want: { state: 'waiting', reason: 'CreateContainerConfigError', message: /has no command/ } },
+    { name: 'no command', container: { name: 'img', image: 'example/unknown' }, want: { state: 'waiting', reason: 'CreateContainerConfigError', message: /has no command and no args, and image "example\/unknown" is not in the node agent's image entrypoint table/ } },
     { name: 'missing binary', container: { name: 'bin', command: ['no-such-binary-xyz'] }, want: { state: 'lastTerminated', reason: 'StartError', message: /executable file not found/ } },
   ])('reports $name', async ({ container, want }) => {
     const p = pod([container], { policy: 'Always' });
@@ -121,6 +123,21 @@ describe('ProcessRuntime with real processes', () => {
     const got = want.state === 'waiting' ? s.waiting : (s.lastTerminated ?? s.terminated);
     expect(got?.reason).toBe(want.reason);
     if (want.message) expect(got?.message).toMatch(want.message);
+  });
+
+  // Containers without `command` (upstream: command replaces the image ENTRYPOINT, args its CMD).
+  it.each<{ name: string; container: Container; want: string }>([
+    { name: 'args alone are the command line', container: { name: 'c', image: 'example/unknown', args: [process.execPath, '-e', 'console.log("from args")'] }, want: 'from args' },
+    { name: 'an image in the table runs its entrypoint and cmd', container: { name: 'c', image: 'registry.example.com:5000/example/node-script:1.0' }, want: 'image default' },
+    { name: "args replace the table's cmd, its entrypoint stays", container: { name: 'c', image: 'example/node-script', args: ['console.log("own args")'] }, want: 'own args' },
+  ])('runs a container without command: $name', async ({ container, want }) => {
+    const p = pod([container], { policy: 'Never' });
+    await syncUntil(p, (cs) => main(cs, 'c')?.terminated?.exitCode === 0);
+    // The exit may be seen before the output pipe is drained into the log.
+    const logDir = runtime.container(p.metadata.uid!, 'c')!.logDirectory;
+    const log = async () => readFile((await instanceLogFiles(logDir, 0))[0], 'utf8');
+    for (let i = 0; i < 100 && !(await log()).includes(want); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await log()).toContain(want);
   });
 
   it('stops gracefully: SIGTERM first, SIGKILL after the grace period', async () => {

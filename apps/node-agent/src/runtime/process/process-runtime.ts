@@ -8,6 +8,7 @@ import { podKey, type PodRuntimeState, type Runtime, type SyncResult } from '../
 import { ContainerRecord, type LaunchSpec } from './container';
 import { ContainerConfigError, containerEnv, expandVars, type ObjectSource, type PodFacts } from './env';
 import type { LogWriterOptions } from './logs';
+import { commandLine, type EntrypointTable } from './entrypoints';
 import { VolumeError, containerRoot, materializeVolumes } from './volumes';
 import { leftoverInstances, readExitCode, shimAlive, signalGroup, type InstanceState } from './shim';
 
@@ -22,6 +23,8 @@ export interface ProcessRuntimeOptions {
   token(pod: Pod, audience: string | undefined, expirationSeconds: number): Promise<string | undefined>;
   rootCaPem: string;
   nodeAllocatable(): Record<string, string>;
+  /** What images run when a container names no command (--image-entrypoints). */
+  entrypoints: EntrypointTable;
   /** The gateway's host and port, given to pods as ORCH_SERVICE_HOST / ORCH_SERVICE_PORT. */
   gateway?: { host: string; port: string };
   log: LogWriterOptions;
@@ -242,9 +245,7 @@ export class ProcessRuntime implements Runtime {
   }
 
   private async launchSpec(rec: PodRecord, c: Container, init: boolean, facts: PodFacts): Promise<LaunchSpec> {
-    if (!c.command?.length) {
-      throw new ContainerConfigError(`container "${c.name}" has no command: the process runtime runs the command and args as a host process and does not run images`);
-    }
+    const line = commandLine(c, this.opts.entrypoints);
     const root = await containerRoot(rec.dir, c, rec.volumes ?? new Map(), init);
     const pod = rec.pod;
     const base: Record<string, string> = {
@@ -262,7 +263,7 @@ export class ProcessRuntime implements Runtime {
     };
     const env = await containerEnv(pod, c, facts, this.opts.source, base);
     const lookup = (n: string) => env[n];
-    const command = [...c.command, ...(c.args ?? [])].map((a) => expandVars(a, lookup));
+    const command = line.map((a) => expandVars(a, lookup));
     return { command, env, cwd: c.workingDir || root, root };
   }
 
