@@ -1,9 +1,17 @@
 import { BUILTIN_RESOURCES } from './catalog-data';
 import type { GroupVersion, ResourceDef } from './catalog-types';
 
-/** `*.k8s.io` groups served as undeclared aliases of `*.orch.io` (compatibility option). */
+/** The `*.orch.io` group a `*.k8s.io` group name stands for (compatibility option); other names as they are. */
 export function canonicalGroup(group: string): string {
   return group.endsWith('.k8s.io') ? `${group.slice(0, -'.k8s.io'.length)}.orch.io` : group;
+}
+
+/**
+ * The upstream (`*.k8s.io`) name of an `*.orch.io` group, under which the compatibility option
+ * also declares it; undefined for groups without the brand (`apps`, `batch`, core...).
+ */
+export function upstreamGroup(group: string): string | undefined {
+  return group.endsWith('.orch.io') ? `${group.slice(0, -'.orch.io'.length)}.k8s.io` : undefined;
 }
 
 export function groupVersionString(gv: GroupVersion): string {

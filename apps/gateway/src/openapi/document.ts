@@ -1,4 +1,4 @@
-import { BUILTIN_RESOURCES, hasProtobufSchema, schemaForKind, typeSchema, type GroupVersionKind, type ResourceDef, type TypeSchema, type Verb } from '@orch/api';
+import { BUILTIN_RESOURCES, canonicalGroup, hasProtobufSchema, schemaForKind, typeSchema, type GroupVersionKind, type ResourceDef, type TypeSchema, type Verb } from '@orch/api';
 import { VERSION_INFO } from '../discovery/discovery';
 import { definition, reachableTypes, ref, type SchemaObject } from './schemas';
 
@@ -71,17 +71,19 @@ function pascal(s: string): string {
     .join('');
 }
 
-/** `rbac.authorization.orch.io` → `RbacAuthorization`, core → `Core` (upstream operation ids). */
+/** `rbac.authorization.orch.io` (or `.k8s.io`) → `RbacAuthorization`, core → `Core` (upstream operation ids). */
 function groupIdent(group: string): string {
-  return group === '' ? 'Core' : pascal(group.replace(/\.orch\.io$/, ''));
+  return group === '' ? 'Core' : pascal(group.replace(/\.(orch|k8s)\.io$/, ''));
 }
 
 /** Groups of built-in kinds (resources and subresources); other groups are custom resources. */
 const BUILTIN_GROUPS = new Set(BUILTIN_RESOURCES.flatMap((r) => [r.group, ...r.subresources.map((s) => s.group ?? r.group)]));
 
+/** A kind as published under `group` (an `*.k8s.io` name finds the schema of its `*.orch.io` group). */
 function kindInfo(group: string, version: string, kind: string): KindInfo {
   const gvk = { group, version, kind };
-  const schema = BUILTIN_GROUPS.has(group) ? schemaForKind(group, version, kind) : undefined;
+  const served = canonicalGroup(group);
+  const schema = BUILTIN_GROUPS.has(served) ? schemaForKind(served, version, kind) : undefined;
   if (schema) return { gvk, schemaName: schema.name, protobuf: hasProtobufSchema(group, version, kind) };
   const reversed = group.split('.').reverse().join('.');
   const isList = kind.endsWith('List');
@@ -108,7 +110,10 @@ function responses(codes: Record<string, { schema: string; protobuf: boolean; wa
   return out;
 }
 
-/** Builds the document of one group/version from its served resources. */
+/**
+ * Builds the document of one group/version from its served resources, published under `group`
+ * (the resources' own group, or its `*.k8s.io` name: paths and group-version-kinds then say it).
+ */
 export class GroupVersionDocument {
   private readonly paths: Record<string, PathItem> = {};
   private readonly kinds = new Map<string, KindInfo>();
@@ -176,8 +181,8 @@ export class GroupVersionDocument {
   }
 
   private resource(r: ResourceDef): void {
-    const obj = this.kind(r.group, r.version, r.kind);
-    const list = this.kind(r.group, r.version, r.listKind);
+    const obj = this.kind(this.group, r.version, r.kind);
+    const list = this.kind(this.group, r.version, r.listKind);
     const ns = r.scope === 'Namespaced';
     const scoped = ns ? 'Namespaced' : '';
     const k = r.kind;
@@ -209,7 +214,7 @@ export class GroupVersionDocument {
       this.add(item, 'delete', this.op('delete', `delete${this.ident}${scoped}${k}`, obj, `delete a ${k}`, { parameters: DELETE_PARAMS, requestBody: { content: { '*/*': { schema: ref(DELETE_OPTIONS) } } }, responses: statusResp('200', '202') }), itemParams);
     }
     if (has('watch')) this.watchPaths(r, obj, ns);
-    for (const s of r.subresources) this.subresource(r, s.name, this.kind(s.group ?? r.group, s.version ?? r.version, s.kind), s.verbs, item, itemParams, scoped);
+    for (const s of r.subresources) this.subresource(r, s.name, this.kind(s.group === undefined || s.group === r.group ? this.group : s.group, s.version ?? r.version, s.kind), s.verbs, item, itemParams, scoped);
   }
 
   private patchOp(id: string, kind: KindInfo, k: string): Operation {

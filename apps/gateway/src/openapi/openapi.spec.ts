@@ -137,6 +137,24 @@ describe('publishing', () => {
     expect(paths['apis/apps/v1'].serverRelativeURL).toBe(`/openapi/v3/apis/apps/v1?hash=${JSON.parse(doc.headers.etag)}`);
   });
 
+  // Compatibility option: stock manifests (`rbac.authorization.k8s.io/v1`) validate against these.
+  it('publishes every *.orch.io group version again under its *.k8s.io name, and only under the option', () => {
+    const aliasKeys = (s: OpenApiV3) => Object.keys(get(s, '/openapi/v3').json!.paths).filter((k) => k.includes('.k8s.io'));
+    expect(aliasKeys(svc)).toEqual(expect.arrayContaining(['apis/rbac.authorization.k8s.io/v1', 'apis/networking.k8s.io/v1', 'apis/apiextensions.k8s.io/v1', 'apis/flowcontrol.apiserver.k8s.io/v1']));
+    expect(aliasKeys(svc).every((k) => get(svc, '/openapi/v3').json!.paths[k.replace('.k8s.io', '.orch.io')])).toBe(true);
+    expect(aliasKeys(new OpenApiV3(new Catalog(), { k8sAliases: false }))).toEqual([]);
+  });
+
+  it('an alias document names its own group in paths, operations and schema group-version-kinds', () => {
+    const rbac = get(svc, '/openapi/v3/apis/rbac.authorization.k8s.io/v1').json!;
+    const item = rbac.paths['/apis/rbac.authorization.k8s.io/v1/namespaces/{namespace}/roles/{name}'];
+    expect(item.patch['x-kubernetes-group-version-kind']).toEqual({ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Role' });
+    expect(item.patch.parameters.map((p: Json) => p.name)).toContain('fieldValidation');
+    expect(item.patch.operationId).toBe('patchRbacAuthorizationV1NamespacedRole');
+    expect(schema(rbac, 'io.orch.api.rbac.v1.Role')['x-kubernetes-group-version-kind']).toEqual([{ group: 'rbac.authorization.k8s.io', kind: 'Role', version: 'v1' }]);
+    expect(Object.keys(rbac.paths).every((p) => p.startsWith('/apis/rbac.authorization.k8s.io/v1/'))).toBe(true);
+  });
+
   it.each([
     { name: 'no hash: revalidate', query: '', headers: {}, status: 200, cache: 'no-cache, private' },
     { name: 'current hash: immutable', query: 'hash=CURRENT', headers: {}, status: 200, cache: 'public, immutable' },

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { groupVersionString, type Catalog, type ResourceDef } from '@orch/api';
+import { groupVersionString, upstreamGroup, type Catalog, type ResourceDef } from '@orch/api';
 import { negotiate } from '@orch/apimachinery';
 import { GroupVersionDocument } from './document';
 
@@ -37,17 +37,26 @@ function etagMatches(header: string | undefined, hash: string): boolean {
   });
 }
 
+export interface OpenApiOptions {
+  /** Compatibility option (--k8s-group-aliases): every `*.orch.io` group version is also published under its `*.k8s.io` name. */
+  k8sAliases: boolean;
+}
+
 /**
  * OpenAPI v3 publishing (upstream kube-openapi handler3): `/openapi/v3` lists every served
- * group/version with a `serverRelativeURL` carrying the document's hash; each document is
- * built once per catalog state (rebuilt when CRDs change the catalog) and served with an
- * ETag; `If-None-Match` gives 304; a matching `hash` makes the response cacheable forever;
- * a stale `hash` redirects to the current one.
+ * group/version (and, under the compatibility option, each `*.orch.io` one again under its
+ * `*.k8s.io` name, so stock manifests validate) with a `serverRelativeURL` carrying the
+ * document's hash; each document is built once per catalog state (rebuilt when CRDs change
+ * the catalog) and served with an ETag; `If-None-Match` gives 304; a matching `hash` makes the
+ * response cacheable forever; a stale `hash` redirects to the current one.
  */
 export class OpenApiV3 {
   private published?: Published;
 
-  constructor(private readonly catalog: Catalog) {}
+  constructor(
+    private readonly catalog: Catalog,
+    private readonly options: OpenApiOptions = { k8sAliases: true },
+  ) {}
 
   /** Serves GET `/openapi/v3[/<api|apis/group>/<version>]`; undefined for any other path (a 404 for the caller). */
   serve(path: string, query: URLSearchParams, headers: { accept?: string; ifNoneMatch?: string }): OpenApiResponse | undefined {
@@ -83,15 +92,21 @@ export class OpenApiV3 {
     const resources = this.catalog.resources();
     const fp = fingerprint(resources);
     if (this.published?.fingerprint === fp) return this.published;
-    const byGroupVersion = new Map<string, ResourceDef[]>();
-    for (const r of resources) {
-      const key = r.group === '' ? `api/${r.version}` : `apis/${groupVersionString(r)}`;
-      byGroupVersion.set(key, [...(byGroupVersion.get(key) ?? []), r]);
-    }
+    // Documents by path key, each with the group name it is published under.
+    const byGroupVersion = new Map<string, { group: string; defs: ResourceDef[] }>();
+    const addTo = (group: string, r: ResourceDef) => {
+      const key = group === '' ? `api/${r.version}` : `apis/${groupVersionString({ group, version: r.version })}`;
+      const entry = byGroupVersion.get(key) ?? { group, defs: [] };
+      entry.defs.push(r);
+      byGroupVersion.set(key, entry);
+    };
+    for (const r of resources) addTo(r.group, r);
+    const alias = (r: ResourceDef) => (this.options.k8sAliases ? upstreamGroup(r.group) : undefined);
+    for (const r of resources) if (alias(r)) addTo(alias(r)!, r);
     const docs = new Map<string, { body: Buffer; hash: string }>();
     const paths: Record<string, { serverRelativeURL: string }> = {};
-    for (const [key, defs] of byGroupVersion) {
-      const body = Buffer.from(JSON.stringify(new GroupVersionDocument(defs[0].group, defs[0].version, defs).build()));
+    for (const [key, { group, defs }] of byGroupVersion) {
+      const body = Buffer.from(JSON.stringify(new GroupVersionDocument(group, defs[0].version, defs).build()));
       const hash = hashOf(body);
       docs.set(key, { body, hash });
       paths[key] = { serverRelativeURL: `${V3}/${key}?hash=${hash}` };
