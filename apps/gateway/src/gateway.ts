@@ -158,7 +158,7 @@ export class Gateway {
       encoder: new Encoder({ compression: this.features.enabled('APIResponseCompression') }),
       logger: this.logger,
       watches: new WatchStreams({ minRequestTimeoutSeconds: this.options['min-request-timeout'] }),
-      nonResource: new NonResourceEndpoints({ discovery: new Discovery(this.catalog), health: this.health, metricsRegistry, openapi: new OpenApiV3(this.catalog), k8sAliases }),
+      nonResource: new NonResourceEndpoints({ discovery: new Discovery(this.catalog, { k8sAliases }), health: this.health, metricsRegistry, openapi: new OpenApiV3(this.catalog, { k8sAliases }), k8sAliases }),
       subresources: new SubresourceHandlers(new NodeProxy({ pki: this.pki })),
       virtual: new VirtualResources({
         pods: () => this.registry('', 'pods'),

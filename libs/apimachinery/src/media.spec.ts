@@ -66,6 +66,26 @@ describe('negotiate', () => {
     { name: 'table not offered falls back', accept: KUBECTL_TABLE, offers: { encodings: ['json'] }, want: { kind: 'json', contentType: 'application/json' } },
     { name: 'protobuf table skipped', accept: 'application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json', offers: ALL, want: { kind: 'json', contentType: 'application/json' } },
     { name: 'unknown table version skipped', accept: 'application/json;as=Table;v=v2;g=meta.k8s.io,application/yaml', offers: ALL, want: { kind: 'yaml', contentType: 'application/yaml' } },
+    // metadata-only views (client-go metadata client: protobuf first, then JSON, then the plain fallback)
+    {
+      name: 'client-go metadata list, protobuf',
+      accept: 'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
+      offers: { ...ALL, partialMetadata: true },
+      want: { kind: 'partial', as: 'PartialObjectMetadataList', group: 'meta.k8s.io', version: 'v1', encoding: 'protobuf', contentType: 'application/vnd.kubernetes.protobuf' },
+    },
+    {
+      name: 'metadata watch, json',
+      accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json',
+      offers: { encodings: ['json'], table: true, partialMetadata: true },
+      want: { kind: 'partial', as: 'PartialObjectMetadata', group: 'meta.k8s.io', version: 'v1', encoding: 'json', contentType: 'application/json' },
+    },
+    {
+      name: 'orch spelling, v1beta1',
+      accept: 'application/yaml;as=PartialObjectMetadata;g=meta.orch.io;v=v1beta1',
+      offers: { ...ALL, partialMetadata: true },
+      want: { kind: 'partial', as: 'PartialObjectMetadata', group: 'meta.orch.io', version: 'v1beta1', encoding: 'yaml', contentType: 'application/yaml' },
+    },
+    { name: 'metadata not offered falls back', accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json', offers: ALL, want: { kind: 'json', contentType: 'application/json' } },
     // discovery
     {
       name: 'kubectl aggregated discovery',

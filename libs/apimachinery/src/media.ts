@@ -25,6 +25,8 @@ export const ENCODING_MEDIA_TYPES: Readonly<Record<Encoding, readonly string[]>>
 /** Groups whose `as=Table` (v1, v1beta1) we render; meta.k8s.io is the stock-kubectl alias. */
 export const TABLE_GROUPS: readonly string[] = ['meta.orch.io', 'meta.k8s.io'];
 const TABLE_VERSIONS = ['v1', 'v1beta1'];
+/** Metadata-only views (`as=PartialObjectMetadata[List]`), in the same groups and versions as tables. */
+const PARTIAL_METADATA_KINDS = ['PartialObjectMetadata', 'PartialObjectMetadataList'];
 /** Groups of aggregated discovery (v2, v2beta1); kubectl only understands the k8s.io one. */
 export const DISCOVERY_GROUPS: readonly string[] = ['apidiscovery.orch.io', 'apidiscovery.k8s.io'];
 const DISCOVERY_VERSIONS = ['v2', 'v2beta1'];
@@ -77,12 +79,19 @@ export interface Offers {
   table?: boolean;
   /** The endpoint serves aggregated discovery (`as=APIGroupDiscoveryList`) in json. */
   discovery?: boolean;
+  /**
+   * The endpoint answers with metadata only (`as=PartialObjectMetadata` or
+   * `as=PartialObjectMetadataList`, `g=meta.{orch,k8s}.io`, v1 or v1beta1) in any offered
+   * encoding. Whether the kind fits the response (an object or a list) is checked when encoding.
+   */
+  partialMetadata?: boolean;
 }
 
 /** The representation chosen for a response, with the Content-Type header to send. */
 export type Negotiated =
   | { kind: 'json' | 'yaml' | 'protobuf'; contentType: string }
   | { kind: 'table'; group: string; version: string; encoding: 'json' | 'yaml'; contentType: string }
+  | { kind: 'partial'; as: 'PartialObjectMetadata' | 'PartialObjectMetadataList'; group: string; version: string; encoding: Encoding; contentType: string }
   | { kind: 'discovery'; group: string; version: string; contentType: string };
 
 /**
@@ -118,6 +127,9 @@ function acceptClause(clause: MediaRange, enc: Encoding, mediaType: string, offe
   if (as === undefined && g === undefined && v === undefined) return { kind: enc, contentType: mediaType };
   if (offers.table && as === 'Table' && TABLE_GROUPS.includes(g) && TABLE_VERSIONS.includes(v) && enc !== 'protobuf') {
     return { kind: 'table', group: g, version: v, encoding: enc, contentType: mediaType };
+  }
+  if (offers.partialMetadata && PARTIAL_METADATA_KINDS.includes(as) && TABLE_GROUPS.includes(g) && TABLE_VERSIONS.includes(v)) {
+    return { kind: 'partial', as: as as 'PartialObjectMetadata' | 'PartialObjectMetadataList', group: g, version: v, encoding: enc, contentType: mediaType };
   }
   if (offers.discovery && as === 'APIGroupDiscoveryList' && DISCOVERY_GROUPS.includes(g) && DISCOVERY_VERSIONS.includes(v) && enc === 'json') {
     return { kind: 'discovery', group: g, version: v, contentType: `${mediaType};g=${g};v=${v};as=APIGroupDiscoveryList` };

@@ -4,6 +4,7 @@ import { metadataTypeErrors } from '../registry/metadata-validation';
 import type { ApiRequest, DecodedRequestBody } from './api-request';
 import { requestTarget } from './api-request';
 import { APPLY_PATCH_YAML, JSON_PATCH, MERGE_PATCH, PATCH_TYPES, STRATEGIC_MERGE_PATCH, decodeMedia } from './media';
+import { queryBool } from './query';
 
 /** The `fieldValidation` directive (SPEC query parameters; default Warn). */
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
@@ -219,7 +220,7 @@ export function decodeDeleteOptions(raw: Buffer | undefined, contentType: string
   }
   const policy = query.get('propagationPolicy');
   if (policy !== null) options.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
-  const orphan = query.get('orphanDependents');
-  if (orphan !== null) options.orphanDependents = orphan === 'true';
+  const orphan = queryBool(query, 'orphanDependents');
+  if (orphan !== undefined) options.orphanDependents = orphan;
   return options;
 }

@@ -4,8 +4,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ProtobufError, encodeProtobuf, type ResourceDef } from '@orch/api';
 import { StatusError, encodeYaml, negotiate, type KubeObject } from '@orch/apimachinery';
 import { StorageFullError } from '@orch/storage';
-import { errorRepresentation, toTable, type Representation } from '../server/representation';
+import { errorRepresentation, serializationOf, toPartialObjectMetadata, toTable, type Representation } from '../server/representation';
 import type { ApiRequest } from './api-request';
+import { queryBool } from './query';
 
 const gzipAsync = promisify(gzip);
 
@@ -26,12 +27,14 @@ export class Encoder {
     r.done = true;
   };
 
-  /** Writes a body in the negotiated representation. */
+  /** Writes a body in the negotiated representation (a metadata-only view when asked: PartialObjectMetadata[List]). */
   async send(req: FastifyRequest, reply: FastifyReply, status: number, body: unknown, repr: Representation, query: URLSearchParams, def?: ResourceDef): Promise<number> {
     let text: string | Buffer;
     let contentType: string;
-    const pretty = query.has('pretty') && query.get('pretty') !== 'false';
-    const protobuf = repr.kind === 'protobuf' ? encodeProtobufBody(body, req.headers.accept) : undefined;
+    const pretty = queryBool(query, 'pretty') ?? false;
+    const view = repr.kind === 'partial' ? toPartialObjectMetadata(body, repr) : body;
+    const serialization = serializationOf(repr);
+    const protobuf = serialization === 'protobuf' ? encodeProtobufBody(view, req.headers.accept) : undefined;
     if (protobuf) {
       text = protobuf;
       contentType = repr.contentType;
@@ -39,11 +42,11 @@ export class Encoder {
       const table = toTable(body as KubeObject, def, repr, false, query.get('includeObject') ?? undefined);
       text = repr.encoding === 'yaml' ? encodeYaml(table) : JSON.stringify(table, null, pretty ? 2 : undefined);
       contentType = repr.contentType;
-    } else if (repr.kind === 'yaml') {
-      text = encodeYaml(body);
+    } else if (serialization === 'yaml') {
+      text = encodeYaml(view);
       contentType = 'application/yaml';
     } else {
-      text = pretty ? JSON.stringify(body, null, 2) : JSON.stringify(body);
+      text = pretty ? JSON.stringify(view, null, 2) : JSON.stringify(view);
       contentType = 'application/json';
     }
     return this.sendText(req, reply, status, text, contentType);
@@ -95,7 +98,8 @@ export function toStatusError(err: unknown): StatusError {
 /**
  * A response to a `*.k8s.io` alias path names the group the client asked for (typed clients
  * reject an apiVersion their scheme does not know): the apiVersion of the object, or of a
- * list and its items, is rewritten from the served group. Other bodies are returned as they are.
+ * list and its items, is rewritten from the served group, and so is the group of a Status's
+ * details. Other bodies are returned as they are.
  */
 export function inRequestedGroup(body: unknown, servedGroup: string, requestedGroup: string): unknown {
   if (servedGroup === requestedGroup || !requestedGroup.endsWith('.k8s.io') || typeof body !== 'object' || body === null) return body;
@@ -104,8 +108,19 @@ export function inRequestedGroup(body: unknown, servedGroup: string, requestedGr
     const apiVersion = (o as { apiVersion?: unknown })?.apiVersion;
     return typeof apiVersion === 'string' && apiVersion.startsWith(from) ? { ...(o as object), apiVersion: `${requestedGroup}/${apiVersion.slice(from.length)}` } : o;
   };
-  const out = rewrite(body) as { items?: unknown };
+  const out = rewrite(body) as { kind?: string; items?: unknown; details?: { group?: string } };
+  if (out.kind === 'Status' && out.details?.group === servedGroup) return { ...out, details: { ...out.details, group: requestedGroup } };
   return Array.isArray(out.items) ? { ...out, items: out.items.map(rewrite) } : out;
+}
+
+/**
+ * An error of a request to a `*.k8s.io` alias path, as the client asked (`roles.rbac.authorization.k8s.io
+ * "x" not found`): the served group in the message and in the details becomes the requested one.
+ */
+export function errorInRequestedGroup(err: unknown, servedGroup: string, requestedGroup: string): unknown {
+  if (!(err instanceof StatusError) || servedGroup === requestedGroup || !requestedGroup.endsWith('.k8s.io') || !servedGroup) return err;
+  const details = err.details && err.details.group === servedGroup ? { ...err.details, group: requestedGroup } : err.details;
+  return new StatusError(err.code, err.reason, err.message.split(servedGroup).join(requestedGroup), details, err.headers);
 }
 
 /**

@@ -6,7 +6,7 @@ import { bodyObject } from '../server/subresources';
 import type { VirtualResources } from '../server/virtual';
 import type { ApiRequest } from './api-request';
 import { requestTarget } from './api-request';
-import { checkWriteOptions, listOptions, parseBool } from './query';
+import { checkWriteOptions, listOptions, queryBool } from './query';
 import type { NonResourceEndpoints } from './non-resource';
 import type { WatchStreams } from './watch';
 
@@ -56,7 +56,8 @@ export function invokeStage(deps: InvokeDeps): (r: ApiRequest) => Promise<void> 
         return;
       case 'list': {
         const opts = listOptions(query);
-        if (t.repr.kind === 'json' && !query.has('pretty')) {
+        // The fast path writes stored JSON as it is: only for the served group (not an alias) and plain JSON.
+        if (t.repr.kind === 'json' && !queryBool(query, 'pretty') && info.apiGroup === def.group) {
           const json = await registry.listJson(ns, opts);
           if (json !== undefined) {
             r.result = { status: 200, body: undefined, rawJson: json };
@@ -84,7 +85,7 @@ export function invokeStage(deps: InvokeDeps): (r: ApiRequest) => Promise<void> 
       case 'patch': {
         checkWriteOptions('PatchOptions', query, body.type === 'apply');
         if (body.type === 'apply') {
-          const res = await registry.apply(ns, info.name, body.config, parseBool(query.get('force')), ctx);
+          const res = await registry.apply(ns, info.name, body.config, queryBool(query, 'force') ?? false, ctx);
           r.result = { status: res.created ? 201 : 200, body: res.object };
           return;
         }

@@ -6,6 +6,7 @@ import type { Registry as PromRegistry } from 'prom-client';
 import { VERSION_INFO, type Discovery } from '../discovery/discovery';
 import { OpenApiV3 } from '../openapi/service';
 import type { ApiRequest } from './api-request';
+import { queryBool } from './query';
 
 export function isHealthPath(path: string): boolean {
   return /^\/(healthz|livez|readyz)(\/[^/]+)?\/?$/.test(path);
@@ -49,7 +50,7 @@ export class NonResourceEndpoints {
       return 200;
     }
     const plain = (body: unknown, contentType = 'application/json') => {
-      const text = query.has('pretty') ? JSON.stringify(body, null, 2) : JSON.stringify(body);
+      const text = queryBool(query, 'pretty') ? JSON.stringify(body, null, 2) : JSON.stringify(body);
       reply.code(200).header('content-type', contentType).send(Buffer.from(text));
       return 200;
     };

@@ -57,7 +57,26 @@ export function checkWriteOptions(kind: 'CreateOptions' | 'UpdateOptions' | 'Pat
   if (errs.length) throw StatusError.invalid(kind, 'meta.orch.io', '', errs);
 }
 
-/** A boolean query parameter as Go's strconv.ParseBool reads it (absent or unparsable: false). */
-export function parseBool(v: string | null): boolean {
-  return v !== null && ['1', 't', 'T', 'true', 'TRUE', 'True'].includes(v);
+const GO_TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
+const GO_FALSE = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
+
+/** Go's strconv.ParseBool: `1 t T TRUE true True` and `0 f F FALSE false False`; undefined for anything else. */
+export function parseGoBool(v: string): boolean | undefined {
+  return GO_TRUE.has(v) ? true : GO_FALSE.has(v) ? false : undefined;
+}
+
+/**
+ * A boolean query parameter (`watch`, `allowWatchBookmarks`, `sendInitialEvents`, `pretty`,
+ * `force`, `orphanDependents`, `follow`, ...), the one parser for all of them: absent →
+ * undefined (the caller's default); present without a value → true (the flag form,
+ * `?pretty`); a value Go's strconv.ParseBool accepts → that value (clients send `true`,
+ * `1` or, like the Python client, `True`); anything else → 400 naming the parameter.
+ */
+export function queryBool(query: URLSearchParams, name: string): boolean | undefined {
+  const v = query.get(name);
+  if (v === null) return undefined;
+  if (v === '') return true;
+  const b = parseGoBool(v);
+  if (b === undefined) throw StatusError.badRequest(`invalid value for the boolean query parameter ${name}: ${JSON.stringify(v)}: want one of 1, t, T, TRUE, true, True, 0, f, F, FALSE, false, False`);
+  return b;
 }

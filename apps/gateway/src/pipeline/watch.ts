@@ -1,11 +1,11 @@
 import { encodeWatchEventProtobuf } from '@orch/api';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
 import type { GenericStore, WatchEventOut } from '../registry/generic-store';
-import { toTable } from '../server/representation';
+import { serializationOf, toPartialObjectMetadata, toTable } from '../server/representation';
 import type { ApiRequest } from './api-request';
 import { requestTarget } from './api-request';
 import { inRequestedGroup } from './encode';
-import { listOptions } from './query';
+import { listOptions, queryBool } from './query';
 
 /**
  * Watch streams (SPEC Events): chunked JSON lines, one-row Tables, or length-prefixed protobuf
@@ -38,6 +38,12 @@ export class WatchStreams {
   async serve(r: ApiRequest, registry: GenericStore): Promise<number> {
     const { req, reply, info, query } = r;
     const { namespace: ns, repr } = requestTarget(r);
+    // `watch` itself (request-info read it leniently to decide the verb): a bad value is a 400 here.
+    queryBool(query, 'watch');
+    if (repr.kind === 'partial' && repr.as !== 'PartialObjectMetadata') {
+      throw new StatusError(406, 'NotAcceptable', `you requested ${repr.as}, but a watch streams single objects: ask for PartialObjectMetadata`);
+    }
+    const serialization = serializationOf(repr);
     const opts = listOptions(query);
     // GET .../<name>?watch=1 watches one object.
     const fieldSelector = info.name ? [opts.fieldSelector, `metadata.name=${info.name}`].filter(Boolean).join(',') : opts.fieldSelector;
@@ -60,15 +66,17 @@ export class WatchStreams {
       reply.hijack();
       res.writeHead(200, {
         // Protobuf watches are length-prefixed WatchEvent frames (upstream stream=watch).
-        'content-type': repr.kind === 'protobuf' ? `${repr.contentType};stream=watch` : 'application/json',
+        'content-type': serialization === 'protobuf' ? `${repr.contentType};stream=watch` : 'application/json',
         'transfer-encoding': 'chunked',
         'cache-control': 'no-cache, private',
       });
       res.flushHeaders();
     };
     const encodeOnce = (event: WatchEventOut): string | Buffer => {
-      const ev = { type: event.type, object: inRequestedGroup(event.object, registry.def.group, info.apiGroup) as WatchEventOut['object'] };
-      return repr.kind === 'protobuf' ? encodeWatchEventProtobuf(ev.type, ev.object) : JSON.stringify(ev) + '\n';
+      const inGroup = inRequestedGroup(event.object, registry.def.group, info.apiGroup) as WatchEventOut['object'];
+      // Metadata-only watches (client-go metadata informers): every event's object, bookmarks too.
+      const ev = { type: event.type, object: (repr.kind === 'partial' ? toPartialObjectMetadata(inGroup, repr) : inGroup) as WatchEventOut['object'] };
+      return serialization === 'protobuf' ? encodeWatchEventProtobuf(ev.type, ev.object) : JSON.stringify(ev) + '\n';
     };
     const encodeEvent = (event: WatchEventOut): string | Buffer => {
       if (repr.kind === 'table' && event.type !== 'BOOKMARK' && event.type !== 'ERROR') {
@@ -77,7 +85,8 @@ export class WatchStreams {
         firstTable = false;
         return JSON.stringify({ type: event.type, object: table }) + '\n';
       }
-      const key = `${event.type} ${repr.kind} ${info.apiGroup}`;
+      // The representation's identity: its kind, serialization and (metadata-only) group/version.
+      const key = `${event.type} ${repr.kind} ${serialization} ${repr.kind === 'partial' ? `${repr.group}/${repr.version}` : ''} ${info.apiGroup}`;
       let byRepr = encodedEvents.get(event.object);
       const hit = byRepr?.get(key);
       if (hit !== undefined) return hit;
@@ -95,8 +104,8 @@ export class WatchStreams {
         fieldSelector,
         resourceVersion: opts.resourceVersion,
         resourceVersionMatch: opts.resourceVersionMatch,
-        allowWatchBookmarks: query.get('allowWatchBookmarks') === 'true' || query.get('allowWatchBookmarks') === '1',
-        sendInitialEvents: query.has('sendInitialEvents') ? query.get('sendInitialEvents') === 'true' : undefined,
+        allowWatchBookmarks: queryBool(query, 'allowWatchBookmarks') ?? false,
+        sendInitialEvents: queryBool(query, 'sendInitialEvents'),
       },
       {
         send: (ev) => {

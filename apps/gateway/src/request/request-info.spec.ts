@@ -19,6 +19,13 @@ describe('parseRequestInfo', () => {
     { method: 'GET', url: '/api/v1/namespaces/default/pods?watch=1', want: { verb: 'watch', resource: 'pods' } },
     { method: 'GET', url: '/api/v1/namespaces/default/pods?watch=true', want: { verb: 'watch' } },
     { method: 'GET', url: '/api/v1/namespaces/default/pods?watch=false', want: { verb: 'list' } },
+    // Go's strconv.ParseBool spellings (the Python client sends watch=True).
+    { method: 'GET', url: '/api/v1/namespaces/default/pods?watch=True', want: { verb: 'watch' } },
+    { method: 'GET', url: '/api/v1/namespaces/default/pods?watch=t', want: { verb: 'watch' } },
+    { method: 'GET', url: '/api/v1/namespaces/default/pods?watch=TRUE', want: { verb: 'watch' } },
+    { method: 'GET', url: '/api/v1/namespaces/default/pods?watch=False', want: { verb: 'list' } },
+    { method: 'GET', url: '/api/v1/namespaces/default/pods?watch=F', want: { verb: 'list' } },
+    { method: 'GET', url: '/api/v1/namespaces/default/pods?watch=0', want: { verb: 'list' } },
     { method: 'GET', url: '/api/v1/watch/namespaces/default/pods', want: { verb: 'watch', namespace: 'default', resource: 'pods' } },
     { method: 'GET', url: '/api/v1/namespaces/default/pods/p/log', want: { verb: 'get', subresource: 'log', name: 'p' } },
     { method: 'POST', url: '/api/v1/namespaces/default/pods', want: { verb: 'create' } },

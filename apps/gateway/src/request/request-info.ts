@@ -1,4 +1,5 @@
 import type { Verb } from '@orch/api';
+import { parseGoBool } from '../pipeline/query';
 
 /**
  * What a request is about, parsed once from method + URL at the edge of the chain and
@@ -88,7 +89,7 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   }
 
   const method_ = method.toUpperCase();
-  const watch = legacyWatch || isTrue(query.get('watch'));
+  const watch = legacyWatch || isWatch(query.get('watch'));
   switch (method_) {
     case 'GET':
     case 'HEAD':
@@ -119,8 +120,12 @@ function assignResource(info: RequestInfo, rest: string[]): void {
   info.rest = rest.slice(3);
 }
 
-function isTrue(v: string | null): boolean {
-  return v === '1' || v === 'true';
+/**
+ * `?watch=` as the verb needs it: true unless absent or a Go false (`0 f F FALSE false False`),
+ * as upstream reads it for authorization; an unparsable value is then a 400 (watch stage).
+ */
+function isWatch(v: string | null): boolean {
+  return v !== null && parseGoBool(v) !== false;
 }
 
 function safeDecode(s: string): string {

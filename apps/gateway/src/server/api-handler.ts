@@ -3,6 +3,8 @@ import type { HttpRequestMetrics } from '@orch/server-common';
 import type { RequestInfo } from '../request/request-info';
 import { buildPipeline, newApiRequest, runPipeline, type PipelineDeps, type Stage } from '../pipeline/pipeline';
 
+import { errorInRequestedGroup } from '../pipeline/encode';
+
 export { toStatusError } from '../pipeline/encode';
 
 export interface ApiHandlerDeps extends PipelineDeps {
@@ -32,7 +34,9 @@ export class ApiHandler {
     try {
       await runPipeline(this.stages, r);
     } catch (err) {
-      r.status = await this.deps.encoder.sendError(req, reply, err);
+      // Errors of requests to a *.k8s.io alias name the group asked for.
+      const served = r.target?.def.group ?? '';
+      r.status = await this.deps.encoder.sendError(req, reply, errorInRequestedGroup(err, served, r.info.apiGroup));
     } finally {
       this.observe(r.info, r.status, started);
     }

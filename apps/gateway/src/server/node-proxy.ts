@@ -4,6 +4,7 @@ import { StatusError, type KubeObject, type StatusReason } from '@orch/apimachin
 import { issueClientCert, type CertAndKey, type Pki } from '@orch/auth';
 import type { GenericStore } from '../registry/generic-store';
 import type { SubresourceRequest } from './subresources';
+import { queryBool } from '../pipeline/query';
 
 /** Identity the gateway presents to node agents (upstream's apiserver-kubelet-client). */
 export const NODE_CLIENT_USER = 'system:orch-apiserver-node-client';
@@ -104,8 +105,7 @@ export class NodeProxy {
     }
     const out = new URLSearchParams();
     for (const flag of ['follow', 'previous', 'timestamps']) {
-      const v = query.get(flag);
-      if (v !== null && v !== 'false' && v !== '0') out.set(flag, 'true');
+      if (queryBool(query, flag)) out.set(flag, 'true');
     }
     const tail = intQuery(query, 'tailLines', 0);
     const since = intQuery(query, 'sinceSeconds', 1);

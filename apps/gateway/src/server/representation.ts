@@ -7,14 +7,50 @@ export type Representation = Negotiated;
 
 /**
  * Picks the representation from the Accept header, honouring the client's order (a fallback
- * list, SPEC Media types). Nothing acceptable → 406. Watches stream JSON, one-row Tables or
- * protobuf frames. Protobuf is offered only for kinds with a built-in schema (`protobuf`):
- * a custom resource asked for protobuf alone is 406.
+ * list, SPEC Media types). Nothing acceptable → 406. Watches stream JSON, one-row Tables,
+ * metadata-only objects or protobuf frames. Protobuf is offered only for kinds with a built-in
+ * schema (`protobuf`): a custom resource asked for protobuf alone is 406.
  */
 export function chooseRepresentation(accept: string | undefined, watch: boolean, protobuf: boolean): Representation {
   const encodings: Encoding[] = watch ? ['json'] : ['json', 'yaml'];
   if (protobuf) encodings.push('protobuf');
-  return negotiate(accept, { encodings, table: true });
+  return negotiate(accept, { encodings, table: true, partialMetadata: true });
+}
+
+type PartialRepresentation = Representation & { kind: 'partial' };
+
+/** The serialization of a representation: a metadata-only view is written in its own encoding. */
+export function serializationOf(repr: Representation): 'json' | 'yaml' | 'protobuf' | 'table' {
+  if (repr.kind === 'partial') return repr.encoding;
+  return repr.kind === 'discovery' ? 'json' : repr.kind;
+}
+
+/**
+ * The metadata-only view of a response (upstream asPartialObjectMetadata[List]): an object
+ * becomes a PartialObjectMetadata, a list a PartialObjectMetadataList, in the group and
+ * version asked for; Status bodies pass through. Asking for the one that does not fit the
+ * response (a list as PartialObjectMetadata) is 406.
+ */
+export function toPartialObjectMetadata(body: unknown, repr: PartialRepresentation): unknown {
+  if (typeof body !== 'object' || body === null || (body as { kind?: string }).kind === 'Status') return body;
+  const apiVersion = `${repr.group}/${repr.version}`;
+  const items = (body as { items?: unknown }).items;
+  const isList = Array.isArray(items);
+  if (repr.as === 'PartialObjectMetadata') {
+    if (isList) throw new StatusError(406, 'NotAcceptable', 'you requested PartialObjectMetadata, but the requested object is a list');
+    return partialOf(body as KubeObject, apiVersion);
+  }
+  if (!isList) throw new StatusError(406, 'NotAcceptable', 'you requested PartialObjectMetadataList, but the requested object is not a list');
+  return {
+    kind: 'PartialObjectMetadataList',
+    apiVersion,
+    metadata: (body as { metadata?: unknown }).metadata ?? {},
+    items: (items as KubeObject[]).map((o) => partialOf(o, apiVersion)),
+  };
+}
+
+function partialOf(obj: KubeObject, apiVersion: string): unknown {
+  return { kind: 'PartialObjectMetadata', apiVersion, metadata: obj.metadata ?? {} };
 }
 
 /** The encoding of an error Status: JSON unless the client accepts only protobuf. */
