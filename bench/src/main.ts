@@ -9,7 +9,7 @@ import { parseFlags } from '@orch/server-common';
 import { freePort } from '@orch/testing';
 import { codecBench, protobufHttpBench } from './codec';
 import { call, percentile, rssMiB, runLoad, target, type HttpsTarget } from './load';
-import { benchProcessPodStartup, benchSimulatedRuntime } from './node-agent';
+import { benchProcessPodStartup, benchSandboxPodStartup, benchSimulatedRuntime, benchStreaming } from './node-agent';
 import { runProxyBench } from './proxy';
 import { startBenchGateway } from './gateway-process';
 import { printRows, type Row } from './report';
@@ -61,7 +61,14 @@ async function main(): Promise<void> {
   if (want('gateway')) printRows('gateway (SQLite)', await gatewayBench(opts));
   if (want('codec')) printRows('protobuf vs JSON', await codecBench(Math.min(opts.duration, 2000)));
   if (want('proxy')) printRows('network-proxy', await runProxyBench({ durationMs: Math.min(opts.duration, 5000), concurrency: opts.concurrency }));
-  if (want('node-agent')) printRows('node-agent', [...(await benchSimulatedRuntime({ nodes: opts['sim-nodes'], pods: opts['sim-pods'] })), ...(await benchProcessPodStartup({ pods: 50 }))]);
+  if (want('node-agent')) {
+    printRows('node-agent', [
+      ...(await benchSimulatedRuntime({ nodes: opts['sim-nodes'], pods: opts['sim-pods'] })),
+      ...(await benchProcessPodStartup({ pods: 50 })),
+      ...(await benchSandboxPodStartup({ pods: 30 })),
+      ...(await benchStreaming({ execs: 100, megabytes: 64 })),
+    ]);
+  }
   if (want('scale')) {
     const scale = await scaleBench({
       durationMs: opts.duration,

@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -221,6 +223,8 @@ export class Gateway {
     for (const url of ['/', '/*']) {
       fastify.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'], url, handler, exposeHeadRoute: false });
     }
+    // WebSocket and SPDY upgrades (exec, attach, port-forward) never reach Fastify's routes.
+    fastify.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.handler.handleUpgrade(req, socket, head));
   }
 
   /** Writes the admin kubeconfig for `server` into the data directory. */

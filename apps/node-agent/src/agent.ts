@@ -15,7 +15,10 @@ import type { NODE_AGENT_FLAGS } from './options';
 import { PodWorker } from './pods/pod-worker';
 import type { ObjectSource } from './runtime/process/env';
 import { loadEntrypointTable } from './runtime/process/entrypoints';
+import { hostIsolation, type Isolation } from './runtime/process/isolation';
 import { ProcessRuntime } from './runtime/process/process-runtime';
+import { detectCgroups } from './runtime/sandbox/cgroups';
+import { Sandbox } from './runtime/sandbox/sandbox';
 import type { Runtime } from './runtime/runtime';
 import { SimulatedRuntime } from './runtime/simulated/simulated-runtime';
 import { NodeAuth } from './server/auth';
@@ -46,6 +49,9 @@ const SIMULATED_USAGE: MachineUsage = {
   pidsMax: 4_194_304,
   pidsRunning: 300,
 };
+
+/** The pod spec field of each kind of container (event fieldPath). */
+const CONTAINER_FIELDS = { init: 'initContainers', main: 'containers', ephemeral: 'ephemeralContainers' } as const;
 
 /** Config maps and secrets read through the gateway (404 → undefined). */
 function apiSource(client: RestClient): ObjectSource {
@@ -101,6 +107,22 @@ function tokenSource(client: RestClient, logger: Logger): (pod: Pod, audience: s
   };
 }
 
+/**
+ * The isolation of the process runtimes: `sandbox` (fails when the machine cannot), `process`,
+ * or `auto`, which takes the sandbox where it works and says why when it falls back.
+ */
+function chooseIsolation(runtime: 'process' | 'sandbox' | 'auto', rootDir: string, maskedPaths: string[], logger: Logger): Isolation {
+  if (runtime === 'process') return hostIsolation;
+  const { sandbox, reason } = Sandbox.create({ rootDir, maskedPaths, logger: logger.with({ runtime: 'sandbox' }) });
+  if (sandbox) {
+    logger.info('sandbox runtime: each pod in its own mount, PID, IPC and UTS namespaces, the host file system read-only');
+    return sandbox;
+  }
+  if (runtime === 'sandbox') throw new Error(`--runtime=sandbox is not possible on this machine: ${reason}`);
+  logger.warn(`the sandbox runtime is not possible on this machine (${reason}): using the process runtime, where pods run as plain host processes`);
+  return hostIsolation;
+}
+
 /** `https://host:port` → host and port for ORCH_SERVICE_HOST / ORCH_SERVICE_PORT. */
 function gatewayAddress(server: string): { host: string; port: string } | undefined {
   try {
@@ -119,7 +141,7 @@ function gatewayAddress(server: string): { host: string; port: string } | undefi
 export async function runAgent(ctx: Ctx, signal: AbortSignal): Promise<void> {
   const f = ctx.flags;
   const logger = ctx.logger;
-  if (f.runtime !== 'process' && f.runtime !== 'simulated') throw new Error(`--runtime ${JSON.stringify(f.runtime)}: must be process or simulated`);
+  if (!['process', 'sandbox', 'auto', 'simulated'].includes(f.runtime)) throw new Error(`--runtime ${JSON.stringify(f.runtime)}: must be process, sandbox, auto or simulated`);
   if (f['authorization-mode'] !== 'AlwaysAllow' && f['authorization-mode'] !== 'Webhook') throw new Error(`--authorization-mode ${JSON.stringify(f['authorization-mode'])}: must be AlwaysAllow or Webhook`);
   const simulated = f.runtime === 'simulated';
   const rootDir = resolve(f['root-dir']);
@@ -154,7 +176,13 @@ export async function runAgent(ctx: Ctx, signal: AbortSignal): Promise<void> {
   } else {
     const cidr = f['pod-cidr'] || defaultPodCidr(hostname);
     podCidr = () => cidr;
+    const isolation = chooseIsolation(f.runtime as 'process' | 'sandbox' | 'auto', rootDir, [...f['sandbox-masked-paths'], ...(f.kubeconfig ? [resolve(f.kubeconfig)] : [])], logger);
+    const cgroups = await detectCgroups(`orch-${hostname}`);
+    if (cgroups.driver) logger.info('container limits and usage from cgroups', { version: cgroups.driver.version, base: cgroups.driver.base });
+    else logger.warn('no cgroups for containers: memory and CPU limits are not enforced and stats come from /proc', { reason: cgroups.reason });
     processRuntime = new ProcessRuntime({
+      isolation,
+      cgroups: cgroups.driver,
       rootDir,
       nodeName: hostname,
       hostIP: nodeIp,
@@ -170,9 +198,9 @@ export async function runAgent(ctx: Ctx, signal: AbortSignal): Promise<void> {
       syncFrequencyMs: f['sync-frequency'],
       logger: logger.with({ runtime: 'process' }),
       onChange: (key) => worker.current?.enqueue(key),
-      event: (pod, container, init, type, reason, action, note) =>
+      event: (pod, container, kind, type, reason, action, note) =>
         recorder.event(
-          { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid, fieldPath: `spec.${init ? 'initContainers' : 'containers'}{${container}}` },
+          { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid, fieldPath: `spec.${CONTAINER_FIELDS[kind]}{${container}}` },
           type,
           reason,
           action,
@@ -218,6 +246,7 @@ export async function runAgent(ctx: Ctx, signal: AbortSignal): Promise<void> {
       stats: new StatsCollector(names[0], startedAt),
       nodeLogsDir: f['node-logs-dir'],
     },
+    streaming: { streamCreationTimeoutMs: f['stream-creation-timeout'], idleTimeoutMs: f['streaming-connection-idle-timeout'] },
   });
 
   try {
@@ -232,7 +261,7 @@ export async function runAgent(ctx: Ctx, signal: AbortSignal): Promise<void> {
           thresholds,
           reserved,
           maxPods: f['max-pods'],
-          runtime: f.runtime,
+          runtime: runtime.name,
           statusUpdateMs: f['node-status-update-frequency'],
           statusReportMs: f['node-status-report-frequency'],
           leaseDurationSeconds: f['node-lease-duration-seconds'],
@@ -243,7 +272,7 @@ export async function runAgent(ctx: Ctx, signal: AbortSignal): Promise<void> {
     // Register in batches so a thousand fake nodes do not open a thousand connections at once.
     for (let i = 0; i < managers.length && !signal.aborted; i += 50) await Promise.all(managers.slice(i, i + 50).map((m) => m.register(signal)));
     if (signal.aborted) return;
-    logger.info('nodes registered', { nodes: names.length, runtime: f.runtime, port: server.port });
+    logger.info('nodes registered', { nodes: names.length, runtime: runtime.name, port: server.port });
     const pw = new PodWorker({
       client: ctx.client,
       runtime,

@@ -27,7 +27,15 @@ export const NODE_AGENT_FLAGS = {
     description:
       'YAML or JSON file mapping image repositories to {entrypoint: [...], cmd: [...]}: what a container without command runs in the process runtime (added to the built-in busybox, alpine, debian, ubuntu, python, node, nginx, redis, postgres).',
   },
-  runtime: { type: 'string', default: 'process', description: 'Pod runtime: process (containers run as host processes) or simulated (fake nodes, pods run at once; for scale tests).' },
+  runtime: {
+    type: 'string',
+    default: 'process',
+    description:
+      'Pod runtime: process (containers run as host processes), sandbox (host processes in their own mount, PID, IPC and UTS namespaces, volumes at their mountPath, the host read-only; needs root), auto (sandbox where the machine allows it, else process) or simulated (fake nodes, pods run at once; for scale tests). Memory and CPU limits are enforced with cgroups wherever the agent may write them.',
+  },
+  'sandbox-masked-paths': { type: 'stringSlice', default: [], description: 'Host paths the sandbox hides from containers besides --root-dir (directories holding machine credentials, for instance).' },
+  'streaming-connection-idle-timeout': { type: 'duration', default: 4 * 3600_000, description: 'exec, attach and port-forward connections without traffic for this long are closed.' },
+  'stream-creation-timeout': { type: 'duration', default: 30_000, description: 'How long a client has to open its streams after an exec, attach or port-forward upgrade.' },
   'simulated-nodes': { type: 'int', default: 1, description: 'Number of fake nodes served by the simulated runtime (named <hostname-override>-<i>).' },
   'pod-cidr': { type: 'string', default: '', description: 'Loopback /24 for pod IPs (default 127.<a>.<b>.0/24 in 127.128.0.0/9, derived from the node name).' },
   'max-pods': { type: 'int', default: 110, description: 'Number of pods the node can run (capacity "pods").' },

@@ -77,10 +77,13 @@ export const BUILTIN_RESOURCES: ResourceDef[] = [
       short: ['po'],
       categories: ['all'],
       sub: [
+        { name: 'attach', kind: 'PodAttachOptions', verbs: ['create', 'get'] },
         { name: 'binding', kind: 'Binding', verbs: ['create'] },
         { name: 'ephemeralcontainers', kind: 'Pod', verbs: ['get', 'patch', 'update'] },
         { name: 'eviction', kind: 'Eviction', group: 'policy', version: 'v1', verbs: ['create'] },
+        { name: 'exec', kind: 'PodExecOptions', verbs: ['create', 'get'] },
         { name: 'log', kind: 'Pod', verbs: ['get'] },
+        { name: 'portforward', kind: 'PodPortForwardOptions', verbs: ['create', 'get'] },
         proxy('PodProxyOptions'),
         status('Pod'),
       ],

@@ -1,7 +1,13 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpRequestMetrics } from '@orch/server-common';
 import type { RequestInfo } from '../request/request-info';
+import { attributesOf, authorizeOrThrow } from '../pipeline/authorize';
+import { toStatusError } from '../pipeline/encode';
 import { buildPipeline, newApiRequest, runPipeline, type PipelineDeps, type Stage } from '../pipeline/pipeline';
+import { requestTarget, requestUser } from '../pipeline/api-request';
+import { rejectStream } from './node-proxy';
 
 import { errorInRequestedGroup } from '../pipeline/encode';
 
@@ -37,6 +43,35 @@ export class ApiHandler {
       // Errors of requests to a *.k8s.io alias name the group asked for.
       const served = r.target?.def.group ?? '';
       r.status = await this.deps.encoder.sendError(req, reply, errorInRequestedGroup(err, served, r.info.apiGroup));
+    } finally {
+      this.observe(r.info, r.status, started);
+    }
+  }
+
+  /**
+   * Upgrade requests (pods/exec, pods/attach, pods/portforward over WebSocket or SPDY) arrive
+   * outside Fastify's routes: they pass the same stages up to resolve (request-info,
+   * authenticate, impersonate, authorize, resolve), then the subresource streams to the node
+   * agent. A WebSocket upgrade is a GET, so `create` on the subresource is authorized as
+   * well (upstream's AuthorizePodWebsocketUpgradeCreatePermission).
+   */
+  async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    socket.on('error', () => undefined);
+    const started = process.hrtime.bigint();
+    // The stages read method, url, headers and the raw request: an upgrade has all of them.
+    const asFastify = { raw: req, method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers } as unknown as FastifyRequest;
+    const r = newApiRequest(asFastify, undefined as unknown as FastifyReply);
+    try {
+      const until = this.stages.findIndex((s) => s.name === 'resolve');
+      await runPipeline(this.stages.slice(0, until + 1), r);
+      if (r.info.verb !== 'create') await authorizeOrThrow(this.deps.authorizer, { ...attributesOf(r.info, requestUser(r)), verb: 'create' });
+      const target = requestTarget(r);
+      await this.deps.subresources.stream({ req, socket, head, info: r.info, query: r.query, def: target.def, registries: this.deps.registries });
+      r.status = 101;
+    } catch (err) {
+      const se = toStatusError(err);
+      r.status = se.code;
+      rejectStream(socket, se);
     } finally {
       this.observe(r.info, r.status, started);
     }

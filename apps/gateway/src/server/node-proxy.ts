@@ -1,5 +1,6 @@
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { StatusError, type KubeObject, type StatusReason } from '@orch/apimachinery';
 import { issueClientCert, type CertAndKey, type Pki } from '@orch/auth';
 import type { GenericStore } from '../registry/generic-store';
@@ -14,8 +15,37 @@ interface NodeLike extends KubeObject {
   status?: { addresses?: { type: string; address: string }[]; daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } };
 }
 interface PodLike extends KubeObject {
-  spec?: { nodeName?: string; containers?: { name: string; ports?: { name?: string; containerPort: number }[] }[]; initContainers?: { name: string }[] };
+  spec?: {
+    nodeName?: string;
+    containers?: { name: string; ports?: { name?: string; containerPort: number }[] }[];
+    initContainers?: { name: string }[];
+    ephemeralContainers?: { name: string }[];
+  };
+  status?: { phase?: string };
 }
+
+/** An upgrade request for a streaming subresource (pods/exec, pods/attach, pods/portforward). */
+export interface StreamRequest {
+  req: IncomingMessage;
+  socket: Duplex;
+  head: Buffer;
+  info: SubresourceRequest['info'];
+  query: URLSearchParams;
+  registries: SubresourceRequest['registries'];
+}
+
+/** Headers of an upgrade the node agent needs to complete it (WebSocket handshake, SPDY protocol versions). */
+const UPGRADE_HEADERS = ['connection', 'upgrade', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-protocol', 'sec-websocket-extensions', 'x-stream-protocol-version'];
+
+/** Writes a Status as the HTTP answer to an upgrade request that will not be upgraded, then closes the socket. */
+export function rejectStream(socket: Duplex, err: StatusError): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify(err.toStatus());
+  socket.end(`HTTP/1.1 ${err.code} ${err.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  setTimeout(() => socket.destroy(), 1000).unref();
+}
+
+const FLAG_VALUES = new Set(['', '1', 'true', 'True']);
 interface ServiceLike extends KubeObject {
   spec?: { ports?: { name?: string; port: number; targetPort?: number | string }[] };
 }
@@ -26,7 +56,7 @@ interface EndpointsLike extends KubeObject {
 /** Headers never forwarded (hop-by-hop, and the caller's own credentials). */
 const DROP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'authorization', 'content-length']);
 
-function registry(r: SubresourceRequest, resource: string): GenericStore {
+function registry(r: Pick<SubresourceRequest, 'registries'>, resource: string): GenericStore {
   for (const [def, reg] of r.registries) if (def.group === '' && def.resource === resource) return reg as GenericStore;
   throw StatusError.internal(`resource ${resource} is not served`);
 }
@@ -77,7 +107,7 @@ export class NodeProxy {
   }
 
   /** The agent endpoint of a node: InternalIP (else another address) and the agent port. */
-  private async nodeEndpoint(r: SubresourceRequest, nodeName: string): Promise<{ host: string; port: number }> {
+  private async nodeEndpoint(r: Pick<SubresourceRequest, 'registries'>, nodeName: string): Promise<{ host: string; port: number }> {
     const node = (await registry(r, 'nodes').get('', nodeName)) as NodeLike;
     const addrs = node.status?.addresses ?? [];
     const addr = addrs.find((a) => a.type === 'InternalIP') ?? addrs.find((a) => a.type === 'ExternalIP') ?? addrs.find((a) => a.type === 'Hostname');
@@ -94,13 +124,14 @@ export class NodeProxy {
     const pod = (await registry(r, 'pods').get(info.namespace, info.name)) as PodLike;
     const containers = (pod.spec?.containers ?? []).map((c) => c.name);
     const inits = (pod.spec?.initContainers ?? []).map((c) => c.name);
+    const ephemeral = (pod.spec?.ephemeralContainers ?? []).map((c) => c.name);
     let container = query.get('container') ?? '';
     if (!container) {
       if (containers.length !== 1) {
         throw StatusError.badRequest(`a container name must be specified for pod ${info.name}, choose one of: [${containers.join(' ')}]${inits.length ? ` or one of the init containers: [${inits.join(' ')}]` : ''}`);
       }
       container = containers[0];
-    } else if (!containers.includes(container) && !inits.includes(container)) {
+    } else if (!containers.includes(container) && !inits.includes(container) && !ephemeral.includes(container)) {
       throw StatusError.badRequest(`container ${container} is not valid for pod ${info.name}`);
     }
     const out = new URLSearchParams();
@@ -165,6 +196,99 @@ export class NodeProxy {
     return this.viaAgent(r, pod, id.scheme, String(pick.port));
   }
 
+  /**
+   * pods/exec, pods/attach, pods/portforward (upstream's upgrade-aware proxy): checks the pod
+   * and the options, then sends the upgrade to the node agent's `/exec`, `/attach` or
+   * `/portForward` (the API's stdin/stdout/stderr become the node API's input/output/error)
+   * and, once the agent switched protocols, splices the client's connection to the agent's.
+   * The protocols themselves (WebSocket channels, SPDY) are the agent's business. Either
+   * side closing closes both.
+   */
+  async podStream(r: StreamRequest): Promise<void> {
+    const { info, query } = r;
+    const pod = (await registry(r, 'pods').get(info.namespace, info.name)) as PodLike;
+    const phase = pod.status?.phase;
+    const nodeName = pod.spec?.nodeName;
+    if (!nodeName) throw StatusError.badRequest(`pod ${info.name} does not have a host assigned`);
+    let path: string;
+    const out = new URLSearchParams();
+    if (info.subresource === 'portforward') {
+      if (phase !== 'Running') throw StatusError.badRequest(`unable to forward port because pod is not running. Current status=${phase ?? 'Unknown'}`);
+      for (const p of query.getAll('ports')) out.append('ports', p);
+      path = `/portForward/${encodeURIComponent(info.namespace)}/${encodeURIComponent(info.name)}/${encodeURIComponent(pod.metadata.uid ?? '')}`;
+    } else {
+      if (phase === 'Succeeded' || phase === 'Failed') throw StatusError.badRequest(`cannot ${info.subresource} into a container in a completed pod; current phase is ${phase}`);
+      const container = streamContainer(pod, query.get('container') ?? '', info.name);
+      const flags: [string, string][] = [['stdin', 'input'], ['stdout', 'output'], ['stderr', 'error'], ['tty', 'tty']];
+      for (const [api, node] of flags) if (query.has(api) && FLAG_VALUES.has(query.get(api)!)) out.set(node, '1');
+      if (!out.has('input') && !out.has('output') && !out.has('error')) throw StatusError.badRequest('you must specify at least 1 of stdin, stdout, stderr');
+      if (info.subresource === 'exec') {
+        const command = query.getAll('command');
+        if (command.length === 0) throw StatusError.badRequest('you must specify at least one command for the container');
+        for (const c of command) out.append('command', c);
+      }
+      path = `/${info.subresource}/${encodeURIComponent(info.namespace)}/${encodeURIComponent(info.name)}/${encodeURIComponent(pod.metadata.uid ?? '')}/${encodeURIComponent(container)}`;
+    }
+    const ep = await this.nodeEndpoint(r, nodeName);
+    const agent = await this.httpsAgent();
+    const headers: Record<string, string | string[]> = {};
+    for (const h of UPGRADE_HEADERS) {
+      const v = r.req.headers[h];
+      if (v !== undefined) headers[h] = v;
+    }
+    const upstream = https.request({
+      host: ep.host,
+      port: ep.port,
+      method: r.req.method,
+      path: `${path}${out.size ? `?${out}` : ''}`,
+      headers,
+      cert: agent.options.cert,
+      key: agent.options.key,
+      ca: agent.options.ca,
+      rejectUnauthorized: agent.options.rejectUnauthorized,
+      agent: false,
+    });
+    r.socket.once('close', () => upstream.destroy());
+    await new Promise<void>((resolve) => {
+      upstream.once('upgrade', (res, agentSocket, agentHead) => {
+        const lines = [`HTTP/1.1 ${res.statusCode} ${res.statusMessage ?? 'Switching Protocols'}`];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) lines.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}`);
+        r.socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+        if (agentHead.length) r.socket.write(agentHead);
+        if (r.head.length) agentSocket.write(r.head);
+        const s = r.socket as Duplex & { setNoDelay?: (b: boolean) => void };
+        s.setNoDelay?.(true);
+        agentSocket.setNoDelay(true);
+        agentSocket.pipe(r.socket);
+        r.socket.pipe(agentSocket);
+        const done = () => {
+          agentSocket.destroy();
+          r.socket.destroy();
+          resolve();
+        };
+        agentSocket.once('close', done);
+        r.socket.once('close', done);
+        agentSocket.on('error', done);
+        r.socket.on('error', done);
+      });
+      upstream.once('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const code = res.statusCode ?? 502;
+          const message = Buffer.concat(chunks).toString('utf8').trim() || `the node agent answered ${code}`;
+          rejectStream(r.socket, new StatusError(code, reasonFor(code), message));
+          resolve();
+        });
+      });
+      upstream.once('error', (err) => {
+        rejectStream(r.socket, StatusError.internal(`error dialing the node agent at ${ep.host}:${ep.port}: ${err.message}`));
+        resolve();
+      });
+      upstream.end();
+    });
+  }
+
   private async viaAgent(r: SubresourceRequest, pod: PodLike, scheme: string, port: string): Promise<number> {
     const nodeName = pod.spec?.nodeName;
     if (!nodeName) throw StatusError.serviceUnavailable(`pod ${pod.metadata.name} does not have a host assigned`);
@@ -215,6 +339,18 @@ export class NodeProxy {
     });
     return code;
   }
+}
+
+/** The container a stream is for: the one asked for, else the pod's only container. */
+function streamContainer(pod: PodLike, asked: string, podName: string): string {
+  const containers = (pod.spec?.containers ?? []).map((c) => c.name);
+  const others = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.ephemeralContainers ?? [])].map((c) => c.name);
+  if (!asked) {
+    if (containers.length !== 1) throw StatusError.badRequest(`a container name must be specified for pod ${podName}, choose one of: [${containers.join(' ')}]`);
+    return containers[0];
+  }
+  if (!containers.includes(asked) && !others.includes(asked)) throw StatusError.badRequest(`container ${asked} is not valid for pod ${podName}`);
+  return asked;
 }
 
 function reasonFor(code: number): StatusReason {

@@ -7,7 +7,10 @@ import type { RequestContext, WriteAdmission } from '../registry/strategy';
 import type { RequestInfo } from '../request/request-info';
 import type { DecodedRequestBody } from '../pipeline/api-request';
 import { admitEviction } from './eviction';
-import type { NodeProxy } from './node-proxy';
+import type { NodeProxy, StreamRequest } from './node-proxy';
+
+/** Subresources served by upgrading the connection (WebSocket or SPDY) and streaming to a node agent. */
+export const STREAMING_SUBRESOURCES = new Set(['exec', 'attach', 'portforward']);
 
 /** What a handler answers: a body for the encode stage to write. */
 export type InvokeResult = { status: number; body: unknown };
@@ -83,7 +86,7 @@ export class SubresourceHandlers {
       case 'finalize':
       case 'approval':
       case 'ephemeralcontainers':
-        return this.partOfObject(r, registry, ns, sub.name === 'ephemeralcontainers' ? 'status' : sub.name);
+        return this.partOfObject(r, registry, ns, sub.name);
       case 'scale':
         return this.scale(r, registry, ns);
       case 'binding':
@@ -97,8 +100,26 @@ export class SubresourceHandlers {
         if (!this.nodeProxy) break;
         if (def.resource === 'nodes') return this.nodeProxy.nodeProxy(r);
         return def.resource === 'pods' ? this.nodeProxy.podProxy(r) : this.nodeProxy.serviceProxy(r);
+      case 'exec':
+      case 'attach':
+      case 'portforward':
+        throw StatusError.badRequest(`Upgrade request required: ${def.resource}/${sub.name} streams over a WebSocket or SPDY/3.1 upgrade`);
     }
     throw new StatusError(404, 'NotFound', `the ${def.resource}/${sub.name} subresource is not served yet`);
+  }
+
+  /**
+   * An upgrade request (pods/exec, pods/attach, pods/portforward), after authentication and
+   * authorization: streamed to the pod's node agent. Throws a StatusError before anything
+   * was sent; the caller answers it on the raw socket.
+   */
+  async stream(r: StreamRequest & { def: ResourceDef }): Promise<void> {
+    const sub = r.def.subresources.find((s) => s.name === r.info.subresource);
+    if (!sub || !STREAMING_SUBRESOURCES.has(sub.name) || r.def.group !== '' || r.def.resource !== 'pods') {
+      throw StatusError.badRequest(`${r.info.resource}${r.info.subresource ? `/${r.info.subresource}` : ''} does not take upgrades (pods/exec, pods/attach and pods/portforward do)`);
+    }
+    if (!this.nodeProxy) throw new StatusError(404, 'NotFound', `the pods/${sub.name} subresource is not served`);
+    await this.nodeProxy.podStream(r);
   }
 
   private async partOfObject(r: SubresourceRequest, registry: GenericStore, ns: string, subresource: string): Promise<InvokeResult> {

@@ -103,6 +103,18 @@ export interface Container {
   lifecycle?: { preStop?: { exec?: ExecAction; httpGet?: HttpGetAction; sleep?: { seconds: number } } };
   /** On an init container, `Always` makes it a sidecar (not supported by this agent). */
   restartPolicy?: string;
+  /** Keep a stdin open for attach sessions. */
+  stdin?: boolean;
+  /** Close that stdin once the first attach session ends. */
+  stdinOnce?: boolean;
+  /** Run in a pseudo-terminal. */
+  tty?: boolean;
+}
+
+/** A container added to a running pod through the ephemeralcontainers subresource (debugging). */
+export interface EphemeralContainer extends Container {
+  /** The container whose process namespace it shares. */
+  targetContainerName?: string;
 }
 
 export interface KeyToPath {
@@ -142,6 +154,7 @@ export interface PodSpec {
   nodeName?: string;
   containers: Container[];
   initContainers?: Container[];
+  ephemeralContainers?: EphemeralContainer[];
   volumes?: Volume[];
   restartPolicy?: RestartPolicy;
   terminationGracePeriodSeconds?: number;
@@ -150,6 +163,7 @@ export interface PodSpec {
   automountServiceAccountToken?: boolean;
   hostname?: string;
   hostNetwork?: boolean;
+  shareProcessNamespace?: boolean;
   [other: string]: unknown;
 }
 
@@ -213,6 +227,7 @@ export interface PodStatus {
   startTime?: string;
   containerStatuses?: ContainerStatus[];
   initContainerStatuses?: ContainerStatus[];
+  ephemeralContainerStatuses?: ContainerStatus[];
   qosClass?: string;
   [other: string]: unknown;
 }

@@ -98,11 +98,13 @@ function condition(previous: PodCondition[] | undefined, type: string, ok: boole
 export function computePodStatus(pod: Pod, state: PodRuntimeState, now: Date, deleting = false): PodStatus {
   const ts = formatTime(now);
   const previous = pod.status?.conditions;
-  const rsOf = (name: string, init: boolean) => state.containers.find((c) => c.name === name && c.init === init);
+  const rsOf = (name: string, init: boolean) => state.containers.find((c) => c.name === name && c.init === init && !c.ephemeral);
   const incomplete = initIncomplete(pod, state);
   const initializing = incomplete.length > 0;
   const init = (pod.spec.initContainers ?? []).map((c) => containerStatus(c, rsOf(c.name, true), 'PodInitializing'));
   const main = pod.spec.containers.map((c) => containerStatus(c, rsOf(c.name, false), initializing ? 'PodInitializing' : 'ContainerCreating'));
+  // Ephemeral (debug) containers are reported but count for neither phase nor readiness.
+  const ephemeral = (pod.spec.ephemeralContainers ?? []).map((c) => containerStatus(c, state.containers.find((x) => x.ephemeral && x.name === c.name), 'ContainerCreating'));
   const anyRunning = [...init, ...main].some((s) => s.state.running);
   let phase = podPhase(pod, init, main, deleting && !anyRunning);
   if (state.failed) phase = 'Failed';
@@ -134,6 +136,7 @@ export function computePodStatus(pod: Pod, state: PodRuntimeState, now: Date, de
     startTime: state.startTime,
     ...(init.length ? { initContainerStatuses: init } : {}),
     containerStatuses: main,
+    ...(ephemeral.length ? { ephemeralContainerStatuses: ephemeral } : {}),
   };
   if (state.failed) {
     status.reason = state.failed.reason;

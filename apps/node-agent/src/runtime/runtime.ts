@@ -1,9 +1,15 @@
 import type { ContainerStateTerminated, Pod, PodPhase } from '../api/types';
+import type { StreamOptions, StreamTarget } from '../streaming/remote-command';
+
+/** Init containers run first, one at a time; ephemeral ones are added to a running pod for debugging. */
+export type ContainerKind = 'init' | 'main' | 'ephemeral';
 
 /** What the runtime knows about one container (init or main) of a pod. */
 export interface ContainerRuntimeState {
   name: string;
   init: boolean;
+  /** An ephemeral (debug) container. */
+  ephemeral?: boolean;
   restartCount: number;
   /** Exactly one of running / terminated / waiting, as in ContainerState. */
   running?: { startedAt: string };
@@ -34,6 +40,17 @@ export interface PodRuntimeState {
   failed?: { reason: string; message: string };
 }
 
+/** A stream request that cannot be served: HTTP status and message for the client. */
+export class StreamError extends Error {
+  override name = 'StreamError';
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** Result of a sync: when to sync the pod again at the latest (a back-off or a timer ending). */
 export interface SyncResult {
   requeueAfterMs?: number;
@@ -46,7 +63,7 @@ export interface SyncResult {
  * callback it was built with, so the worker syncs the pod again.
  */
 export interface Runtime {
-  readonly name: 'process' | 'simulated';
+  readonly name: 'process' | 'sandbox' | 'simulated';
   /** Moves the pod towards its spec: sandbox, init containers in order, containers, restarts, probes. */
   syncPod(pod: Pod): Promise<SyncResult>;
   /**
@@ -62,6 +79,13 @@ export interface Runtime {
   podUids(): string[];
   /** Stops every container (within `graceMs`), then releases resources. */
   shutdown(graceMs: number): Promise<void>;
+  /**
+   * Runs `command` beside a running container (exec), with the container's environment, in
+   * its namespaces and cgroup when it has them. Throws {@link StreamError}.
+   */
+  exec(uid: string, container: string, command: string[], opts: StreamOptions): Promise<StreamTarget>;
+  /** Attaches to a running container's own standard streams. Throws {@link StreamError}. */
+  attach(uid: string, container: string, opts: StreamOptions): Promise<StreamTarget>;
 }
 
 /** Key `namespace/name` of a pod. */

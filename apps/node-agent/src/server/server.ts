@@ -15,8 +15,10 @@ import type { ProcessRuntime } from '../runtime/process/process-runtime';
 import { formatNanos, instanceLogFiles, streamLog, type LogQuery } from '../runtime/process/logs';
 import { resolvePort } from '../runtime/process/probes';
 import type { Runtime } from '../runtime/runtime';
+import { rejectUpgrade } from '../streaming/upgrade';
 import type { NodeAuth } from './auth';
 import { resourceMetrics, type PodInput, type StatsCollector } from './stats';
+import { StreamingEndpoints, isStreamingPath } from './streams';
 
 /** What the HTTPS API serves from. */
 export interface AgentView {
@@ -43,6 +45,8 @@ export interface AgentServerOptions {
   auth: NodeAuth;
   view: AgentView;
   logger: Logger;
+  /** exec/attach/portForward: how long clients have to open their streams, and the idle timeout of a connection. */
+  streaming?: { streamCreationTimeoutMs: number; idleTimeoutMs: number };
 }
 
 class HttpError extends Error {
@@ -75,8 +79,9 @@ function boolParam(q: URLSearchParams, name: string): boolean {
  * The agent's HTTPS API on :10250 (SPEC "Node agent HTTPS endpoints"): every request is
  * authenticated and authorized first (NodeAuth), then served: /healthz, /pods, /spec,
  * /stats/summary, /metrics, /metrics/resource, /containerLogs/<ns>/<pod>/<container>,
- * /logs/<path>, and /podProxy/<ns>/<pod>/<[scheme:]port>/<path> (HTTP to a pod's address,
- * used by the gateway's pods/proxy and services/proxy).
+ * /logs/<path>, /podProxy/<ns>/<pod>/<[scheme:]port>/<path> (HTTP to a pod's address,
+ * used by the gateway's pods/proxy and services/proxy), and the streaming endpoints /exec,
+ * /attach and /portForward (WebSocket or SPDY upgrades, see streams.ts).
  */
 export async function startAgentServer(opts: AgentServerOptions): Promise<{ port: number; close(): Promise<void> }> {
   const app: FastifyInstance = Fastify({
@@ -118,11 +123,41 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<{ port
   app.get('/logs/*', (req, reply) => nodeLogs(v.nodeLogsDir, (req.params as { '*': string })['*'], reply));
   app.all('/podProxy/:namespace/:pod/:port/*', (req, reply) => podProxy(v, req, reply));
   app.all('/podProxy/:namespace/:pod/:port', (req, reply) => podProxy(v, req, reply));
+  for (const prefix of ['/exec/*', '/attach/*', '/portForward/*']) app.all(prefix, (_req, reply) => text(reply, 400, 'Upgrade request required\n'));
+
+  // Upgrades (WebSocket, SPDY) bypass Fastify: the same authentication and authorization, then the streaming endpoints.
+  const streaming = new StreamingEndpoints({
+    runtime: v.runtime,
+    pod: v.pod,
+    streamCreationTimeoutMs: opts.streaming?.streamCreationTimeoutMs ?? 30_000,
+    idleTimeoutMs: opts.streaming?.idleTimeoutMs ?? 4 * 3600_000,
+  });
+  app.server.on('upgrade', (req: http.IncomingMessage, socket, head: Buffer) => {
+    socket.on('error', () => undefined);
+    const path = new URL(req.url ?? '/', 'https://agent').pathname;
+    void opts.auth
+      .check(authRequestFromIncoming(req), req.method ?? 'GET', path, v.nodeName)
+      .then((d) => {
+        if (!d.ok) return rejectUpgrade(socket, d.code, d.message);
+        if (!isStreamingPath(path)) return rejectUpgrade(socket, 400, `${path} does not take upgrades (only /exec, /attach and /portForward do)`);
+        return streaming.handle(req, socket, head);
+      })
+      .catch((err: Error) => {
+        opts.logger.error('streaming request failed', { err: err.message });
+        rejectUpgrade(socket, 500, err.message);
+      });
+  });
 
   await app.listen({ host: opts.host, port: opts.port });
   const port = (app.server.address() as AddressInfo).port;
   opts.logger.info('serving the node agent API', { address: `https://${opts.host}:${port}` });
-  return { port, close: () => app.close() };
+  return {
+    port,
+    close: async () => {
+      streaming.close();
+      await app.close();
+    },
+  };
 }
 
 /** `/spec` (upstream cAdvisor MachineInfo subset). */
@@ -152,7 +187,10 @@ async function summary(v: AgentView): Promise<Record<string, unknown>> {
       startTime: s.startTime,
       containers: s.containers
         .filter((c) => !c.init)
-        .map((c) => ({ name: c.name, startTime: c.running?.startedAt ?? s.startTime, pid: v.processRuntime?.container(uid, c.name)?.pid })),
+        .map((c) => {
+          const pr = v.processRuntime;
+          return { name: c.name, startTime: c.running?.startedAt ?? s.startTime, pid: pr?.container(uid, c.name)?.pid, ...(pr?.hasCgroups && c.running ? { usage: () => pr.containerUsage(uid, c.name) } : {}) };
+        }),
     });
   }
   return v.stats.summary(await v.usage(), pods);

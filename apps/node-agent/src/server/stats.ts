@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { formatTime } from '@orch/apimachinery';
 import type { MachineUsage } from '../node/machine';
+import type { CgroupUsage } from '../runtime/sandbox/cgroups';
 
 /** Kernel clock ticks per second (USER_HZ; 100 on every Linux platform Node runs on). */
 const CLOCK_TICKS = 100;
@@ -38,6 +39,14 @@ export async function machineCpuNanos(): Promise<number | undefined> {
   }
 }
 
+/** One container's figures and where they came from (`cgroup`, or the pid sampled). */
+async function containerSample(c: ContainerInput): Promise<{ cpuNanos: number; usageBytes: number; workingSetBytes: number; rssBytes: number; source: string } | undefined> {
+  const g = await c.usage?.();
+  if (g) return { cpuNanos: g.cpuNanos, usageBytes: g.memoryUsageBytes, workingSetBytes: g.workingSetBytes, rssBytes: g.rssBytes, source: 'cgroup' };
+  const p = c.pid ? await sampleProcess(c.pid) : undefined;
+  return p ? { cpuNanos: p.cpuNanos, usageBytes: p.rssBytes, workingSetBytes: p.rssBytes, rssBytes: p.rssBytes, source: String(c.pid) } : undefined;
+}
+
 interface CpuStats {
   time: string;
   usageNanoCores?: number;
@@ -57,6 +66,8 @@ export interface ContainerInput {
   name: string;
   startTime: string;
   pid?: number;
+  /** Usage from the container's cgroup (preferred over sampling its main process). */
+  usage?: () => Promise<CgroupUsage | undefined>;
   logBytes?: number;
 }
 
@@ -71,8 +82,9 @@ export interface PodInput {
 
 /**
  * Builds the Summary API answer (`/stats/summary`, upstream stats/v1alpha1): node CPU, memory,
- * file system and process counts; per pod and container CPU and memory of each container's
- * main process. Rates (usageNanoCores) come from the previous call's samples.
+ * file system and process counts; per pod and container CPU and memory from the container's
+ * cgroup (every process of it, as the kernel counts), or, without cgroups, of its main
+ * process from /proc. Rates (usageNanoCores) come from the previous call's samples.
  */
 export class StatsCollector {
   private readonly previous = new Map<string, { at: number; cpuNanos: number }>();
@@ -98,18 +110,18 @@ export class StatsCollector {
       let podMem = 0;
       const containers = [];
       for (const c of p.containers) {
-        const s = c.pid ? await sampleProcess(c.pid) : undefined;
-        const key = `${p.uid}/${c.name}/${c.pid ?? ''}`;
+        const s = await containerSample(c);
+        const key = `${p.uid}/${c.name}/${s?.source ?? ''}`;
         live.add(key);
         podCpu += s?.cpuNanos ?? 0;
-        podMem += s?.rssBytes ?? 0;
+        podMem += s?.workingSetBytes ?? 0;
         containers.push({
           name: c.name,
           startTime: c.startTime,
           ...(s
             ? {
                 cpu: this.cpu(key, s.cpuNanos, now, time),
-                memory: { time, usageBytes: s.rssBytes, workingSetBytes: s.rssBytes, rssBytes: s.rssBytes },
+                memory: { time, usageBytes: s.usageBytes, workingSetBytes: s.workingSetBytes, rssBytes: s.rssBytes },
               }
             : {}),
           logs: { time, usedBytes: c.logBytes ?? 0 },

@@ -14,6 +14,7 @@ interface PodLike extends KubeObject {
     nodeName?: string;
     containers?: Container[];
     initContainers?: Container[];
+    ephemeralContainers?: Container[];
     terminationGracePeriodSeconds?: number;
     activeDeadlineSeconds?: number;
     tolerations?: unknown[];
@@ -23,6 +24,44 @@ interface PodLike extends KubeObject {
 }
 
 const DEFAULT_GRACE_SECONDS = 30;
+
+/** Fields an ephemeral container may not have (upstream validateEphemeralContainers). */
+const EPHEMERAL_FORBIDDEN = ['ports', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle', 'resources', 'resizePolicy', 'restartPolicy'];
+
+/** Absent, null, or an empty list or object (what clients send for "not set"). */
+function isEmpty(v: unknown): boolean {
+  return v === undefined || v === null || (typeof v === 'object' && Object.keys(v).length === 0);
+}
+
+/**
+ * pods/ephemeralcontainers (upstream ValidatePodEphemeralContainersUpdate): ephemeral
+ * containers may only be added, each with a name no other container of the pod has and an
+ * image, without ports, probes, lifecycle or resources, targeting an existing container.
+ */
+export function validateEphemeralContainers(pod: PodLike, old: PodLike): FieldError[] {
+  const errs: FieldError[] = [];
+  const list = pod.spec?.ephemeralContainers ?? [];
+  if (!Array.isArray(list)) return [FieldError.typeInvalid('spec.ephemeralContainers', list, 'must be a list')];
+  const regular = new Set([...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].map((c) => c.name));
+  const seen = new Set<string>();
+  list.forEach((c, i) => {
+    const at = `spec.ephemeralContainers[${i}]`;
+    if (!c?.name) errs.push(FieldError.required(`${at}.name`, ''));
+    else if (regular.has(c.name) || seen.has(c.name)) errs.push(FieldError.duplicate(`${at}.name`, c.name));
+    else if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(c.name)) errs.push(FieldError.invalid(`${at}.name`, c.name, "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"));
+    seen.add(c?.name ?? '');
+    if (!c?.image) errs.push(FieldError.required(`${at}.image`, ''));
+    for (const f of EPHEMERAL_FORBIDDEN) if (!isEmpty(c?.[f])) errs.push(FieldError.forbidden(`${at}.${f}`, 'cannot be set for an Ephemeral Container'));
+    const target = c?.targetContainerName as string | undefined;
+    if (target !== undefined && !regular.has(target)) errs.push(FieldError.notSupported(`${at}.targetContainerName`, target, [...regular].filter(Boolean) as string[]));
+  });
+  for (const prev of old.spec?.ephemeralContainers ?? []) {
+    const now = list.find((c) => c?.name === prev.name);
+    if (!now) errs.push(FieldError.forbidden('spec.ephemeralContainers', `existing ephemeral containers "${prev.name}" may not be removed`));
+    else if (JSON.stringify(now) !== JSON.stringify(prev)) errs.push(FieldError.forbidden('spec.ephemeralContainers', `existing ephemeral containers "${prev.name}" may not be changed`));
+  }
+  return errs;
+}
 
 /** The parts of a pod spec an update may change (upstream ValidatePodUpdate). */
 function mutableSpecStripped(spec: PodLike['spec']): unknown {
@@ -43,6 +82,14 @@ export const podStrategy: Strategy = {
   prepareForCreate(obj) {
     (obj as PodLike).status = { phase: 'Pending' };
     addDefaultTolerations(obj as PodLike);
+  },
+  /** Ephemeral containers change only through pods/ephemeralcontainers. */
+  prepareForUpdate(obj, old) {
+    const pod = obj as PodLike;
+    const before = (old as PodLike).spec?.ephemeralContainers;
+    if (!pod.spec) return;
+    if (before === undefined) delete pod.spec.ephemeralContainers;
+    else pod.spec.ephemeralContainers = before;
   },
   validate(obj) {
     const pod = obj as PodLike;
@@ -82,6 +129,19 @@ export const podStrategy: Strategy = {
     'status.nominatedNodeName',
   ]),
   subresources: {
+    /** pods/ephemeralcontainers writes spec.ephemeralContainers, nothing else. */
+    ephemeralcontainers: {
+      prepareForUpdate(obj, old) {
+        resetExcept(obj, old, (incoming, reset) => {
+          const pod = reset as PodLike;
+          const list = (incoming as PodLike).spec?.ephemeralContainers;
+          pod.spec = { ...(pod.spec ?? {}) };
+          if (list === undefined) delete pod.spec.ephemeralContainers;
+          else pod.spec.ephemeralContainers = list;
+        });
+      },
+      validateUpdate: (obj, old) => validateEphemeralContainers(obj as PodLike, old as PodLike),
+    },
     /** pods/binding writes spec.nodeName and the PodScheduled condition, nothing else. */
     binding: {
       prepareForUpdate(obj, old) {

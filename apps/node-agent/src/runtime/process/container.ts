@@ -3,9 +3,11 @@ import { closeSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { formatTime } from '@orch/apimachinery';
 import type { Container, ContainerStateTerminated, Probe } from '../../api/types';
-import type { ContainerRuntimeState } from '../runtime';
+import type { ExitStatus, StreamOptions, StreamTarget } from '../../streaming/remote-command';
+import type { ContainerKind, ContainerRuntimeState } from '../runtime';
 import { ContainerLogWriter, pruneInstanceLogs, type LogWriterOptions } from './logs';
 import { ProbeWorker, runProbe, type ProbeKind, type ProbeTarget } from './probes';
 import {
@@ -24,20 +26,38 @@ import {
   writeInstanceState,
   type InstanceState,
 } from './shim';
+import { SpawnError, exitCodeOf, spawnProcess, type ProcessHandle } from './spawn';
 
 /** How to run one instance of a container. */
 export interface LaunchSpec {
+  /** What is spawned on the host (in the sandbox: the namespace wrapper around the container's command). */
   command: string[];
   env: Record<string, string>;
+  /** Working directory of the spawned process, on the host. */
   cwd: string;
   /** The container's root directory (mount points, termination-log). */
   root: string;
+  /** Where the termination message is read after an exit (default `<root>/dev/termination-log`). */
+  terminationLog?: string;
+  /**
+   * Why the process ended, when the runtime knows better than the exit code: OOMKilled (from
+   * the cgroup), with the exit code to report.
+   */
+  exitReason?(exitCode: number): Promise<{ reason: string; exitCode: number } | undefined>;
 }
+
+/** Who gets a running instance's output (attach sessions). */
+type OutputListener = (stream: 'stdout' | 'stderr', data: Buffer) => void;
 
 /** One run of a container's process (see shim.ts). */
 interface Instance {
   /** The shim, when this agent started it (an adopted instance has none). */
   child?: ChildProcess;
+  /** An interactive container's process (stdin or a terminal): started directly, without the shim. */
+  proc?: ProcessHandle;
+  launch?: LaunchSpec;
+  /** Attach sessions receiving its output. */
+  listeners: Set<OutputListener>;
   /** The shim's pid: leader of the container's process group. */
   pgid?: number;
   /** The container's own process. */
@@ -69,7 +89,7 @@ interface Instance {
 function newInstance(startedAt: string, log: ContainerLogWriter, started: boolean, target: ProbeTarget): Instance {
   let markEnded!: () => void;
   const ended = new Promise<void>((r) => (markEnded = r));
-  return { startedAt, log, output: [], probes: [], started, ready: false, killing: false, target, ended, markEnded };
+  return { startedAt, log, output: [], probes: [], started, ready: false, killing: false, target, ended, markEnded, listeners: new Set() };
 }
 
 /** How often an adopted instance is checked for its end. */
@@ -120,7 +140,7 @@ export class ContainerRecord {
 
   constructor(
     readonly spec: Container,
-    readonly init: boolean,
+    readonly kind: ContainerKind,
     private readonly logDir: string,
     private readonly logOptions: LogWriterOptions,
     private readonly hooks: ContainerHooks,
@@ -128,6 +148,10 @@ export class ContainerRecord {
 
   get name(): string {
     return this.spec.name;
+  }
+
+  get init(): boolean {
+    return this.kind === 'init';
   }
 
   get running(): boolean {
@@ -150,6 +174,55 @@ export class ContainerRecord {
 
   get pid(): number | undefined {
     return this.running ? this.instance?.pid : undefined;
+  }
+
+  /** The live instance's process id and how it was launched (exec runs beside it), if running. */
+  get live(): { pid: number; launch: LaunchSpec } | undefined {
+    const inst = this.instance;
+    return inst && !inst.exit && inst.pid !== undefined && inst.launch ? { pid: inst.pid, launch: inst.launch } : undefined;
+  }
+
+  /**
+   * Attaches a session to the live instance's standard streams (upstream attach): its output
+   * from now on, stdin when the container keeps one open (`stdin: true`), terminal resizes.
+   * The session is done when the instance ends; aborting detaches. With `stdinOnce` the
+   * container's stdin closes when the first session's input ends or it detaches.
+   */
+  attach(opts: StreamOptions): StreamTarget {
+    const inst = this.instance;
+    if (!inst || inst.exit || inst.pid === undefined) throw new Error(`container ${this.name} is not running`);
+    const proc = inst.proc;
+    const stdout = opts.stdout ? new PassThrough() : undefined;
+    const stderr = opts.stderr ? new PassThrough() : undefined;
+    const listener: OutputListener = (stream, data) => (stream === 'stdout' ? stdout : (stderr ?? (this.spec.tty ? stdout : undefined)))?.write(data);
+    inst.listeners.add(listener);
+    const closeStdinOnce = () => {
+      if (this.spec.stdinOnce) proc?.stdin?.end();
+    };
+    let detached = false;
+    const detach = () => {
+      if (detached) return;
+      detached = true;
+      inst.listeners.delete(listener);
+      stdout?.end();
+      stderr?.end();
+    };
+    const stdin = opts.stdin && proc?.stdin ? new PassThrough().on('data', (d: Buffer) => proc.stdin!.write(d)).on('end', closeStdinOnce) : undefined;
+    const done: Promise<ExitStatus> = inst.ended.then(() => {
+      detach();
+      return { exitCode: 0 };
+    });
+    return {
+      stdin,
+      stdout,
+      stderr,
+      resize: (size) => proc?.resize(size.width, size.height),
+      done,
+      abort: () => {
+        detach();
+        closeStdinOnce();
+      },
+    };
   }
 
   /** A kill of the live instance is under way. */
@@ -205,7 +278,7 @@ export class ContainerRecord {
     }
     this.waiting = undefined;
     await pruneInstanceLogs(this.logDir, this.restartCount - 1);
-    await rm(join(spec.root, 'dev', 'termination-log'), { force: true });
+    await rm(spec.terminationLog ?? join(spec.root, 'dev', 'termination-log'), { force: true });
     const log = new ContainerLogWriter(this.logPath(this.restartCount), this.logOptions);
     const startedAt = formatTime(new Date());
     const probeTarget: ProbeTarget = { ...target, env: spec.env, cwd: spec.cwd };
@@ -216,11 +289,13 @@ export class ContainerRecord {
     // The kubelet's container lifecycle events (the process runtime has no image to pull).
     this.hooks.event('Normal', 'Pulled', 'PullImage', `Container image "${this.spec.image ?? ''}" already present on machine`);
     this.hooks.event('Normal', 'Created', 'CreateContainer', `Created container ${this.name}`);
+    inst.launch = spec;
     const found = resolveExecutable(spec.command[0], spec.env.PATH, spec.cwd);
     if (!found.ok) {
       this.failedToStart(inst, found.reason);
       return { started: true };
     }
+    if (this.spec.stdin || this.spec.tty) return this.startInteractive(inst, spec);
     const files = runFiles(this.hooks.runDir);
     await prepareRunDir(this.hooks.runDir);
     this.readOutput(inst, files);
@@ -243,7 +318,40 @@ export class ContainerRecord {
       if (inst.pid === undefined) this.failedToStart(inst, err.message);
     });
     child.once('spawn', () => void this.onSpawn(inst, child.pid!));
-    child.once('exit', (code, signal) => void this.onExit(inst, spec.root, shimEnd(code, signal)));
+    child.once('exit', (code, signal) => void this.onExit(inst, spec, shimEnd(code, signal)));
+    return { started: true };
+  }
+
+  /**
+   * A container that keeps stdin open or runs in a terminal (attach, `kubectl run -it`,
+   * `kubectl debug -it`) is started directly with a pipe or a pseudo-terminal, not through the
+   * shim: its streams belong to this agent, so it does not outlive it.
+   */
+  private async startInteractive(inst: Instance, spec: LaunchSpec): Promise<StartDecision> {
+    let proc: ProcessHandle;
+    try {
+      proc = await spawnProcess(spec.command, { env: spec.env, cwd: spec.cwd, stdin: !!this.spec.stdin, tty: this.spec.tty ? { columns: 80, rows: 24 } : undefined });
+    } catch (err) {
+      if (!(err instanceof SpawnError)) throw err;
+      this.failedToStart(inst, err.message);
+      return { started: true };
+    }
+    inst.proc = proc;
+    inst.pgid = proc.pid;
+    inst.pid = proc.pid;
+    const output = (stream: 'stdout' | 'stderr') => (d: Buffer) => {
+      inst.log.write(stream, d);
+      for (const l of inst.listeners) l(stream, d);
+    };
+    proc.stdout.on('data', output('stdout'));
+    proc.stderr?.on('data', output('stderr'));
+    this.startProbes(inst);
+    this.hooks.event('Normal', 'Started', 'StartContainer', `Started container ${this.name}`);
+    this.hooks.changed();
+    void proc.exited.then((e) => {
+      const code = exitCodeOf(e);
+      void this.onExit(inst, spec, code > 128 ? { exitCode: code, signal: code - 128 } : { exitCode: code });
+    });
     return { started: true };
   }
 
@@ -269,7 +377,11 @@ export class ContainerRecord {
 
   /** Copies what the container writes to its stdout and stderr FIFOs into the instance's log. */
   private readOutput(inst: Instance, files: ReturnType<typeof runFiles>): void {
-    inst.output = [readFifo(files.stdout, (d) => inst.log.write('stdout', d)), readFifo(files.stderr, (d) => inst.log.write('stderr', d))];
+    const output = (stream: 'stdout' | 'stderr') => (d: Buffer) => {
+      inst.log.write(stream, d);
+      for (const l of inst.listeners) l(stream, d);
+    };
+    inst.output = [readFifo(files.stdout, output('stdout')), readFifo(files.stderr, output('stderr'))];
     void Promise.all(inst.output.map((o) => o.ended)).then(() => inst.log.close());
   }
 
@@ -293,7 +405,7 @@ export class ContainerRecord {
       if (shimAlive(state)) return;
       clearInterval(inst.poll);
       const code = readExitCode(this.hooks.runDir);
-      void this.onExit(inst, spec.root, code === undefined ? { exitCode: 137, signal: 9 } : shimEnd(code, null));
+      void this.onExit(inst, spec, code === undefined ? { exitCode: 137, signal: 9 } : shimEnd(code, null));
     }, ADOPTED_POLL_MS);
     inst.poll.unref();
     this.startProbes(inst);
@@ -308,19 +420,21 @@ export class ContainerRecord {
     this.hooks.changed();
   }
 
-  private async onExit(inst: Instance, root: string, end: { exitCode: number; signal?: number }): Promise<void> {
+  private async onExit(inst: Instance, spec: LaunchSpec, end: { exitCode: number; signal?: number }): Promise<void> {
     if (inst.exit) return;
     this.stopProbes(inst);
     if (inst.killTimer) clearTimeout(inst.killTimer);
     if (inst.poll) clearInterval(inst.poll);
     // What the container started dies with it (upstream: its PID namespace ends).
     if (inst.pgid !== undefined) signalProcessGroup(inst.pgid, 'SIGKILL');
-    const { exitCode, signal: signo } = end;
-    const message = await readFile(join(root, 'dev', 'termination-log'), 'utf8').then((t) => t.slice(0, 4096), () => undefined);
+    const logPath = spec.terminationLog ?? join(spec.root, 'dev', 'termination-log');
+    const [message, why] = await Promise.all([readFile(logPath, 'utf8').then((t) => t.slice(0, 4096), () => undefined), spec.exitReason?.(end.exitCode).catch(() => undefined)]);
+    const exitCode = why?.exitCode ?? end.exitCode;
+    const signo = why && exitCode > 128 ? exitCode - 128 : end.signal;
     inst.exit = {
       exitCode,
       ...(signo ? { signal: signo } : {}),
-      reason: exitCode === 0 ? 'Completed' : 'Error',
+      reason: why?.reason ?? (exitCode === 0 ? 'Completed' : 'Error'),
       ...(message ? { message } : {}),
       startedAt: inst.startedAt,
       finishedAt: formatTime(new Date()),
@@ -411,7 +525,7 @@ export class ContainerRecord {
   /** The container as the status needs it. */
   state(podRestartPolicyAllows: boolean): ContainerRuntimeState {
     const inst = this.instance;
-    const base = { name: this.name, init: this.init, restartCount: this.restartCount, ...(this.lastTerminated ? { lastTerminated: this.lastTerminated } : {}) };
+    const base = { name: this.name, init: this.init, ...(this.kind === 'ephemeral' ? { ephemeral: true } : {}), restartCount: this.restartCount, ...(this.lastTerminated ? { lastTerminated: this.lastTerminated } : {}) };
     if (!inst) return { ...base, waiting: this.waiting ?? { reason: 'ContainerCreating' }, ready: false, started: false };
     const containerID = inst.pid ? `process://${inst.pid}` : undefined;
     if (!inst.exit) {

@@ -1,14 +1,19 @@
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { access, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { formatTime, parseTime } from '@orch/apimachinery';
+import { Quantity, formatTime, parseTime } from '@orch/apimachinery';
 import type { Logger } from '@orch/server-common';
-import { DEFAULT_TERMINATION_GRACE_SECONDS, type Container, type ContainerStateTerminated, type Pod } from '../../api/types';
+import { DEFAULT_TERMINATION_GRACE_SECONDS, type Container, type ContainerStateTerminated, type EphemeralContainer, type Pod } from '../../api/types';
 import type { PodIpAllocator } from '../../node/pod-cidr';
-import { podKey, type PodRuntimeState, type Runtime, type SyncResult } from '../runtime';
+import type { StreamOptions, StreamTarget } from '../../streaming/remote-command';
+import { StreamError, podKey, type ContainerKind, type PodRuntimeState, type Runtime, type SyncResult } from '../runtime';
+import type { Cgroup, CgroupDriver, CgroupLimits, CgroupUsage } from '../sandbox/cgroups';
 import { ContainerRecord, type LaunchSpec } from './container';
 import { ContainerConfigError, containerEnv, expandVars, type ObjectSource, type PodFacts } from './env';
+import { hostIsolation, type Isolation } from './isolation';
 import type { LogWriterOptions } from './logs';
 import { commandLine, type EntrypointTable } from './entrypoints';
+import { SpawnError, exitCodeOf, spawnProcess } from './spawn';
 import { VolumeError, containerRoot, materializeVolumes } from './volumes';
 import { leftoverInstances, readExitCode, shimAlive, signalGroup, type InstanceState } from './shim';
 
@@ -35,7 +40,11 @@ export interface ProcessRuntimeOptions {
   /** Called with the pod key whenever something of the pod changed (exit, probe, ...). */
   onChange(key: string): void;
   /** Records an Event about a container of a pod. */
-  event(pod: Pod, container: string, init: boolean, type: 'Normal' | 'Warning', reason: string, action: string, note: string): void;
+  event(pod: Pod, container: string, kind: ContainerKind, type: 'Normal' | 'Warning', reason: string, action: string, note: string): void;
+  /** How containers are isolated (default: plain host processes). */
+  isolation?: Isolation;
+  /** Control groups for limits and usage, when the machine gives the agent some. */
+  cgroups?: CgroupDriver;
 }
 
 /** One pod in the process runtime. */
@@ -57,7 +66,45 @@ interface PodRecord {
   pod: Pod;
 }
 
-const recordKey = (init: boolean, name: string) => `${init ? 'init' : 'main'}/${name}`;
+const recordKey = (kind: ContainerKind, name: string) => `${kind}/${name}`;
+
+/** Quantities of a container's resources as cgroup limits (requests default to limits, as the API does). */
+export function cgroupLimits(c: Container): CgroupLimits {
+  const q = (v: string | number | undefined) => {
+    if (v === undefined) return undefined;
+    try {
+      return Quantity.parse(String(v));
+    } catch {
+      return undefined;
+    }
+  };
+  const cpuLimit = q(c.resources?.limits?.cpu);
+  const cpuRequest = q(c.resources?.requests?.cpu) ?? cpuLimit;
+  const mem = q(c.resources?.limits?.memory);
+  return {
+    ...(cpuLimit && !cpuLimit.isZero() ? { cpuLimitMillis: cpuLimit.milliValue() } : {}),
+    ...(cpuRequest && !cpuRequest.isZero() ? { cpuRequestMillis: cpuRequest.milliValue() } : {}),
+    ...(mem && !mem.isZero() ? { memoryLimitBytes: Math.ceil(mem.asApproximateFloat()) } : {}),
+  };
+}
+
+/** Whether `name` is an executable file in one of the `PATH` directories (the host's binaries are the containers'). */
+async function findInPath(name: string, path: string): Promise<boolean> {
+  if (!name) return false;
+  for (const dir of path.split(':').filter(Boolean)) {
+    try {
+      await access(join(dir, name), fsConstants.X_OK);
+      return true;
+    } catch {
+      // next
+    }
+  }
+  return false;
+}
+
+/** Joins the cgroups listed before `--` (pid files), then runs the rest. */
+const JOIN_CGROUPS = 'while [ "$#" -gt 0 ] && [ "$1" != -- ]; do echo $$ > "$1" || exit 126; shift; done; shift; exec "$@"';
+
 
 /** A container instance an earlier agent started (shim.ts), by container key. */
 type Leftovers = Map<string, { runDir: string; state: InstanceState }>;
@@ -70,12 +117,20 @@ type Leftovers = Map<string, { runDir: string; state: InstanceState }>;
  * probes decide readiness and kill unhealthy containers.
  */
 export class ProcessRuntime implements Runtime {
-  readonly name = 'process' as const;
+  private readonly isolation: Isolation;
+  /** The cgroup of each container (`<uid>/<kind>/<name>`), once it started. */
+  private readonly groups = new Map<string, Cgroup>();
   private readonly pods = new Map<string, PodRecord>();
   /** Instances an earlier agent left, by pod uid, until their pod is synced (adopted) or known gone (killed). */
   private readonly leftovers = new Map<string, Leftovers>();
 
-  constructor(private readonly opts: ProcessRuntimeOptions) {}
+  constructor(private readonly opts: ProcessRuntimeOptions) {
+    this.isolation = opts.isolation ?? hostIsolation;
+  }
+
+  get name(): 'process' | 'sandbox' {
+    return this.isolation.name;
+  }
 
   podUids(): string[] {
     return [...this.pods.keys()];
@@ -84,7 +139,22 @@ export class ProcessRuntime implements Runtime {
   /** The container record of a pod (for logs and stats). */
   container(uid: string, name: string): ContainerRecord | undefined {
     const rec = this.pods.get(uid);
-    return rec?.containers.get(recordKey(false, name)) ?? rec?.containers.get(recordKey(true, name));
+    return rec?.containers.get(recordKey('main', name)) ?? rec?.containers.get(recordKey('init', name)) ?? rec?.containers.get(recordKey('ephemeral', name));
+  }
+
+  private cgroupPath(uid: string, kind: ContainerKind, name: string): string[] {
+    return [`pod${uid}`, `${kind}-${name}`];
+  }
+
+  /** CPU and memory of a container from its cgroup (undefined without cgroups or before it started). */
+  async containerUsage(uid: string, name: string): Promise<CgroupUsage | undefined> {
+    const cr = this.container(uid, name);
+    return cr ? this.groups.get(`${uid}/${cr.kind}/${name}`)?.usage() : undefined;
+  }
+
+  /** Whether container stats come from cgroups. */
+  get hasCgroups(): boolean {
+    return !!this.opts.cgroups;
   }
 
   /**
@@ -134,12 +204,12 @@ export class ProcessRuntime implements Runtime {
     const left = this.leftovers.get(rec.uid);
     if (!left) return;
     this.leftovers.delete(rec.uid);
-    for (const { spec, init } of this.allContainers(rec.pod)) {
-      const l = left.get(recordKey(init, spec.name));
+    for (const { spec, kind } of this.allContainers(rec.pod)) {
+      const l = left.get(recordKey(kind, spec.name));
       if (!l) continue;
-      const cr = this.record(rec, spec, init);
+      const cr = this.record(rec, spec, kind);
       if (shimAlive(l.state)) {
-        cr.adopt(l.state, await this.adoptedLaunchSpec(rec, spec, init, facts), { podIP: rec.ip, ports: spec.ports ?? [] });
+        cr.adopt(l.state, await this.adoptedLaunchSpec(rec, cr, facts), { podIP: rec.ip, ports: spec.ports ?? [] });
         this.opts.logger.info('adopted a running container started by an earlier agent', { pod: rec.key, container: spec.name, pid: l.state.pid, restartCount: l.state.restartCount });
         continue;
       }
@@ -177,7 +247,7 @@ export class ProcessRuntime implements Runtime {
         await this.adoptLeftovers(rec, facts);
       } catch (err) {
         if (!(err instanceof VolumeError) || rec.volumes) throw err;
-        for (const c of this.allContainers(pod)) this.record(rec, c.spec, c.init).waiting = { reason: 'ContainerCreating', message: err.message };
+        for (const c of this.allContainers(pod)) this.record(rec, c.spec, c.kind).waiting = { reason: 'ContainerCreating', message: err.message };
         this.opts.logger.warn('cannot set up volumes; retrying', { pod: rec.key, err: err.message });
         return { requeueAfterMs: 5_000 };
       }
@@ -190,7 +260,7 @@ export class ProcessRuntime implements Runtime {
 
     // Init containers: one at a time, in order, each to a successful end.
     for (const c of pod.spec.initContainers ?? []) {
-      const cr = this.record(rec, c, true);
+      const cr = this.record(rec, c, 'init');
       if (cr.running) return { requeueAfterMs: requeue };
       const end = cr.exited;
       if (end?.exitCode === 0) continue;
@@ -200,13 +270,13 @@ export class ProcessRuntime implements Runtime {
     }
 
     for (const c of pod.spec.containers) {
-      const cr = this.record(rec, c, false);
+      const cr = this.record(rec, c, 'main');
       if (cr.running) {
         const why = cr.unhealthy;
         if (why) {
           const probe = why.startsWith('Startup') ? c.startupProbe : c.livenessProbe;
           this.opts.logger.info('killing unhealthy container; it will be restarted', { pod: rec.key, container: c.name, reason: why });
-          this.opts.event(pod, c.name, false, 'Normal', 'Killing', 'KillContainer', `Container ${c.name} ${why.startsWith('Startup') ? 'failed startup probe' : 'failed liveness probe'}, will be restarted`);
+          this.opts.event(pod, c.name, 'main', 'Normal', 'Killing', 'KillContainer', `Container ${c.name} ${why.startsWith('Startup') ? 'failed startup probe' : 'failed liveness probe'}, will be restarted`);
           cr.kill(probe?.terminationGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? DEFAULT_TERMINATION_GRACE_SECONDS);
         }
         continue;
@@ -215,42 +285,61 @@ export class ProcessRuntime implements Runtime {
       if (end && !(policy === 'Always' || (policy === 'OnFailure' && end.exitCode !== 0))) continue;
       wait(await this.start(rec, cr, facts));
     }
+
+    // Ephemeral containers start once, when added, and are never restarted.
+    for (const c of pod.spec.ephemeralContainers ?? []) {
+      const cr = this.record(rec, c, 'ephemeral');
+      if (cr.everStarted || cr.waiting?.reason === 'CreateContainerConfigError') continue;
+      wait(await this.start(rec, cr, facts));
+    }
     return { requeueAfterMs: requeue };
   }
 
   /** Starts (or restarts, after back-off) a container; returns how long to wait when in back-off. */
   private async start(rec: PodRecord, cr: ContainerRecord, facts: PodFacts): Promise<number | undefined> {
     const pod = rec.pod;
-    const launch = async (): Promise<LaunchSpec> => this.launchSpec(rec, cr.spec, cr.init, facts);
+    const launch = async (): Promise<LaunchSpec> => this.launchSpec(rec, cr, facts);
     try {
       const d = await cr.tryStart(launch, { podIP: rec.ip, ports: cr.spec.ports ?? [] }, this.opts.backoff, `${pod.metadata.name}_${pod.metadata.namespace}(${rec.uid})`);
       return d.started ? undefined : d.waitMs;
     } catch (err) {
       if (!(err instanceof ContainerConfigError || err instanceof VolumeError)) throw err;
       cr.waiting = { reason: 'CreateContainerConfigError', message: err.message };
-      this.opts.event(pod, cr.name, cr.init, 'Warning', 'Failed', 'StartContainer', `Error: ${err.message}`);
+      this.opts.event(pod, cr.name, cr.kind, 'Warning', 'Failed', 'StartContainer', `Error: ${err.message}`);
       return 10_000;
     }
   }
 
   /** The launch spec of a container being adopted (for its probes); without its env when that cannot be built now. */
-  private async adoptedLaunchSpec(rec: PodRecord, c: Container, init: boolean, facts: PodFacts): Promise<LaunchSpec> {
+  private async adoptedLaunchSpec(rec: PodRecord, cr: ContainerRecord, facts: PodFacts): Promise<LaunchSpec> {
     try {
-      return await this.launchSpec(rec, c, init, facts);
+      return await this.launchSpec(rec, cr, facts);
     } catch (err) {
       if (!(err instanceof ContainerConfigError || err instanceof VolumeError)) throw err;
-      const root = await containerRoot(rec.dir, c, rec.volumes ?? new Map(), init);
-      return { command: c.command ?? [], env: {}, cwd: c.workingDir || root, root };
+      const root = await containerRoot(rec.pod, rec.dir, cr.spec, rec.volumes ?? new Map(), cr.kind);
+      return { command: cr.spec.command ?? [], env: {}, cwd: cr.spec.workingDir || root, root };
     }
   }
 
-  private async launchSpec(rec: PodRecord, c: Container, init: boolean, facts: PodFacts): Promise<LaunchSpec> {
+  private async launchSpec(rec: PodRecord, cr: ContainerRecord, facts: PodFacts): Promise<LaunchSpec> {
+    const c = cr.spec;
     const line = commandLine(c, this.opts.entrypoints);
-    const root = await containerRoot(rec.dir, c, rec.volumes ?? new Map(), init);
     const pod = rec.pod;
+    await this.isolation.preparePod(pod, rec.dir, rec.ip);
+    const target = cr.kind === 'ephemeral' ? (c as EphemeralContainer).targetContainerName : undefined;
+    const targetPid = target ? this.container(rec.uid, target)?.live?.pid : undefined;
+    const view = await this.isolation.container({
+      pod,
+      podDir: rec.dir,
+      podIP: rec.ip,
+      kind: cr.kind,
+      container: c,
+      volumes: rec.volumes ?? new Map(),
+      sharePidWith: targetPid !== undefined ? await this.isolation.namespacePid(targetPid) : undefined,
+    });
     const base: Record<string, string> = {
       PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-      HOME: root,
+      HOME: view.root,
       HOSTNAME: pod.spec.hostname ?? pod.metadata.name ?? '',
       POD_NAME: pod.metadata.name ?? '',
       POD_NAMESPACE: pod.metadata.namespace ?? '',
@@ -258,22 +347,84 @@ export class ProcessRuntime implements Runtime {
       POD_IP: rec.ip,
       NODE_NAME: this.opts.nodeName,
       HOST_IP: this.opts.hostIP,
-      ORCH_CONTAINER_ROOT: root,
+      ORCH_CONTAINER_ROOT: view.root,
+      ...(c.tty ? { TERM: 'xterm' } : {}),
       ...(this.opts.gateway ? { ORCH_SERVICE_HOST: this.opts.gateway.host, ORCH_SERVICE_PORT: this.opts.gateway.port } : {}),
     };
     const env = await containerEnv(pod, c, facts, this.opts.source, base);
     const lookup = (n: string) => env[n];
     const command = line.map((a) => expandVars(a, lookup));
-    return { command, env, cwd: c.workingDir || root, root };
+    const { argv, cwd } = await view.launch(command);
+    const spec: LaunchSpec = { command: argv, env, cwd, root: view.root, terminationLog: view.terminationLog };
+    const cgroups = this.opts.cgroups;
+    if (!cgroups) return spec;
+    const group = await cgroups.ensure(this.cgroupPath(rec.uid, cr.kind, c.name), cgroupLimits(c));
+    this.groups.set(`${rec.uid}/${cr.kind}/${c.name}`, group);
+    const oomBefore = await group.oomKills();
+    return {
+      ...spec,
+      command: ['sh', '-c', JOIN_CGROUPS, 'orch-join', ...group.procsFiles, '--', ...argv],
+      // The OOM killer's SIGKILL of PID 1 reaches us as `unshare`'s exit status 1 in the sandbox: report what the kernel did.
+      exitReason: async (exitCode) => ((await group.oomKills()) > oomBefore ? { reason: 'OOMKilled', exitCode: exitCode === 1 || exitCode === 137 ? 137 : exitCode } : undefined),
+    };
   }
 
-  private record(rec: PodRecord, c: Container, init: boolean): ContainerRecord {
-    const k = recordKey(init, c.name);
+  /**
+   * Runs a command beside a running container: the container's environment, its working
+   * directory, its namespaces (sandbox) and its cgroup. The process ends when the client
+   * leaves (SIGKILL to its group).
+   */
+  async exec(uid: string, name: string, command: string[], opts: StreamOptions): Promise<StreamTarget> {
+    const { cr, live } = this.liveContainer(uid, name);
+    if (!command[0]?.includes('/') && !(await findInPath(command[0] ?? '', live.launch.env.PATH ?? ''))) {
+      return { done: Promise.resolve({ error: `failed to exec in container: exec: ${JSON.stringify(command[0] ?? '')}: executable file not found in $PATH` }), abort: () => undefined };
+    }
+    let where: { argv: string[]; cwd: string };
+    try {
+      where = await this.isolation.exec(live.pid, live.launch.cwd, command, opts.tty);
+    } catch (err) {
+      throw new StreamError(400, `container ${name} is not running: ${(err as Error).message}`);
+    }
+    const join = this.opts.cgroups ? await this.opts.cgroups.ensure(this.cgroupPath(uid, cr.kind, name), cgroupLimits(cr.spec)) : undefined;
+    const argv = join ? ['sh', '-c', JOIN_CGROUPS, 'orch-join', ...join.procsFiles, '--', ...where.argv] : where.argv;
+    let proc;
+    try {
+      proc = await spawnProcess(argv, { env: live.launch.env, cwd: where.cwd, stdin: opts.stdin, tty: opts.tty ? { columns: 80, rows: 24 } : undefined });
+    } catch (err) {
+      if (!(err instanceof SpawnError)) throw err;
+      return { done: Promise.resolve({ error: `failed to exec in container: ${err.message}` }), abort: () => undefined };
+    }
+    return {
+      stdin: proc.stdin,
+      stdout: proc.stdout,
+      stderr: proc.stderr,
+      resize: (size) => proc.resize(size.width, size.height),
+      done: proc.exited.then((e) => ({ exitCode: exitCodeOf(e) })),
+      abort: () => proc.signal('SIGKILL'),
+    };
+  }
+
+  async attach(uid: string, name: string, opts: StreamOptions): Promise<StreamTarget> {
+    const { cr } = this.liveContainer(uid, name);
+    if (opts.stdin && !cr.spec.stdin) throw new StreamError(400, `container ${name} of this pod does not keep stdin open (stdin: true is not set)`);
+    return cr.attach(opts);
+  }
+
+  private liveContainer(uid: string, name: string): { cr: ContainerRecord; live: NonNullable<ContainerRecord['live']> } {
+    const cr = this.container(uid, name);
+    if (!cr) throw new StreamError(404, `container not found (${JSON.stringify(name)})`);
+    const live = cr.live;
+    if (!live) throw new StreamError(400, `container ${name} is not running`);
+    return { cr, live };
+  }
+
+  private record(rec: PodRecord, c: Container, kind: ContainerKind): ContainerRecord {
+    const k = recordKey(kind, c.name);
     let cr = rec.containers.get(k);
     if (!cr) {
-      cr = new ContainerRecord(c, init, join(rec.dir, 'logs', c.name), this.opts.log, {
+      cr = new ContainerRecord(c, kind, join(rec.dir, 'logs', c.name), this.opts.log, {
         changed: () => this.opts.onChange(rec.key),
-        event: (type, reason, action, note) => this.opts.event(rec.pod, c.name, init, type, reason, action, note),
+        event: (type, reason, action, note) => this.opts.event(rec.pod, c.name, kind, type, reason, action, note),
         runDir: join(rec.dir, 'run', k.replace('/', '-')),
       });
       this.restore(rec.pod, cr);
@@ -288,7 +439,7 @@ export class ProcessRuntime implements Runtime {
    * reported as ended (it was stopped with the earlier agent), others restart.
    */
   private restore(pod: Pod, cr: ContainerRecord): void {
-    const list = cr.init ? pod.status?.initContainerStatuses : pod.status?.containerStatuses;
+    const list = cr.kind === 'init' ? pod.status?.initContainerStatuses : cr.kind === 'ephemeral' ? pod.status?.ephemeralContainerStatuses : pod.status?.containerStatuses;
     const s = list?.find((x) => x.name === cr.name);
     if (!s || (!s.state.running && !s.state.terminated && !s.lastState.terminated)) return;
     const ended = s.state.terminated;
@@ -345,8 +496,8 @@ export class ProcessRuntime implements Runtime {
     return parseTime(rec.startTime) + d * 1000 - Date.now();
   }
 
-  private allContainers(pod: Pod): { spec: Container; init: boolean }[] {
-    return [...(pod.spec.initContainers ?? []).map((spec) => ({ spec, init: true })), ...pod.spec.containers.map((spec) => ({ spec, init: false }))];
+  private allContainers(pod: Pod): { spec: Container; kind: ContainerKind }[] {
+    return [...(pod.spec.initContainers ?? []).map((spec) => ({ spec, kind: 'init' as const })), ...pod.spec.containers.map((spec) => ({ spec, kind: 'main' as const }))];
   }
 
   async killPod(uid: string, graceSeconds: number): Promise<boolean> {
@@ -360,7 +511,7 @@ export class ProcessRuntime implements Runtime {
     for (const c of rec.containers.values()) {
       if (!c.running) continue;
       running = true;
-      if (!c.stopping) this.opts.event(rec.pod, c.name, c.init, 'Normal', 'Killing', 'KillContainer', `Stopping container ${c.name}`);
+      if (!c.stopping) this.opts.event(rec.pod, c.name, c.kind, 'Normal', 'Killing', 'KillContainer', `Stopping container ${c.name}`);
       c.kill(graceSeconds);
     }
     return !running;
@@ -376,6 +527,9 @@ export class ProcessRuntime implements Runtime {
       }
       this.pods.delete(uid);
     }
+    await this.isolation.releasePod(uid, join(this.opts.rootDir, 'pods', uid));
+    await this.opts.cgroups?.remove([`pod${uid}`]);
+    for (const k of [...this.groups.keys()]) if (k.startsWith(`${uid}/`)) this.groups.delete(k);
     this.opts.ips.release(uid);
     await rm(join(this.opts.rootDir, 'pods', uid), { recursive: true, force: true });
   }
@@ -394,7 +548,7 @@ export class ProcessRuntime implements Runtime {
       sandboxReady: rec.sandboxReady,
       containers: [...rec.containers.values()].map((c) => {
         const end = c.exited;
-        const restarts = !rec.terminating && !!end && (policy === 'Always' || (policy === 'OnFailure' && end.exitCode !== 0)) && !(c.init && end.exitCode === 0);
+        const restarts = !rec.terminating && !!end && c.kind !== 'ephemeral' && (policy === 'Always' || (policy === 'OnFailure' && end.exitCode !== 0)) && !(c.init && end.exitCode === 0);
         return c.state(restarts);
       }),
       ...(rec.failed ? { failed: rec.failed } : {}),

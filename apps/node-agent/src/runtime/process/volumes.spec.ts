@@ -108,11 +108,11 @@ describe('materializeVolumes', () => {
   it('links mounts into the container root', async () => {
     const p = pod([{ name: 'cfg', configMap: { name: 'cfg' } }]);
     const { paths } = await materializeVolumes(ctx(p));
-    const root = await containerRoot(dir, { name: 'c', volumeMounts: [{ name: 'cfg', mountPath: '/etc/app' }, { name: 'cfg', mountPath: '/one', subPath: 'other' }] }, paths, false);
+    const root = await containerRoot(p, dir, { name: 'c', volumeMounts: [{ name: 'cfg', mountPath: '/etc/app' }, { name: 'cfg', mountPath: '/one', subPath: 'other' }] }, paths, 'main');
     expect(root).toBe(join(dir, 'containers', 'c', 'root'));
     expect(await readFile(join(root, 'etc', 'app', 'app.conf'), 'utf8')).toBe('x=1');
     expect(await readFile(join(root, 'one'), 'utf8')).toBe('y');
     expect((await lstat(join(root, 'etc', 'app'))).isSymbolicLink()).toBe(true);
-    await expect(containerRoot(dir, { name: 'c', volumeMounts: [{ name: 'nope', mountPath: '/x' }] }, paths, false)).rejects.toThrow(/names no volume/);
+    await expect(containerRoot(p, dir, { name: 'c', volumeMounts: [{ name: 'nope', mountPath: '/x' }] }, paths, 'main')).rejects.toThrow(/names no volume/);
   });
 });

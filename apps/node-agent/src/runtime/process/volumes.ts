@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, readFile, readdir, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, normalize, posix } from 'node:path';
 import type { Container, ConfigMap, DownwardApiFile, KeyToPath, Pod, ProjectionSource, Secret, Volume } from '../../api/types';
+import type { ContainerKind } from '../runtime';
 import { fieldValue, resourceFieldValue, type ObjectSource, type PodFacts } from './env';
 
 /** Where pods find their service-account credentials (inside their container root). */
@@ -258,27 +259,62 @@ export async function materializeVolumes(ctx: VolumeContext): Promise<{ paths: M
   return { paths, unsupported };
 }
 
+/** One volume mount of a container, resolved to the host path it shows. */
+export interface MountEntry {
+  volume: string;
+  /** Host path of the volume (or of its subPath). */
+  source: string;
+  /** Absolute, normalized path inside the container. */
+  target: string;
+  readOnly: boolean;
+}
+
+/** Volume types the kubelet always mounts read-only (their content is the API's, not the pod's). */
+const READ_ONLY_KINDS = ['configMap', 'secret', 'downwardAPI', 'projected'] as const;
+
 /**
- * Builds a container's root directory `<podDir>/containers/<name>/root`: each volume mount
- * appears at `<root><mountPath>` as a symlink to the volume (or its `subPath`). The process
- * gets this directory as `ORCH_CONTAINER_ROOT` and, without a workingDir, as its working dir.
+ * The mounts of a container, parents before children: its volumeMounts, plus the implicit
+ * service-account volume at {@link SERVICE_ACCOUNT_MOUNT} when the pod has one. Config map,
+ * secret, downward API and projected volumes are read-only whatever the mount says.
  */
-export async function containerRoot(podDir: string, container: Container, volumes: Map<string, string>, init: boolean): Promise<string> {
-  const root = join(podDir, init ? 'init-containers' : 'containers', container.name, 'root');
-  await mkdir(root, { recursive: true });
-  for (const m of container.volumeMounts ?? []) {
+export function containerMounts(pod: Pod, container: Container, volumes: Map<string, string>): MountEntry[] {
+  const defs = new Map(podVolumes(pod).map((v) => [v.name, v]));
+  const mounts = [...(container.volumeMounts ?? [])];
+  if (volumes.has(IMPLICIT_SA_VOLUME) && !mounts.some((m) => normalize(m.mountPath) === SERVICE_ACCOUNT_MOUNT)) mounts.push({ name: IMPLICIT_SA_VOLUME, mountPath: SERVICE_ACCOUNT_MOUNT, readOnly: true });
+  const out: MountEntry[] = [];
+  for (const m of mounts) {
     const src = volumes.get(m.name);
     if (src === undefined) throw new VolumeError(`volume mount ${JSON.stringify(m.name)} of container ${JSON.stringify(container.name)} names no volume of the pod`);
-    const rel = normalize(m.mountPath).replace(/^\/+/, '');
-    if (!rel || rel.split('/').includes('..')) throw new VolumeError(`invalid mountPath ${JSON.stringify(m.mountPath)}`);
-    const at = join(root, rel);
-    const target = m.subPath ? join(src, safeRelative(m.subPath)) : src;
-    if (m.subPath) await mkdir(target, { recursive: true }).catch(() => undefined);
+    const target = posix.normalize(`/${m.mountPath}`);
+    if (target === '/' || m.mountPath.split('/').includes('..') || m.mountPath.includes('\n')) throw new VolumeError(`invalid mountPath ${JSON.stringify(m.mountPath)}`);
+    const def = defs.get(m.name);
+    const apiContent = !!def && READ_ONLY_KINDS.some((k) => def[k] !== undefined);
+    out.push({ volume: m.name, source: m.subPath ? join(src, safeRelative(m.subPath)) : src, target, readOnly: !!m.readOnly || apiContent });
+  }
+  return out.sort((a, b) => a.target.split('/').length - b.target.split('/').length);
+}
+
+/** Where a container's files live in the pod directory, by kind. */
+export function containerDir(podDir: string, kind: ContainerKind, name: string): string {
+  return join(podDir, kind === 'init' ? 'init-containers' : kind === 'ephemeral' ? 'ephemeral-containers' : 'containers', name);
+}
+
+/**
+ * Builds a container's root directory `<containerDir>/root`: each volume mount appears at
+ * `<root><mountPath>` as a symlink to the volume (or its `subPath`). The process gets this
+ * directory as `ORCH_CONTAINER_ROOT` and, without a workingDir, as its working dir.
+ */
+export async function containerRoot(pod: Pod, podDir: string, container: Container, volumes: Map<string, string>, kind: ContainerKind): Promise<string> {
+  const root = join(containerDir(podDir, kind, container.name), 'root');
+  await mkdir(root, { recursive: true });
+  for (const m of containerMounts(pod, container, volumes)) {
+    const at = join(root, m.target);
+    if (m.source !== volumes.get(m.volume)) await mkdir(m.source, { recursive: true }).catch(() => undefined);
     await mkdir(dirname(at), { recursive: true });
     const have = await readlink(at).catch(() => undefined);
-    if (have === target) continue;
+    if (have === m.source) continue;
     await rm(at, { recursive: true, force: true });
-    await symlink(target, at);
+    await symlink(m.source, at);
   }
   return root;
 }

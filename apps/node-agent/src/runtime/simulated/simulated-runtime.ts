@@ -1,7 +1,8 @@
 import { formatTime } from '@orch/apimachinery';
 import type { Pod } from '../../api/types';
 import { PodIpAllocator, defaultPodCidr } from '../../node/pod-cidr';
-import type { PodRuntimeState, Runtime, SyncResult } from '../runtime';
+import { StreamError, type PodRuntimeState, type Runtime, type SyncResult } from '../runtime';
+import type { StreamTarget } from '../../streaming/remote-command';
 
 /**
  * The `simulated` runtime: nothing runs. A pod's init containers are done and its containers
@@ -76,5 +77,13 @@ export class SimulatedRuntime implements Runtime {
 
   async shutdown(): Promise<void> {
     this.pods.clear();
+  }
+
+  async exec(): Promise<StreamTarget> {
+    throw new StreamError(400, 'the simulated runtime runs no processes: exec is not available');
+  }
+
+  async attach(): Promise<StreamTarget> {
+    throw new StreamError(400, 'the simulated runtime runs no processes: attach is not available');
   }
 }

@@ -1,0 +1,155 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { createWebSocketStream } from 'ws';
+import type { Pod } from '../api/types';
+import { StreamError, type Runtime } from '../runtime/runtime';
+import { PORT_FORWARD_SPDY_PROTOCOL, PORT_FORWARD_TUNNEL_PROTOCOL, PORT_FORWARD_WEBSOCKET_PROTOCOLS, dialTcp, parsePortsQuery, servePortForwardSpdy, servePortForwardWebSocket } from '../streaming/port-forward';
+import { SPDY_PROTOCOLS, StreamRequestError, WEBSOCKET_PROTOCOLS, parseStreamOptions, serveStreams, spdyChannels, websocketChannels, type ClientChannels, type StreamOptions } from '../streaming/remote-command';
+import { SpdySession } from '../streaming/spdy';
+import { UpgradeError, Upgrader, negotiate, rejectUpgrade, type Accepted } from '../streaming/upgrade';
+
+/**
+ * The agent's streaming endpoints (upstream kubelet server): `/exec/<ns>/<pod>[/<uid>]/<container>?command=...`,
+ * `/attach/<ns>/<pod>[/<uid>]/<container>` and `/portForward/<ns>/<pod>[/<uid>]`, each an
+ * upgrade to WebSocket or SPDY/3.1. Requests are authenticated and authorized before they
+ * get here. Everything that can be checked (pod, container, command) is checked before the
+ * upgrade, so the client gets an HTTP error it can show.
+ */
+
+export interface StreamingOptions {
+  runtime: Runtime;
+  pod(namespace: string, name: string): Pod | undefined;
+  /** Streams must be opened within this long after the upgrade (SPDY). */
+  streamCreationTimeoutMs: number;
+  /** Connections without traffic for this long are closed. */
+  idleTimeoutMs: number;
+}
+
+/** Paths of the streaming endpoints (prefixes). */
+export const STREAMING_PREFIXES = ['/exec/', '/attach/', '/portForward/'];
+
+export function isStreamingPath(path: string): boolean {
+  return STREAMING_PREFIXES.some((p) => path.startsWith(p));
+}
+
+interface Target {
+  pod: Pod;
+  uid: string;
+  container?: string;
+}
+
+/** Resolves `<ns>/<pod>[/<uid>][/<container>]` to a known pod. */
+function resolve(opts: StreamingOptions, parts: string[], withContainer: boolean): Target {
+  const want = withContainer ? [3, 4] : [2, 3];
+  if (!want.includes(parts.length)) throw new UpgradeError(404, '404 page not found');
+  const [ns, name] = parts;
+  const uid = parts.length === want[1] ? parts[2] : undefined;
+  const pod = opts.pod(ns, name);
+  if (!pod || (uid && pod.metadata.uid !== uid)) throw new UpgradeError(404, `pod ${ns}/${name}${uid ? ` (uid ${uid})` : ''} not found`);
+  return { pod, uid: pod.metadata.uid ?? '', container: withContainer ? parts[parts.length - 1] : undefined };
+}
+
+function checkContainer(t: Target): void {
+  const all = [...t.pod.spec.containers, ...(t.pod.spec.initContainers ?? []), ...(t.pod.spec.ephemeralContainers ?? [])];
+  if (!all.some((c) => c.name === t.container)) throw new UpgradeError(404, `container not found (${JSON.stringify(t.container)})`);
+}
+
+/** Serves one upgrade request to a streaming endpoint (after authorization). */
+export class StreamingEndpoints {
+  private readonly upgrader = new Upgrader();
+  /** Sessions in progress, ended on close(). */
+  private readonly live = new Set<Duplex>();
+
+  constructor(private readonly opts: StreamingOptions) {}
+
+  async handle(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    socket.on('error', () => undefined);
+    const url = new URL(req.url ?? '/', 'https://agent');
+    const parts = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+    const endpoint = parts.shift();
+    try {
+      if (endpoint === 'exec' || endpoint === 'attach') await this.remoteCommand(endpoint, req, socket, head, url.searchParams, parts);
+      else if (endpoint === 'portForward') await this.portForward(req, socket, head, url.searchParams, parts);
+      else throw new UpgradeError(404, '404 page not found');
+    } catch (err) {
+      const code = err instanceof UpgradeError || err instanceof StreamError ? err.code : err instanceof StreamRequestError ? 400 : 500;
+      rejectUpgrade(socket, code, (err as Error).message);
+    }
+  }
+
+  /** Ends every session in progress. */
+  close(): void {
+    for (const s of this.live) s.destroy();
+    this.live.clear();
+  }
+
+  private track(socket: Duplex): void {
+    this.live.add(socket);
+    socket.once('close', () => this.live.delete(socket));
+  }
+
+  private async remoteCommand(kind: 'exec' | 'attach', req: IncomingMessage, socket: Duplex, head: Buffer, q: URLSearchParams, parts: string[]): Promise<void> {
+    const t = resolve(this.opts, parts, true);
+    checkContainer(t);
+    let streamOpts: StreamOptions;
+    try {
+      streamOpts = parseStreamOptions(q);
+    } catch (err) {
+      throw new UpgradeError(400, (err as Error).message);
+    }
+    const command = q.getAll('command');
+    if (kind === 'exec' && command.length === 0) throw new UpgradeError(400, 'you must specify at least one command for the container');
+    const state = this.opts.runtime.podState(t.uid)?.containers.find((c) => c.name === t.container);
+    if (!state?.running) throw new UpgradeError(400, `container ${t.container} is not running${state?.waiting?.reason ? ` (${state.waiting.reason})` : ''}`);
+    const choice = negotiate(req, { websocket: WEBSOCKET_PROTOCOLS, spdy: SPDY_PROTOCOLS });
+    const accepted = await this.upgrader.accept(req, socket, head, choice, this.opts.idleTimeoutMs);
+    this.track(socket);
+    let client: ClientChannels;
+    try {
+      client = await this.channels(accepted, streamOpts);
+    } catch {
+      socket.destroy();
+      return;
+    }
+    const describe = kind === 'exec' ? `command [${command.join(' ')}]` : `attach to container ${t.container}`;
+    let target;
+    try {
+      target = kind === 'exec' ? await this.opts.runtime.exec(t.uid, t.container!, command, streamOpts) : await this.opts.runtime.attach(t.uid, t.container!, streamOpts);
+    } catch (err) {
+      await client.finish({ error: (err as Error).message }, describe);
+      return;
+    }
+    await serveStreams(client, target, describe);
+  }
+
+  private channels(accepted: Accepted, streamOpts: StreamOptions): Promise<ClientChannels> {
+    if (accepted.transport === 'websocket') return Promise.resolve(websocketChannels(accepted.ws, accepted.protocol, streamOpts));
+    return spdyChannels(accepted.session, accepted.protocol, streamOpts, this.opts.streamCreationTimeoutMs);
+  }
+
+  private async portForward(req: IncomingMessage, socket: Duplex, head: Buffer, q: URLSearchParams, parts: string[]): Promise<void> {
+    const t = resolve(this.opts, parts, false);
+    const ip = this.opts.runtime.podState(t.uid)?.podIP || t.pod.status?.podIP;
+    if (!ip) throw new UpgradeError(400, `pod ${t.pod.metadata.namespace}/${t.pod.metadata.name} has no address yet`);
+    const describe = `pod ${t.pod.metadata.namespace}/${t.pod.metadata.name}`;
+    const dial = (port: number) => dialTcp(ip, port, describe);
+    const choice = negotiate(req, { websocket: [PORT_FORWARD_TUNNEL_PROTOCOL, ...PORT_FORWARD_WEBSOCKET_PROTOCOLS], spdy: [PORT_FORWARD_SPDY_PROTOCOL] });
+    let ports: number[] = [];
+    if (choice.transport === 'websocket' && choice.protocol !== PORT_FORWARD_TUNNEL_PROTOCOL) {
+      try {
+        ports = parsePortsQuery(q);
+      } catch (err) {
+        throw new UpgradeError(400, (err as Error).message);
+      }
+      if (!ports.length) throw new UpgradeError(400, 'query parameter "port" is required');
+    }
+    const accepted = await this.upgrader.accept(req, socket, head, choice, this.opts.idleTimeoutMs);
+    this.track(socket);
+    if (accepted.transport === 'spdy') servePortForwardSpdy(accepted.session, dial, this.opts.streamCreationTimeoutMs);
+    else if (accepted.protocol === PORT_FORWARD_TUNNEL_PROTOCOL) {
+      const stream = createWebSocketStream(accepted.ws);
+      stream.on('error', () => undefined);
+      servePortForwardSpdy(new SpdySession(stream), dial, this.opts.streamCreationTimeoutMs);
+    } else await servePortForwardWebSocket(accepted.ws, ports, dial);
+  }
+}

@@ -1,0 +1,147 @@
+import { Duplex, PassThrough } from 'node:stream';
+import zlib from 'node:zlib';
+import { FrameParser, FrameType, HeaderReader, HeaderWriter, SPDY3_DICTIONARY, SpdySession, controlFrame, dataFrame, decodeHeaderBlock, encodeHeaderBlock, type Frame, type SpdyHeaders, type SpdyStream } from './spdy';
+
+/**
+ * The SPDY/3.1 server side against a client that compresses header blocks the way Go's
+ * framer (moby/spdystream, used by kubectl) does: one zlib stream with the SPDY/3 dictionary,
+ * a sync flush per block.
+ */
+
+/** A client half: writes frames to the session, collects what it answers. */
+function connect() {
+  const toServer = new PassThrough();
+  const fromServer = new PassThrough();
+  const session = new SpdySession(Duplex.from({ readable: toServer, writable: fromServer }));
+  const parser = new FrameParser();
+  const frames: Frame[] = [];
+  fromServer.on('data', (d: Buffer) => frames.push(...parser.push(d)));
+  const deflate = zlib.createDeflate({ dictionary: SPDY3_DICTIONARY, level: 9 });
+  let out: Buffer[] = [];
+  deflate.on('data', (d: Buffer) => out.push(d));
+  const compress = (headers: Record<string, string>) =>
+    new Promise<Buffer>((resolve) => {
+      deflate.write(encodeHeaderBlock(headers));
+      deflate.flush(zlib.constants.Z_SYNC_FLUSH, () =>
+        setImmediate(() => {
+          const b = Buffer.concat(out);
+          out = [];
+          resolve(b);
+        }),
+      );
+    });
+  const replyReader = new HeaderReader();
+  return {
+    session,
+    frames,
+    async open(id: number, headers: Record<string, string>, fin = false) {
+      const head = Buffer.alloc(10);
+      head.writeUInt32BE(id, 0);
+      toServer.write(controlFrame(FrameType.SynStream, fin ? 1 : 0, Buffer.concat([head, await compress(headers)])));
+    },
+    send: (frame: Buffer) => toServer.write(frame),
+    /** Decodes every SYN_REPLY so far with a zlib reader, as the Go client does. */
+    async replies() {
+      const out: { id: number; headers: Record<string, string> }[] = [];
+      for (const f of frames) if (f.kind === 'control' && f.type === FrameType.SynReply) out.push({ id: f.payload.readUInt32BE(0), headers: await replyReader.decode(f.payload.subarray(4)) });
+      return out;
+    },
+    end: () => toServer.end(),
+  };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 20));
+
+describe('SPDY/3.1 session', () => {
+  it('builds the 1423-byte SPDY/3 dictionary', () => {
+    let a = 1;
+    let b = 0;
+    for (const x of SPDY3_DICTIONARY) {
+      a = (a + x) % 65521;
+      b = (b + a) % 65521;
+    }
+    expect(SPDY3_DICTIONARY.length).toBe(1423);
+    expect(b * 65536 + a).toBe(3821447106); // Adler-32 that zlib headers of SPDY clients name
+  });
+
+  it.each<{ name: string; headers: SpdyHeaders }>([
+    { name: 'empty', headers: {} },
+    { name: 'one header', headers: { streamtype: 'stdout' } },
+    { name: 'several values', headers: { port: '80', requestid: '0\u00001' } },
+  ])('header blocks round-trip ($name)', ({ headers }) => {
+    expect(decodeHeaderBlock(encodeHeaderBlock(headers))).toEqual(headers);
+  });
+
+  it('header blocks written as stored deflate blocks read back from one zlib stream, block after block', async () => {
+    const writer = new HeaderWriter();
+    const reader = new HeaderReader();
+    for (const h of [{ a: '1' }, {}, { streamtype: 'error', port: '8080' }] as SpdyHeaders[]) expect(await reader.decode(writer.encode(h))).toEqual(h);
+    // A plain zlib inflate of the whole stream sees the same bytes (any zlib reader can follow it).
+    const w = new HeaderWriter();
+    const stream = Buffer.concat([w.encode({ x: 'y' }), w.encode({ z: 'w' })]);
+    expect(zlib.inflateSync(stream, { finishFlush: zlib.constants.Z_SYNC_FLUSH })).toEqual(Buffer.concat([encodeHeaderBlock({ x: 'y' }), encodeHeaderBlock({ z: 'w' })]));
+  });
+
+  it('announces client streams with their headers, replies, carries data both ways and FIN', async () => {
+    const c = connect();
+    const streams: SpdyStream[] = [];
+    c.session.on('stream', (s) => {
+      streams.push(s);
+      s.reply();
+    });
+    await c.open(1, { streamtype: 'error' });
+    await c.open(3, { streamtype: 'stdin' });
+    await tick();
+    expect(streams.map((s) => [s.id, s.headers.streamtype])).toEqual([
+      [1, 'error'],
+      [3, 'stdin'],
+    ]);
+    expect((await c.replies()).map((r) => r.id)).toEqual([1, 3]);
+    const got: Buffer[] = [];
+    streams[1].on('data', (d: Buffer) => got.push(d));
+    const ended = new Promise((r) => streams[1].on('end', r));
+    c.send(dataFrame(3, Buffer.from('hello '), false));
+    c.send(dataFrame(3, Buffer.from('world'), true));
+    await ended;
+    expect(Buffer.concat(got).toString()).toBe('hello world');
+    streams[0].end('{"status":"Success"}');
+    await tick();
+    const data = c.frames.filter((f): f is Extract<Frame, { kind: 'data' }> => f.kind === 'data' && f.streamId === 1);
+    expect(Buffer.concat(data.map((f) => f.data)).toString()).toBe('{"status":"Success"}');
+    expect(data[data.length - 1].fin).toBe(true);
+  });
+
+  it('echoes client pings, resets streams on RST_STREAM and closes on GOAWAY', async () => {
+    const c = connect();
+    const streams: SpdyStream[] = [];
+    c.session.on('stream', (s) => streams.push(s));
+    const ping = Buffer.alloc(4);
+    ping.writeUInt32BE(7, 0);
+    c.send(controlFrame(FrameType.Ping, 0, ping));
+    await c.open(1, { streamtype: 'data' });
+    await tick();
+    const reset = new Promise<void>((r) => streams[0].once('reset', () => r()));
+    const rst = Buffer.alloc(8);
+    rst.writeUInt32BE(1, 0);
+    rst.writeUInt32BE(5, 4);
+    c.send(controlFrame(FrameType.RstStream, 0, rst));
+    await reset;
+    const closed = new Promise<void>((r) => c.session.once('close', () => r()));
+    c.send(controlFrame(FrameType.GoAway, 0, Buffer.alloc(8)));
+    await closed;
+    expect(c.frames.some((f) => f.kind === 'control' && f.type === FrameType.Ping && f.payload.readUInt32BE(0) === 7)).toBe(true);
+    expect(c.session.streamCount).toBe(0);
+  });
+
+  it.each([
+    { name: 'a SPDY/2 frame', bytes: controlFrame(FrameType.Ping, 0, Buffer.alloc(4)).fill(0x80, 0, 1).fill(0x02, 1, 2) },
+    { name: 'a header block that is not zlib', bytes: controlFrame(FrameType.SynStream, 0, Buffer.concat([Buffer.from([0, 0, 0, 1]), Buffer.alloc(6), Buffer.from('not zlib')])) },
+  ])('ends the session on $name', async ({ bytes }) => {
+    const c = connect();
+    const closed = new Promise<void>((r) => c.session.once('close', () => r()));
+    c.send(bytes);
+    await closed;
+    expect(c.session.failure).toBeInstanceOf(Error);
+    expect(c.frames.some((f) => f.kind === 'control' && f.type === FrameType.GoAway)).toBe(true);
+  });
+});

@@ -1,0 +1,296 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import { join } from 'node:path';
+import { ensureBinary, freePort, removeDir, tempDir } from '@orch/testing';
+import { startGateway, type GatewayProcess } from './support/gateway';
+import { eventually, startNodeAgent, type NodeAgentProcess } from './support/node-agent';
+
+/**
+ * Interactive pods with stock kubectl against a gateway and a node agent running the
+ * `sandbox` runtime: exec (WebSocket and the SPDY fallback, with and without a terminal),
+ * attach, cp both ways, port-forward, debug with an ephemeral container; and what the sandbox
+ * promises: volumes at their mountPath, read-only mounts, a private process table, the pod's
+ * hostname and hosts file, memory limits (OOMKilled) and CPU limits measured from the
+ * kernel's accounting through /stats/summary.
+ */
+jest.setTimeout(120_000);
+
+const NODE = 'e2e-interactive';
+const NODE_BIN = process.execPath;
+
+interface Pod {
+  status?: {
+    phase?: string;
+    podIP?: string;
+    containerStatuses?: { name: string; restartCount: number; state: Record<string, unknown>; lastState: { terminated?: { exitCode: number; reason?: string } } }[];
+    ephemeralContainerStatuses?: { name: string; state: Record<string, unknown> }[];
+  };
+}
+
+const manifests = `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg}
+data: {key: value-from-configmap}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: shell}
+spec:
+  nodeName: ${NODE}
+  terminationGracePeriodSeconds: 1
+  volumes:
+  - {name: cfg, configMap: {name: cfg}}
+  - {name: data, emptyDir: {}}
+  containers:
+  - name: main
+    image: busybox
+    command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"]
+    volumeMounts:
+    - {name: cfg, mountPath: /etc/config}
+    - {name: data, mountPath: /data}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  nodeName: ${NODE}
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: web
+    image: node
+    command: ["${NODE_BIN}", "-e", "require('http').createServer((q, s) => s.end('hello ' + q.url)).listen(8080, process.env.POD_IP)"]
+    ports: [{containerPort: 8080}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: att}
+spec:
+  nodeName: ${NODE}
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: busybox
+    stdin: true
+    stdinOnce: true
+    command: ["sh", "-c", "i=0; while read line; do i=$((i+1)); echo \\"got $i: $line\\"; done; echo bye"]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: hog}
+spec:
+  nodeName: ${NODE}
+  restartPolicy: OnFailure
+  containers:
+  - name: hog
+    image: node
+    command: ["${NODE_BIN}", "-e", "const a = []; setInterval(() => { for (let i = 0; i < 16; i++) a.push(Buffer.alloc(1 << 20, 1)); }, 10)"]
+    resources: {limits: {memory: 64Mi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: spin}
+spec:
+  nodeName: ${NODE}
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: spin
+    image: busybox
+    command: ["sh", "-c", "while :; do :; done"]
+    resources: {limits: {cpu: 200m}}
+`;
+
+describe('interactive pods with kubectl (sandbox runtime)', () => {
+  let gw: GatewayProcess;
+  let agent: NodeAgentProcess;
+  let dir: string;
+
+  const kubectl = (args: string[], opts: { input?: string; env?: Record<string, string>; timeoutMs?: number } = {}) =>
+    spawnSync('kubectl', ['--kubeconfig', gw.kubeconfig, ...args], { encoding: 'utf8', input: opts.input, env: { ...process.env, ...opts.env }, timeout: opts.timeoutMs ?? 30_000 });
+  const pod = async (name: string): Promise<Pod> => JSON.parse(kubectl(['get', 'pod', name, '-o', 'json']).stdout) as Pod;
+  const running = (name: string) => eventually(`pod ${name} running`, async () => ((p) => (p.status?.phase === 'Running' && p.status.containerStatuses?.every((c) => 'running' in c.state) ? p : undefined))(await pod(name)), 30_000, 200);
+
+  beforeAll(async () => {
+    dir = await tempDir('interactive-');
+    gw = await startGateway();
+    agent = await startNodeAgent({ name: NODE, kubeconfig: gw.kubeconfig, args: ['--runtime=sandbox', `--client-ca-file=${join(gw.dataDir, 'pki', 'ca.crt')}`, '--restart-backoff-initial=1s', '--pod-workers=4'] });
+    await eventually('node registered', () => (kubectl(['get', 'node', NODE]).status === 0 ? true : undefined));
+    const apply = kubectl(['apply', '-f', '-'], { input: manifests });
+    expect(apply.stderr).toBe('');
+    await Promise.all(['shell', 'web', 'spin'].map(running));
+  });
+  afterAll(async () => {
+    await agent?.stop();
+    await gw?.stop();
+    if (dir) await removeDir(dir);
+  });
+
+  describe('exec', () => {
+    it.each<{ name: string; env: Record<string, string> }>([
+      { name: 'WebSocket (v5.channel.k8s.io)', env: {} },
+      { name: 'SPDY/3.1 fallback', env: { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false' } },
+    ])('runs a command with separate stdout and stderr and passes its exit code over $name', ({ env }) => {
+      const ok = kubectl(['exec', 'shell', '--', 'sh', '-c', 'echo out; echo err >&2'], { env });
+      expect([ok.status, ok.stdout, ok.stderr]).toEqual([0, 'out\n', 'err\n']);
+      const three = kubectl(['exec', 'shell', '--', 'sh', '-c', 'exit 3'], { env });
+      expect(three.status).toBe(3);
+      expect(three.stderr).toContain('command terminated with exit code 3');
+      const stdin = kubectl(['exec', '-i', 'shell', '--', 'sh', '-c', 'cat; echo lines=$(echo done)'], { env, input: 'line one\nline two\n' });
+      expect([stdin.status, stdin.stdout]).toEqual([0, 'line one\nline two\nlines=done\n']);
+    });
+
+    it('refuses what cannot run with a message', () => {
+      const missing = kubectl(['exec', 'shell', '--', 'no-such-command']);
+      expect(missing.status).not.toBe(0);
+      expect(missing.stderr).toContain('executable file not found in $PATH');
+      const container = kubectl(['exec', 'shell', '-c', 'nope', '--', 'true']);
+      expect(container.status).not.toBe(0);
+      expect(container.stderr).toContain('container nope is not valid for pod shell');
+    });
+
+    it('gives an interactive shell in a terminal of the client size (exec -it under tmux)', async () => {
+      await ensureBinary('tmux', 'tmux');
+      const out = await inTmux(`kubectl --kubeconfig ${gw.kubeconfig} exec -it shell -- sh`, /^[#$]\s*$/m, ['stty size; tty; echo $((6*7))', 'exit 7'], 'EXIT=');
+      expect(out).toContain('40 120');
+      expect(out).toMatch(/\/dev\/pts\/\d+/);
+      expect(out).toContain('42');
+      expect(out).toContain('EXIT=7');
+    });
+  });
+
+  it('attach: stdin reaches the container, its output comes back, stdinOnce ends it', async () => {
+    await running('att');
+    const r = kubectl(['attach', '-i', 'att'], { input: 'one\ntwo\n' });
+    expect(r.stdout).toContain('got 1: one\ngot 2: two\nbye\n');
+  });
+
+  it('cp copies a directory into the pod and back out', async () => {
+    const src = join(dir, 'src');
+    await mkdir(join(src, 'sub'), { recursive: true });
+    await writeFile(join(src, 'a.txt'), 'alpha\n');
+    await writeFile(join(src, 'sub', 'b.bin'), Buffer.from([0, 1, 2, 255, 10]));
+    const up = kubectl(['cp', src, 'shell:/data/copied']);
+    expect([up.status, up.stderr]).toEqual([0, '']);
+    expect(kubectl(['exec', 'shell', '--', 'find', '/data/copied', '-type', 'f']).stdout.split('\n').filter(Boolean).sort()).toEqual(['/data/copied/a.txt', '/data/copied/sub/b.bin']);
+    const back = join(dir, 'back');
+    const down = kubectl(['cp', 'shell:/data/copied', back]);
+    expect(down.status).toBe(0);
+    expect(await readFile(join(back, 'a.txt'), 'utf8')).toBe('alpha\n');
+    expect(await readFile(join(back, 'sub', 'b.bin'))).toEqual(Buffer.from([0, 1, 2, 255, 10]));
+    expect((await readdir(back)).sort()).toEqual(['a.txt', 'sub']);
+  });
+
+  describe('port-forward', () => {
+    it.each<{ name: string; env: Record<string, string> }>([
+      { name: 'WebSocket tunnel (SPDY/3.1+portforward.k8s.io)', env: {} },
+      { name: 'SPDY/3.1 fallback', env: { KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' } },
+    ])('serves 100 sequential and 10 concurrent HTTP requests over $name', async ({ env }) => {
+      const port = await freePort();
+      const pf = spawn('kubectl', ['--kubeconfig', gw.kubeconfig, 'port-forward', 'pod/web', `${port}:8080`, '--address=127.0.0.1'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      try {
+        await waitForLine(pf, /Forwarding from 127\.0\.0\.1:\d+ -> 8080/);
+        for (let i = 0; i < 100; i++) expect(await get(`http://127.0.0.1:${port}/seq${i}`)).toBe(`hello /seq${i}`);
+        const all = await Promise.all(Array.from({ length: 10 }, (_, i) => get(`http://127.0.0.1:${port}/par${i}`)));
+        expect(all).toEqual(Array.from({ length: 10 }, (_, i) => `hello /par${i}`));
+      } finally {
+        pf.kill('SIGTERM');
+      }
+    });
+  });
+
+  it('debug: an ephemeral container in the running pod gives a shell (kubectl debug -it --image=busybox)', async () => {
+    await ensureBinary('tmux', 'tmux');
+    const out = await inTmux(`kubectl --kubeconfig ${gw.kubeconfig} debug -it pod/shell --image=busybox --profile=general --container=dbg`, /If you don't see a command prompt/, ['echo debug-$((20+22)); hostname', 'exit'], 'EXIT=');
+    expect(out).toContain('debug-42');
+    expect(out).toContain('EXIT=0');
+    const p = await pod('shell');
+    expect(p.status?.ephemeralContainerStatuses?.find((c) => c.name === 'dbg')?.state).toHaveProperty('terminated');
+  });
+
+  describe('sandbox', () => {
+    const exec = (cmd: string) => kubectl(['exec', 'shell', '--', 'sh', '-c', cmd]);
+
+    it('mounts volumes at their mountPath, config maps read-only, the host read-only', () => {
+      expect(exec('cat /etc/config/key').stdout).toBe('value-from-configmap');
+      const write = exec('echo x > /etc/config/new');
+      expect(write.status).not.toBe(0);
+      expect(write.stderr).toContain('Read-only file system');
+      const host = exec('touch /usr/orch-was-here');
+      expect(host.stderr).toContain('Read-only file system');
+      expect(exec('echo y > /data/f && cat /data/f').stdout).toBe('y\n');
+    });
+
+    it('has its own process table, hostname and hosts file', async () => {
+      const ps = exec('ps -e -o pid=,comm=').stdout.trim().split('\n').map((l) => l.trim().split(/\s+/));
+      expect(ps[0]).toEqual(['1', 'sh']);
+      expect(ps.length).toBeLessThan(6); // sh, its sleep, the exec'd sh and ps
+      expect(exec('hostname').stdout).toBe('shell\n');
+      const ip = (await pod('shell')).status?.podIP;
+      expect(exec('cat /etc/hosts').stdout).toContain(`${ip}\tshell\n`);
+    });
+
+    it('kills a container over its memory limit as OOMKilled (exit 137) and restarts it', async () => {
+      const p = await eventually('hog OOMKilled', async () => ((x) => (x.status?.containerStatuses?.[0]?.lastState.terminated ? x : undefined))(await pod('hog')), 30_000, 200);
+      expect(p.status?.containerStatuses?.[0]?.lastState.terminated).toMatchObject({ exitCode: 137, reason: 'OOMKilled' });
+      expect(p.status?.containerStatuses?.[0]?.restartCount).toBeGreaterThanOrEqual(1);
+    });
+
+    it('holds a busy loop limited to 200m near 20% of a core (cgroup CPU time from /stats/summary)', async () => {
+      const cpuOf = async () => {
+        const s = JSON.parse(kubectl(['get', '--raw', `/api/v1/nodes/${NODE}/proxy/stats/summary`]).stdout) as { pods: { podRef: { name: string }; containers: { name: string; cpu?: { time: string; usageCoreNanoSeconds: number }; memory?: { workingSetBytes: number } }[] }[] };
+        const c = s.pods.find((x) => x.podRef.name === 'spin')?.containers[0];
+        if (!c?.cpu) throw new Error('no cpu figures for spin');
+        return { at: Date.now(), nanos: c.cpu.usageCoreNanoSeconds, memory: c.memory?.workingSetBytes ?? 0 };
+      };
+      const first = await cpuOf();
+      await new Promise((r) => setTimeout(r, 4000));
+      const second = await cpuOf();
+      const share = (second.nanos - first.nanos) / ((second.at - first.at) * 1e6);
+      expect(share).toBeGreaterThan(0.1);
+      expect(share).toBeLessThan(0.3);
+      expect(second.memory).toBeGreaterThan(0);
+    });
+  });
+});
+
+/** Runs `command` in a 120x40 tmux window, types each line once `ready` shows, returns the screen once `until` shows up. */
+async function inTmux(command: string, ready: RegExp, lines: string[], until: string): Promise<string> {
+  const session = `orch-e2e-${process.pid}-${Math.floor(Math.random() * 1e6)}`;
+  const tmux = (...args: string[]) => spawnSync('tmux', args, { encoding: 'utf8' });
+  const started = tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '40', `${command}; echo EXIT=$?; sleep 30`);
+  if (started.status !== 0) throw new Error(`tmux: ${started.stderr}`);
+  try {
+    const screen = () => tmux('capture-pane', '-t', session, '-p', '-S', '-100').stdout;
+    await eventually(`${ready} on the screen`, () => (ready.test(screen()) ? true : undefined), 30_000, 100);
+    for (const line of lines) tmux('send-keys', '-t', session, line, 'Enter');
+    return await eventually(`"${until}" on the screen`, () => ((s) => (s.includes(until) ? s : undefined))(screen()), 30_000, 100);
+  } finally {
+    tmux('kill-session', '-t', session);
+  }
+}
+
+function waitForLine(child: ChildProcess, re: RegExp): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      if (re.test(out)) resolve();
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+  });
+}
+
+function get(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent: false }, (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve(body));
+      })
+      .on('error', reject);
+  });
+}
