@@ -278,7 +278,8 @@ export class ContainerRecord {
     }
     this.waiting = undefined;
     await pruneInstanceLogs(this.logDir, this.restartCount - 1);
-    await rm(spec.terminationLog ?? join(spec.root, 'dev', 'termination-log'), { force: true });
+    // A runtime that names its own termination log writes it fresh for the instance.
+    if (!spec.terminationLog) await rm(join(spec.root, 'dev', 'termination-log'), { force: true });
     const log = new ContainerLogWriter(this.logPath(this.restartCount), this.logOptions);
     const startedAt = formatTime(new Date());
     const probeTarget: ProbeTarget = { ...target, env: spec.env, cwd: spec.cwd };
