@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Catalog, FeatureGates, parseRuntimeConfig, type ResourceDef } from '@orch/api';
-import { StatusError, type KubeObject } from '@orch/apimachinery';
+import { StatusError } from '@orch/apimachinery';
 import { issueClientCert, writeKubeconfig, type Authenticator, type Authorizer, type Pki } from '@orch/auth';
 import { HealthChecks, createLogger, createMetricsRegistry, httpRequestMetrics, type Logger } from '@orch/server-common';
 import { openEtcdStore, openSqliteStore, type Store } from '@orch/storage';
@@ -49,6 +49,8 @@ export class Gateway {
   readonly health: HealthChecks;
   readonly logger: Logger;
   private handler!: ApiHandler;
+  /** The composed authorization modes (set by `wire`; admission expressions' authorizer asks it). */
+  authorizer?: Authorizer;
   private serviceAddressRepair?: ServiceAddressRepair;
   private pump?: Pump;
 
@@ -87,14 +89,13 @@ export class Gateway {
     };
     const registries = new Map<ResourceDef, GenericStore>();
     const gateway = new Gateway(options, catalog, features, store, watchCache, registries, pki);
-    const nsLifecycle = (ns: string) => gateway.checkNamespace(ns);
     const serviceAddresses = new ServiceAddresses(store, serviceRanges.cidr, serviceRanges.nodePorts, gateway.logger);
     const strategyOptions = { k8sCompatibility: options['k8s-group-aliases'] };
     for (const def of catalog.resources()) {
       if (def.virtual) continue;
       const base = strategyFor(def, strategyOptions);
       const strategy = def.group === '' && def.resource === 'services' ? serviceStrategy(base, serviceAddresses) : base;
-      registries.set(def, new GenericStore(def, strategy, subresourceStrategies(def, strategy), store, watchCache, nsLifecycle, registryOptions));
+      registries.set(def, new GenericStore(def, strategy, subresourceStrategies(def, strategy), store, watchCache, registryOptions));
     }
     for (const w of features.warnings) gateway.logger.warn(w);
     gateway.serviceAddressRepair = new ServiceAddressRepair(store, serviceAddresses, gateway.logger, { servicesPrefix: gateway.registry('', 'services').prefix('') });
@@ -122,6 +123,7 @@ export class Gateway {
    * admission plugins (PipelineComposer calls this once at start-up).
    */
   wire(parts: { authenticator: Authenticator; authorizer: Authorizer; admission: AdmissionChain }): void {
+    this.authorizer = parts.authorizer;
     const metricsRegistry = createMetricsRegistry();
     this.health.add('log', () => undefined);
     // A slow store at start-up (etcd) does not fail livez during --livez-grace-period.
@@ -183,20 +185,6 @@ export class Gateway {
   registry(group: string, resource: string): GenericStore {
     for (const [def, reg] of this.registries) if (def.group === group && def.resource === resource) return reg;
     throw new Error(`resource ${resource}.${group} is not served`);
-  }
-
-  /** Namespaced creates need an existing, active namespace. */
-  private async checkNamespace(namespace: string): Promise<void> {
-    let ns: KubeObject;
-    try {
-      ns = await this.registry('', 'namespaces').get('', namespace);
-    } catch (err) {
-      if (err instanceof StatusError && err.code === 404) throw StatusError.notFound({ group: '', resource: 'namespaces' }, namespace);
-      throw err;
-    }
-    if (ns.metadata.deletionTimestamp || (ns as { status?: { phase?: string } }).status?.phase === 'Terminating') {
-      throw new StatusError(403, 'Forbidden', `unable to create new content in namespace ${namespace} because it is being terminated`);
-    }
   }
 
   /** Creates the system namespaces (idempotent). */

@@ -31,6 +31,10 @@ export const GATEWAY_FLAGS = {
   'service-cluster-ip-range': { type: 'string', default: '10.96.0.0/12', description: 'A CIDR notation IPv4 range from which to assign service cluster IPs (mask between /12 and /30).' },
   'service-node-port-range': { type: 'string', default: '30000-32767', description: 'A port range to reserve for services with NodePort visibility, inclusive at both ends (e.g. 30000-32767).' },
   'bookmark-interval': { type: 'duration', default: 60_000, description: 'Interval of BOOKMARK events on watches that allow them.' },
+  'enable-admission-plugins': { type: 'stringSlice', default: [], description: 'Admission plugins to enable in addition to the default-enabled ones (NamespaceLifecycle, LimitRanger, ServiceAccount, PodSecurity, Priority, DefaultTolerationSeconds, DefaultStorageClass, DefaultIngressClass, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota). Also: NodeRestriction, PodNodeSelector, PodTolerationRestriction. Comma separated; order does not matter.' },
+  'disable-admission-plugins': { type: 'stringSlice', default: [], description: 'Admission plugins to disable, even if they are on by default. Comma separated.' },
+  'default-not-ready-toleration-seconds': { type: 'int', default: 300, description: 'The tolerationSeconds of the toleration for notReady:NoExecute that the DefaultTolerationSeconds admission plugin adds to every pod without one.' },
+  'default-unreachable-toleration-seconds': { type: 'int', default: 300, description: 'The tolerationSeconds of the toleration for unreachable:NoExecute that the DefaultTolerationSeconds admission plugin adds to every pod without one.' },
   'v': { type: 'int', default: 0, description: 'Log verbosity.', short: 'v' },
 } satisfies FlagDefs;
 

@@ -8,12 +8,13 @@ import { endpointSliceMirroringController } from './endpointslice-mirroring/mirr
 import { namespaceController } from './namespace/namespace-controller';
 import { nodeLifecycleController } from './nodelifecycle/node-lifecycle-controller';
 import { podGcController } from './podgc/podgc-controller';
+import { resourceQuotaController } from './resourcequota/resourcequota-controller';
 import { rootCaCertPublisher } from './root-ca-cert-publisher/publisher';
 import { serviceAccountController } from './serviceaccount/serviceaccounts-controller';
 import { serviceAccountTokenController } from './serviceaccount-token/tokens-controller';
 import { tokenCleanerController } from './tokencleaner/tokencleaner';
 
-/** Cluster controllers (namespace, service accounts, tokens, root CA, bootstrap, endpoints, nodes, pod GC, CSR), by upstream `--controllers` name. */
+/** Cluster controllers (namespace, service accounts, tokens, root CA, bootstrap, endpoints, nodes, pod GC, resource quota, CSR), by upstream `--controllers` name. */
 export const CLUSTER_CONTROLLERS: ControllerDescriptor[] = [
   namespaceController,
   serviceAccountController,
@@ -26,6 +27,7 @@ export const CLUSTER_CONTROLLERS: ControllerDescriptor[] = [
   endpointSliceMirroringController,
   nodeLifecycleController,
   podGcController,
+  resourceQuotaController,
   csrApprovingController,
   csrSigningController,
 ];

@@ -1,9 +1,34 @@
 import { Module } from '@nestjs/common';
+import { AdmissionState } from './admission-state';
+import { DefaultIngressClass, DefaultStorageClass } from './default-class/default-class';
+import { DefaultTolerationSeconds } from './default-toleration-seconds/default-toleration-seconds';
+import { LimitRanger } from './limit-ranger/limit-ranger';
+import { NamespaceLifecycle } from './namespace-lifecycle/namespace-lifecycle';
+import { PodNodeSelector } from './pod-node-selector/pod-node-selector';
+import { PodSecurity } from './pod-security/pod-security';
+import { PodTolerationRestriction } from './pod-toleration-restriction/pod-toleration-restriction';
+import { Priority } from './priority/priority';
+import { ResourceQuota } from './resource-quota/resource-quota';
 
 /**
  * The gateway's admission plugins: NestJS providers decorated with `@AdmissionPluginProvider()`
- * (pipeline/admit.ts), ordered by ADMISSION_PLUGIN_ORDER. Empty until the admission issue
- * fills it: the admit stage then runs an empty chain.
+ * (pipeline/admit.ts). PipelineComposer keeps those --enable-admission-plugins and
+ * --disable-admission-plugins select (plugins.ts) and orders them as upstream does.
  */
-@Module({ providers: [] })
+@Module({
+  providers: [
+    AdmissionState,
+    NamespaceLifecycle,
+    LimitRanger,
+    PodSecurity,
+    PodNodeSelector,
+    Priority,
+    DefaultTolerationSeconds,
+    PodTolerationRestriction,
+    DefaultStorageClass,
+    DefaultIngressClass,
+    ResourceQuota,
+  ],
+  exports: [AdmissionState],
+})
 export class AdmissionModule {}

@@ -56,7 +56,7 @@ describe('admission inside the generic store', () => {
       validate: (obj, ctx) => (strategyCalls.push(`validate:${obj.metadata.labels?.stage ?? ''}`), base.validate?.(obj, ctx) ?? []),
       validateUpdate: (obj, old, ctx) => (strategyCalls.push(`validateUpdate:${obj.metadata.labels?.stage ?? ''}`), base.validateUpdate?.(obj, old, ctx) ?? []),
     };
-    configMaps = new GenericStore(def, strategy, subresourceStrategies(def, strategy), store, cache, async () => undefined, {
+    configMaps = new GenericStore(def, strategy, subresourceStrategies(def, strategy), store, cache, {
       continueTokenLifetimeMs: 60_000,
       tooLargeResourceVersionWaitMs: 1000,
       bookmarkIntervalMs: 60_000,

@@ -3,6 +3,7 @@ import { StatusError, type KubeObject } from '@orch/apimachinery';
 import type { UserInfo } from '@orch/auth';
 import { DiscoveryService } from '@nestjs/core';
 import type { AdmissionOperation, WriteAdmission } from '../registry/strategy';
+import { UPSTREAM_PLUGIN_ORDER } from '../admission/plugins';
 import type { ApiRequest } from './api-request';
 import { requestTarget, requestUser } from './api-request';
 import { validateFields } from './decode';
@@ -36,10 +37,17 @@ export interface AdmissionAttributes {
   options?: Record<string, unknown>;
 }
 
-/** What a hook may return: warnings for the client (`Warning` headers). Deny by throwing a StatusError (see `admissionDenied`). */
+/**
+ * What a hook may return: warnings for the client (`Warning` headers) and audit annotations
+ * (key → value, recorded with the request). Deny by throwing a StatusError (see `admissionDenied`).
+ */
 export interface AdmissionResponse {
   warnings?: string[];
+  auditAnnotations?: Record<string, string>;
 }
+
+/** Receives the audit annotations admission plugins record for a request. */
+export type AuditSink = (annotations: Record<string, string>, request: { user: string; operation: AdmissionOperation; resource: AdmissionResource; subresource: string; namespace: string; name: string }) => void;
 
 /**
  * An admission plugin (upstream admission.Interface + MutationInterface + ValidationInterface).
@@ -63,7 +71,7 @@ export interface AdmissionPlugin {
 export const AdmissionPluginProvider = DiscoveryService.createDecorator<Record<string, never>>();
 
 /** Plugins run in this order when present (upstream's ordered plugin list); others follow by name. */
-export const ADMISSION_PLUGIN_ORDER: readonly string[] = ['NamespaceLifecycle', 'ServiceAccount', 'NodeRestriction'];
+export const ADMISSION_PLUGIN_ORDER: readonly string[] = UPSTREAM_PLUGIN_ORDER;
 
 /** A 403 from an admission plugin, in upstream's wording (`<resource> "<name>" is forbidden: <reason>`). */
 export function admissionDenied(a: Pick<AdmissionAttributes, 'resource' | 'name'>, reason: string): StatusError {
@@ -84,15 +92,18 @@ type RequestScope = Omit<AdmissionAttributes, 'operation' | 'object' | 'oldObjec
  * admission issue fills it. Cheap when no plugin handles a request.
  */
 export class AdmissionChain {
-  constructor(readonly plugins: readonly AdmissionPlugin[]) {}
+  constructor(
+    readonly plugins: readonly AdmissionPlugin[],
+    private readonly audit?: AuditSink,
+  ) {}
 
   /** Orders plugins by ADMISSION_PLUGIN_ORDER, then by name. */
-  static ordered(plugins: readonly AdmissionPlugin[]): AdmissionChain {
+  static ordered(plugins: readonly AdmissionPlugin[], audit?: AuditSink): AdmissionChain {
     const rank = (p: AdmissionPlugin) => {
       const i = ADMISSION_PLUGIN_ORDER.indexOf(p.name);
       return i < 0 ? ADMISSION_PLUGIN_ORDER.length : i;
     };
-    return new AdmissionChain([...plugins].sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name)));
+    return new AdmissionChain([...plugins].sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name)), audit);
   }
 
   /** The admission of one request. */
@@ -116,6 +127,9 @@ export class AdmissionChain {
         if (!fn || !p.handles(a.operation, a.resource, a.subresource)) continue;
         const res = await fn.call(p, a);
         if (res?.warnings?.length) scope.warnings.push(...res.warnings);
+        if (res?.auditAnnotations && this.audit) {
+          this.audit(res.auditAnnotations, { user: a.userInfo.username, operation: a.operation, resource: a.resource, subresource: a.subresource, namespace: a.namespace, name: a.name });
+        }
       }
     };
     return {

@@ -3,6 +3,7 @@ import { DiscoveryService } from '@nestjs/core';
 import { authorizerChain, unionAuthenticator, type Authenticator, type Authorizer } from '@orch/auth';
 import type { AuthenticatorModule } from '../authn/authentication.module';
 import { AUTHORIZATION_MODES } from '../authz/authorization.module';
+import { selectAdmissionPlugins } from '../admission/plugins';
 import { Gateway } from '../gateway';
 import { AdmissionChain, AdmissionPluginProvider, type AdmissionPlugin } from './admit';
 import { AuthenticatorProvider } from './authenticate';
@@ -48,7 +49,20 @@ export class PipelineComposer implements OnModuleInit {
     );
   }
 
+  /** The plugins --enable-admission-plugins / --disable-admission-plugins select (an unknown name fails start-up). */
   private admission(): AdmissionChain {
-    return AdmissionChain.ordered(this.discovery.getProviders({ metadataKey: AdmissionPluginProvider.KEY }).map((w) => w.instance as AdmissionPlugin));
+    const provided = this.discovery.getProviders({ metadataKey: AdmissionPluginProvider.KEY }).map((w) => w.instance as AdmissionPlugin);
+    const options = this.gateway.options;
+    const chosen = selectAdmissionPlugins(
+      provided.map((p) => p.name),
+      options['enable-admission-plugins'],
+      options['disable-admission-plugins'],
+    );
+    // Audit annotations (PodSecurity audit, policies' auditAnnotations) go to the log as audit records.
+    const audit = this.gateway.logger.with({ audit: 'admission' });
+    return AdmissionChain.ordered(
+      provided.filter((p) => chosen.includes(p.name)),
+      (annotations, request) => audit.info('admission audit annotations', { ...request, resource: request.resource.resource, group: request.resource.group, annotations }),
+    );
   }
 }

@@ -84,7 +84,6 @@ export interface RegistryOptions {
 }
 
 /** Checks that a namespace exists and accepts new content; throws StatusError otherwise. */
-export type NamespaceLifecycle = (namespace: string, ctx: RequestContext) => Promise<void>;
 
 export interface CreateResult {
   object: KubeObject;
@@ -140,7 +139,6 @@ export class GenericStore {
     readonly subresourceStrategies: Record<string, StatusStrategy>,
     private readonly store: Store,
     private readonly watchCache: WatchCache,
-    private readonly namespaceLifecycle: NamespaceLifecycle,
     private readonly opts: RegistryOptions,
   ) {
     this.qr = { group: def.group, resource: def.resource };
@@ -322,7 +320,6 @@ export class GenericStore {
     this.checkTypeMeta(obj);
     const meta = obj.metadata;
     this.checkNamespace(meta, namespace);
-    if (this.namespaced) await this.namespaceLifecycle(namespace, ctx);
     await ctx.admission?.mutate('CREATE', obj, undefined);
 
     const generated = !meta.name && !!meta.generateName;
@@ -562,7 +559,6 @@ export class GenericStore {
           `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
         );
       }
-      this.strategy.checkDelete?.(current, this.def);
       await ctx.admission?.mutate('DELETE', undefined, current);
       await ctx.admission?.validate('DELETE', undefined, current);
 

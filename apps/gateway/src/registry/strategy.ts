@@ -1,4 +1,3 @@
-import type { ResourceDef } from '@orch/api';
 import type { FieldError, KubeObject, DeleteOptions } from '@orch/apimachinery';
 
 /** Who is asking and how: passed to every strategy hook. */
@@ -65,8 +64,6 @@ export interface Strategy {
   gracePeriodSeconds?(obj: KubeObject, options: DeleteOptions): number | undefined;
   /** Runs before deletion is recorded (e.g. namespace: phase Terminating). May mutate. */
   beforeDelete?(obj: KubeObject): void;
-  /** Extra checks before a delete (e.g. protected namespaces); throws StatusError. */
-  checkDelete?(obj: KubeObject, def: ResourceDef): void;
   /**
    * Holds a deleting object beyond metadata.finalizers (namespaces: spec.finalizers).
    * The object is removed once nothing holds it.

@@ -1,5 +1,5 @@
 import { mirrorUpstreamKeys } from '@orch/api';
-import { FieldError, StatusError } from '@orch/apimachinery';
+import { FieldError } from '@orch/apimachinery';
 import type { KubeObject } from '@orch/apimachinery';
 import type { Strategy } from '../strategy';
 import { fieldsFrom, resetExcept, statusSubresource } from './common';
@@ -8,7 +8,7 @@ import { fieldsFrom, resetExcept, statusSubresource } from './common';
 export const NAMESPACE_NAME_LABEL = 'orch.io/metadata.name';
 /** The finalizer the namespace controller removes once the content is gone. */
 export const NAMESPACE_FINALIZER = 'orch';
-/** Namespaces created at start-up that can never be deleted. */
+/** Namespaces the gateway creates at start-up (the NamespaceLifecycle admission plugin keeps the first three from deletion). */
 export const PROTECTED_NAMESPACES = ['default', 'orch-system', 'orch-public', 'orch-node-lease'];
 
 interface NamespaceLike extends KubeObject {
@@ -47,11 +47,6 @@ export const namespaceStrategy = (upstreamTwin: boolean): Strategy => ({
   },
   beforeDelete(obj) {
     (obj as NamespaceLike).status = { ...((obj as NamespaceLike).status ?? {}), phase: 'Terminating' };
-  },
-  checkDelete(obj) {
-    if (PROTECTED_NAMESPACES.includes(obj.metadata.name!)) {
-      throw StatusError.forbidden({ group: '', resource: 'namespaces' }, obj.metadata.name!, 'this namespace may not be deleted');
-    }
   },
   holdsDeletion(obj) {
     return ((obj as NamespaceLike).spec?.finalizers ?? []).length > 0;

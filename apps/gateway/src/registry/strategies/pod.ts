@@ -2,7 +2,6 @@ import { FieldError } from '@orch/apimachinery';
 import type { KubeObject } from '@orch/apimachinery';
 import type { Strategy } from '../strategy';
 import { fieldsFrom, resetExcept } from './common';
-import { addDefaultTolerations } from './default-tolerations';
 
 interface Container {
   name?: string;
@@ -81,7 +80,6 @@ export const podStrategy: Strategy = {
   allowUnconditionalUpdate: true,
   prepareForCreate(obj) {
     (obj as PodLike).status = { phase: 'Pending' };
-    addDefaultTolerations(obj as PodLike);
   },
   /** Ephemeral containers change only through pods/ephemeralcontainers. */
   prepareForUpdate(obj, old) {

@@ -1,9 +1,9 @@
-import { addDefaultTolerations } from './default-tolerations';
+import { addDefaultTolerations } from './default-toleration-seconds';
 
 const notReady = { key: 'node.orch.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 };
 const unreachable = { key: 'node.orch.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 };
 
-describe('addDefaultTolerations (DefaultTolerationSeconds)', () => {
+describe('DefaultTolerationSeconds', () => {
   it.each([
     { name: 'no tolerations: both added', input: undefined, want: [notReady, unreachable] },
     {
@@ -24,11 +24,12 @@ describe('addDefaultTolerations (DefaultTolerationSeconds)', () => {
       want: [{ key: 'node.orch.io/unreachable', operator: 'Exists', effect: 'NoSchedule' }, notReady, unreachable],
     },
     { name: 'unrelated tolerations stay first', input: [{ key: 'gpu', operator: 'Exists' }], want: [{ key: 'gpu', operator: 'Exists' }, notReady, unreachable] },
-  ])('$name', ({ input, want }) => {
+    { name: 'own seconds per taint', input: [], want: [{ ...notReady, tolerationSeconds: 10 }, { ...unreachable, tolerationSeconds: 20 }], seconds: { notReady: 10, unreachable: 20 } },
+  ])('$name', ({ input, want, seconds }) => {
     const pod = { spec: { containers: [], ...(input ? { tolerations: input } : {}) } };
-    addDefaultTolerations(pod);
+    addDefaultTolerations(pod, seconds);
     expect(pod.spec).toEqual({ containers: [], tolerations: want });
-    addDefaultTolerations(pod);
+    addDefaultTolerations(pod, seconds);
     expect(pod.spec.tolerations).toEqual(want);
   });
 });

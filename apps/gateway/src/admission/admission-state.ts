@@ -1,0 +1,61 @@
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import type { Catalog } from '@orch/api';
+import type { KubeObject } from '@orch/apimachinery';
+import type { Authorizer } from '@orch/auth';
+import { Gateway } from '../gateway';
+import type { GatewayOptions } from '../options';
+import type { GenericStore } from '../registry/generic-store';
+import type { RequestContext } from '../registry/strategy';
+import { ObjectCache } from './object-cache';
+
+/** The identity admission uses for its own writes (quota usage). */
+export const ADMISSION_CONTEXT: RequestContext = {
+  user: { username: 'system:apiserver', groups: ['system:masters', 'system:authenticated'] },
+  namespace: '',
+  dryRun: false,
+  warnings: [],
+};
+
+/**
+ * What admission plugins read of the cluster: cached objects of a resource (this replica's
+ * watch cache, decoded once; see ObjectCache) for the objects plugins consult on every request
+ * (namespaces, limit ranges, classes, webhook configurations, policies), and the registries
+ * for reads that must see the store's latest state and for writes (quota usage).
+ */
+@Injectable()
+export class AdmissionState implements OnApplicationShutdown {
+  private readonly caches = new Map<string, ObjectCache>();
+
+  constructor(@Inject(Gateway) private readonly gateway: Gateway) {}
+
+  get options(): GatewayOptions {
+    return this.gateway.options;
+  }
+
+  get catalog(): Catalog {
+    return this.gateway.catalog;
+  }
+
+  /** The request path's authorizer (available once the pipeline is wired). */
+  get authorizer(): Authorizer {
+    const a = this.gateway.authorizer;
+    if (!a) throw new Error('the authorizer is not wired yet');
+    return a;
+  }
+
+  registry(group: string, resource: string): GenericStore {
+    return this.gateway.registry(group, resource);
+  }
+
+  /** The cached objects of a resource, started on first use. */
+  cache<T extends KubeObject = KubeObject>(group: string, resource: string): ObjectCache<T> {
+    const key = `${group}/${resource}`;
+    let c = this.caches.get(key);
+    if (!c) this.caches.set(key, (c = new ObjectCache(this.gateway.watchCache, this.registry(group, resource))));
+    return c as ObjectCache<T>;
+  }
+
+  onApplicationShutdown(): void {
+    for (const c of this.caches.values()) c.stop();
+  }
+}

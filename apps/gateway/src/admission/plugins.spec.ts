@@ -1,0 +1,26 @@
+import { DEFAULT_ENABLED_PLUGINS, orderPlugins, selectAdmissionPlugins } from './plugins';
+
+const PROVIDED = ['NamespaceLifecycle', 'LimitRanger', 'PodSecurity', 'Priority', 'ResourceQuota', 'PodNodeSelector', 'DefaultTolerationSeconds', 'ValidatingAdmissionWebhook', 'MutatingAdmissionWebhook'];
+
+describe('--enable-admission-plugins / --disable-admission-plugins', () => {
+  it.each([
+    { name: 'defaults that are provided, in upstream order', enable: [], disable: [], want: ['NamespaceLifecycle', 'LimitRanger', 'PodSecurity', 'Priority', 'DefaultTolerationSeconds', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook', 'ResourceQuota'] },
+    { name: 'enable an off-by-default plugin', enable: ['PodNodeSelector'], disable: [], want: ['NamespaceLifecycle', 'LimitRanger', 'PodSecurity', 'PodNodeSelector', 'Priority', 'DefaultTolerationSeconds', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook', 'ResourceQuota'] },
+    { name: 'disable defaults', enable: [], disable: ['PodSecurity', 'ResourceQuota'], want: ['NamespaceLifecycle', 'LimitRanger', 'Priority', 'DefaultTolerationSeconds', 'MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook'] },
+  ])('$name', ({ enable, disable, want }) => {
+    expect(selectAdmissionPlugins(PROVIDED, enable, disable)).toEqual(want);
+  });
+
+  it.each([
+    [['Bogus'], [], /unknown admission plugin\(s\) "Bogus"/],
+    [[], ['AlwaysPullImages'], /unknown admission plugin\(s\) "AlwaysPullImages"/],
+    [['PodNodeSelector'], ['PodNodeSelector'], /appear in both/],
+  ])('enable %j disable %j fails start-up', (enable, disable, message) => {
+    expect(() => selectAdmissionPlugins(PROVIDED, enable, disable)).toThrow(message);
+  });
+
+  it('orders webhooks, policies and quota last, as upstream', () => {
+    expect(orderPlugins(['ResourceQuota', 'ValidatingAdmissionWebhook', 'NamespaceLifecycle', 'ValidatingAdmissionPolicy', 'MutatingAdmissionWebhook'])).toEqual(['NamespaceLifecycle', 'MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook', 'ResourceQuota']);
+    expect(DEFAULT_ENABLED_PLUGINS).toContain('ServiceAccount');
+  });
+});
