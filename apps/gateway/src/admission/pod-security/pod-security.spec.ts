@@ -50,7 +50,7 @@ describe('namespace labels', () => {
     { name: 'per mode', labels: { 'pod-security.kubernetes.io/warn': 'baseline' }, mode: 'audit', want: { level: 'privileged', version: 'latest' } },
     { name: 'invalid level: restricted', labels: { 'pod-security.orch.io/enforce': 'strict' }, mode: 'enforce', want: { level: 'restricted', version: 'latest' } },
   ] as const)('$name', ({ labels, mode, want }) => {
-    expect(policyFor(labels, mode)).toEqual(want);
+    expect(policyFor(labels as Record<string, string>, mode)).toEqual(want);
   });
 
   it('refuses invalid values', () => {
