@@ -19,7 +19,7 @@ describe('lists from the watch cache (real SQLite store)', () => {
   let cache: WatchCache;
   const registry = (consistentListFromCache: boolean, s: Store = store) => {
     const def = new Catalog().lookup('', 'v1', 'configmaps')!;
-    return new GenericStore(def, strategyFor(def, { k8sCompatibility: false }), {}, s, cache, async () => undefined, { continueTokenLifetimeMs: 60_000, tooLargeResourceVersionWaitMs: 1000, bookmarkIntervalMs: 60_000, watchListEnabled: false, consistentListFromCache });
+    return new GenericStore(def, strategyFor(def, { k8sCompatibility: false }), {}, s, cache, { continueTokenLifetimeMs: 60_000, tooLargeResourceVersionWaitMs: 1000, bookmarkIntervalMs: 60_000, watchListEnabled: false, consistentListFromCache });
   };
 
   beforeAll(async () => {
