@@ -1,3 +1,6 @@
+import type { CustomResourceConversion } from './custom/crd';
+import type { JSONSchemaProps } from './custom/json-schema';
+
 /** A lowercase API verb (SPEC "API verbs"). */
 export type Verb =
   | 'get'
@@ -63,9 +66,49 @@ export interface ResourceDef {
    * itself.
    */
   storage?: StorageRef;
+  /** Set for custom resources: the CustomResourceDefinition they are served from. */
+  custom?: CustomResourceInfo;
 }
 
 /** Where a resource's objects are stored: the group/resource and the version (kind) of the stored form. */
 export interface StorageRef extends GroupVersionKind {
   resource: string;
+}
+
+/** A CRD version's additional printer column (a Table column of its custom resources). */
+export interface PrinterColumn {
+  name: string;
+  /** integer, number, string, boolean or date. */
+  type: string;
+  format?: string;
+  description?: string;
+  priority?: number;
+  /** JSONPath into the object (`.spec.replicas`). */
+  jsonPath: string;
+}
+
+/**
+ * What the catalog keeps of the CustomResourceDefinition a custom resource comes from: the
+ * served version's structural schema (the one schema source of its kind: field validation,
+ * pruning, defaulting, validation, OpenAPI, server-side apply) and how it is served.
+ */
+export interface CustomResourceInfo {
+  crdName: string;
+  /** A CRD deleted and created again is another definition. */
+  crdUid: string;
+  crdGeneration: number;
+  /** The version's openAPIV3Schema (structural, validated when the CRD was written). */
+  schema: JSONSchemaProps;
+  /** Every version of the CRD (served or not), for conversion. */
+  versions: string[];
+  storageVersion: string;
+  conversion: CustomResourceConversion;
+  printerColumns: PrinterColumn[];
+  /** JSONPaths usable in field selectors beside metadata.name and metadata.namespace. */
+  selectableFields: string[];
+  scale?: { specReplicasPath: string; statusReplicasPath: string; labelSelectorPath?: string };
+  deprecated: boolean;
+  deprecationWarning?: string;
+  /** The CRD is being deleted: no new objects (create is refused). */
+  terminating: boolean;
 }

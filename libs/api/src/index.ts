@@ -8,3 +8,4 @@ export * from './well-known';
 export * from './conversion';
 export { HPA_BEHAVIOR_ANNOTATION, HPA_CONDITIONS_ANNOTATION, HPA_CURRENT_METRICS_ANNOTATION, HPA_METRICS_ANNOTATION } from './conversions/autoscaling';
 export * from './quota';
+export * from './custom';

@@ -186,6 +186,7 @@ export type FieldErrorType =
   | 'FieldValueDuplicate'
   | 'FieldValueForbidden'
   | 'FieldValueTooLong'
+  | 'FieldValueTooMany'
   | 'FieldValueTypeInvalid';
 
 /** One invalid field, as upstream's field.Error: `metadata.name: Invalid value: "X": reason`. */
@@ -215,6 +216,10 @@ export class FieldError {
   static tooLong(field: string, value: unknown, max: number): FieldError {
     return new FieldError('FieldValueTooLong', field, value, `may not be more than ${max} bytes`);
   }
+  /** upstream field.TooMany: a list or map with more items than allowed. */
+  static tooMany(field: string, actual: number, max: number): FieldError {
+    return new FieldError('FieldValueTooMany', field, actual, `must have at most ${max} items`);
+  }
   static typeInvalid(field: string, value: unknown, detail: string): FieldError {
     return new FieldError('FieldValueTypeInvalid', field, value, detail);
   }
@@ -233,6 +238,8 @@ export class FieldError {
         return 'Forbidden';
       case 'FieldValueTooLong':
         return 'Too long';
+      case 'FieldValueTooMany':
+        return 'Too many';
       case 'FieldValueTypeInvalid':
         return 'Invalid value';
     }
