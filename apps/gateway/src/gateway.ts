@@ -10,9 +10,12 @@ import { issueClientCert, writeKubeconfig, type Authenticator, type Authorizer, 
 import { HealthChecks, createLogger, createMetricsRegistry, httpRequestMetrics, type Logger } from '@orch/server-common';
 import { openEtcdStore, openSqliteStore, type Store } from '@orch/storage';
 import { LocalBus, MemoryHistory, NatsBus, Pump, RedisHistory, storeLeaseLock, WatchCache, type EventHistory, type WatchBus } from '@orch/watch';
+import { CustomResourceConverter } from './apiextensions/conversion';
+import { CustomResources } from './apiextensions/custom-resources';
 import { Discovery } from './discovery/discovery';
 import type { GatewayOptions } from './options';
 import { GenericStore, type RegistryOptions } from './registry/generic-store';
+import { NO_RULES } from './registry/strategies/custom-resource';
 import { PROTECTED_NAMESPACES, strategyFor, subresourceStrategies } from './registry/strategies';
 import { REPAIR_HEALTH_CHECK, ServiceAddresses, ServiceAddressRepair, serviceRangesFromFlags, serviceStrategy } from './registry/service-ip';
 import type { RequestContext } from './registry/strategy';
@@ -26,6 +29,8 @@ import { ApiHandler, toStatusError } from './server/api-handler';
 import { NodeProxy } from './server/node-proxy';
 import { SubresourceHandlers } from './server/subresources';
 import { VirtualResources } from './server/virtual';
+import { ServiceResolver } from './webhooks/service-resolver';
+import { WebhookClient } from './webhooks/webhook-client';
 
 /** The identity the gateway uses for its own writes (bootstrap objects). */
 const SYSTEM_CONTEXT: RequestContext = {
@@ -53,6 +58,9 @@ export class Gateway {
   authorizer?: Authorizer;
   private serviceAddressRepair?: ServiceAddressRepair;
   private pump?: Pump;
+  private customResources?: CustomResources;
+  /** Calls webhooks (conversion; admission's may share it): HTTPS with the config's CA bundle, Services through their endpoints. */
+  readonly webhooks: WebhookClient;
 
   private constructor(
     readonly options: GatewayOptions,
@@ -65,6 +73,7 @@ export class Gateway {
   ) {
     this.logger = createLogger('gateway');
     this.health = new HealthChecks({ livezGracePeriodMs: options['livez-grace-period'] });
+    this.webhooks = new WebhookClient(new ServiceResolver({ services: () => this.registry('', 'services'), endpoints: () => this.registry('', 'endpoints') }));
   }
 
   /** Opens everything the gateway needs; throws (start-up error) on bad flags. */
@@ -98,6 +107,17 @@ export class Gateway {
       registries.set(def, new GenericStore(def, strategy, subresourceStrategies(def, strategy), store, watchCache, registryOptions));
     }
     for (const w of features.warnings) gateway.logger.warn(w);
+    gateway.customResources = new CustomResources({
+      catalog,
+      registries,
+      watchCache,
+      crds: () => gateway.registry('apiextensions.orch.io', 'customresourcedefinitions'),
+      newStore: (def, strategy, converter) => new GenericStore(def, strategy, subresourceStrategies(def, strategy), store, watchCache, nsLifecycle, registryOptions, converter),
+      converter: (def) => new CustomResourceConverter(def, def.custom!, gateway.webhooks, options['k8s-group-aliases']),
+      rules: () => NO_RULES,
+      systemContext: () => ({ ...SYSTEM_CONTEXT, warnings: [] }),
+      logger: gateway.logger,
+    });
     gateway.serviceAddressRepair = new ServiceAddressRepair(store, serviceAddresses, gateway.logger, { servicesPrefix: gateway.registry('', 'services').prefix('') });
     await gateway.bootstrap();
     gateway.pump = new Pump(store, bus, history.scope === 'cluster' ? history : undefined, {
@@ -115,6 +135,7 @@ export class Gateway {
     });
     gateway.pump.start();
     gateway.serviceAddressRepair.start();
+    gateway.customResources.start();
     return gateway;
   }
 
@@ -244,6 +265,7 @@ export class Gateway {
   async close(): Promise<void> {
     this.endWatches();
     await this.pump?.stop();
+    await this.customResources?.stop();
     this.watchCache.stop();
     await this.serviceAddressRepair?.stop();
     await Promise.all([this.watchCache.bus?.close(), this.watchCache.history.close()]);

@@ -1,4 +1,4 @@
-import { BUILTIN_RESOURCES, canonicalGroup, hasProtobufSchema, schemaForKind, typeSchema, type GroupVersionKind, type ResourceDef, type TypeSchema, type Verb } from '@orch/api';
+import { BUILTIN_RESOURCES, canonicalGroup, hasProtobufSchema, schemaForKind, typeSchema, type GroupVersionKind, type JSONSchemaProps, type ResourceDef, type TypeSchema, type Verb } from '@orch/api';
 import { VERSION_INFO } from '../discovery/discovery';
 import { definition, reachableTypes, ref, type SchemaObject } from './schemas';
 
@@ -79,13 +79,37 @@ function groupIdent(group: string): string {
 /** Groups of built-in kinds (resources and subresources); other groups are custom resources. */
 const BUILTIN_GROUPS = new Set(BUILTIN_RESOURCES.flatMap((r) => [r.group, ...r.subresources.map((s) => s.group ?? r.group)]));
 
-/** A kind as published under `group` (an `*.k8s.io` name finds the schema of its `*.orch.io` group). */
-function kindInfo(group: string, version: string, kind: string): KindInfo {
+const TYPE_META_PROPERTIES = {
+  apiVersion: {
+    type: 'string',
+    description: 'APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values.',
+  },
+  kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.' },
+};
+
+/** A custom resource's published schema: its CRD version's schema with the type and object metadata fields (upstream apiextensions builder). */
+function customResourceSchema(schema: JSONSchemaProps): SchemaObject {
+  const { properties, ...rest } = schema as JSONSchemaProps & SchemaObject;
+  return { ...rest, type: 'object', properties: { ...TYPE_META_PROPERTIES, metadata: ref(OBJECT_META), ...(properties ?? {}) } };
+}
+
+/**
+ * A kind as published under `group` (an `*.k8s.io` name finds the schema of its `*.orch.io`
+ * group): built-in kinds by their schema name; custom resources by their CRD's schema (`def`
+ * names them), or a permissive schema for the list of one.
+ */
+function kindInfo(group: string, version: string, kind: string, def?: ResourceDef): KindInfo {
   const gvk = { group, version, kind };
   const served = canonicalGroup(group);
-  const schema = BUILTIN_GROUPS.has(served) ? schemaForKind(served, version, kind) : undefined;
+  const schema = BUILTIN_GROUPS.has(served) && !def?.custom ? schemaForKind(served, version, kind) : undefined;
   if (schema) return { gvk, schemaName: schema.name, protobuf: hasProtobufSchema(group, version, kind) };
   const reversed = group.split('.').reverse().join('.');
+  const schemaName = `${reversed}.${version}.${kind}`;
+  if (def?.custom && kind === def.kind) return { gvk, schemaName, custom: customResourceSchema(def.custom.schema), protobuf: false };
+  if (def?.custom && kind === def.listKind) {
+    const items = { type: 'array', items: ref(`${reversed}.${version}.${def.kind}`) };
+    return { gvk, schemaName, custom: { type: 'object', required: ['items'], properties: { ...TYPE_META_PROPERTIES, items, metadata: ref(LIST_META) } }, protobuf: false };
+  }
   const isList = kind.endsWith('List');
   const properties: SchemaObject = {
     apiVersion: { type: 'string' },
@@ -93,7 +117,7 @@ function kindInfo(group: string, version: string, kind: string): KindInfo {
     metadata: ref(isList ? LIST_META : OBJECT_META),
   };
   const custom: SchemaObject = { type: 'object', properties, 'x-kubernetes-preserve-unknown-fields': true };
-  return { gvk, schemaName: `${reversed}.${version}.${kind}`, custom, protobuf: false };
+  return { gvk, schemaName, custom, protobuf: false };
 }
 
 function content(schemaName: string, protobuf: boolean, watch = false): SchemaObject {
@@ -153,11 +177,11 @@ export class GroupVersionDocument {
     };
   }
 
-  private kind(group: string, version: string, kind: string): KindInfo {
+  private kind(group: string, version: string, kind: string, def?: ResourceDef): KindInfo {
     const key = `${group}/${version}/${kind}`;
     let info = this.kinds.get(key);
     if (!info) {
-      info = kindInfo(group, version, kind);
+      info = kindInfo(group, version, kind, def);
       this.kinds.set(key, info);
     }
     return info;
@@ -181,8 +205,8 @@ export class GroupVersionDocument {
   }
 
   private resource(r: ResourceDef): void {
-    const obj = this.kind(this.group, r.version, r.kind);
-    const list = this.kind(this.group, r.version, r.listKind);
+    const obj = this.kind(this.group, r.version, r.kind, r);
+    const list = this.kind(this.group, r.version, r.listKind, r);
     const ns = r.scope === 'Namespaced';
     const scoped = ns ? 'Namespaced' : '';
     const k = r.kind;
@@ -214,7 +238,7 @@ export class GroupVersionDocument {
       this.add(item, 'delete', this.op('delete', `delete${this.ident}${scoped}${k}`, obj, `delete a ${k}`, { parameters: DELETE_PARAMS, requestBody: { content: { '*/*': { schema: ref(DELETE_OPTIONS) } } }, responses: statusResp('200', '202') }), itemParams);
     }
     if (has('watch')) this.watchPaths(r, obj, ns);
-    for (const s of r.subresources) this.subresource(r, s.name, this.kind(s.group === undefined || s.group === r.group ? this.group : s.group, s.version ?? r.version, s.kind), s.verbs, item, itemParams, scoped);
+    for (const s of r.subresources) this.subresource(r, s.name, this.kind(s.group === undefined || s.group === r.group ? this.group : s.group, s.version ?? r.version, s.kind, s.group === undefined ? r : undefined), s.verbs, item, itemParams, scoped);
   }
 
   private patchOp(id: string, kind: KindInfo, k: string): Operation {

@@ -26,7 +26,7 @@ function hashOf(body: Buffer): string {
 
 /** What decides the documents: every served resource with its scope, verbs and subresources. */
 function fingerprint(resources: readonly ResourceDef[]): string {
-  return JSON.stringify(resources.map((r) => [r.group, r.version, r.resource, r.kind, r.listKind, r.scope, r.verbs, r.subresources]));
+  return JSON.stringify(resources.map((r) => [r.group, r.version, r.resource, r.kind, r.listKind, r.scope, r.verbs, r.subresources, r.custom?.crdUid, r.custom?.crdGeneration]));
 }
 
 function etagMatches(header: string | undefined, hash: string): boolean {

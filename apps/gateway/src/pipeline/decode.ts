@@ -1,4 +1,4 @@
-import { canonicalGroup, checkFields, objectSchema, schemaForKind, supportsStrategicMerge, type GroupVersionKind } from '@orch/api';
+import { canonicalGroup, checkFields, objectSchema, pruneUnknownFields, schemaForKind, supportsStrategicMerge, type GroupVersionKind, type JSONSchemaProps } from '@orch/api';
 import { StatusError, applyJsonPatch, applyMergePatch, strategicMergePatch, type DeleteOptions, type KubeObject } from '@orch/apimachinery';
 import { metadataTypeErrors } from '../registry/metadata-validation';
 import type { ApiRequest, DecodedRequestBody } from './api-request';
@@ -31,7 +31,14 @@ export function decodeStage(r: ApiRequest): void {
   const raw = r.req.body as Buffer | undefined;
   const contentType = r.req.headers['content-type'];
   const warnings = t.ctx.warnings;
-  r.body = decodeFor(String(r.info.verb), t.sub?.name ?? '', raw, contentType, t.bodyKind, t.fieldValidation, warnings, r.query);
+  // A custom resource's body (main resource or status) is checked against its CRD's schema.
+  const kind: BodyKind = t.def.custom && t.bodyKind.kind === t.def.kind && t.bodyKind.group === t.def.group ? { ...t.bodyKind, customSchema: t.def.custom.schema } : t.bodyKind;
+  r.body = decodeFor(String(r.info.verb), t.sub?.name ?? '', raw, contentType, kind, t.fieldValidation, warnings, r.query);
+}
+
+/** The kind a body must have; custom resources carry their CRD version's structural schema. */
+export interface BodyKind extends GroupVersionKind {
+  customSchema?: JSONSchemaProps;
 }
 
 function decodeFor(
@@ -39,7 +46,7 @@ function decodeFor(
   subresource: string,
   raw: Buffer | undefined,
   contentType: string | undefined,
-  kind: GroupVersionKind,
+  kind: BodyKind,
   directive: FieldValidation,
   warnings: string[],
   query: URLSearchParams,
@@ -72,7 +79,7 @@ function mediaType(contentType: string | undefined): string {
  * spellings accepted; absent ones are filled in), metadata types, then the schema check with
  * the field-validation directive. Every problem is a 400 naming the field.
  */
-export function decodeObject(raw: Buffer | undefined, contentType: string | undefined, kind: GroupVersionKind, directive: FieldValidation, warnings: string[]): KubeObject {
+export function decodeObject(raw: Buffer | undefined, contentType: string | undefined, kind: BodyKind, directive: FieldValidation, warnings: string[]): KubeObject {
   const { value, duplicates } = decodeMedia(raw, contentType);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw StatusError.badRequest(`the body of the request must be a ${kind.kind} object`);
@@ -118,14 +125,21 @@ function checkMetadataTypes(obj: KubeObject, kind: GroupVersionKind): void {
  * Checks a decoded object against its kind's schema (ARCHITECTURE §4). Wrong types are always
  * a 400. Unknown and duplicate fields follow the directive: Strict → one 400 naming all of
  * them; Warn → one warning per field (sent as `Warning` headers); Ignore → nothing.
- * `duplicates` are JSON paths from the decoder (`.metadata.labels.a`). Kinds without a
- * built-in schema (custom resources) are not checked here.
+ * `duplicates` are JSON paths from the decoder (`.metadata.labels.a`). A custom resource is
+ * pruned to its schema (upstream: what the schema does not specify is dropped; the dropped
+ * fields are the unknown ones); its value types are checked by validation (422), not here.
  */
-export function validateFields(obj: KubeObject, kind: GroupVersionKind, duplicates: readonly string[], directive: FieldValidation, warnings: string[]): void {
-  if (!schemaForKind(kind.group, kind.version, kind.kind)) return;
-  const { unknown, typeErrors } = checkFields(obj, kind.group, kind.version, kind.kind);
-  if (typeErrors.length > 0) {
-    throw StatusError.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: ${typeErrors.map((e) => e.detail || e.toString()).join(', ')}`);
+export function validateFields(obj: KubeObject, kind: BodyKind, duplicates: readonly string[], directive: FieldValidation, warnings: string[]): void {
+  let unknown: string[];
+  if (kind.customSchema) {
+    unknown = pruneUnknownFields(obj as unknown as Record<string, unknown>, kind.customSchema).map((p) => `.${p}`);
+  } else {
+    if (!schemaForKind(kind.group, kind.version, kind.kind)) return;
+    const checked = checkFields(obj, kind.group, kind.version, kind.kind);
+    if (checked.typeErrors.length > 0) {
+      throw StatusError.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: ${checked.typeErrors.map((e) => e.detail || e.toString()).join(', ')}`);
+    }
+    unknown = checked.unknown;
   }
   if (directive === 'Ignore') return;
   const problems = [...duplicates.map((p) => `duplicate field "${p.replace(/^\./, '')}"`), ...unknown.map((p) => `unknown field "${p.replace(/^\./, '')}"`)];
@@ -141,11 +155,12 @@ export function validateFields(obj: KubeObject, kind: GroupVersionKind, duplicat
  * merge patches of kinds without a built-in schema (custom resources) and apply patches
  * (not functions of the object: see decodeApplyConfiguration).
  */
-export function decodePatch(raw: Buffer | undefined, contentType: string, kind: GroupVersionKind, directive: FieldValidation = 'Ignore', warnings: string[] = []): (current: KubeObject) => KubeObject {
+export function decodePatch(raw: Buffer | undefined, contentType: string, kind: BodyKind, directive: FieldValidation = 'Ignore', warnings: string[] = []): (current: KubeObject) => KubeObject {
   if (!PATCH_TYPES.includes(contentType)) {
     throw StatusError.unsupportedMediaType(contentType || '(none)', PATCH_TYPES);
   }
-  const strategic = supportsStrategicMerge(kind.group, kind.version, kind.kind);
+  // Never for custom resources (SPEC Patch content types).
+  const strategic = !kind.customSchema && supportsStrategicMerge(kind.group, kind.version, kind.kind);
   if (contentType === APPLY_PATCH_YAML || (contentType === STRATEGIC_MERGE_PATCH && !strategic)) {
     throw StatusError.unsupportedMediaType(contentType, strategic ? [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH] : [JSON_PATCH, MERGE_PATCH, APPLY_PATCH_YAML]);
   }
@@ -176,7 +191,7 @@ export function decodePatch(raw: Buffer | undefined, contentType: string, kind: 
  * resource's kind (apiVersion is checked by the apply itself); unknown fields per the
  * fieldValidation directive.
  */
-export function decodeApplyConfiguration(raw: Buffer | undefined, kind: GroupVersionKind, directive: FieldValidation, warnings: string[]): KubeObject {
+export function decodeApplyConfiguration(raw: Buffer | undefined, kind: BodyKind, directive: FieldValidation, warnings: string[]): KubeObject {
   // The YAML decoder accepts exactly one object (JSON is YAML).
   const { value, duplicates } = decodeMedia(raw, APPLY_PATCH_YAML);
   const config = value as KubeObject;

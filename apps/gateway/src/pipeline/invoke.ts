@@ -49,7 +49,9 @@ export function invokeStage(deps: InvokeDeps): (r: ApiRequest) => Promise<void> 
       r.result = await deps.virtual.handle({ req, info, def, ctx, query, body });
       return;
     }
-    const registry = deps.registries.get(def)!;
+    const registry = deps.registries.get(def);
+    // A custom resource whose definition went away between resolve and here.
+    if (!registry) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
     switch (info.verb) {
       case 'get':
         r.result = { status: 200, body: await registry.get(ns, info.name, query.get('resourceVersion') ?? undefined) };

@@ -52,7 +52,7 @@ export function resolveStage(catalog: Catalog, opts: { k8sAliases: boolean }): (
       bodyKind,
       namespace: def.scope === 'Namespaced' ? info.namespace : '',
       ctx,
-      repr: chooseRepresentation(req.headers.accept, info.verb === 'watch', hasProtobufSchema(def.group, def.version, def.kind)),
+      repr: chooseRepresentation(req.headers.accept, info.verb === 'watch', !def.custom && hasProtobufSchema(def.group, def.version, def.kind)),
       fieldValidation: WRITES.has(String(info.verb)) ? parseFieldValidation(query) : 'Ignore',
     };
   };

@@ -101,6 +101,21 @@ export interface DeleteResult {
   deleted: boolean;
 }
 
+/**
+ * Converts objects between the versions of one resource: built-in conversions
+ * ({@link builtinConverter}), or a custom resource's None / Webhook conversion. Objects already
+ * in `toApiVersion` come back as they are; the order is kept. May call out (a conversion
+ * webhook): failures are StatusErrors, or ConversionError for a conversion that does not exist.
+ */
+export interface ObjectConverter {
+  convert(objects: KubeObject[], toApiVersion: string): Promise<KubeObject[]>;
+}
+
+/** The built-in kinds' conversions (libs/api conversion.ts), synchronous underneath. */
+export const builtinConverter: ObjectConverter = {
+  convert: async (objects, toApiVersion) => objects.map((o) => convertObject(o, toApiVersion)),
+};
+
 /** A patch computes the new object from the current one (a copy it may mutate). */
 export type PatchFn = (current: KubeObject) => KubeObject;
 
@@ -130,7 +145,9 @@ export class GenericStore {
   private readonly hasSchema: boolean;
   private readonly managedFields: ManagedFieldsTracker;
   /** Parsed objects of watch events, shared by every watcher of this resource. */
-  private readonly decoded = new WeakMap<StoreEvent, { obj?: KubeObject; prev?: KubeObject }>();
+  private readonly decoded = new WeakMap<StoreEvent, { obj?: KubeObject | Promise<KubeObject>; prev?: KubeObject | Promise<KubeObject> }>();
+  /** How a stored value in this resource's own version begins (see encode). */
+  private readonly apiVersionHead: string;
 
   constructor(
     readonly def: ResourceDef,
@@ -140,6 +157,8 @@ export class GenericStore {
     private readonly store: Store,
     private readonly watchCache: WatchCache,
     private readonly opts: RegistryOptions,
+    /** Conversions between this resource's version and its storage (and other stored) versions. */
+    private readonly converter: ObjectConverter = builtinConverter,
   ) {
     this.qr = { group: def.group, resource: def.resource };
     // A resource stored as another (def.storage) shares its keys: one object, two views.
@@ -149,6 +168,7 @@ export class GenericStore {
     this.storageApiVersion = groupVersionString(storage);
     this.hasSchema = !!schemaForKind(def.group, def.version, def.kind);
     this.managedFields = new ManagedFieldsTracker(def, this.apiVersion, !!subresourceStrategies.status);
+    this.apiVersionHead = `{"apiVersion":${JSON.stringify(this.apiVersion)},`;
   }
 
   get namespaced(): boolean {
@@ -170,6 +190,11 @@ export class GenericStore {
     const kv = await this.store.get(this.key(namespace, name));
     if (!kv) throw StatusError.notFound(this.qr, name);
     return this.decode(kv);
+  }
+
+  /** Whether stored values read as they are (no conversion, no read-time normalization): the list fast paths. */
+  private readsVerbatim(values: readonly { value: string }[]): boolean {
+    return !this.strategy.onRead && values.every((kv) => kv.value.startsWith(this.apiVersionHead));
   }
 
   /** A list of the snapshot (`raw`: items are the store's KeyValues, for listJson). */
@@ -212,14 +237,8 @@ export class GenericStore {
     const cached = !opts.continue && !limit && match !== 'Exact' ? await this.listFromCache(prefix, opts.resourceVersion) : undefined;
     if (cached) {
       const items: KubeObject[] = [];
-      for (const kv of cached.items) {
-        if (raw) {
-          items.push(kv as unknown as KubeObject);
-          continue;
-        }
-        const obj = this.decode(kv);
-        if (!filtered || this.matches(obj, labels, fields)) items.push(obj);
-      }
+      if (raw) items.push(...(cached.items as unknown as KubeObject[]));
+      else for (const obj of await this.decodeAll(cached.items)) if (!filtered || this.matches(obj, labels, fields)) items.push(obj);
       return { apiVersion: this.apiVersion, kind: this.def.listKind, metadata: { resourceVersion: String(cached.revision) }, items };
     }
     const items: KubeObject[] = [];
@@ -236,14 +255,15 @@ export class GenericStore {
           limit: limit ? (filtered ? Math.max(limit - items.length, 256) : limit - items.length) : 0,
         });
         snapshot = page.revision;
-        for (const kv of page.items) {
+        const decoded = raw ? undefined : await this.decodeAll(page.items);
+        for (const [i, kv] of page.items.entries()) {
           lastKey = kv.key;
-          if (raw) {
+          if (!decoded) {
             items.push(kv as unknown as KubeObject);
             if (limit && items.length >= limit) break;
             continue;
           }
-          const obj = this.decode(kv);
+          const obj = decoded[i];
           if (!filtered || this.matches(obj, labels, fields)) {
             items.push(obj);
             if (limit && items.length >= limit) break;
@@ -298,8 +318,9 @@ export class GenericStore {
    * undefined when a value is not in the canonical stored form; the caller then uses list().
    */
   async listJson(namespace: string, opts: ListOptions): Promise<string | undefined> {
-    if (opts.labelSelector || opts.fieldSelector || this.storageApiVersion !== this.apiVersion) return undefined;
+    if (opts.labelSelector || opts.fieldSelector || this.strategy.onRead) return undefined;
     const page = await this.list(namespace, { ...opts }, true);
+    if (!this.readsVerbatim(page.items as unknown as KeyValue[])) return undefined;
     const parts: string[] = [];
     for (const kv of page.items as unknown as KeyValue[]) {
       const json = injectResourceVersion(kv.value, kv.modRevision);
@@ -339,7 +360,7 @@ export class GenericStore {
       }
       let revision: number;
       try {
-        revision = (await this.store.create(this.key(namespace, attemptObj.metadata.name!), this.encode(attemptObj))).modRevision;
+        revision = (await this.store.create(this.key(namespace, attemptObj.metadata.name!), await this.encode(attemptObj))).modRevision;
       } catch (err) {
         await allocation?.revert();
         if (err instanceof KeyExistsError) {
@@ -349,7 +370,7 @@ export class GenericStore {
         throw err;
       }
       await allocation?.commit();
-      return { object: this.withRevision(attemptObj, revision) };
+      return { object: await this.withRevision(attemptObj, revision) };
     }
   }
 
@@ -436,7 +457,7 @@ export class GenericStore {
         }
         throw StatusError.notFound(this.qr, name);
       }
-      const old = this.decode(kv);
+      const old = await this.decode(kv);
       checkIfMatch(ctx, old, this.qr);
       let obj = compute(deepCopy(old));
       if (!isPut) {
@@ -472,7 +493,7 @@ export class GenericStore {
       if (ctx.dryRun) return { object: obj, created: false };
       let revision: number;
       try {
-        revision = removes ? (await this.store.delete(key, kv.modRevision)).revision : (await this.store.update(key, this.encode(obj), kv.modRevision)).modRevision;
+        revision = removes ? (await this.store.delete(key, kv.modRevision)).revision : (await this.store.update(key, await this.encode(obj), kv.modRevision)).modRevision;
       } catch (err) {
         await allocation?.revert();
         if (err instanceof RevisionConflictError) {
@@ -486,7 +507,7 @@ export class GenericStore {
       }
       if (removes) await this.strategy.release?.(obj);
       else await allocation?.commit();
-      return { object: this.withRevision(obj, revision), created: false };
+      return { object: await this.withRevision(obj, revision), created: false };
     }
     throw StatusError.conflict(this.qr, name, 'too many concurrent updates; please try again');
   }
@@ -546,7 +567,7 @@ export class GenericStore {
     for (let attempt = 0; attempt < MAX_UPDATE_RETRIES; attempt++) {
       const kv = await this.store.get(key);
       if (!kv) throw StatusError.notFound(this.qr, name);
-      const current = this.decode(kv);
+      const current = await this.decode(kv);
       checkIfMatch(ctx, current, this.qr);
       const pre = options.preconditions;
       if (pre?.uid && pre.uid !== current.metadata.uid) {
@@ -567,6 +588,7 @@ export class GenericStore {
       const finalizers = new Set(meta.finalizers ?? []);
       const policy = options.propagationPolicy ?? (options.orphanDependents === true ? 'Orphan' : options.orphanDependents === false ? 'Background' : undefined);
       if (!meta.deletionTimestamp) {
+        for (const f of this.strategy.finalizersOnDelete?.(current) ?? []) finalizers.add(f);
         if (policy === 'Orphan') finalizers.add(DELETE_FINALIZERS.orphan);
         if (policy === 'Foreground') finalizers.add(DELETE_FINALIZERS.foreground);
       } else if (policy === 'Orphan' || policy === 'Foreground') {
@@ -589,7 +611,7 @@ export class GenericStore {
           throw err;
         }
         await this.strategy.release?.(current);
-        return { object: this.withRevision(current, revision), deleted: true };
+        return { object: await this.withRevision(current, revision), deleted: true };
       }
 
       // Mark for deletion: finalizers and/or grace period hold the object.
@@ -608,8 +630,8 @@ export class GenericStore {
       if (sameJson(obj, current)) return { object: current, deleted: false };
       if (ctx.dryRun) return { object: obj, deleted: false };
       try {
-        const written = await this.store.update(key, this.encode(obj), kv.modRevision);
-        return { object: this.withRevision(obj, written.modRevision), deleted: false };
+        const written = await this.store.update(key, await this.encode(obj), kv.modRevision);
+        return { object: await this.withRevision(obj, written.modRevision), deleted: false };
       } catch (err) {
         if (err instanceof RevisionConflictError) continue;
         if (err instanceof KeyNotFoundError) throw StatusError.notFound(this.qr, name);
@@ -684,6 +706,10 @@ export class GenericStore {
 
     let ended = false;
     let bookmarkTimer: NodeJS.Timeout | undefined;
+    // Events whose objects need an asynchronous conversion (a conversion webhook) are sent in
+    // order through this chain; while it holds any, later events queue behind them.
+    let chain: Promise<void> = Promise.resolve();
+    let queued = 0;
     const end = () => {
       if (ended) return;
       ended = true;
@@ -703,7 +729,23 @@ export class GenericStore {
         // Events up to the start revision are in the initial list already (the cache may lag it).
         if (ended || event.revision <= from) return;
         const out = this.toWatchEvent(event, filtered, labels, fields);
-        if (out) sink.send(out);
+        if (!(out instanceof Promise) && queued === 0) {
+          if (out) sink.send(out);
+          return;
+        }
+        queued++;
+        chain = chain
+          .then(async () => {
+            const ev = await out;
+            if (!ended && ev) sink.send(ev);
+          })
+          .catch((err: unknown) => {
+            if (ended) return;
+            const status = err instanceof StatusError ? err : StatusError.internal((err as Error).message);
+            sink.send({ type: 'ERROR', object: status.toStatus() as unknown as Record<string, unknown> });
+            end();
+          })
+          .finally(() => queued--);
       },
       onError: (err) => {
         if (ended) return;
@@ -714,7 +756,8 @@ export class GenericStore {
     if (opts.allowWatchBookmarks) {
       // Only a revision this watcher has been handed every event up to.
       bookmarkTimer = setInterval(() => {
-        if (!ended && subscription) sink.send(this.bookmark(Math.max(from, subscription.progress()), false));
+        // A bookmark never overtakes events still being converted.
+        if (!ended && subscription && queued === 0) sink.send(this.bookmark(Math.max(from, subscription.progress()), false));
       }, this.opts.bookmarkIntervalMs);
       bookmarkTimer.unref?.();
     }
@@ -727,25 +770,50 @@ export class GenericStore {
     return { type: 'BOOKMARK', object: { kind: this.def.kind, apiVersion: this.apiVersion, metadata } };
   }
 
-  private toWatchEvent(event: StoreEvent, filtered: boolean, labels: LabelSelector, fields: FieldSelector): WatchEventOut | undefined {
+  /** The watch event of a store event for one watcher (a promise when its objects need an asynchronous conversion). */
+  private toWatchEvent(event: StoreEvent, filtered: boolean, labels: LabelSelector, fields: FieldSelector): WatchEventOut | undefined | Promise<WatchEventOut | undefined> {
+    // The previous state is needed for deletions, and for filtered watchers to see objects leave the selection.
+    const obj = event.type === 'delete' ? undefined : this.eventObject(event, false);
+    const prev = event.type === 'delete' || (filtered && event.type !== 'create') ? this.eventObject(event, true) : undefined;
+    if (obj instanceof Promise || prev instanceof Promise) return Promise.all([obj, prev]).then(([o, p]) => this.selectEvent(event, { obj: o, prev: p }, filtered, labels, fields));
+    return this.selectEvent(event, { obj, prev }, filtered, labels, fields);
+  }
+
+  /**
+   * The new (or, `previous`, the old) object of a store event in this resource's version,
+   * decoded once for every watcher of this resource (a promise while it is being converted).
+   * A deleted object is reported with the revision of its deletion.
+   */
+  private eventObject(event: StoreEvent, previous: boolean): KubeObject | Promise<KubeObject> | undefined {
+    const value = previous ? event.prevValue : event.value;
+    if (value === undefined) return undefined;
     let cached = this.decoded.get(event);
-    if (!cached) {
-      cached = {};
-      if (event.value !== undefined) cached.obj = this.parseStored(event.value, event.revision);
-      // A deleted object is reported with the revision of its deletion.
-      if (event.type === 'delete' && event.prevValue !== undefined) cached.prev = this.parseStored(event.prevValue, event.revision);
-      this.decoded.set(event, cached);
+    if (!cached) this.decoded.set(event, (cached = {}));
+    const have = previous ? cached.prev : cached.obj;
+    if (have) return have;
+    const parsed = this.parse(value, event.revision);
+    let out: KubeObject | Promise<KubeObject>;
+    if (parsed.apiVersion === this.apiVersion) {
+      this.strategy.onRead?.(parsed);
+      out = parsed;
+    } else {
+      out = this.served([parsed]).then((objs) => objs[0]);
     }
+    if (previous) cached.prev = out;
+    else cached.obj = out;
+    return out;
+  }
+
+  private selectEvent(event: StoreEvent, d: DecodedEvent, filtered: boolean, labels: LabelSelector, fields: FieldSelector): WatchEventOut | undefined {
     if (event.type === 'delete') {
-      const prev = cached.prev!;
+      const prev = d.prev!;
       return !filtered || this.matches(prev, labels, fields) ? { type: 'DELETED', object: prev } : undefined;
     }
-    const obj = cached.obj!;
+    const obj = d.obj!;
     if (!filtered) return { type: event.type === 'create' ? 'ADDED' : 'MODIFIED', object: obj };
     const now = this.matches(obj, labels, fields);
     if (event.type === 'create') return now ? { type: 'ADDED', object: obj } : undefined;
-    if (cached.prev === undefined && event.prevValue !== undefined) cached.prev = this.parseStored(event.prevValue, event.revision);
-    const before = cached.prev ? this.matches(cached.prev, labels, fields) : false;
+    const before = d.prev ? this.matches(d.prev, labels, fields) : false;
     if (now && before) return { type: 'MODIFIED', object: obj };
     if (now) return { type: 'ADDED', object: obj };
     // Leaving the selection is a DELETED to this watcher (with the new state).
@@ -824,16 +892,27 @@ export class GenericStore {
     if (!ok) throw tooLargeResourceVersion(rv, current);
   }
 
-  decode(kv: KeyValue): KubeObject {
-    return this.parseStored(kv.value, kv.modRevision);
+  private async decode(kv: KeyValue): Promise<KubeObject> {
+    return (await this.decodeAll([kv]))[0];
   }
 
-  /** A stored object in this resource's version (converted from the storage version when they differ). */
-  private parseStored(value: string, revision: number): KubeObject {
-    let obj = JSON.parse(value) as KubeObject;
-    if (obj.apiVersion !== this.apiVersion) obj = convertObject(obj, this.apiVersion);
+  /** Stored objects as this resource serves them: in its version, normalized by the strategy (onRead). */
+  private async decodeAll(kvs: readonly KeyValue[]): Promise<KubeObject[]> {
+    return this.served(kvs.map((kv) => this.parse(kv.value, kv.modRevision)));
+  }
+
+  /** A stored value parsed, with its resourceVersion (still in the version it was stored in). */
+  private parse(value: string, revision: number): KubeObject {
+    const obj = JSON.parse(value) as KubeObject;
     obj.metadata.resourceVersion = String(revision);
     return obj;
+  }
+
+  /** Objects converted to this resource's version (where they are in another) and normalized by onRead. */
+  private async served(objs: KubeObject[]): Promise<KubeObject[]> {
+    const out = objs.every((o) => o.apiVersion === this.apiVersion) ? objs : await this.converter.convert(objs, this.apiVersion);
+    if (this.strategy.onRead) for (const o of out) this.strategy.onRead(o);
+    return out;
   }
 
   /**
@@ -841,10 +920,10 @@ export class GenericStore {
    * splice resourceVersion in without parsing), resourceVersion left out (it is the store
    * revision). An object that cannot be converted to the storage version is a 400.
    */
-  private encode(input: KubeObject): string {
+  private async encode(input: KubeObject): Promise<string> {
     let obj = input;
     try {
-      obj = convertObject(input, this.storageApiVersion);
+      if (input.apiVersion !== this.storageApiVersion) obj = (await this.converter.convert([input], this.storageApiVersion))[0];
     } catch (err) {
       if (err instanceof ConversionError) throw StatusError.badRequest(err.message);
       throw err;
@@ -855,11 +934,21 @@ export class GenericStore {
   }
 
   /** The written object as readers will see it (through the storage version when it differs), at `revision`. */
-  private withRevision(written: KubeObject, revision: number): KubeObject {
-    const obj = this.storageApiVersion === this.apiVersion ? written : convertObject(convertObject(written, this.storageApiVersion), this.apiVersion);
+  private async withRevision(written: KubeObject, revision: number): Promise<KubeObject> {
+    let obj = written;
+    if (this.storageApiVersion !== this.apiVersion) {
+      const [stored] = await this.converter.convert([written], this.storageApiVersion);
+      [obj] = await this.converter.convert([stored], this.apiVersion);
+    }
     obj.metadata.resourceVersion = String(revision);
     return obj;
   }
+}
+
+/** The objects of one store event, as one resource serves them. */
+interface DecodedEvent {
+  obj?: KubeObject;
+  prev?: KubeObject;
 }
 
 const METADATA_HEAD = '"metadata":{';

@@ -1,5 +1,5 @@
 import type { ResourceDef } from '@orch/api';
-import { objectSchema } from '@orch/api';
+import { objectSchemaOf } from '@orch/api';
 import { FieldManager, FieldSet, fieldElement, type KubeObject } from '@orch/apimachinery';
 import { nowTime } from './object-meta';
 import type { RequestContext } from './strategy';
@@ -17,7 +17,7 @@ export class ManagedFieldsTracker {
   private readonly ignored: FieldSet | undefined;
 
   constructor(def: ResourceDef, apiVersion: string, hasStatusSubresource: boolean) {
-    this.fields = new FieldManager(objectSchema(def.group, def.version, def.kind), apiVersion);
+    this.fields = new FieldManager(objectSchemaOf(def), apiVersion);
     this.ignored = hasStatusSubresource ? STATUS : undefined;
   }
 

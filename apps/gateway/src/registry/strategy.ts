@@ -54,6 +54,12 @@ export interface Strategy {
   validate?(obj: KubeObject, ctx: RequestContext): FieldError[];
   validateUpdate?(obj: KubeObject, old: KubeObject, ctx: RequestContext): FieldError[];
   canonicalize?(obj: KubeObject): void;
+  /**
+   * Normalizes every object read from storage (custom resources: pruned to and defaulted from
+   * the current schema, so a schema changed later applies to objects written before). May
+   * mutate. Leave it out when stored objects read as they are: lists then skip parsing.
+   */
+  onRead?(obj: KubeObject): void;
   /** Field-selector attributes beyond metadata.name and metadata.namespace. */
   fieldAttributes?(obj: KubeObject): Record<string, string>;
   /**
@@ -62,6 +68,11 @@ export interface Strategy {
    * undefined to delete at once.
    */
   gracePeriodSeconds?(obj: KubeObject, options: DeleteOptions): number | undefined;
+  /**
+   * Finalizers added when deletion is first requested (CRDs: the cleanup finalizer that holds
+   * a definition until its custom resources are gone).
+   */
+  finalizersOnDelete?(obj: KubeObject): string[];
   /** Runs before deletion is recorded (e.g. namespace: phase Terminating). May mutate. */
   beforeDelete?(obj: KubeObject): void;
   /**

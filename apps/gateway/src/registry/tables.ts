@@ -1,4 +1,4 @@
-import type { ResourceDef } from '@orch/api';
+import { JsonPath, type PrinterColumn, type ResourceDef } from '@orch/api';
 import { DEFAULT_TABLE_COLUMNS, humanDuration, parseTime, type KubeObject, type TableColumnDefinition, type TableColumns } from '@orch/apimachinery';
 
 /**
@@ -285,7 +285,48 @@ function bindingCells(b: Obj): unknown[] {
   return [b.metadata.name, `${b.roleRef?.kind ?? ''}/${b.roleRef?.name ?? ''}`, age(b.metadata.creationTimestamp), of('User'), of('Group'), of('ServiceAccount')];
 }
 
+/** A CRD version without printer columns shows its objects' age (upstream serveDefaultColumnsIfEmpty). */
+const DEFAULT_CUSTOM_COLUMNS: PrinterColumn[] = [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }];
+
+/** A printer column's cell from the first value its JSONPath selects (upstream apiextensions tableconvertor). */
+function customCell(type: string, values: unknown[]): unknown {
+  if (values.length === 0 || values[0] === undefined) return null;
+  const v = values[0];
+  switch (type) {
+    case 'date':
+      return typeof v === 'string' ? (parseTime(v) === undefined ? '<invalid>' : age(v)) : null;
+    case 'integer':
+      return typeof v === 'number' ? Math.trunc(v) : null;
+    case 'number':
+      return typeof v === 'number' ? v : null;
+    case 'boolean':
+      return typeof v === 'boolean' ? v : null;
+    default:
+      return typeof v === 'string' ? v : JSON.stringify(v);
+  }
+}
+
+/** The Table of a custom resource: Name and its CRD version's additionalPrinterColumns. */
+function customColumns(printerColumns: readonly PrinterColumn[]): TableColumns {
+  const cols = printerColumns.length ? printerColumns : DEFAULT_CUSTOM_COLUMNS;
+  const paths = cols.map((c) => JsonPath.parse(c.jsonPath));
+  return {
+    columns: [
+      col('Name'),
+      ...cols.map((c) => ({ name: c.name, type: c.type, format: c.format ?? '', description: c.description || `Custom resource definition column (in JSONPath format): ${c.jsonPath}`, priority: c.priority ?? 0 })),
+    ],
+    cells: (obj) => [obj.metadata.name, ...cols.map((c, i) => customCell(c.type, paths[i].find(obj)))],
+  };
+}
+
+const customTables = new WeakMap<ResourceDef, TableColumns>();
+
 /** The columns of a resource's Table (SPEC default when the kind has none of its own). */
 export function tableColumnsFor(def: ResourceDef): TableColumns {
+  if (def.custom) {
+    let t = customTables.get(def);
+    if (!t) customTables.set(def, (t = customColumns(def.custom.printerColumns)));
+    return t;
+  }
   return TABLES[`${def.group}/${def.resource}`] ?? DEFAULT_TABLE_COLUMNS;
 }

@@ -144,6 +144,7 @@ export class SubresourceHandlers {
    */
   private async scale(r: SubresourceRequest, registry: GenericStore, ns: string): Promise<InvokeResult> {
     const { info, ctx } = r;
+    const toScale = scaleView(r.def);
     if (info.verb === 'get') return { status: 200, body: toScale(await registry.get(ns, info.name)) };
     let incoming: (current: Scale) => Scale;
     if (r.body.type === 'object') {
@@ -175,9 +176,7 @@ export class SubresourceHandlers {
         if (rv && rv !== current.metadata.resourceVersion) {
           throw StatusError.conflict(registry.qr, info.name, 'the object has been modified; please apply your changes to the latest version and try again');
         }
-        const next = current as Scalable;
-        next.spec = { ...(next.spec ?? {}), replicas };
-        return next;
+        return withReplicas(r.def, current, replicas as number);
       },
       withoutAdmission(ctx),
     );
@@ -237,6 +236,47 @@ export async function bindPod(pods: GenericStore, ns: string, podName: string, b
     ctx,
     'binding',
   );
+}
+
+/** Where a custom resource keeps what its Scale shows (its CRD's scale subresource paths, `.spec.replicas` → ['spec', 'replicas']). */
+function customScalePaths(def: ResourceDef): { spec: string[]; status: string[]; selector?: string[] } | undefined {
+  const scale = def.custom?.scale;
+  if (!scale) return undefined;
+  const split = (p: string) => p.slice(1).split('.');
+  return { spec: split(scale.specReplicasPath), status: split(scale.statusReplicasPath), selector: scale.labelSelectorPath ? split(scale.labelSelectorPath) : undefined };
+}
+
+function valueAt(obj: unknown, path: string[]): unknown {
+  let cur = obj;
+  for (const p of path) cur = cur && typeof cur === 'object' ? (cur as Record<string, unknown>)[p] : undefined;
+  return cur;
+}
+
+/** The object with its replicas set (spec.replicas, or a custom resource's specReplicasPath). */
+function withReplicas(def: ResourceDef, obj: KubeObject, replicas: number): KubeObject {
+  const path = customScalePaths(def)?.spec ?? ['spec', 'replicas'];
+  let cur = obj as unknown as Record<string, unknown>;
+  for (const p of path.slice(0, -1)) {
+    if (!cur[p] || typeof cur[p] !== 'object') cur[p] = {};
+    cur = cur[p] as Record<string, unknown>;
+  }
+  cur[path[path.length - 1]] = replicas;
+  return obj;
+}
+
+/** The autoscaling/v1 Scale view of a resource's objects. */
+function scaleView(def: ResourceDef): (obj: KubeObject) => Scale {
+  const paths = customScalePaths(def);
+  if (!paths) return toScale;
+  return (obj) => {
+    const scale = toScale(obj);
+    const spec = valueAt(obj, paths.spec);
+    const status = valueAt(obj, paths.status);
+    const selector = paths.selector ? valueAt(obj, paths.selector) : undefined;
+    scale.spec = { replicas: typeof spec === 'number' ? spec : 0 };
+    scale.status = { replicas: typeof status === 'number' ? status : 0, selector: typeof selector === 'string' ? selector : '' };
+    return scale;
+  };
 }
 
 function toScale(obj: KubeObject): Scale {

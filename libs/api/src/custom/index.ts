@@ -6,5 +6,5 @@ export { validateCustomResource } from './validate';
 export { checkFormat, SUPPORTED_FORMATS } from './formats';
 export { JsonPath, JsonPathError } from './jsonpath';
 export { structuralSchemaErrors } from './structural';
-export { customObjectSchema } from './walker';
+export { customObjectSchema, objectSchemaOf } from './walker';
 export * from './crd';

@@ -56,7 +56,7 @@ function typeMatches(type: string, value: unknown): boolean {
 
 function typeError(ctx: Ctx, path: string, value: unknown, type: string): void {
   const shown = value === null ? 'null' : typeof value === 'string' ? value : jsonTypeOf(value);
-  ctx.errs.push(FieldError.invalid(path, value === null ? 'null' : value, `${inBody(path)} must be of type ${type}: ${JSON.stringify(shown)}`));
+  ctx.errs.push(FieldError.typeInvalid(path, value === null ? 'null' : value, `${inBody(path)} must be of type ${type}: ${JSON.stringify(shown)}`));
 }
 
 /**

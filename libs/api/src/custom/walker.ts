@@ -1,6 +1,7 @@
 import type { NodeShape, ObjectSchema, SchemaWalker } from '@orch/apimachinery';
 import type { SchemaNode } from '../schemas/semantics';
-import { schemaWalker } from '../schemas/walker';
+import { objectSchema, schemaWalker } from '../schemas/walker';
+import type { ResourceDef } from '../catalog-types';
 import { itemsOf, valuesOf, type JSONSchemaProps } from './json-schema';
 
 // A custom resource's structural schema seen through @orch/apimachinery's SchemaWalker, for
@@ -69,4 +70,9 @@ export function customObjectSchema(schema: JSONSchemaProps): ObjectSchema<Custom
     schemas.set(schema, out);
   }
   return out;
+}
+
+/** The ObjectSchema of a catalog resource: its CRD schema for a custom resource, else the built-in type's. */
+export function objectSchemaOf(def: ResourceDef): ObjectSchema {
+  return (def.custom ? customObjectSchema(def.custom.schema) : objectSchema(def.group, def.version, def.kind)) as ObjectSchema;
 }

@@ -1,6 +1,7 @@
 import type { ResourceDef } from '@orch/api';
 import type { StatusStrategy, Strategy } from '../strategy';
 import { defaultStrategy, fieldsFrom, statusSubresource } from './common';
+import { crdStrategy, type CrdRuleCheck } from './crd';
 import { csrStrategy } from './csr';
 import { coreEventFields, eventsV1Strategy } from './events';
 import { ingressStrategy, pdbStrategy } from './networking-policy';
@@ -31,12 +32,15 @@ const createOnUpdate: Strategy = { ...defaultStrategy, allowCreateOnUpdate: true
 export interface StrategyOptions {
   /** Compatibility option (--k8s-group-aliases): write the upstream twins of well-known labels. */
   k8sCompatibility: boolean;
+  /** Compiles the validation rules of a CRD's schemas (refused when they do not compile or cost too much). */
+  crdRuleCheck?: CrdRuleCheck;
 }
 
 /** Strategies that depend on the options, keyed like {@link STRATEGIES}. */
 const CONFIGURED_STRATEGIES: Record<string, (options: StrategyOptions) => Strategy> = {
   '/namespaces': (o) => namespaceStrategy(o.k8sCompatibility),
   'batch/jobs': (o) => jobStrategy(o.k8sCompatibility),
+  'apiextensions.orch.io/customresourcedefinitions': (o) => crdStrategy(o.crdRuleCheck),
 };
 
 /** Per-kind strategies keyed by `<group>/<resource>`; anything absent uses the default. */

@@ -1,0 +1,87 @@
+import { request } from 'node:https';
+import type { ServiceResolver } from './service-resolver';
+
+/** Where a webhook is (upstream WebhookClientConfig): an https URL, or a Service with path and port. */
+export interface WebhookClientConfig {
+  url?: string;
+  service?: { namespace: string; name: string; path?: string; port?: number };
+  /** Base64 PEM CA bundle that signs the webhook's serving certificate (system roots when absent). */
+  caBundle?: string;
+}
+
+/** A webhook call that failed (unreachable, timed out, non-2xx, not JSON); the message says which. */
+export class WebhookError extends Error {
+  override name = 'WebhookError';
+}
+
+const MAX_RESPONSE_BYTES = 3 * 1024 * 1024;
+
+/**
+ * Calls webhooks over HTTPS: POSTs a JSON body and returns the parsed JSON answer. The
+ * server's certificate is verified against the config's caBundle (for a Service, under its
+ * `<name>.<namespace>.svc` name); every call has a timeout.
+ */
+export class WebhookClient {
+  constructor(private readonly services: ServiceResolver) {}
+
+  async post(config: WebhookClientConfig, body: unknown, timeoutMs: number): Promise<unknown> {
+    let host: string;
+    let port: number;
+    let path: string;
+    let servername: string | undefined;
+    if (config.url) {
+      const u = new URL(config.url);
+      host = u.hostname.replace(/^\[|\]$/g, '');
+      port = Number(u.port || 443);
+      path = `${u.pathname}${u.search}`;
+      servername = u.hostname;
+    } else if (config.service) {
+      const s = config.service;
+      const resolved = await this.services.resolve(s.namespace, s.name, s.port ?? 443);
+      host = resolved.host;
+      port = resolved.port;
+      path = s.path || '/';
+      servername = resolved.serverName;
+    } else {
+      throw new WebhookError('the webhook has neither url nor service');
+    }
+    const ca = config.caBundle ? Buffer.from(config.caBundle, 'base64').toString('utf8') : undefined;
+    const payload = Buffer.from(JSON.stringify(body));
+    return new Promise((resolve, reject) => {
+      const req = request(
+        {
+          host,
+          port,
+          path,
+          method: 'POST',
+          ca,
+          servername: servername && /^[\d.:]+$/.test(servername) ? undefined : servername,
+          headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': payload.length },
+          timeout: timeoutMs,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size > MAX_RESPONSE_BYTES) req.destroy(new WebhookError(`the response is larger than ${MAX_RESPONSE_BYTES} bytes`));
+            else chunks.push(c);
+          });
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) > 299) return reject(new WebhookError(`the server responded with HTTP ${res.statusCode}: ${text.slice(0, 200)}`));
+            try {
+              resolve(JSON.parse(text));
+            } catch {
+              reject(new WebhookError('the response is not JSON'));
+            }
+          });
+          res.on('error', (e) => reject(new WebhookError(e.message)));
+        },
+      );
+      req.on('timeout', () => req.destroy(new WebhookError(`the call timed out after ${timeoutMs} ms`)));
+      req.on('error', (e) => reject(e instanceof WebhookError ? e : new WebhookError(e.message)));
+      req.end(payload);
+    });
+  }
+}
