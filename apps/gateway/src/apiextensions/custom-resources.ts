@@ -127,9 +127,15 @@ export class CustomResources {
     this.observe(crd);
   }
 
-  /** A CRD as stored now: serve what it defines and let the controllers look at it (and at its group). */
+  /**
+   * A CRD as stored now: serve what it defines and let the controllers look at it (and at its
+   * group). A state older than the one already seen (the cache delivering a write this replica
+   * observed when it made it) is ignored.
+   */
   private observe(crd: CustomResourceDefinition): void {
     const name = crd.metadata.name!;
+    const seen = this.known.get(name);
+    if (seen && seen.metadata.uid === crd.metadata.uid && Number(seen.metadata.resourceVersion) >= Number(crd.metadata.resourceVersion)) return;
     this.known.set(name, crd);
     try {
       this.serve(crd);
@@ -204,9 +210,14 @@ export class CustomResources {
     await this.writeStatus(crd, next);
   }
 
+  /**
+   * Writes a changed status. The replica serves what it wrote at once (an Established CRD is
+   * in this replica's discovery when the write returns); others follow through their caches.
+   */
   private async writeStatus(crd: CustomResourceDefinition, next: CustomResourceDefinition): Promise<void> {
     if (JSON.stringify(crd.status) === JSON.stringify(next.status)) return;
-    await this.deps.crds().update('', crd.metadata.name!, next, this.deps.systemContext(), 'status');
+    const written = await this.deps.crds().update('', crd.metadata.name!, next, this.deps.systemContext(), 'status');
+    if (!this.abort.signal.aborted) this.observe(written.object as CustomResourceDefinition);
   }
 
   /**
