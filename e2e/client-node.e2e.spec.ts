@@ -35,4 +35,11 @@ describe('@kubernetes/client-node against a real gateway', () => {
     expect(r.seen).toBe(1000);
     expect(r.cached).toBe(1000);
   });
+
+  it('an informer on a custom resource stays exact through 500 creates, updates and deletes', () => {
+    const r = scenario(gw, 'customResourceInformer');
+    expect(r.error).toBeUndefined();
+    expect(r.errors).toEqual([]);
+    expect(r).toMatchObject({ writes: 500, failed: 0, objects: 175, missing: [], extra: [], equal: true });
+  });
 });

@@ -31,6 +31,32 @@ function rawCreate(ns, name) {
   });
 }
 
+/** Any request through the raw writer agent; resolves with the status code and parsed body. */
+function raw(method, path, body, contentType = 'application/json') {
+  const cluster = kc.getCurrentCluster();
+  const user = kc.getCurrentUser();
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = https.request(new URL(path, cluster.server), {
+      method,
+      headers: payload ? { 'content-type': contentType, 'content-length': Buffer.byteLength(payload) } : {},
+      ca: Buffer.from(cluster.caData, 'base64'),
+      cert: Buffer.from(user.certData, 'base64'),
+      key: Buffer.from(user.keyData, 'base64'),
+      agent: rawCreate.agent ??= new https.Agent({ keepAlive: true, maxSockets: 32 }),
+    }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode, body: text ? JSON.parse(text) : undefined });
+      });
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
 const scenarios = {
   async crud() {
     await core.createNamespace({ body: { metadata: { name: 'cn' } } });
@@ -71,6 +97,60 @@ const scenarios = {
     stopping = true;
     await informer.stop();
     return { seen: seen.size, cached: informer.list('inf').length, errors };
+  },
+
+  /**
+   * An informer on a custom resource through CustomObjectsApi while 500 writes (creates,
+   * updates, deletes) go through another connection: its cache must end equal to a fresh list
+   * (same names, resourceVersions and specs).
+   */
+  async customResourceInformer() {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'counters.inform.example.com' },
+      spec: {
+        group: 'inform.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'counters', kind: 'Counter' },
+        versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { n: { type: 'integer' } } } } } } }],
+      },
+    };
+    const created = await raw('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+    if (created.status !== 201) throw new Error(`create CRD: ${created.status} ${JSON.stringify(created.body)}`);
+    await core.createNamespace({ body: { metadata: { name: 'crinf' } } });
+    const base = '/apis/inform.example.com/v1/namespaces/crinf/counters';
+    for (let tries = 0; (await raw('GET', base)).status !== 200; tries++) {
+      if (tries > 200) throw new Error('the custom resource is not served');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    const list = () => custom.listNamespacedCustomObject({ group: 'inform.example.com', version: 'v1', namespace: 'crinf', plural: 'counters' });
+    const informer = k8s.makeInformer(kc, base, list);
+    const errors = [];
+    let stopping = false;
+    informer.on('error', (err) => stopping || errors.push(String(err)));
+    await informer.start();
+    // 500 writes: 250 creates, 175 updates, 75 deletes, 16 at a time.
+    const writes = [];
+    for (let i = 0; i < 250; i++) writes.push(() => raw('POST', base, { apiVersion: 'inform.example.com/v1', kind: 'Counter', metadata: { name: `c-${i}` }, spec: { n: 0 } }));
+    for (let i = 0; i < 175; i++) writes.push(() => raw('PATCH', `${base}/c-${i % 100}`, { spec: { n: i + 1 } }, 'application/merge-patch+json'));
+    for (let i = 0; i < 75; i++) writes.push(() => raw('DELETE', `${base}/c-${100 + i}`));
+    let failed = 0;
+    for (let i = 0; i < writes.length; i += 16) {
+      const batch = await Promise.all(writes.slice(i, i + 16).map((w) => w()));
+      failed += batch.filter((r) => r.status >= 300).length;
+    }
+    const truth = (await raw('GET', base)).body.items;
+    const key = (o) => `${o.metadata.name}@${o.metadata.resourceVersion}:${o.spec?.n}`;
+    const want = truth.map(key).sort();
+    const cached = () => informer.list('crinf').map(key).sort();
+    const deadline = Date.now() + 20_000;
+    while (JSON.stringify(cached()) !== JSON.stringify(want) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    stopping = true;
+    await informer.stop();
+    const got = cached();
+    return { writes: writes.length, failed, objects: want.length, equal: JSON.stringify(got) === JSON.stringify(want), missing: want.filter((k) => !got.includes(k)), extra: got.filter((k) => !want.includes(k)), errors };
   },
 };
 

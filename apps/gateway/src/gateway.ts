@@ -12,6 +12,7 @@ import { openEtcdStore, openSqliteStore, type Store } from '@orch/storage';
 import { LocalBus, MemoryHistory, NatsBus, Pump, RedisHistory, storeLeaseLock, WatchCache, type EventHistory, type WatchBus } from '@orch/watch';
 import { CustomResourceConverter } from './apiextensions/conversion';
 import { CustomResources } from './apiextensions/custom-resources';
+import { crdRuleErrors, validationRulesFor } from './apiextensions/validation-rules';
 import { Discovery } from './discovery/discovery';
 import type { GatewayOptions } from './options';
 import { GenericStore, type RegistryOptions } from './registry/generic-store';
@@ -99,7 +100,7 @@ export class Gateway {
     const registries = new Map<ResourceDef, GenericStore>();
     const gateway = new Gateway(options, catalog, features, store, watchCache, registries, pki);
     const serviceAddresses = new ServiceAddresses(store, serviceRanges.cidr, serviceRanges.nodePorts, gateway.logger);
-    const strategyOptions = { k8sCompatibility: options['k8s-group-aliases'] };
+    const strategyOptions = { k8sCompatibility: options['k8s-group-aliases'], crdRuleCheck: crdRuleErrors };
     for (const def of catalog.resources()) {
       if (def.virtual) continue;
       const base = strategyFor(def, strategyOptions);
@@ -114,7 +115,10 @@ export class Gateway {
       crds: () => gateway.registry('apiextensions.orch.io', 'customresourcedefinitions'),
       newStore: (def, strategy, converter) => new GenericStore(def, strategy, subresourceStrategies(def, strategy), store, watchCache, nsLifecycle, registryOptions, converter),
       converter: (def) => new CustomResourceConverter(def, def.custom!, gateway.webhooks, options['k8s-group-aliases']),
-      rules: () => NO_RULES,
+      rules: (def) => {
+        const rules = validationRulesFor(def.custom!.schema);
+        return rules.empty ? NO_RULES : rules;
+      },
       systemContext: () => ({ ...SYSTEM_CONTEXT, warnings: [] }),
       logger: gateway.logger,
     });
