@@ -113,7 +113,7 @@ export class Gateway {
       registries,
       watchCache,
       crds: () => gateway.registry('apiextensions.orch.io', 'customresourcedefinitions'),
-      newStore: (def, strategy, converter) => new GenericStore(def, strategy, subresourceStrategies(def, strategy), store, watchCache, nsLifecycle, registryOptions, converter),
+      newStore: (def, strategy, converter) => new GenericStore(def, strategy, subresourceStrategies(def, strategy), store, watchCache, registryOptions, converter),
       converter: (def) => new CustomResourceConverter(def, def.custom!, gateway.webhooks, options['k8s-group-aliases']),
       rules: (def) => {
         const rules = validationRulesFor(def.custom!.schema);

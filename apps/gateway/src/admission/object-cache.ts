@@ -6,7 +6,7 @@ import type { Subscription, WatchCache } from '@orch/watch';
 export interface CachedResource {
   prefix(namespace: string): string;
   key(namespace: string, name: string): string;
-  decode(kv: KeyValue): KubeObject;
+  decodeSync(kv: KeyValue): KubeObject;
 }
 
 const RESYNC_DELAY_MS = 100;
@@ -91,7 +91,7 @@ export class ObjectCache<T extends KubeObject = KubeObject> {
 
   private put(key: string, value: string, revision: number): void {
     try {
-      this.objects.set(key, deepFreeze(this.resource.decode({ key, value, createRevision: 0, modRevision: revision }) as T));
+      this.objects.set(key, deepFreeze(this.resource.decodeSync({ key, value, createRevision: 0, modRevision: revision }) as T));
     } catch {
       // An object the registry cannot decode (a version no longer served) is left out.
       this.objects.delete(key);

@@ -33,6 +33,12 @@ export class CustomResourceConverter implements ObjectConverter {
     private readonly k8sNames: boolean,
   ) {}
 
+  /** None conversion only (a webhook is never called synchronously). */
+  get convertSync(): ((object: KubeObject, toApiVersion: string) => KubeObject) | undefined {
+    if (this.custom.conversion.strategy === 'Webhook') return undefined;
+    return (object, toApiVersion) => ({ ...object, apiVersion: toApiVersion });
+  }
+
   async convert(objects: KubeObject[], toApiVersion: string): Promise<KubeObject[]> {
     const todo = objects.map((o, i) => ({ o, i })).filter(({ o }) => o.apiVersion !== toApiVersion);
     if (todo.length === 0) return objects;

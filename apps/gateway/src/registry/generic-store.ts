@@ -109,11 +109,14 @@ export interface DeleteResult {
  */
 export interface ObjectConverter {
   convert(objects: KubeObject[], toApiVersion: string): Promise<KubeObject[]>;
+  /** The same conversion when it needs no call out (built-in conversions, a CRD's None); absent otherwise. */
+  convertSync?(object: KubeObject, toApiVersion: string): KubeObject;
 }
 
 /** The built-in kinds' conversions (libs/api conversion.ts), synchronous underneath. */
 export const builtinConverter: ObjectConverter = {
   convert: async (objects, toApiVersion) => objects.map((o) => convertObject(o, toApiVersion)),
+  convertSync: (object, toApiVersion) => convertObject(object, toApiVersion),
 };
 
 /** A patch computes the new object from the current one (a copy it may mutate). */
@@ -894,6 +897,20 @@ export class GenericStore {
 
   private async decode(kv: KeyValue): Promise<KubeObject> {
     return (await this.decodeAll([kv]))[0];
+  }
+
+  /**
+   * A stored object as this resource serves it, without waiting: for in-gateway caches of
+   * built-in resources. Throws when the object needs a conversion that calls out (a webhook).
+   */
+  decodeSync(kv: KeyValue): KubeObject {
+    let obj = this.parse(kv.value, kv.modRevision);
+    if (obj.apiVersion !== this.apiVersion) {
+      if (!this.converter.convertSync) throw new Error(`${obj.apiVersion} ${obj.kind} needs an asynchronous conversion to ${this.apiVersion}`);
+      obj = this.converter.convertSync(obj, this.apiVersion);
+    }
+    this.strategy.onRead?.(obj);
+    return obj;
   }
 
   /** Stored objects as this resource serves them: in its version, normalized by the strategy (onRead). */
