@@ -7,7 +7,7 @@ export type { RedisHistoryOptions } from './redis-history';
 export { Pump } from './pump';
 export type { PumpOptions, PumpElection } from './pump';
 export { storeLeaseLock } from './lease-lock';
-export { WatchCache, WatchCacheResetError, WatcherTooSlowError, resourceKey } from './watch-cache';
+export { WatchCache, WatchCacheResetError, WatcherTooSlowError } from './watch-cache';
 export type { WatchSubscriber, Subscription, WatchCacheOptions, WatchCacheStatus, FeedMode } from './watch-cache';
 export { describeWatchConformance } from './conformance';
 export type { WatchBackends, WatchBackendScope } from './conformance';

@@ -94,7 +94,7 @@ const LIST_PAGE = 10_000;
  *   strings; an update's prevValue is the cached value it replaced, not a second copy.
  */
 export class WatchCache {
-  /** Cached objects by resource prefix (`/registry/<group>/<resource>/`), then key. */
+  /** Cached objects by directory (the key up to its last '/': a namespace of a resource, or a cluster-scoped resource), then key. */
   private readonly objects = new Map<string, Map<string, CachedObject>>();
   private position = 0;
   private mode: FeedMode = 'starting';
@@ -151,7 +151,7 @@ export class WatchCache {
 
   /** The cached object at key, if any (as of currentRevision()). */
   get(key: string): KeyValue | undefined {
-    const o = this.objects.get(resourceKey(key))?.get(key);
+    const o = this.objects.get(directoryOf(key))?.get(key);
     return o && { key: o.key, value: o.value, createRevision: 0, modRevision: o.revision };
   }
 
@@ -161,12 +161,11 @@ export class WatchCache {
    */
   list(prefix: string): { items: KeyValue[]; revision: number } {
     const items: KeyValue[] = [];
-    const push = (bucket: Map<string, CachedObject>) => {
-      for (const o of bucket.values()) if (o.key.startsWith(prefix)) items.push({ key: o.key, value: o.value, createRevision: 0, modRevision: o.revision });
-    };
-    const rk = resourceKey(prefix);
-    if (rk.length <= prefix.length && this.objects.has(rk)) push(this.objects.get(rk)!);
-    else for (const bucket of this.objects.values()) push(bucket);
+    // Whole directories under the prefix (a namespace of a resource is one), filtered ones around it.
+    for (const [dir, bucket] of this.objects) {
+      if (dir.startsWith(prefix)) for (const o of bucket.values()) items.push({ key: o.key, value: o.value, createRevision: 0, modRevision: o.revision });
+      else if (prefix.startsWith(dir)) for (const o of bucket.values()) if (o.key.startsWith(prefix)) items.push({ key: o.key, value: o.value, createRevision: 0, modRevision: o.revision });
+    }
     items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     return { items, revision: this.position };
   }
@@ -335,7 +334,10 @@ export class WatchCache {
       if (e.value !== undefined) event.value = e.value;
       const prev = cached?.value ?? e.prevValue;
       if (prev !== undefined && e.type !== 'create') event.prevValue = prev;
-      if (e.type === 'delete') bucket.delete(key);
+      if (e.type === 'delete') {
+        bucket.delete(key);
+        if (bucket.size === 0) this.objects.delete(directoryOf(key));
+      }
       else if (cached) {
         cached.value = e.value!;
         cached.revision = e.revision;
@@ -479,17 +481,13 @@ export class WatchCache {
 }
 
 function bucketOf(objects: Map<string, Map<string, CachedObject>>, key: string): Map<string, CachedObject> {
-  const rk = resourceKey(key);
-  let bucket = objects.get(rk);
-  if (!bucket) objects.set(rk, (bucket = new Map()));
+  const dir = directoryOf(key);
+  let bucket = objects.get(dir);
+  if (!bucket) objects.set(dir, (bucket = new Map()));
   return bucket;
 }
 
-/** `/registry/<group>/<resource>/` of a key or prefix (the whole string when shorter). */
-export function resourceKey(keyOrPrefix: string): string {
-  let slashes = 0;
-  for (let i = 0; i < keyOrPrefix.length; i++) {
-    if (keyOrPrefix.charCodeAt(i) === 47 && ++slashes === 4) return keyOrPrefix.slice(0, i + 1);
-  }
-  return keyOrPrefix;
+/** The key up to and including its last '/'. */
+function directoryOf(key: string): string {
+  return key.slice(0, key.lastIndexOf('/') + 1);
 }
