@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { connect } from 'nats';
+import { openEtcdStore, type Store } from '@orch/storage';
 import { startEtcd, startNats, startRedis, type EtcdServer, type NatsServer, type RedisServer } from '@orch/testing';
 import { startBenchGateway, type BenchGateway } from './gateway-process';
 import { call, percentile, rssMiB, runLoad, target } from './load';
@@ -45,10 +46,12 @@ async function cpuSeconds(pid: number): Promise<number> {
 
 /**
  * Watch delivery latency: `watchers` watch connections spread round-robin over the gateways,
- * one namespace each out of `namespaces`; creates at `rate`/s spread over the namespaces and
- * the gateways; latency = create sent → event received, per watcher.
+ * one namespace each out of `namespaces`; objects written straight into etcd at `rate`/s spread
+ * over the namespaces (so the gateways' CPU goes to delivery, not to serving creates); latency =
+ * etcd write sent → event received, per watcher: the etcd commit, the pump, NATS, the replica's
+ * cache and the HTTPS stream.
  */
-async function watchDelivery(gws: BenchGateway[], opts: { watchers: number; namespaces: number; rate: number; durationMs: number }): Promise<{ p50: number; p99: number; delivered: number; expected: number; achievedRate: number }> {
+async function watchDelivery(gws: BenchGateway[], store: Store, opts: { watchers: number; namespaces: number; rate: number; durationMs: number }): Promise<{ p50: number; p99: number; delivered: number; expected: number; achievedRate: number }> {
   const admin = target(gws[0].url, gws[0].creds, 64);
   for (let n = 0; n < opts.namespaces; n++) await call(admin, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `wd-${n}` } }));
   const rv = JSON.parse((await call(admin, 'GET', '/api/v1/configmaps?limit=1')).body).metadata.resourceVersion;
@@ -90,7 +93,6 @@ async function watchDelivery(gws: BenchGateway[], opts: { watchers: number; name
     }),
   );
   await sleep(500);
-  const writers = gws.map((g) => target(g.url, g.creds, 64));
   const total = Math.floor((opts.rate * opts.durationMs) / 1000);
   const started = performance.now();
   let expected = 0;
@@ -103,7 +105,7 @@ async function watchDelivery(gws: BenchGateway[], opts: { watchers: number; name
     const name = `e-${i}`;
     expected += perNamespace[ns];
     sent.set(name, performance.now());
-    const p = call(writers[i % writers.length], 'POST', `/api/v1/namespaces/wd-${ns}/configmaps`, configMap(`wd-${ns}`, name)).finally(() => inflight.delete(p));
+    const p = store.create(`/registry/core/configmaps/wd-${ns}/${name}`, configMap(`wd-${ns}`, name)).finally(() => inflight.delete(p));
     inflight.add(p);
     if (inflight.size >= 256) await Promise.race(inflight);
   }
@@ -150,14 +152,15 @@ async function natsDelivery(url: string, opts: { watchers: number; namespaces: n
   return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
-/** Top functions by self time in the .cpuprofile files of a directory. */
-async function profileSummary(dir: string, top = 8): Promise<string[]> {
+/** Top functions by self time in the .cpuprofile files of a directory, as shares of the busy (non-idle) time. */
+async function profileSummary(dir: string, top = 12): Promise<string[]> {
   const self = new Map<string, number>();
   let total = 0;
   for (const f of (await readdir(dir)).filter((n) => n.endsWith('.cpuprofile'))) {
     const prof = JSON.parse(await readFile(join(dir, f), 'utf8')) as { nodes: { id: number; hitCount?: number; callFrame: { functionName: string; url: string; lineNumber: number } }[] };
     for (const n of prof.nodes) {
       const hits = n.hitCount ?? 0;
+      if (n.callFrame.functionName === '(idle)') continue;
       total += hits;
       const where = n.callFrame.url ? `${n.callFrame.url.replace(/^.*\/(node_modules|dist)\//, '$1/')}:${n.callFrame.lineNumber + 1}` : '';
       const key = `${n.callFrame.functionName || '(anonymous)'} ${where}`.trim();
@@ -201,12 +204,19 @@ export async function scaleBench(opts: ScaleBenchOptions): Promise<{ rows: Row[]
     const self = process.cpuUsage(selfBefore);
     const share = (i: number) => (cpuAfter[i] - cpuBefore[i]) / wall;
     rows.push({ metric: `creates/s through 3 gateways (${opts.concurrency} clients)`, orch: triple.opsPerSecond, baseline: single.opsPerSecond, baselineName: '1 gateway, same etcd', unit: '/s', higherIsBetter: true });
+    // The ceiling below them: the same number of concurrent creates straight into etcd.
+    const direct = await openEtcdStore({ endpoints: [etcd.endpoint], prefix: '/registry' });
+    const rawEtcd = await runLoad(opts.concurrency, opts.durationMs, async (i) => {
+      await direct.create(`/registry/core/configmaps/raw/r-${i}`, configMap('raw', `r-${i}`));
+      return true;
+    });
+    rows.push({ metric: 'creates/s through 3 gateways vs raw etcd', orch: triple.opsPerSecond, baseline: rawEtcd.opsPerSecond, baselineName: `EtcdStore.create, ${opts.concurrency} concurrent, no gateway`, unit: '/s', higherIsBetter: true });
     notes.push(
       `CPU during the 3-gateway create run (cores busy, of 2): gateways ${[0, 1, 2].map(share).map((c) => c.toFixed(2)).join(' + ')}, etcd ${share(3).toFixed(2)}, nats ${share(4).toFixed(2)}, redis ${share(5).toFixed(2)}, bench client ${((self.user + self.system) / 1e6 / wall).toFixed(2)}`,
     );
 
     // --- 2. watch delivery to W watchers over three gateways at R events/s; baseline raw NATS
-    const delivery = await watchDelivery(gws, { watchers: opts.watchers, namespaces: 100, rate: opts.eventsPerSecond, durationMs: opts.durationMs });
+    const delivery = await watchDelivery(gws, direct, { watchers: opts.watchers, namespaces: 100, rate: opts.eventsPerSecond, durationMs: opts.durationMs });
     const raw = await natsDelivery(nats.url, { watchers: opts.watchers, namespaces: 100, rate: opts.eventsPerSecond, durationMs: opts.durationMs });
     rows.push({ metric: `watch delivery p50 (${opts.watchers} watchers, 3 gateways, ${Math.round(delivery.achievedRate)} events/s)`, orch: delivery.p50, baseline: raw.p50, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
     rows.push({ metric: `watch delivery p99 (${opts.watchers} watchers, 3 gateways)`, orch: delivery.p99, baseline: raw.p99, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
@@ -214,7 +224,9 @@ export async function scaleBench(opts: ScaleBenchOptions): Promise<{ rows: Row[]
     // Stop the replicas so their CPU profiles are written, then summarize them.
     for (const g of gws) g.process.kill('SIGINT');
     await Promise.all(gws.map((g) => new Promise((r) => (g.process.exitCode !== null ? r(null) : g.process.once('exit', r)))));
-    notes.push(`gateway CPU profile (self time, 3 replicas, creates then watch delivery):\n    ${(await profileSummary(profDir)).join('\n    ')}`);
+    notes.push(`gateway CPU profile (self time of the busy time, 3 replicas, start-up, creates and watch delivery):\n    ${(await profileSummary(profDir)).join('\n    ')}`);
+
+    await direct.close();
 
     // --- 3. a list of N objects from the watch cache vs from etcd (same data, same gateway build)
     const client = new Etcd3({ hosts: etcd.endpoint });
