@@ -11,10 +11,22 @@ export interface ControllerContext {
   client: RestClient;
   informers: SharedInformerFactory;
   catalog: Catalog;
+  /**
+   * The server's resources beyond the built-in ones (custom resources, aggregated APIs), kept
+   * in `catalog`: `refresh` reads discovery now; listeners hear of every change (a CRD
+   * established or removed). Absent in tests that need only the built-in API.
+   */
+  discovery?: ControllerDiscovery;
   /** An event recorder reporting as `reportingController`. */
   recorder(reportingController: string): EventRecorder;
   logger: Logger;
   options: ControllerOptions;
+}
+
+/** Discovery of the served resources, as controllers that handle every kind need it (garbage collector, namespaces). */
+export interface ControllerDiscovery {
+  refresh(): Promise<boolean>;
+  onChange(listener: () => void): () => void;
 }
 
 export interface ControllerOptions {

@@ -9,6 +9,7 @@ import type { FlagDefs } from '@orch/server-common';
 import { enabledControllers, type ControllerContext } from './controller';
 import { CONTROLLERS } from './controllers';
 import { ControllerManagerModule, CONTROLLER_CONTEXT } from './controller-manager.module';
+import { DiscoveryRefresher } from './discovery';
 
 const FLAGS = {
   controllers: {
@@ -50,10 +51,17 @@ void runComponent({
     const enabled = enabledControllers(f.controllers, CONTROLLERS);
     const signingCert = await optionalFile(f['cluster-signing-cert-file']);
     const signingKey = await optionalFile(f['cluster-signing-key-file']);
+    const catalog = new Catalog();
+    const informers = new SharedInformerFactory(ctx.client);
+    const discovery = new DiscoveryRefresher(ctx.client, catalog, ctx.logger);
+    // Custom resources served now are known before the controllers start.
+    await discovery.refresh();
+    discovery.start(informers, signal);
     const controllerContext: ControllerContext = {
       client: ctx.client,
-      informers: new SharedInformerFactory(ctx.client),
-      catalog: new Catalog(),
+      informers,
+      catalog,
+      discovery,
       recorder: (reportingController) => new EventRecorder({ client: ctx.client, reportingController, reportingInstance: ctx.identity }),
       logger: ctx.logger,
       options: {

@@ -9,3 +9,4 @@ export * from './informer';
 export * from './workqueue';
 export * from './leader-election';
 export * from './events';
+export { CatalogDiscovery } from './discovery';

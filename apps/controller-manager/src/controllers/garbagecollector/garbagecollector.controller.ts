@@ -70,6 +70,7 @@ export class GarbageCollector implements Controller {
   private readonly orphanQueue = new RateLimitingQueue<string>();
   private readonly absentOwners = new LruSet(ABSENT_OWNER_CACHE_SIZE);
   private readonly monitors: SharedInformer<KubeObject>[] = [];
+  private readonly monitored = new Set<string>();
   private readonly virtualPolls = new Map<string, number>();
   private changes: GraphEvent[] = [];
   private draining?: NodeJS.Immediate;
@@ -81,7 +82,19 @@ export class GarbageCollector implements Controller {
       attemptToOrphan: (node) => this.orphanQueue.add(node.identity.uid),
       ownerAbsent: (id) => this.absentOwners.add(absentKey(id, id.namespace)),
     });
+    this.addMonitors();
+  }
+
+  /**
+   * Monitors every monitored resource not watched yet (upstream resyncMonitors): at start, and
+   * whenever discovery finds new resources (a CRD established, an aggregated API).
+   */
+  private addMonitors(): void {
+    const ctx = this.ctx;
     for (const def of monitoredResources(ctx.catalog)) {
+      const key = `${def.group}/${def.version}/${def.resource}`;
+      if (this.monitored.has(key)) continue;
+      this.monitored.add(key);
       const informer = ctx.informers.informerFor<KubeObject>(def);
       const typed = (obj: KubeObject): KubeObject => (obj.apiVersion && obj.kind ? obj : { ...obj, apiVersion: def.group ? `${def.group}/${def.version}` : def.version, kind: def.kind });
       informer.addEventHandler({
@@ -107,6 +120,8 @@ export class GarbageCollector implements Controller {
 
   async run(signal: AbortSignal): Promise<void> {
     const logger = this.ctx.logger.with({ controller: this.name });
+    const stopListening = this.ctx.discovery?.onChange(() => this.stopped || this.addMonitors());
+    signal.addEventListener('abort', () => stopListening?.(), { once: true });
     const synced = await waitForInformers(this.monitors, AbortSignal.any([signal, AbortSignal.timeout(MONITOR_SYNC_TIMEOUT_MS)]));
     if (signal.aborted) return this.stop();
     if (!synced) logger.warn('not every monitor synced; collecting with a partial graph', { unsynced: this.monitors.filter((m) => !m.hasSynced()).length });

@@ -60,6 +60,8 @@ export class NamespaceController extends QueueController {
   /** Deletes the content of every namespaced resource in `namespace` and reports what is left. */
   private async deleteAllContent(namespace: string): Promise<ResourceOutcome[]> {
     const outcomes: ResourceOutcome[] = [];
+    // Custom resources and aggregated APIs are found through discovery at each deletion (upstream).
+    await this.ctx.discovery?.refresh();
     for (const def of namespacedResources(this.ctx.catalog)) outcomes.push(await this.deleteResourceContent(def, namespace));
     return outcomes;
   }
