@@ -298,6 +298,20 @@ describe('custom resources through kubectl', () => {
     expect((await kubectlAsync('get', 'gadgets.v1.example.com', 'g1', '-o', 'json')).code).toBe(0);
   });
 
+  it('applies a default added to the CRD later to objects written before it', async () => {
+    const patch = [{ op: 'add', path: '/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/tier', value: { type: 'string', default: 'gold' } }];
+    expect(kubectl('patch', 'crd', 'widgets.example.com', '--type=json', '-p', JSON.stringify(patch)).code).toBe(0);
+    // Every replica serves the new schema once its cache has the CRD change.
+    let tier: string | undefined;
+    for (let i = 0; tier === undefined && i < 50; i++) {
+      tier = (await gw.admin.get('/apis/example.com/v1/namespaces/default/widgets/w1')).json.spec.tier;
+      if (tier === undefined) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(tier).toBe('gold');
+    const list = await gw.admin.get('/apis/example.com/v1/namespaces/default/widgets');
+    expect(list.json.items.every((w: Obj) => w.spec?.tier === 'gold')).toBe(true);
+  });
+
   it('deleting a CRD deletes its objects and stops serving it', () => {
     expect(kubectl('delete', 'crd', 'widgets.example.com', '--timeout=30s').code).toBe(0);
     expect(kubectl('api-resources', '--api-group=example.com').out).not.toMatch(/^widgets/m);

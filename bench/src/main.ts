@@ -8,6 +8,7 @@ import { openSqliteStore } from '@orch/storage';
 import { parseFlags } from '@orch/server-common';
 import { freePort } from '@orch/testing';
 import { codecBench, protobufHttpBench } from './codec';
+import { crdBench } from './crd';
 import { call, percentile, rssMiB, runLoad, target, type HttpsTarget } from './load';
 import { benchProcessPodStartup, benchSandboxPodStartup, benchSimulatedRuntime, benchStreaming } from './node-agent';
 import { runProxyBench } from './proxy';
@@ -21,7 +22,7 @@ const FLAGS = {
   concurrency: { type: 'int', default: 64, description: 'Concurrent clients of the throughput phases.' },
   'list-size': { type: 'int', default: 10_000, description: 'ConfigMaps in the list-latency phase.' },
   watchers: { type: 'int', default: 100, description: 'Watchers in the watch-latency phase.' },
-  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler, scale.' },
+  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler, scale, crd.' },
   'scale-watchers': { type: 'int', default: 1000, description: 'Watchers spread over three gateways in the scale benchmark.' },
   'scale-events': { type: 'int', default: 1000, description: 'Events per second written in the scale benchmark’s watch phase.' },
   'scale-list-size': { type: 'int', default: 50_000, description: 'Objects listed from the watch cache and from etcd in the scale benchmark.' },
@@ -81,6 +82,7 @@ async function main(): Promise<void> {
     printRows('scale-out (3 gateways on etcd, NATS, Redis)', scale.rows);
     for (const note of scale.notes) console.log(`- ${note}`);
   }
+  if (want('crd')) printRows('custom resources vs ConfigMaps (same gateway, same run)', await crdBench({ durationMs: opts.duration, concurrency: opts.concurrency, listSize: opts['list-size'] }));
   if (want('scheduler')) printRows('scheduler (real gateway and scheduler processes)', await schedulerBench({ nodes: opts['sched-nodes'], pods: opts['sched-pods'] }));
 }
 

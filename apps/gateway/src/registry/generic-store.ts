@@ -908,6 +908,7 @@ export class GenericStore {
     if (obj.apiVersion !== this.apiVersion) {
       if (!this.converter.convertSync) throw new Error(`${obj.apiVersion} ${obj.kind} needs an asynchronous conversion to ${this.apiVersion}`);
       obj = this.converter.convertSync(obj, this.apiVersion);
+      this.strategy.afterConversion?.(obj);
     }
     this.strategy.onRead?.(obj);
     return obj;
@@ -925,9 +926,13 @@ export class GenericStore {
     return obj;
   }
 
-  /** Objects converted to this resource's version (where they are in another) and normalized by onRead. */
+  /** Objects converted to this resource's version (where they are in another) and normalized (afterConversion, onRead). */
   private async served(objs: KubeObject[]): Promise<KubeObject[]> {
-    const out = objs.every((o) => o.apiVersion === this.apiVersion) ? objs : await this.converter.convert(objs, this.apiVersion);
+    let out = objs;
+    if (!objs.every((o) => o.apiVersion === this.apiVersion)) {
+      out = await this.converter.convert(objs, this.apiVersion);
+      if (this.strategy.afterConversion) out.forEach((o, i) => objs[i].apiVersion !== this.apiVersion && this.strategy.afterConversion!(o));
+    }
     if (this.strategy.onRead) for (const o of out) this.strategy.onRead(o);
     return out;
   }

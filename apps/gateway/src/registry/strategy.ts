@@ -60,6 +60,11 @@ export interface Strategy {
    * mutate. Leave it out when stored objects read as they are: lists then skip parsing.
    */
   onRead?(obj: KubeObject): void;
+  /**
+   * Normalizes an object read from another stored version, after its conversion (custom
+   * resources: pruned to and defaulted from this version's schema). May mutate.
+   */
+  afterConversion?(obj: KubeObject): void;
   /** Field-selector attributes beyond metadata.name and metadata.namespace. */
   fieldAttributes?(obj: KubeObject): Record<string, string>;
   /**

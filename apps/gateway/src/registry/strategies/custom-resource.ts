@@ -1,4 +1,4 @@
-import { JsonPath, applySchemaDefaults, pruneUnknownFields, schemaHasDefaults, validateCustomResource, type CustomResourceInfo, type ResourceDef } from '@orch/api';
+import { JsonPath, applySchemaDefaults, pruneUnknownFields, validateCustomResource, type CustomResourceInfo, type ResourceDef } from '@orch/api';
 import { FieldError, StatusError, type KubeObject } from '@orch/apimachinery';
 import type { StatusStrategy, Strategy } from '../strategy';
 import { get, statusSubresource } from './common';
@@ -73,9 +73,10 @@ export function customResourceStrategy(def: ResourceDef, rules: CustomResourceRu
     },
     validateUpdate: (obj, old) => errorsOf(obj, old, custom, rules),
   };
-  // Objects written under this generation of the CRD were pruned and defaulted when written:
-  // reads need the work only when the schema has defaults or may have changed since.
-  const normalizeReads = custom.crdGeneration > 1 || schemaHasDefaults(custom.schema);
+  // Objects written under this generation of the CRD were pruned and defaulted by its schema
+  // when written (a deleted CRD takes its objects along): reads in their own version need the
+  // work only once the CRD changed. Objects of another version always get it after conversion.
+  const normalizeReads = custom.crdGeneration > 1;
   return {
     nameRule: 'dns1123Subdomain',
     allowCreateOnUpdate: false,
@@ -93,6 +94,7 @@ export function customResourceStrategy(def: ResourceDef, rules: CustomResourceRu
     validate: (obj) => errorsOf(obj, undefined, custom, rules),
     validateUpdate: (obj, old) => errorsOf(obj, old, custom, rules),
     ...(normalizeReads ? { onRead: (obj: KubeObject) => normalize(obj, custom) } : {}),
+    afterConversion: (obj) => normalize(obj, custom),
     ...(custom.selectableFields.length ? { fieldAttributes: selectableFieldAttributes(custom.selectableFields) } : {}),
     ...(hasStatus ? { subresources: { status } } : {}),
   };
