@@ -166,7 +166,8 @@ describe('service addresses across two gateway replicas (etcd)', () => {
     await removeDir(shared);
   });
 
-  it('20 concurrent NodePort creates through both replicas: 14 succeed with distinct addresses and ports, 6 find the range full', async () => {
+  // The /28 has 14 addresses; default/orch and default/kubernetes (the API's Services) hold the first two.
+  it('20 concurrent NodePort creates through both replicas: 12 succeed with distinct addresses and ports, 8 find the range full', async () => {
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).admin.post(SERVICES, service(`race-${i}`, { type: 'NodePort' }))),
     );
@@ -176,7 +177,7 @@ describe('service addresses across two gateway replicas (etcd)', () => {
       ok: ok.length,
       ips: new Set(ok.map((s) => s.clusterIP)).size,
       ports: new Set(ok.map((s) => s.ports[0].nodePort)).size,
-    }).toEqual({ ok: 14, ips: 14, ports: 14 });
+    }).toEqual({ ok: 12, ips: 12, ports: 12 });
     expect(new Set(failed)).toEqual(new Set(['500 Internal error occurred: failed to allocate a serviceIP: range is full']));
   });
 });

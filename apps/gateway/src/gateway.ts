@@ -17,7 +17,8 @@ import { Discovery } from './discovery/discovery';
 import type { GatewayOptions } from './options';
 import { GenericStore, type RegistryOptions } from './registry/generic-store';
 import { NO_RULES } from './registry/strategies/custom-resource';
-import { PROTECTED_NAMESPACES, strategyFor, subresourceStrategies } from './registry/strategies';
+import { strategyFor, subresourceStrategies, systemNamespaces } from './registry/strategies';
+import { ApiEndpointsReconciler, advertiseAddress, apiServiceSpecs } from './api-endpoints/api-endpoints';
 import { REPAIR_HEALTH_CHECK, ServiceAddresses, ServiceAddressRepair, serviceRangesFromFlags, serviceStrategy } from './registry/service-ip';
 import type { RequestContext } from './registry/strategy';
 import { OpenApiV3 } from './openapi/service';
@@ -58,6 +59,7 @@ export class Gateway {
   /** The composed authorization modes (set by `wire`; admission expressions' authorizer asks it). */
   authorizer?: Authorizer;
   private serviceAddressRepair?: ServiceAddressRepair;
+  private apiEndpoints?: ApiEndpointsReconciler;
   private pump?: Pump;
   private customResources?: CustomResources;
   /** Calls webhooks (conversion; admission's may share it): HTTPS with the config's CA bundle, Services through their endpoints. */
@@ -140,6 +142,26 @@ export class Gateway {
     gateway.pump.start();
     gateway.serviceAddressRepair.start();
     gateway.customResources.start();
+    gateway.apiEndpoints = new ApiEndpointsReconciler(
+      {
+        services: gateway.registry('', 'services'),
+        endpoints: gateway.registry('', 'endpoints'),
+        endpointSlices: gateway.registry('discovery.orch.io', 'endpointslices'),
+        leases: gateway.registry('coordination.orch.io', 'leases'),
+      },
+      {
+        services: apiServiceSpecs(serviceRanges.cidr, options['k8s-group-aliases']),
+        servicePort: options['api-service-port'],
+        address: advertiseAddress(options['advertise-address'], options['bind-address']),
+        port: options['secure-port'],
+        upstreamTwins: options['k8s-group-aliases'],
+        intervalMs: 10_000,
+        leaseDurationSeconds: 15,
+      },
+      SYSTEM_CONTEXT,
+      logger,
+    );
+    await gateway.apiEndpoints.start();
     return gateway;
   }
 
@@ -215,7 +237,7 @@ export class Gateway {
   /** Creates the system namespaces (idempotent). */
   private async bootstrap(): Promise<void> {
     const namespaces = this.registry('', 'namespaces');
-    for (const name of PROTECTED_NAMESPACES) {
+    for (const name of systemNamespaces(this.options['k8s-group-aliases'])) {
       try {
         await namespaces.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, SYSTEM_CONTEXT);
       } catch (err) {
@@ -267,6 +289,8 @@ export class Gateway {
 
   /** Graceful shutdown: readyz fails, watches end cleanly, then the pump, cache and store close. */
   async close(): Promise<void> {
+    // Out of the API Services' endpoints first, while the store is open.
+    await this.apiEndpoints?.stop();
     this.endWatches();
     await this.pump?.stop();
     await this.customResources?.stop();

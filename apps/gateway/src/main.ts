@@ -3,7 +3,10 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { FeatureGates } from '@orch/api';
 import { ensurePki } from '@orch/auth';
+import { apiServiceServingHosts, apiServiceSpecs } from './api-endpoints/api-endpoints';
+import { serviceRangesFromFlags } from './registry/service-ip';
 import { parseFlagsOrExit } from '@orch/server-common';
 import { dataDir, Gateway } from './gateway';
 import { GatewayModule } from './gateway.module';
@@ -28,7 +31,9 @@ async function main(): Promise<void> {
   if (command === 'verify-store') process.exit(await verifyStoreCommand(options, (line) => console.log(line)));
   const dir = dataDir(options);
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const pki = await ensurePki(options['pki-dir'] || join(dir, 'pki'), { hosts: options['tls-san'] });
+  // In-cluster clients reach the API through its Services: their addresses and names are in the serving certificate.
+  const apiServices = apiServiceSpecs(serviceRangesFromFlags(options, new FeatureGates(options['feature-gates'])).cidr, options['k8s-group-aliases']);
+  const pki = await ensurePki(options['pki-dir'] || join(dir, 'pki'), { hosts: [...options['tls-san'], ...apiServiceServingHosts(apiServices)] });
   const cert = options['tls-cert-file'] ? await readFile(options['tls-cert-file'], 'utf8') : pki.serving.certPem;
   const key = options['tls-private-key-file'] ? await readFile(options['tls-private-key-file'], 'utf8') : pki.serving.keyPem;
   const clientCa = options['client-ca-file'] ? await readFile(options['client-ca-file'], 'utf8') : pki.ca.certPem;

@@ -22,6 +22,16 @@ export const GATEWAY_FLAGS = {
   'tls-private-key-file': { type: 'string', default: '', description: 'File containing the default x509 private key matching --tls-cert-file.' },
   'client-ca-file': { type: 'string', default: '', description: 'Enables client certificate authentication with this CA bundle (default: the generated CA).' },
   'tls-san': { type: 'stringSlice', default: [], description: 'Extra host names and IPs for the generated serving certificate.' },
+  'advertise-address': {
+    type: 'string',
+    default: '',
+    description: 'The IP address the gateway advertises to members of the cluster: an endpoint of the default/orch (and default/kubernetes) Service. Default: --bind-address, or the first non-loopback IPv4 address for 0.0.0.0.',
+  },
+  'api-service-port': {
+    type: 'int',
+    default: 443,
+    description: 'Port of the default/orch (and default/kubernetes) Service in front of the API, whose endpoints are the gateways\' --secure-port (upstream: 443; the local profile uses the secure port, which the userspace network-proxy binds without root).',
+  },
   'advertise-url': { type: 'string', default: '', description: 'URL written into generated kubeconfigs (default https://<bind-address>:<secure-port>, 127.0.0.1 for 0.0.0.0).' },
   'enable-bootstrap-token-auth': { type: 'bool', default: false, description: 'Allows bearer tokens of type bootstrap.orch.io/token secrets in orch-system to authenticate (TLS bootstrap of joining nodes).' },
   'write-component-kubeconfigs': { type: 'bool', default: false, description: 'Write a kubeconfig with its own client certificate for each control-plane component into the data dir (local profile).' },

@@ -6,7 +6,7 @@ import { EventRecorder, SharedInformerFactory, isNotFound, type RestClient } fro
 import type { ComponentContext } from '@orch/component';
 import type { Logger } from '@orch/server-common';
 import { Counter, Gauge } from 'prom-client';
-import { CONFIGMAPS, NODES, PODS, SECRETS, type ConfigMap, type Node, type Pod, type Secret } from './api/types';
+import { CONFIGMAPS, NODES, PODS, SECRETS, SERVICES, type ConfigMap, type Node, type Pod, type Secret } from './api/types';
 import { defaultNodeIp, machineHostname, machineInfo, machineUsage, type MachineInfo, type MachineUsage } from './node/machine';
 import { NodeManager } from './node/node-manager';
 import { nodeAllocatable, nodeCapacity, parseEvictionThresholds, parseKeyValues, parseTaints, type NodeIdentity } from './node/node-object';
@@ -16,6 +16,7 @@ import { PodWorker } from './pods/pod-worker';
 import type { ObjectSource } from './runtime/process/env';
 import { loadEntrypointTable } from './runtime/process/entrypoints';
 import { hostIsolation, type Isolation } from './runtime/process/isolation';
+import type { ServiceLike } from './runtime/process/service-env';
 import { ProcessRuntime } from './runtime/process/process-runtime';
 import { detectCgroups } from './runtime/sandbox/cgroups';
 import { Sandbox } from './runtime/sandbox/sandbox';
@@ -161,6 +162,8 @@ export async function runAgent(ctx: Ctx, signal: AbortSignal): Promise<void> {
   const informers = new SharedInformerFactory(ctx.client);
   const pods = informers.informerFor<Pod>(PODS, { fieldSelector: simulated ? 'spec.nodeName!=' : `spec.nodeName=${hostname}` });
   const nodes = informers.informerFor<Node>(NODES, simulated ? {} : { fieldSelector: `metadata.name=${hostname}` });
+  // Service link variables of containers (the process runtime): every Service, as the kubelet watches them.
+  const services = simulated ? undefined : informers.informerFor<ServiceLike>(SERVICES);
 
   const statusWrites = new Counter({ name: 'node_agent_pod_status_writes_total', help: 'Pod status writes through pods/status.', registers: [ctx.metrics] });
   let runtime: Runtime;
@@ -192,6 +195,7 @@ export async function runAgent(ctx: Ctx, signal: AbortSignal): Promise<void> {
       rootCaPem: ctx.clientConfig.caPem ?? '',
       nodeAllocatable: () => allocatable,
       entrypoints: await loadEntrypointTable(f['image-entrypoints']),
+      services: () => services?.list() ?? [],
       gateway: gatewayAddress(ctx.clientConfig.server),
       log: { maxBytes: Quantity.parse(f['container-log-max-size']).value(), maxFiles: Math.max(1, f['container-log-max-files']) },
       backoff: { initialMs: f['restart-backoff-initial'], maxMs: f['restart-backoff-max'] },

@@ -304,6 +304,7 @@ export const PODS = { group: '', version: 'v1', resource: 'pods' } as const;
 export const NODES = { group: '', version: 'v1', resource: 'nodes' } as const;
 export const CONFIGMAPS = { group: '', version: 'v1', resource: 'configmaps' } as const;
 export const SECRETS = { group: '', version: 'v1', resource: 'secrets' } as const;
+export const SERVICES = { group: '', version: 'v1', resource: 'services' } as const;
 export const LEASES = { group: 'coordination.orch.io', version: 'v1', resource: 'leases' } as const;
 export const CSRS = { group: 'certificates.orch.io', version: 'v1', resource: 'certificatesigningrequests' } as const;
 

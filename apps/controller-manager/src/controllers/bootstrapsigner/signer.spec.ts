@@ -49,6 +49,17 @@ describe('BootstrapSigner against an API peer', () => {
     await eventually(() => (clusterInfo(h)?.data?.['jws-kubeconfig-aaaaaa'] ? undefined : true), 'expired token signature removed', 5000);
   });
 
+  it('signs cluster-info in kube-public too under the compatibility option (the harness default)', async () => {
+    h.peer.put('/v1/secrets', bootstrapToken('aaaaaa', '0123456789abcdef'));
+    h.start(new BootstrapSigner(h.ctx));
+    const upstream = await eventually(() => {
+      const x = storedObject<ConfigMap>(h.peer, '/v1/configmaps', 'cluster-info', 'kube-public');
+      return x?.data?.['jws-kubeconfig-aaaaaa'] ? x : undefined;
+    }, 'kube-public signed');
+    expect(upstream.data?.[KUBECONFIG_KEY]).toBe(clusterInfoKubeconfig(h.peer.url, 'CA\n'));
+    await eventually(() => (clusterInfo(h)?.data?.['jws-kubeconfig-aaaaaa'] ? true : undefined), 'orch-public signed');
+  });
+
   it('signs an existing cluster-info without touching its kubeconfig', async () => {
     h.peer.put('/v1/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cluster-info', namespace: 'orch-public' }, data: { kubeconfig: 'custom' } });
     h.peer.put('/v1/secrets', bootstrapToken('aaaaaa', '0123456789abcdef'));

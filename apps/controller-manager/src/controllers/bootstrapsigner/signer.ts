@@ -1,4 +1,4 @@
-import { isAlreadyExists, type ResourceClient, type SharedInformer } from '@orch/client';
+import { isAlreadyExists, unwrapTombstone, type ResourceClient, type SharedInformer } from '@orch/client';
 import type { ControllerContext, ControllerDescriptor } from '../../controller';
 import { bootstrapTokens, isBootstrapToken, signingToken, tokenExpiration } from '../cluster-common/bootstrap-token';
 import { QueueController } from '../cluster-common/queue-controller';
@@ -6,55 +6,71 @@ import { CONFIGMAPS, PUBLIC_NAMESPACE, SECRETS } from '../cluster-common/resourc
 import type { ConfigMap, Secret } from '../cluster-common/types';
 import { CLUSTER_INFO, KUBECONFIG_KEY, clusterInfoKubeconfig, signedClusterInfoData } from './jws';
 
-/** The one key of the signer's queue: there is a single object to sign. */
-const CLUSTER_INFO_KEY = `${PUBLIC_NAMESPACE}/${CLUSTER_INFO}`;
+/** Upstream's public namespace: cluster-info is kept there too under the compatibility option. */
+export const UPSTREAM_PUBLIC_NAMESPACE = 'kube-public';
 
 /**
  * Bootstrap signer (upstream bootstrapsigner, off by default): keeps `cluster-info` in
- * `orch-public` signed: one detached JWS `jws-kubeconfig-<token id>` over its `kubeconfig` per
- * valid bootstrap token with `usage-bootstrap-signing: "true"`; signatures of expired,
- * deleted or non-signing tokens are removed. When cluster-info does not exist it is created
- * with the cluster-only kubeconfig of the gateway this controller talks to and the root CA
- * (in orch no installer writes it); an existing kubeconfig is never rewritten.
+ * `orch-public` (and in `kube-public` under the compatibility option) signed: one detached JWS
+ * `jws-kubeconfig-<token id>` over its `kubeconfig` per valid bootstrap token with
+ * `usage-bootstrap-signing: "true"`; signatures of expired, deleted or non-signing tokens are
+ * removed. When cluster-info does not exist it is created with the cluster-only kubeconfig of
+ * the gateway this controller talks to and the root CA (in orch no installer writes it); an
+ * existing kubeconfig is never rewritten. Queue keys are `<namespace>/cluster-info`.
  */
 export class BootstrapSigner extends QueueController {
   private readonly configMaps: SharedInformer<ConfigMap>;
   private readonly secrets: SharedInformer<Secret>;
   private readonly cmClient: ResourceClient<ConfigMap>;
+  private readonly keys: string[];
 
   constructor(ctx: ControllerContext) {
     super('bootstrapsigner', ctx);
-    this.cmClient = ctx.client.resource<ConfigMap>(CONFIGMAPS, PUBLIC_NAMESPACE);
-    this.configMaps = this.informer<ConfigMap>(CONFIGMAPS, { namespace: PUBLIC_NAMESPACE, fieldSelector: `metadata.name=${CLUSTER_INFO}` });
+    const namespaces = ctx.options.k8sCompatibility ? [PUBLIC_NAMESPACE, UPSTREAM_PUBLIC_NAMESPACE] : [PUBLIC_NAMESPACE];
+    this.keys = namespaces.map((ns) => `${ns}/${CLUSTER_INFO}`);
+    this.cmClient = ctx.client.resource<ConfigMap>(CONFIGMAPS);
+    this.configMaps = this.informer<ConfigMap>(CONFIGMAPS, { fieldSelector: `metadata.name=${CLUSTER_INFO}` });
     this.secrets = this.informer<Secret>(SECRETS);
-    this.enqueueOn(this.configMaps, () => CLUSTER_INFO_KEY);
-    this.enqueueOn(this.secrets, (s) => (isBootstrapToken(s) ? CLUSTER_INFO_KEY : undefined));
+    this.enqueueOn(this.configMaps, (cm) => {
+      const key = `${cm.metadata.namespace}/${CLUSTER_INFO}`;
+      return this.keys.includes(key) ? key : undefined;
+    });
+    this.secrets.addEventHandler({
+      onAdd: (s) => this.enqueueAll(s),
+      onUpdate: (_o, s) => this.enqueueAll(s),
+      onDelete: (s) => this.enqueueAll(unwrapTombstone(s)),
+    });
     // Sync once at start even when no event arrives (no cluster-info, no tokens yet).
-    this.queue.add(CLUSTER_INFO_KEY);
+    for (const key of this.keys) this.queue.add(key);
   }
 
-  protected async sync(): Promise<void> {
-    const cm = this.configMaps.get(CLUSTER_INFO_KEY);
+  private enqueueAll(s: Secret): void {
+    if (isBootstrapToken(s)) for (const key of this.keys) this.queue.add(key);
+  }
+
+  protected async sync(key: string): Promise<void> {
+    const namespace = key.slice(0, key.indexOf('/'));
+    const cm = this.configMaps.get(key);
     if (!cm) {
-      await this.createClusterInfo();
+      await this.createClusterInfo(namespace);
       return;
     }
     const now = Date.now();
     const signers = bootstrapTokens(this.secrets).filter((s) => signingToken(s, now));
     // A token's expiry is no event: come back when the next signing token expires.
     const ttls = signers.flatMap((s) => tokenExpiration(s, now).ttlMs ?? []);
-    if (ttls.length) this.queue.addAfter(CLUSTER_INFO_KEY, Math.min(...ttls) + 1);
+    if (ttls.length) this.queue.addAfter(key, Math.min(...ttls) + 1);
     const tokens = signers.flatMap((s) => signingToken(s, now) ?? []);
     const data = await signedClusterInfoData(cm, tokens);
     if (!data) return;
-    await this.cmClient.update({ ...structuredClone(cm), data });
-    this.logger.info('signed cluster-info', { tokens: tokens.map((t) => t.id) });
+    await this.cmClient.inNamespace(namespace).update({ ...structuredClone(cm), data });
+    this.logger.info('signed cluster-info', { namespace, tokens: tokens.map((t) => t.id) });
   }
 
-  private async createClusterInfo(): Promise<void> {
+  private async createClusterInfo(namespace: string): Promise<void> {
     const kubeconfig = clusterInfoKubeconfig(this.ctx.client.config.server, this.ctx.options.rootCaPem);
     try {
-      await this.cmClient.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CLUSTER_INFO, namespace: PUBLIC_NAMESPACE }, data: { [KUBECONFIG_KEY]: kubeconfig } });
+      await this.cmClient.inNamespace(namespace).create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CLUSTER_INFO, namespace }, data: { [KUBECONFIG_KEY]: kubeconfig } });
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
     }

@@ -11,7 +11,7 @@ import { jobStrategy } from './job';
 import { namespaceStrategy } from './namespace';
 import { podStrategy } from './pod';
 
-export { NAMESPACE_FINALIZER, NAMESPACE_NAME_LABEL, PROTECTED_NAMESPACES } from './namespace';
+export { NAMESPACE_FINALIZER, NAMESPACE_NAME_LABEL, PROTECTED_NAMESPACES, systemNamespaces } from './namespace';
 
 /** Kinds whose PUT of an absent object creates it (upstream AllowCreateOnUpdate). */
 const CREATE_ON_UPDATE = new Set([

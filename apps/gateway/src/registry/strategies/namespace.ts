@@ -10,6 +10,17 @@ export const NAMESPACE_NAME_LABEL = 'orch.io/metadata.name';
 export const NAMESPACE_FINALIZER = 'orch';
 /** Namespaces the gateway creates at start-up (the NamespaceLifecycle admission plugin keeps the first three from deletion). */
 export const PROTECTED_NAMESPACES = ['default', 'orch-system', 'orch-public', 'orch-node-lease'];
+/**
+ * Their upstream names, created too under the compatibility option so stock manifests and
+ * tools that name them work; orch's own components live in the orch-* ones (kube-public gets
+ * a signed cluster-info beside orch-public's; kube-system and kube-node-lease stay empty).
+ */
+export const UPSTREAM_SYSTEM_NAMESPACES = ['kube-system', 'kube-public', 'kube-node-lease'];
+
+/** The namespaces the gateway creates and protects. */
+export function systemNamespaces(k8sCompatibility: boolean): string[] {
+  return k8sCompatibility ? [...PROTECTED_NAMESPACES, ...UPSTREAM_SYSTEM_NAMESPACES] : PROTECTED_NAMESPACES;
+}
 
 interface NamespaceLike extends KubeObject {
   spec?: { finalizers?: string[] };
@@ -23,7 +34,8 @@ function setNameLabel(obj: KubeObject, upstreamTwin: boolean): void {
 }
 
 /** Namespaces: phase, the `orch` finalizer, the name label (and its upstream twin under the compatibility option). */
-export const namespaceStrategy = (upstreamTwin: boolean): Strategy => ({
+export const namespaceStrategy = (upstreamTwin: boolean): Strategy => {
+  return {
   nameRule: 'dns1123Label',
   allowCreateOnUpdate: false,
   allowUnconditionalUpdate: true,
@@ -70,4 +82,5 @@ export const namespaceStrategy = (upstreamTwin: boolean): Strategy => ({
       },
     },
   },
-});
+};
+};

@@ -14,6 +14,7 @@ import { hostIsolation, type Isolation } from './isolation';
 import type { LogWriterOptions } from './logs';
 import { commandLine, type EntrypointTable } from './entrypoints';
 import { SpawnError, exitCodeOf, spawnProcess } from './spawn';
+import { serviceLinkEnv, type ServiceLike } from './service-env';
 import { VolumeError, containerRoot, materializeVolumes } from './volumes';
 import { leftoverInstances, readExitCode, shimAlive, signalGroup, type InstanceState } from './shim';
 
@@ -30,7 +31,9 @@ export interface ProcessRuntimeOptions {
   nodeAllocatable(): Record<string, string>;
   /** What images run when a container names no command (--image-entrypoints). */
   entrypoints: EntrypointTable;
-  /** The gateway's host and port, given to pods as ORCH_SERVICE_HOST / ORCH_SERVICE_PORT. */
+  /** The Services whose link variables containers get (the informer's cache; see service-env.ts). */
+  services?: () => readonly ServiceLike[];
+  /** The gateway's host and port: ORCH_SERVICE_HOST / ORCH_SERVICE_PORT while the `default/orch` Service is not known. */
   gateway?: { host: string; port: string };
   log: LogWriterOptions;
   backoff: { initialMs: number; maxMs: number };
@@ -350,6 +353,8 @@ export class ProcessRuntime implements Runtime {
       ORCH_CONTAINER_ROOT: view.root,
       ...(c.tty ? { TERM: 'xterm' } : {}),
       ...(this.opts.gateway ? { ORCH_SERVICE_HOST: this.opts.gateway.host, ORCH_SERVICE_PORT: this.opts.gateway.port } : {}),
+      // Service links (upstream): ORCH_SERVICE_HOST / KUBERNETES_SERVICE_HOST from the API Services, and the pod namespace's Services.
+      ...serviceLinkEnv(pod, this.opts.services?.() ?? []),
     };
     const env = await containerEnv(pod, c, facts, this.opts.source, base);
     const lookup = (n: string) => env[n];
