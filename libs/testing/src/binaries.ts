@@ -39,8 +39,16 @@ const installing = new Map<string, Promise<void>>();
 export async function ensureBinary(cmd: string, debianPackage: string): Promise<string> {
   const found = findBinary(cmd);
   if (found) return found;
+  await installDebianPackage(debianPackage, `${cmd} is not installed`);
+  const installed = findBinary(cmd);
+  if (!installed) throw new Error(`installed ${debianPackage} but ${cmd} is still not found`);
+  return installed;
+}
+
+/** apt-get install (as root; otherwise an error saying what to install). Concurrent callers share one run. */
+async function installDebianPackage(debianPackage: string, why: string): Promise<void> {
   if (process.getuid?.() !== 0) {
-    throw new Error(`${cmd} is not installed; install it with: sudo apt-get install -y ${debianPackage}`);
+    throw new Error(`${why}; install it with: sudo apt-get install -y ${debianPackage}`);
   }
   let install = installing.get(debianPackage);
   if (!install) {
@@ -52,7 +60,22 @@ export async function ensureBinary(cmd: string, debianPackage: string): Promise<
   } finally {
     installing.delete(debianPackage);
   }
-  const installed = findBinary(cmd);
-  if (!installed) throw new Error(`installed ${debianPackage} but ${cmd} is still not found`);
-  return installed;
+}
+
+/** The Debian system Python (Debian's python3-* packages install their modules for it). */
+export const SYSTEM_PYTHON = '/usr/bin/python3';
+
+function pythonImports(module: string): Promise<boolean> {
+  return new Promise((resolve) => execFile(SYSTEM_PYTHON, ['-c', `import ${module}`], (err) => resolve(!err)));
+}
+
+/**
+ * `/usr/bin/python3` once it can import `module` (e.g. `kubernetes`, the official client from
+ * Debian's python3-kubernetes); installs debianPackage with apt-get when it cannot.
+ */
+export async function ensurePythonModule(module: string, debianPackage: string): Promise<string> {
+  if (await pythonImports(module)) return SYSTEM_PYTHON;
+  await installDebianPackage(debianPackage, `${SYSTEM_PYTHON} cannot import ${module}`);
+  if (!(await pythonImports(module))) throw new Error(`installed ${debianPackage} but ${SYSTEM_PYTHON} still cannot import ${module}`);
+  return SYSTEM_PYTHON;
 }

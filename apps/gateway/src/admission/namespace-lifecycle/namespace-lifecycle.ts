@@ -5,8 +5,11 @@ import { AdmissionState } from '../admission-state';
 
 export const NAMESPACE_LIFECYCLE = 'NamespaceLifecycle';
 
-/** Namespaces that may never be deleted (SPEC: default, orch-system, orch-public). */
-export const IMMORTAL_NAMESPACES: readonly string[] = ['default', 'orch-system', 'orch-public'];
+/**
+ * Namespaces that may never be deleted (SPEC: default, orch-system, orch-public; and upstream's
+ * kube-system and kube-public, which the compatibility option creates).
+ */
+export const IMMORTAL_NAMESPACES: readonly string[] = ['default', 'orch-system', 'orch-public', 'kube-system', 'kube-public'];
 
 export const REASON_IMMORTAL = 'this namespace may not be deleted';
 

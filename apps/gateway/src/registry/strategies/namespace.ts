@@ -17,7 +17,7 @@ export const PROTECTED_NAMESPACES = ['default', 'orch-system', 'orch-public', 'o
  */
 export const UPSTREAM_SYSTEM_NAMESPACES = ['kube-system', 'kube-public', 'kube-node-lease'];
 
-/** The namespaces the gateway creates and protects. */
+/** The namespaces the gateway creates at start-up. */
 export function systemNamespaces(k8sCompatibility: boolean): string[] {
   return k8sCompatibility ? [...PROTECTED_NAMESPACES, ...UPSTREAM_SYSTEM_NAMESPACES] : PROTECTED_NAMESPACES;
 }
