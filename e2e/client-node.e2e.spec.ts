@@ -28,6 +28,21 @@ describe('@kubernetes/client-node against a real gateway', () => {
     expect(r.gone).toBe(true);
   });
 
+  // Compatibility option: typed clients use rbac.authorization.k8s.io; each brand's informer sees its own group.
+  it('informers on both brands of a group see every add, update and delete, in the group they watch', () => {
+    const r = scenario(gw, 'brandInformers');
+    expect(r.error).toBeUndefined();
+    expect(r.errors).toEqual([]);
+    for (const brand of ['k8s', 'orch']) {
+      const group = `rbac.authorization.${brand}.io/v1`;
+      expect(r.seen[brand]).toEqual([
+        ['add', 'r1', group],
+        ['update', 'r1', group],
+        ['delete', 'r1', group],
+      ]);
+    }
+  });
+
   it('an informer lists and watches with no gap while 1,000 objects are written', () => {
     const r = scenario(gw, 'informer');
     expect(r.error).toBeUndefined();

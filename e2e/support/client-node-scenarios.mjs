@@ -73,6 +73,43 @@ const scenarios = {
     return { uid: cm.metadata.uid, data: read.data, names: list.items.map((i) => i.metadata.name), gone };
   },
 
+  /**
+   * Informers on both brands of one group (rbac.authorization.k8s.io, as typed clients use it,
+   * and rbac.authorization.orch.io): each sees every add, update and delete, in its own group.
+   */
+  async brandInformers() {
+    await core.createNamespace({ body: { metadata: { name: 'brand' } } });
+    const rbac = kc.makeApiClient(k8s.RbacAuthorizationV1Api);
+    const custom = kc.makeApiClient(k8s.CustomObjectsApi);
+    const brands = {
+      k8s: k8s.makeInformer(kc, '/apis/rbac.authorization.k8s.io/v1/namespaces/brand/roles', () => rbac.listNamespacedRole({ namespace: 'brand' })),
+      orch: k8s.makeInformer(kc, '/apis/rbac.authorization.orch.io/v1/namespaces/brand/roles', () =>
+        custom.listNamespacedCustomObject({ group: 'rbac.authorization.orch.io', version: 'v1', namespace: 'brand', plural: 'roles' }),
+      ),
+    };
+    const seen = { k8s: [], orch: [] };
+    const errors = [];
+    let stopping = false;
+    for (const [brand, inf] of Object.entries(brands)) {
+      for (const type of ['add', 'update', 'delete']) inf.on(type, (obj) => seen[brand].push([type, obj.metadata.name, obj.apiVersion]));
+      inf.on('error', (err) => stopping || errors.push(`${brand}: ${err}`));
+      await inf.start();
+    }
+    const path = '/apis/rbac.authorization.k8s.io/v1/namespaces/brand/roles';
+    const must = async (...args) => {
+      const r = await raw(...args);
+      if (r.status >= 300) throw new Error(`${args[0]} ${args[1]}: ${r.status} ${JSON.stringify(r.body)}`);
+    };
+    await must('POST', path, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'r1' }, rules: [] });
+    await must('PATCH', `${path}/r1`, { rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] }, 'application/merge-patch+json');
+    await must('DELETE', `${path}/r1`);
+    const deadline = Date.now() + 15_000;
+    while ((seen.k8s.length < 3 || seen.orch.length < 3) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    stopping = true;
+    for (const inf of Object.values(brands)) await inf.stop();
+    return { seen, errors };
+  },
+
   async informer() {
     const N = 1000;
     const PRE = 100;
