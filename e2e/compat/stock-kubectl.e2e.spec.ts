@@ -6,7 +6,7 @@ import * as x509 from '@peculiar/x509';
 import { startLocalPlane, type LocalPlane } from '../support/local-plane';
 import { eventually } from '../support/node-agent';
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+x509.cryptoProvider.set(webcrypto);
 
 /**
  * Stock kubectl 1.32 against `npm start`, as a new user brings what they have: documentation
