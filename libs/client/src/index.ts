@@ -4,6 +4,7 @@ export * from './errors';
 export { Backoff, sleep, withDeadline, type BackoffOptions } from './backoff';
 export { JsonStreamDecoder } from './json-stream';
 export * from './rest';
+export { isConnectionError, ServerReachability, type ServerReachabilityOptions } from './reachability';
 export * from './cache';
 export * from './informer';
 export * from './workqueue';

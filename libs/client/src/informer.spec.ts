@@ -177,6 +177,44 @@ describe('SharedInformer against a wire peer', () => {
     expect(log.lines.filter((l) => l.startsWith('warn:') && l.includes('boom')).length).toBe(wantLists - 1);
   });
 
+  // A restarted server (same store, same address) is watched again as soon as it listens, whatever
+  // the backoff has grown to; the watch resumes from its resourceVersion instead of relisting.
+  it.each([
+    { name: 'the watch is cut', down: async () => peer.goDown() },
+    { name: 'the watch ends cleanly first (a graceful shutdown)', down: async () => (peer.closeWatches(), await peer.goDown()) },
+  ])('resumes the watch as soon as a restarted server listens again: $name', async ({ down }) => {
+    peer.put(PODS, pod('a'));
+    informer = new SharedInformer<Pod>(client.resource<Pod>(podsDef, 'ns'), { backoff: { initialMs: 600_000, maxMs: 600_000 }, logger: log });
+    const rec = recorder();
+    informer.addEventHandler(rec.handler);
+    informer.run();
+    await informer.waitForSync();
+    await waitFor(() => peer.openWatches === 1, 'watching');
+    const rv = informer.lastSyncResourceVersion();
+    await down();
+    await waitFor(() => log.lines.some((l) => l.includes('the server does not accept connections; waiting for it')), `the informer waits for the server: ${log.lines.join(' | ')}`);
+    peer.put(PODS, pod('b')); // written while the informer cannot watch
+    await peer.comeBack();
+    await waitFor(() => rec.calls.includes('add b'), 'event written during the downtime', 10_000);
+    expect(peer.lists(PATH)).toHaveLength(1);
+    expect(peer.watches(PATH).at(-1)!.query.get('resourceVersion')).toBe(rv);
+    peer.put(PODS, pod('c'));
+    await waitFor(() => rec.calls.includes('add c'), 'event written after the restart');
+  });
+
+  it('keeps its backoff when the server accepts connections but breaks them', async () => {
+    let broken = 0;
+    peer.intercept((r) => (r.query.get('watch') === 'true' && ++broken ? { status: 0, reset: true } : undefined));
+    peer.put(PODS, pod('a'));
+    informer = new SharedInformer<Pod>(client.resource<Pod>(podsDef, 'ns'), { backoff: { initialMs: 600_000, maxMs: 600_000 }, logger: log });
+    informer.run();
+    await informer.waitForSync();
+    await waitFor(() => broken === 1 && log.lines.some((l) => l.startsWith('warn:')), 'watch broken');
+    // The server was reachable: no shortcut, the informer waits out its (long) backoff.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(broken).toBe(1);
+  });
+
   it('hands out frozen objects', async () => {
     peer.put(PODS, pod('a', { spec: { nodeName: 'n' } }));
     const seen: Pod[] = [];

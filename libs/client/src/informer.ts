@@ -2,6 +2,7 @@ import type { ResourceDef } from '@orch/api';
 import { Backoff, sleep, type BackoffOptions } from './backoff';
 import { Indexer, NAMESPACE_INDEX, deepFreeze, namespaceIndexFunc, type IndexFunc } from './cache';
 import { isGone } from './errors';
+import { isConnectionError } from './reachability';
 import type { RestClient, WatchHandle, WatchHandlers } from './rest';
 import type { KubeList, KubeObject, WatchEvent } from '@orch/apimachinery';
 import { objectKey, type GroupVersionResource, type ListOptions, type Logger } from './types';
@@ -10,7 +11,12 @@ import { objectKey, type GroupVersionResource, type ListOptions, type Logger } f
 export interface ListerWatcher<T> {
   list(opts: ListOptions, signal?: AbortSignal): Promise<KubeList<T>>;
   watch(opts: ListOptions, handlers: WatchHandlers<T>): WatchHandle;
+  /** After a connection error: true once an unreachable server is back (see RestClient.serverReturned). */
+  serverReturned?(signal: AbortSignal, onUnreachable?: () => void): Promise<boolean>;
 }
+
+/** Upper bound of the random wait before reconnecting to a server that came back (spreads many clients). */
+const RETURN_JITTER_MS = 1000;
 
 /**
  * Handed to `onDelete` when an object vanished while the watch was down: the relist no longer
@@ -63,10 +69,13 @@ export interface ReflectorSink<T> {
 
 /**
  * Keeps a sink in step with one collection (upstream reflector): list with pagination, then
- * watch from the list's resourceVersion with bookmarks. A watch that closes normally is
- * resumed from the last resourceVersion seen (events and bookmarks); 410 Gone or any other
- * failure leads to a relist. Between failures it waits with exponential backoff + jitter
- * (capped at 30 s); it never gives up until {@link stop}.
+ * watch from the list's resourceVersion with bookmarks. A watch that closes normally, or whose
+ * connection was refused or cut (a server stopping or restarting), is resumed from the last
+ * resourceVersion seen (events and bookmarks); 410 Gone or any other failure leads to a relist.
+ * Between failures it waits with exponential backoff + jitter (capped at 30 s), except that a
+ * connection failure ends the wait as soon as the server accepts connections again (plus up to
+ * 1 s of jitter): a restarted server is not left unwatched for a grown backoff. It never gives
+ * up until {@link stop}.
  */
 export class Reflector<T extends KubeObject> {
   private readonly abort = new AbortController();
@@ -107,18 +116,52 @@ export class Reflector<T extends KubeObject> {
     const backoff = new Backoff(this.opts.backoff);
     while (!signal.aborted) {
       let healthy = false;
+      // The server may be gone (a cut connection, or a watch it ended early): wait for it to listen again.
+      let serverMayBeGone = false;
+      let watching = false;
       try {
         if (this.needList) await this.list(signal);
+        watching = true;
         healthy = await this.watchOnce(signal);
+        serverMayBeGone = !healthy;
       } catch (err) {
         if (signal.aborted) break;
-        this.needList = true;
+        serverMayBeGone = isConnectionError(err);
+        // A watch cut with its connection resumes where it was; the server says 410 if it cannot.
+        const resume = watching && serverMayBeGone;
+        if (!resume) this.needList = true;
         const what = `${this.opts.name ?? 'reflector'}: ${(err as Error).message}`;
         if (isGone(err)) this.logger.info(`${what}; relisting`);
+        else if (serverMayBeGone) this.logger.warn(`${what}; ${resume ? 'resuming the watch' : 'relisting'} once the server answers`);
         else this.logger.warn(`${what}; relisting after backoff`);
       }
       if (healthy) backoff.reset();
-      else if (!(await sleep(backoff.next(), signal))) break;
+      else if (!(await this.pause(backoff.next(), serverMayBeGone, signal))) break;
+    }
+  }
+
+  /**
+   * Waits `delayMs`; when the server may be gone, only until it accepts connections again if it
+   * did not at first (then a random wait of at most 1 s). Resolves false if stopped.
+   */
+  private async pause(delayMs: number, serverMayBeGone: boolean, signal: AbortSignal): Promise<boolean> {
+    if (!serverMayBeGone || !this.lw.serverReturned) return sleep(delayMs, signal);
+    const waiting = new AbortController();
+    const onStop = () => waiting.abort();
+    signal.addEventListener('abort', onStop, { once: true });
+    try {
+      const name = this.opts.name ?? 'reflector';
+      const returned = this.lw.serverReturned(waiting.signal, () => this.logger.info(`${name}: the server does not accept connections; waiting for it`)).then((back) => {
+        if (back) waiting.abort();
+        return back;
+      });
+      await sleep(delayMs, waiting.signal);
+      waiting.abort();
+      if (!(await returned) || signal.aborted) return !signal.aborted;
+      this.logger.info(`${name}: the server accepts connections again; reconnecting`);
+      return sleep(Math.random() * Math.min(delayMs, RETURN_JITTER_MS), signal);
+    } finally {
+      signal.removeEventListener('abort', onStop);
     }
   }
 

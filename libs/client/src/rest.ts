@@ -6,6 +6,7 @@ import type { KubeList, KubeObject, Status, WatchEvent } from '@orch/apimachiner
 import type { ClientConfig } from './config';
 import { ApiError, RequestTimeoutError } from './errors';
 import { JsonStreamDecoder } from './json-stream';
+import { ServerReachability, type ServerReachabilityOptions } from './reachability';
 import type { CallOptions, DeleteRequestOptions, GroupVersionResource, ListOptions, PatchOptions, PatchType, WriteOptions } from './types';
 
 /** Version this client reports in its user agent. */
@@ -30,6 +31,8 @@ export interface RestClientOptions {
   timeoutMs?: number;
   /** Resolves `{group, version, resource}` to scope; defaults to the built-in catalog. */
   catalog?: Catalog;
+  /** How {@link RestClient.serverReturned} probes a server that stopped answering. */
+  reachability?: ServerReachabilityOptions;
 }
 
 export interface RequestOptions {
@@ -112,6 +115,7 @@ export class RestClient {
   private readonly agent: http.Agent;
   private readonly timeoutMs: number;
   private readonly catalog: Catalog;
+  private readonly reachability: ServerReachability;
   private fileToken?: { value: string; readAt: number };
 
   constructor(config: ClientConfig, opts: RestClientOptions) {
@@ -120,6 +124,8 @@ export class RestClient {
     this.userAgent = `orch-${opts.component}/${CLIENT_VERSION}`;
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.catalog = opts.catalog ?? new Catalog();
+    const defaultPort = this.base.protocol === 'https:' ? 443 : 80;
+    this.reachability = new ServerReachability(this.base.hostname.replace(/^\[|\]$/g, ''), Number(this.base.port) || defaultPort, opts.reachability);
     if (this.base.protocol === 'https:') {
       this.transport = https;
       this.agent = new https.Agent({
@@ -233,6 +239,16 @@ export class RestClient {
       },
       done,
     };
+  }
+
+  /**
+   * After a connection error: resolves true once a server that did not accept connections
+   * accepts them again (one shared probe per client; `onUnreachable` is called when the first
+   * attempt failed), false if it accepted them at once or `signal` aborted. Lets retry loops
+   * come back as soon as a restarted server listens.
+   */
+  serverReturned(signal: AbortSignal, onUnreachable?: () => void): Promise<boolean> {
+    return this.reachability.returned(signal, onUnreachable);
   }
 
   /** Destroys the agent and its sockets, in-flight requests and watches included: stop informers first. */
@@ -409,6 +425,11 @@ export class ResourceClient<T extends KubeObject = KubeObject> {
   /** DELETE on the collection, narrowed by selectors. */
   deleteCollection(opts: ListOptions & DeleteRequestOptions = {}): Promise<KubeList<T> | Status> {
     return this.rest.request<KubeList<T> | Status>({ method: 'DELETE', path: this.collectionPath(), query: listQuery(opts), body: deleteBody(opts), signal: opts.signal });
+  }
+
+  /** See {@link RestClient.serverReturned}. */
+  serverReturned(signal: AbortSignal, onUnreachable?: () => void): Promise<boolean> {
+    return this.rest.serverReturned(signal, onUnreachable);
   }
 
   /**

@@ -24,7 +24,8 @@ export interface PeerRequest {
 
 /**
  * A canned answer: JSON `body`, or raw `chunks` written one by one (with `gapMs` between)
- * before the end, or no answer at all (`hang`) until the peer stops.
+ * before the end, no answer at all (`hang`) until the peer stops, or the connection cut
+ * without an answer (`reset`).
  */
 export interface PeerResponse {
   status: number;
@@ -33,6 +34,7 @@ export interface PeerResponse {
   chunks?: (string | Buffer)[];
   gapMs?: number;
   hang?: boolean;
+  reset?: boolean;
 }
 
 interface Stored {
@@ -136,6 +138,7 @@ export class ApiPeer {
   private readonly history: HistoryEntry[] = [];
   private readonly watchers = new Set<Watcher>();
   private readonly interceptors: ((req: PeerRequest) => PeerResponse | undefined)[] = [];
+  private downPort?: number;
 
   private constructor(private readonly server: http.Server) {}
 
@@ -148,7 +151,7 @@ export class ApiPeer {
   }
 
   get url(): string {
-    const { port } = this.server.address() as AddressInfo;
+    const port = this.downPort ?? (this.server.address() as AddressInfo).port;
     return `http://127.0.0.1:${port}`;
   }
 
@@ -162,6 +165,26 @@ export class ApiPeer {
     this.watchers.clear();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /**
+   * A server restart, first half: cuts every connection and stops listening, keeping the
+   * objects and their history (as a restarted API server on the same store would).
+   */
+  async goDown(): Promise<void> {
+    this.downPort = (this.server.address() as AddressInfo).port;
+    for (const w of this.watchers) w.res.destroy();
+    this.watchers.clear();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** Listens again on the port it had before {@link goDown}. */
+  async comeBack(): Promise<void> {
+    if (this.downPort === undefined) throw new Error('comeBack() without goDown()');
+    const port = this.downPort;
+    this.downPort = undefined;
+    await new Promise<void>((resolve) => this.server.listen(port, '127.0.0.1', resolve));
   }
 
   /** Answers matching requests before the normal handling; return undefined to pass. */
@@ -281,6 +304,10 @@ export class ApiPeer {
 
   private respondCanned(res: http.ServerResponse, a: PeerResponse): void {
     if (a.hang) return;
+    if (a.reset) {
+      res.socket?.destroy();
+      return;
+    }
     if (!a.chunks) {
       this.json(res, a.status, a.body, a.headers);
       return;
