@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { removeDir, tempDir } from '@orch/testing';
 import type { ConfigMap, Pod, Secret } from '../../api/types';
 import type { ObjectSource } from './env';
-import { SERVICE_ACCOUNT_MOUNT, VolumeError, containerRoot, implicitServiceAccountVolume, materializeVolumes, writeAtomicDir } from './volumes';
+import { SERVICE_ACCOUNT_MOUNT, UPSTREAM_SERVICE_ACCOUNT_MOUNT, VolumeError, containerMounts, containerRoot, implicitServiceAccountVolume, materializeVolumes, serviceAccountMounts, writeAtomicDir } from './volumes';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 let dir: string;
@@ -103,6 +103,18 @@ describe('materializeVolumes', () => {
     expect(await readFile(join(sa, 'ca.crt'), 'utf8')).toBe('CA PEM');
     expect(await readFile(join(sa, 'namespace'), 'utf8')).toBe('ns');
     expect((await readdir(sa)).includes('token')).toBe(false);
+  });
+
+  it.each([
+    { name: 'both paths under the compatibility option', compat: true, own: [], want: [SERVICE_ACCOUNT_MOUNT, UPSTREAM_SERVICE_ACCOUNT_MOUNT] },
+    { name: 'the orch path only without it', compat: false, own: [], want: [SERVICE_ACCOUNT_MOUNT] },
+    { name: 'not over a mount of the container', compat: true, own: [{ name: 'cfg', mountPath: UPSTREAM_SERVICE_ACCOUNT_MOUNT }], want: [SERVICE_ACCOUNT_MOUNT] },
+  ])('mounts the service-account volume at $name', async ({ compat, own, want }) => {
+    const p = pod([{ name: 'cfg', emptyDir: {} }], true);
+    p.spec.containers = [{ name: 'c', volumeMounts: own }];
+    const { paths } = await materializeVolumes(ctx(p));
+    const sa = containerMounts(p, p.spec.containers[0], paths, serviceAccountMounts(compat)).filter((m) => m.volume === 'orch-api-access');
+    expect(sa.map((m) => [m.target, m.readOnly])).toEqual(want.map((t) => [t, true]));
   });
 
   it('links mounts into the container root', async () => {

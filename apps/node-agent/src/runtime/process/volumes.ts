@@ -7,6 +7,15 @@ import { fieldValue, resourceFieldValue, type ObjectSource, type PodFacts } from
 
 /** Where pods find their service-account credentials (inside their container root). */
 export const SERVICE_ACCOUNT_MOUNT = '/var/run/secrets/orch.io/serviceaccount';
+/**
+ * Where stock in-cluster clients (client-go InClusterConfig, Python load_incluster_config) read
+ * the same files: the agent mounts the implicit volume there too under the compatibility option.
+ */
+export const UPSTREAM_SERVICE_ACCOUNT_MOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
+/** The paths the implicit service-account volume is mounted at (`--k8s-compatibility` adds the upstream one). */
+export function serviceAccountMounts(k8sCompatibility: boolean): readonly string[] {
+  return k8sCompatibility ? [SERVICE_ACCOUNT_MOUNT, UPSTREAM_SERVICE_ACCOUNT_MOUNT] : [SERVICE_ACCOUNT_MOUNT];
+}
 /** Name of the volume the agent adds when a pod has none mounted at {@link SERVICE_ACCOUNT_MOUNT}. */
 export const IMPLICIT_SA_VOLUME = 'orch-api-access';
 /** The config map holding the cluster's root CA in every namespace. */
@@ -274,13 +283,17 @@ const READ_ONLY_KINDS = ['configMap', 'secret', 'downwardAPI', 'projected'] as c
 
 /**
  * The mounts of a container, parents before children: its volumeMounts, plus the implicit
- * service-account volume at {@link SERVICE_ACCOUNT_MOUNT} when the pod has one. Config map,
- * secret, downward API and projected volumes are read-only whatever the mount says.
+ * service-account volume at each of `saMounts` (see {@link serviceAccountMounts}) the container
+ * does not mount anything at, when the pod has one. Config map, secret, downward API and
+ * projected volumes are read-only whatever the mount says.
  */
-export function containerMounts(pod: Pod, container: Container, volumes: Map<string, string>): MountEntry[] {
+export function containerMounts(pod: Pod, container: Container, volumes: Map<string, string>, saMounts: readonly string[] = [SERVICE_ACCOUNT_MOUNT]): MountEntry[] {
   const defs = new Map(podVolumes(pod).map((v) => [v.name, v]));
   const mounts = [...(container.volumeMounts ?? [])];
-  if (volumes.has(IMPLICIT_SA_VOLUME) && !mounts.some((m) => normalize(m.mountPath) === SERVICE_ACCOUNT_MOUNT)) mounts.push({ name: IMPLICIT_SA_VOLUME, mountPath: SERVICE_ACCOUNT_MOUNT, readOnly: true });
+  if (volumes.has(IMPLICIT_SA_VOLUME)) {
+    const taken = new Set(mounts.map((m) => normalize(m.mountPath)));
+    for (const path of saMounts) if (!taken.has(path)) mounts.push({ name: IMPLICIT_SA_VOLUME, mountPath: path, readOnly: true });
+  }
   const out: MountEntry[] = [];
   for (const m of mounts) {
     const src = volumes.get(m.name);
@@ -304,10 +317,10 @@ export function containerDir(podDir: string, kind: ContainerKind, name: string):
  * `<root><mountPath>` as a symlink to the volume (or its `subPath`). The process gets this
  * directory as `ORCH_CONTAINER_ROOT` and, without a workingDir, as its working dir.
  */
-export async function containerRoot(pod: Pod, podDir: string, container: Container, volumes: Map<string, string>, kind: ContainerKind): Promise<string> {
+export async function containerRoot(pod: Pod, podDir: string, container: Container, volumes: Map<string, string>, kind: ContainerKind, saMounts?: readonly string[]): Promise<string> {
   const root = join(containerDir(podDir, kind, container.name), 'root');
   await mkdir(root, { recursive: true });
-  for (const m of containerMounts(pod, container, volumes)) {
+  for (const m of containerMounts(pod, container, volumes, saMounts)) {
     const at = join(root, m.target);
     if (m.source !== volumes.get(m.volume)) await mkdir(m.source, { recursive: true }).catch(() => undefined);
     await mkdir(dirname(at), { recursive: true });
