@@ -9,6 +9,7 @@ import { parseFlags } from '@orch/server-common';
 import { freePort } from '@orch/testing';
 import { codecBench, protobufHttpBench } from './codec';
 import { crdBench } from './crd';
+import { flowControlBench } from './flowcontrol';
 import { call, percentile, rssMiB, runLoad, target, type HttpsTarget } from './load';
 import { benchProcessPodStartup, benchSandboxPodStartup, benchSimulatedRuntime, benchStreaming } from './node-agent';
 import { runProxyBench } from './proxy';
@@ -22,7 +23,8 @@ const FLAGS = {
   concurrency: { type: 'int', default: 64, description: 'Concurrent clients of the throughput phases.' },
   'list-size': { type: 'int', default: 10_000, description: 'ConfigMaps in the list-latency phase.' },
   watchers: { type: 'int', default: 100, description: 'Watchers in the watch-latency phase.' },
-  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler, scale, crd.' },
+  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler, scale, crd, apf.' },
+  'apf-list-size': { type: 'int', default: 1000, description: 'ConfigMaps in each list of the flooding client in the priority-and-fairness benchmark.' },
   'scale-watchers': { type: 'int', default: 1000, description: 'Watchers spread over three gateways in the scale benchmark.' },
   'scale-events': { type: 'int', default: 1000, description: 'Events per second written in the scale benchmark’s watch phase.' },
   'scale-list-size': { type: 'int', default: 50_000, description: 'Objects listed from the watch cache and from etcd in the scale benchmark.' },
@@ -83,6 +85,11 @@ async function main(): Promise<void> {
     for (const note of scale.notes) console.log(`- ${note}`);
   }
   if (want('crd')) printRows('custom resources vs ConfigMaps (same gateway, same run)', await crdBench({ durationMs: opts.duration, concurrency: opts.concurrency, listSize: opts['list-size'] }));
+  if (want('apf')) {
+    const apf = await flowControlBench({ durationMs: opts.duration, listSize: opts['apf-list-size'] });
+    printRows('API Priority and Fairness: a client flooding its level at 10x its fair share', apf.rows);
+    for (const note of apf.notes) console.log(`- ${note}`);
+  }
   if (want('scheduler')) printRows('scheduler (real gateway and scheduler processes)', await schedulerBench({ nodes: opts['sched-nodes'], pods: opts['sched-pods'] }));
 }
 

@@ -14,6 +14,9 @@ import { CustomResourceConverter } from './apiextensions/conversion';
 import { CustomResources } from './apiextensions/custom-resources';
 import { crdRuleErrors, validationRulesFor } from './apiextensions/validation-rules';
 import { Discovery } from './discovery/discovery';
+import { FlowControl } from './flowcontrol/flow-control';
+import type { FlowSchema, PriorityLevelConfiguration } from './flowcontrol/types';
+import { ObjectCache } from './admission/object-cache';
 import type { GatewayOptions } from './options';
 import { GenericStore, type RegistryOptions } from './registry/generic-store';
 import { NO_RULES } from './registry/strategies/custom-resource';
@@ -62,6 +65,8 @@ export class Gateway {
   private apiEndpoints?: ApiEndpointsReconciler;
   private pump?: Pump;
   private customResources?: CustomResources;
+  private flowControl?: FlowControl;
+  private readonly flowControlCaches: ObjectCache[] = [];
   /** Calls webhooks (conversion; admission's may share it): HTTPS with the config's CA bundle, Services through their endpoints. */
   readonly webhooks: WebhookClient;
 
@@ -199,7 +204,9 @@ export class Gateway {
       { endpoints: ['healthz', 'readyz'] },
     );
     const k8sAliases = this.options['k8s-group-aliases'];
+    if (this.options['enable-priority-and-fairness']) this.flowControl = this.startFlowControl(metricsRegistry);
     this.handler = new ApiHandler({
+      flowControl: this.flowControl,
       catalog: this.catalog,
       registries: this.registries,
       requestMetrics: httpRequestMetrics(metricsRegistry),
@@ -226,6 +233,30 @@ export class Gateway {
       }),
       options: { anonymousAuth: this.options['anonymous-auth'], k8sAliases },
     });
+  }
+
+  /** API Priority and Fairness over this replica's cached FlowSchemas and PriorityLevelConfigurations. */
+  private startFlowControl(metricsRegistry: ReturnType<typeof createMetricsRegistry>): FlowControl {
+    const group = 'flowcontrol.apiserver.orch.io';
+    const flowSchemas = new ObjectCache<FlowSchema>(this.watchCache, this.registry(group, 'flowschemas'));
+    const priorityLevels = new ObjectCache<PriorityLevelConfiguration>(this.watchCache, this.registry(group, 'prioritylevelconfigurations'));
+    this.flowControlCaches.push(flowSchemas, priorityLevels);
+    const flowControl = new FlowControl({
+      flowSchemas,
+      priorityLevels,
+      flowSchemaStore: () => this.registry(group, 'flowschemas'),
+      priorityLevelStore: () => this.registry(group, 'prioritylevelconfigurations'),
+      systemContext: () => ({ ...SYSTEM_CONTEXT, warnings: [] }),
+      metrics: metricsRegistry,
+      logger: this.logger,
+      options: {
+        serverConcurrency: this.options['max-requests-inflight'] + this.options['max-mutating-requests-inflight'],
+        // Upstream: a quarter of the 60 s request timeout.
+        queueWaitMs: 15_000,
+      },
+    });
+    void flowControl.start();
+    return flowControl;
   }
 
   /** The GenericStore of a core or named-group resource (preferred version). */
@@ -294,6 +325,8 @@ export class Gateway {
     this.endWatches();
     await this.pump?.stop();
     await this.customResources?.stop();
+    this.flowControl?.stop();
+    for (const c of this.flowControlCaches) c.stop();
     this.watchCache.stop();
     await this.serviceAddressRepair?.stop();
     await Promise.all([this.watchCache.bus?.close(), this.watchCache.history.close()]);

@@ -9,6 +9,8 @@ import { admitStage } from './admit';
 import { authenticateStage } from './authenticate';
 import { authorizeStage } from './authorize';
 import { decodeStage } from './decode';
+import type { FlowControl } from '../flowcontrol/flow-control';
+import { flowControlStage } from '../flowcontrol/stage';
 import type { Encoder } from './encode';
 import { impersonateStage } from './impersonate';
 import { invokeStage, type InvokeDeps } from './invoke';
@@ -27,6 +29,8 @@ export interface PipelineDeps extends InvokeDeps {
   admission: AdmissionChain;
   encoder: Encoder;
   logger: Logger;
+  /** API Priority and Fairness (absent: --enable-priority-and-fairness=false). */
+  flowControl?: FlowControl;
   options: { anonymousAuth: boolean; k8sAliases: boolean };
 }
 
@@ -35,13 +39,14 @@ export interface PipelineDeps extends InvokeDeps {
  * plus the REST handlers). Every request — reads, writes, watches, logs, proxies and
  * exec-style streams — passes the same authentication and authorization stages.
  *
- *   request-info → authenticate → impersonate → authorize → resolve → decode → admit → invoke → encode
+ *   request-info → authenticate → impersonate → flow-control → authorize → resolve → decode → admit → invoke → encode
  */
 export function buildPipeline(d: PipelineDeps): readonly Stage[] {
   return [
     { name: 'request-info', run: (r) => void (r.info = parseRequestInfo(r.req.method, r.path, r.query)) },
     { name: 'authenticate', run: authenticateStage(d.authenticator, d.options) },
     { name: 'impersonate', run: impersonateStage(d.authorizer, d.logger) },
+    { name: 'flow-control', run: flowControlStage(d.flowControl) },
     { name: 'authorize', run: authorizeStage(d.authorizer) },
     { name: 'resolve', run: resolveStage(d.catalog, d.options) },
     { name: 'decode', run: decodeStage },

@@ -1,0 +1,102 @@
+import { MANDATORY_FLOW_SCHEMAS, SUGGESTED_FLOW_SCHEMAS } from './bootstrap';
+import { classify, flowKey, orderFlowSchemas } from './classifier';
+import { QueueSet, RequestRejected, dealHand } from './queue-set';
+import type { RequestDigest } from './types';
+
+const ORDERED = orderFlowSchemas([...MANDATORY_FLOW_SCHEMAS, ...SUGGESTED_FLOW_SCHEMAS]);
+
+const digest = (user: string, groups: string[], over: Partial<RequestDigest> = {}): RequestDigest => ({
+  user: { username: user, groups: [...groups, 'system:authenticated'] },
+  isResourceRequest: true,
+  verb: 'list',
+  apiGroup: '',
+  resource: 'pods',
+  subresource: '',
+  namespace: 'default',
+  path: '/api/v1/namespaces/default/pods',
+  ...over,
+});
+
+describe('classification by FlowSchema', () => {
+  it.each<{ name: string; d: RequestDigest; schema: string; flow?: string }>([
+    { name: 'system:masters is exempt', d: digest('admin', ['system:masters']), schema: 'exempt' },
+    { name: 'a node', d: digest('system:node:n1', ['system:nodes']), schema: 'system-nodes', flow: 'system:node:n1' },
+    { name: 'a node renewing its lease', d: digest('system:node:n1', ['system:nodes'], { verb: 'update', apiGroup: 'coordination.orch.io', resource: 'leases', namespace: 'orch-node-lease' }), schema: 'system-node-high' },
+    { name: 'a node on the k8s.io spelling', d: digest('system:node:n1', ['system:nodes'], { verb: 'update', apiGroup: 'coordination.k8s.io', resource: 'leases', namespace: 'orch-node-lease' }), schema: 'system-node-high' },
+    { name: 'the controller-manager', d: digest('system:orch-controller-manager', []), schema: 'kube-controller-manager', flow: 'default' },
+    { name: 'the controller-manager electing its leader', d: digest('system:orch-controller-manager', [], { verb: 'update', apiGroup: 'coordination.orch.io', resource: 'leases', namespace: 'orch-system' }), schema: 'system-leader-election' },
+    { name: 'a service account', d: digest('system:serviceaccount:apps:bot', ['system:serviceaccounts', 'system:serviceaccounts:apps']), schema: 'service-accounts' },
+    { name: 'an orch-system service account', d: digest('system:serviceaccount:orch-system:x', ['system:serviceaccounts']), schema: 'kube-system-service-accounts' },
+    { name: 'any user', d: digest('alice', []), schema: 'global-default', flow: 'alice' },
+    { name: 'anonymous probes', d: { ...digest('system:anonymous', []), user: { username: 'system:anonymous', groups: ['system:unauthenticated'] }, isResourceRequest: false, verb: 'get', path: '/readyz' }, schema: 'probes' },
+    { name: 'anonymous elsewhere', d: { ...digest('system:anonymous', []), user: { username: 'system:anonymous', groups: ['system:unauthenticated'] }, isResourceRequest: false, verb: 'get', path: '/version' }, schema: 'global-default' },
+  ])('$name', ({ d, schema, flow }) => {
+    const fs = classify(ORDERED, d)!;
+    expect(fs.metadata.name).toBe(schema);
+    if (flow !== undefined) expect(flowKey(fs, d)).toBe(`${schema}\u0000${flow}`);
+  });
+
+  it('falls through to catch-all when the suggested schemas are gone, and skips unusable ones', () => {
+    expect(classify(orderFlowSchemas(MANDATORY_FLOW_SCHEMAS), digest('alice', []))?.metadata.name).toBe('catch-all');
+    expect(classify(ORDERED, digest('alice', []), (fs) => fs.metadata.name !== 'global-default')?.metadata.name).toBe('catch-all');
+  });
+});
+
+describe('shuffle sharding', () => {
+  it('deals the same distinct hand to a flow every time', () => {
+    const hand = dealHand('global-default\u0000alice', 128, 6);
+    expect(new Set(hand).size).toBe(6);
+    expect(hand.every((q) => q >= 0 && q < 128)).toBe(true);
+    expect(dealHand('global-default\u0000alice', 128, 6)).toEqual(hand);
+    expect(dealHand('global-default\u0000bob', 128, 6)).not.toEqual(hand);
+  });
+});
+
+describe('QueueSet', () => {
+  const tick = () => new Promise((r) => setImmediate(r));
+
+  it('admits up to its concurrency, queues the rest, and dispatches fairly between flows', async () => {
+    const qs = new QueueSet({ concurrency: 2, queues: 16, handSize: 2, queueLengthLimit: 10 });
+    const order: string[] = [];
+    const running = await Promise.all([qs.acquire('a', 1000), qs.acquire('a', 1000)]);
+    // Flow a queues four more, then flow b one; each releases its seat once dispatched.
+    const run = (flow: string, name: string) =>
+      qs.acquire(flow, 1000).then((seat) => {
+        order.push(name);
+        setImmediate(() => seat.release());
+      });
+    const waiting = [run('a', 'a1'), run('a', 'a2'), run('a', 'a3'), run('a', 'a4'), run('b', 'b')];
+    await tick();
+    expect(qs.queuedRequests).toBe(5);
+    expect(qs.executingRequests).toBe(2);
+    for (const seat of running) seat.release();
+    await Promise.all(waiting);
+    // b did not wait behind a's backlog: it was among the first two dispatched.
+    expect(order.slice(0, 2)).toContain('b');
+    await tick();
+    expect(qs.executingRequests).toBe(0);
+  });
+
+  it.each<{ name: string; queues: number; limit: number; reason: string }>([
+    { name: 'rejects at once without queues (limitResponse Reject)', queues: 0, limit: 0, reason: 'concurrency-limit' },
+    { name: 'rejects when the flow’s queue is full', queues: 4, limit: 1, reason: 'queue-full' },
+  ])('$name', async ({ queues, limit, reason }) => {
+    const qs = new QueueSet({ concurrency: 1, queues, handSize: 1, queueLengthLimit: limit });
+    const seat = await qs.acquire('x', 1000);
+    if (queues) void qs.acquire('x', 1000).catch(() => undefined);
+    await expect(qs.acquire('x', 1000)).rejects.toMatchObject({ reason });
+    seat.release();
+  });
+
+  it('gives up on a request that waits too long, or whose client went away', async () => {
+    const qs = new QueueSet({ concurrency: 1, queues: 4, handSize: 1, queueLengthLimit: 5 });
+    const seat = await qs.acquire('x', 1000);
+    await expect(qs.acquire('x', 20)).rejects.toBeInstanceOf(RequestRejected);
+    const gone = new AbortController();
+    const cancelled = qs.acquire('x', 1000, gone.signal);
+    gone.abort();
+    await expect(cancelled).rejects.toMatchObject({ reason: 'cancelled' });
+    expect(qs.queuedRequests).toBe(0);
+    seat.release();
+  });
+});

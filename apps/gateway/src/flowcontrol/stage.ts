@@ -1,0 +1,50 @@
+import type { RequestInfo } from '../request/request-info';
+import type { ApiRequest } from '../pipeline/api-request';
+import { requestUser } from '../pipeline/api-request';
+import type { FlowControl } from './flow-control';
+
+/** Subresources that stream for a long time (upstream's default --long-running-request-regexp). */
+const LONG_RUNNING_SUBRESOURCES = new Set(['log', 'exec', 'attach', 'portforward', 'proxy']);
+
+/** Watches and streams: classified, never queued or held to a seat (upstream longRunningRequestCheck). */
+export function isLongRunning(info: RequestInfo): boolean {
+  return info.verb === 'watch' || (info.isResourceRequest && LONG_RUNNING_SUBRESOURCES.has(info.subresource));
+}
+
+/**
+ * The priority-and-fairness stage (upstream WithPriorityAndFairness, between impersonation
+ * and authorization): classifies the request, names the FlowSchema and priority level in the
+ * response headers (`X-Kubernetes-PF-*` and `X-Orch-PF-*`), and waits for a seat of the
+ * level; the seat is released when the response is done. A full queue or a too long wait is
+ * a 429 with Retry-After (thrown by FlowControl.admit).
+ */
+export function flowControlStage(flowControl: FlowControl | undefined): (r: ApiRequest) => Promise<void> {
+  return async (r) => {
+    if (!flowControl) return;
+    const { info } = r;
+    const res = r.reply.raw;
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    res.once('close', onClose);
+    const admitted = await flowControl.admit(
+      {
+        user: requestUser(r),
+        isResourceRequest: info.isResourceRequest,
+        verb: String(info.verb),
+        apiGroup: info.apiGroup,
+        resource: info.resource,
+        subresource: info.subresource,
+        namespace: info.namespace,
+        path: info.path,
+      },
+      isLongRunning(info),
+      gone.signal,
+    ).finally(() => res.off('close', onClose));
+    const fsUid = admitted.flowSchema.metadata.uid ?? '';
+    const plUid = admitted.priorityLevel.metadata.uid ?? '';
+    r.reply.header('X-Kubernetes-PF-FlowSchema-UID', fsUid).header('X-Kubernetes-PF-PriorityLevel-UID', plUid);
+    r.reply.header('X-Orch-PF-FlowSchema-UID', fsUid).header('X-Orch-PF-PriorityLevel-UID', plUid);
+    if (res.writableFinished || res.destroyed) admitted.release();
+    else res.once('close', admitted.release);
+  };
+}

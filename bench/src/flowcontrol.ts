@@ -1,0 +1,129 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensurePki, issueClientCert } from '@orch/auth';
+import { startBenchGateway } from './gateway-process';
+import { call, percentile, runLoad, target, type HttpsTarget } from './load';
+import type { Row } from './report';
+
+const FC = '/apis/flowcontrol.apiserver.orch.io/v1';
+
+/** Both test users share one FlowSchema (flows by user) and one priority level with small queues. */
+const LEVEL = {
+  apiVersion: 'flowcontrol.apiserver.orch.io/v1',
+  kind: 'PriorityLevelConfiguration',
+  metadata: { name: 'bench' },
+  spec: { type: 'Limited', limited: { nominalConcurrencyShares: 20, limitResponse: { type: 'Queue', queuing: { queues: 16, handSize: 2, queueLengthLimit: 5 } } } },
+};
+const SCHEMA = {
+  apiVersion: 'flowcontrol.apiserver.orch.io/v1',
+  kind: 'FlowSchema',
+  metadata: { name: 'bench' },
+  spec: {
+    priorityLevelConfiguration: { name: 'bench' },
+    matchingPrecedence: 500,
+    distinguisherMethod: { type: 'ByUser' },
+    rules: [{ subjects: [{ kind: 'Group', group: { name: 'bench-users' } }], resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'], clusterScope: true }] }],
+  },
+};
+
+interface Phase {
+  victimP50: number;
+  victimP99: number;
+  victim429: number;
+  flooder429: number;
+  flooderOk: number;
+}
+
+/** The victim's sequential gets for `durationMs` while `flooders` loops list the big namespace. */
+async function phase(victim: HttpsTarget, flooder: HttpsTarget, flooders: number, durationMs: number): Promise<Phase> {
+  let flooder429 = 0;
+  let flooderOk = 0;
+  let stop = false;
+  const flood = Array.from({ length: flooders }, async () => {
+    while (!stop) {
+      const r = await call(flooder, 'GET', '/api/v1/namespaces/flood/configmaps').catch(() => ({ status: 0 }));
+      if (r.status === 429) {
+        flooder429++;
+        // A client honouring Retry-After would wait a second; the flooder retries at once.
+      } else if (r.status === 200) flooderOk++;
+    }
+  });
+  let victim429 = 0;
+  const latencies: number[] = [];
+  const end = performance.now() + durationMs;
+  while (performance.now() < end) {
+    const t = performance.now();
+    const r = await call(victim, 'GET', '/api/v1/namespaces/default/configmaps/probe');
+    if (r.status === 200) latencies.push(performance.now() - t);
+    else if (r.status === 429) victim429++;
+  }
+  stop = true;
+  await Promise.all(flood);
+  latencies.sort((a, b) => a - b);
+  return { victimP50: percentile(latencies, 50), victimP99: percentile(latencies, 99), victim429, flooder429, flooderOk };
+}
+
+/** The victim in a level of its own (precedence before the shared schema). */
+const VICTIM_LEVEL = { ...LEVEL, metadata: { name: 'bench-victim' } };
+const VICTIM_SCHEMA = {
+  ...SCHEMA,
+  metadata: { name: 'bench-victim' },
+  spec: { ...SCHEMA.spec, priorityLevelConfiguration: { name: 'bench-victim' }, matchingPrecedence: 400, rules: [{ ...SCHEMA.spec.rules[0], subjects: [{ kind: 'User', user: { name: 'victim' } }] }] },
+};
+
+const SCENARIOS = [
+  { name: 'same level, Priority and Fairness on', apf: true, ownLevel: false },
+  { name: 'same level, Priority and Fairness off', apf: false, ownLevel: false },
+  { name: 'victim in its own level', apf: true, ownLevel: true },
+];
+
+/**
+ * `--only=apf`: one client floods a priority level at 10x its fair share (concurrent lists of
+ * `listSize` ConfigMaps) while another client gets one object in a loop, in the same level
+ * (Priority and Fairness on, and off for reference) and in a level of its own. The victim's
+ * p99 is compared with its unloaded p99 in the same run; the 429s of each client are counted.
+ */
+export async function flowControlBench(opts: { durationMs: number; listSize: number }): Promise<{ rows: Row[]; notes: string[] }> {
+  const rows: Row[] = [];
+  const notes: string[] = [];
+  for (const { name: mode, apf, ownLevel } of SCENARIOS) {
+    const dir = await mkdtemp(join(tmpdir(), 'orch-bench-apf-'));
+    // 40 seats for the server: the bench level's share (20 of 265) gives it 4.
+    const gateway = await startBenchGateway(join(dir, 'gw'), ['--max-requests-inflight=40', '--max-mutating-requests-inflight=0', `--enable-priority-and-fairness=${apf}`]);
+    try {
+      const admin = target(gateway.url, gateway.creds, 64);
+      const pki = await ensurePki(gateway.pkiDir);
+      const userTarget = async (cn: string, sockets: number) => {
+        const c = await issueClientCert(pki, { cn, orgs: ['bench-users'] });
+        return target(gateway.url, { ca: gateway.creds.ca, cert: c.certPem, key: c.keyPem }, sockets);
+      };
+      const seats = 4;
+      const flooders = 10 * (seats / 2);
+      const victim = await userTarget('victim', 1);
+      const flooder = await userTarget('flooder', flooders);
+      await call(admin, 'POST', `${FC}/prioritylevelconfigurations`, JSON.stringify(LEVEL));
+      await call(admin, 'POST', `${FC}/flowschemas`, JSON.stringify(SCHEMA));
+      if (ownLevel) {
+        await call(admin, 'POST', `${FC}/prioritylevelconfigurations`, JSON.stringify(VICTIM_LEVEL));
+        await call(admin, 'POST', `${FC}/flowschemas`, JSON.stringify(VICTIM_SCHEMA));
+      }
+      await call(admin, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'flood' } }));
+      await call(admin, 'POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'probe' }, data: { k: 'v' } }));
+      const cm = (i: number) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `f-${i}`, namespace: 'flood' }, data: { key: 'x'.repeat(64) } });
+      await runLoad(32, 600_000, async (i) => (await call(admin, 'POST', '/api/v1/namespaces/flood/configmaps', cm(i))).status === 201, opts.listSize);
+      // Let the new level reach the replica's configuration before measuring.
+      await new Promise((r) => setTimeout(r, 500));
+      const unloaded = await phase(victim, flooder, 0, opts.durationMs);
+      const flooded = await phase(victim, flooder, flooders, opts.durationMs);
+      rows.push({ metric: `victim get p99 while flooded (${mode})`, orch: flooded.victimP99, baseline: unloaded.victimP99, baselineName: 'victim get p99 unloaded, same gateway', unit: 'ms', higherIsBetter: false });
+      rows.push({ metric: `victim get p50 while flooded (${mode})`, orch: flooded.victimP50, baseline: unloaded.victimP50, baselineName: 'victim get p50 unloaded, same gateway', unit: 'ms', higherIsBetter: false });
+      notes.push(`${mode}: ${flooders} flooding lists of ${opts.listSize} ConfigMaps (10x a fair share of ${seats / 2} of ${seats} seats): flooder got ${flooded.flooder429} 429s and ${flooded.flooderOk} lists; the victim got ${flooded.victim429} 429s`);
+      for (const t of [admin, victim, flooder]) t.agent.destroy();
+    } finally {
+      gateway.process.kill('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+  return { rows, notes };
+}

@@ -1,0 +1,122 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { ensurePki, issueClientCert } from '@orch/auth';
+import { ApiClient } from './support/api-client';
+import { startGateway, type GatewayProcess } from './support/gateway';
+
+// API Priority and Fairness against a real gateway: the bootstrap configuration, classification
+// headers, Dangling status, and a flooding client confined to its own priority level (429s)
+// while others are served. Seats are few (--max-requests-inflight=20) so that a handful of
+// slow requests fill a level.
+
+const FC = '/apis/flowcontrol.apiserver.orch.io/v1';
+/** A list that waits for a resourceVersion that never comes: holds its seat ~3 s, then 504. */
+const SLOW_LIST = '/api/v1/namespaces/default/configmaps?resourceVersion=999999999';
+
+describe('API Priority and Fairness', () => {
+  let gw: GatewayProcess;
+  let flooder: ApiClient;
+  let other: ApiClient;
+
+  beforeAll(async () => {
+    gw = await startGateway({ args: ['--max-requests-inflight=20', '--max-mutating-requests-inflight=0'] });
+    const pki = await ensurePki(join(gw.dataDir, 'pki'));
+    const cert = async (cn: string) => {
+      const c = await issueClientCert(pki, { cn, orgs: ['apf-test'] });
+      return new ApiClient(gw.url, { ca: gw.creds.ca, cert: c.certPem, key: c.keyPem });
+    };
+    flooder = await cert('flooder');
+    other = await cert('other');
+    // Whatever the authorization mode, the test users may read and write.
+    await gw.admin.post('/apis/rbac.authorization.orch.io/v1/clusterrolebindings', {
+      apiVersion: 'rbac.authorization.orch.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'apf-test' },
+      roleRef: { apiGroup: 'rbac.authorization.orch.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'Group', name: 'apf-test', apiGroup: 'rbac.authorization.orch.io' }],
+    });
+    // The flooder gets its own level: one seat, one queue of one.
+    const tiny = await gw.admin.post(`${FC}/prioritylevelconfigurations`, {
+      apiVersion: 'flowcontrol.apiserver.orch.io/v1',
+      kind: 'PriorityLevelConfiguration',
+      metadata: { name: 'tiny' },
+      spec: { type: 'Limited', limited: { nominalConcurrencyShares: 1, limitResponse: { type: 'Queue', queuing: { queues: 1, handSize: 1, queueLengthLimit: 1 } } } },
+    });
+    expect(tiny.status).toBe(201);
+    const fs = await gw.admin.post(`${FC}/flowschemas`, {
+      apiVersion: 'flowcontrol.apiserver.orch.io/v1',
+      kind: 'FlowSchema',
+      metadata: { name: 'flooder' },
+      spec: {
+        priorityLevelConfiguration: { name: 'tiny' },
+        matchingPrecedence: 500,
+        distinguisherMethod: { type: 'ByUser' },
+        rules: [{ subjects: [{ kind: 'User', user: { name: 'flooder' } }], resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'], clusterScope: true }] }],
+      },
+    });
+    expect(fs.status).toBe(201);
+  });
+  afterAll(async () => {
+    flooder?.close();
+    other?.close();
+    await gw?.stop();
+  });
+
+  it('creates the mandatory and suggested configuration at start (kubectl sees it)', () => {
+    const r = spawnSync('kubectl', ['--kubeconfig', gw.kubeconfig, 'get', 'flowschemas,prioritylevelconfigurations', '-o', 'name'], { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    for (const name of ['flowschema.flowcontrol.apiserver.k8s.io/exempt', 'flowschema.flowcontrol.apiserver.k8s.io/catch-all', 'flowschema.flowcontrol.apiserver.k8s.io/global-default', 'prioritylevelconfiguration.flowcontrol.apiserver.k8s.io/workload-low']) {
+      expect(r.stdout.replace(/\.orch\.io\//g, '.k8s.io/')).toContain(name);
+    }
+  });
+
+  it('names the FlowSchema and priority level of every request in the response headers', async () => {
+    const schemas = (await gw.admin.get(`${FC}/flowschemas`)).json.items as { metadata: { name: string; uid: string }; spec: { priorityLevelConfiguration: { name: string } } }[];
+    const levels = (await gw.admin.get(`${FC}/prioritylevelconfigurations`)).json.items as { metadata: { name: string; uid: string } }[];
+    const uid = (list: { metadata: { name: string; uid: string } }[], name: string) => list.find((o) => o.metadata.name === name)!.metadata.uid;
+    const admin = await gw.admin.get('/api/v1/namespaces');
+    expect(admin.headers['x-kubernetes-pf-flowschema-uid']).toBe(uid(schemas, 'exempt'));
+    expect(admin.headers['x-orch-pf-prioritylevel-uid']).toBe(uid(levels, 'exempt'));
+    const user = await other.get('/api/v1/namespaces');
+    expect(user.headers['x-kubernetes-pf-flowschema-uid']).toBe(uid(schemas, 'global-default'));
+    expect(user.headers['x-kubernetes-pf-prioritylevel-uid']).toBe(uid(levels, 'global-default'));
+  });
+
+  it('reports a FlowSchema whose priority level does not exist as Dangling', async () => {
+    await gw.admin.post(`${FC}/flowschemas`, {
+      apiVersion: 'flowcontrol.apiserver.orch.io/v1',
+      kind: 'FlowSchema',
+      metadata: { name: 'lost' },
+      spec: { priorityLevelConfiguration: { name: 'nowhere' }, matchingPrecedence: 600, rules: [{ subjects: [{ kind: 'User', user: { name: 'nobody' } }], nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }] }] },
+    });
+    let dangling: { status: string; reason: string } | undefined;
+    for (let i = 0; i < 50 && dangling?.status !== 'True'; i++) {
+      dangling = (await gw.admin.get(`${FC}/flowschemas/lost`)).json.status?.conditions?.find((c: { type: string }) => c.type === 'Dangling');
+      if (dangling?.status !== 'True') await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(dangling).toMatchObject({ status: 'True', reason: 'NotFound' });
+  });
+
+  it('refuses the flooding client with 429 and Retry-After once its level is full, serving the others', async () => {
+    // One seat and a queue of one: of six slow lists, one runs, one waits, four are refused.
+    const flood = Array.from({ length: 6 }, () => flooder.get(SLOW_LIST));
+    const others = await Promise.all(Array.from({ length: 10 }, () => other.get('/api/v1/namespaces/default/configmaps')));
+    const admin = await gw.admin.get('/api/v1/namespaces/default/configmaps');
+    const results = await Promise.all(flood);
+    const refused = results.filter((r) => r.status === 429);
+    expect(refused).toHaveLength(4);
+    expect(refused[0].headers['retry-after']).toBe('1');
+    expect(refused[0].json).toMatchObject({ kind: 'Status', reason: 'TooManyRequests', code: 429 });
+    expect(others.map((r) => r.status)).toEqual(Array(10).fill(200));
+    expect(admin.status).toBe(200);
+    const metrics = (await gw.admin.get('/metrics')).text;
+    expect(metrics).toMatch(/apiserver_flowcontrol_rejected_requests_total\{flow_schema="flooder",priority_level="tiny",reason="queue-full"\} 4/);
+  });
+
+  it('does not hold watches: a level full of watchers still serves requests', async () => {
+    const watches = Array.from({ length: 3 }, () => flooder.watch('/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=2', () => false, 3000));
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await flooder.get('/api/v1/namespaces/default/configmaps')).status).toBe(200);
+    for (const w of await Promise.all(watches)) expect(w.status).toBe(200);
+  });
+});
