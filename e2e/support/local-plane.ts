@@ -26,10 +26,10 @@ export interface LocalPlane {
  * every component (never the well-known ones, so it runs beside a developer's plane), and
  * waits for "control plane up".
  */
-export async function startLocalPlane(timeoutMs = 120_000): Promise<LocalPlane> {
+export async function startLocalPlane(timeoutMs = 120_000, extraEnv: Record<string, string> = {}): Promise<LocalPlane> {
   const dir = await tempDir('orch-plane-');
   const dataDir = join(dir, 'state');
-  const env: Record<string, string> = { ORCH_DATA_DIR: dataDir };
+  const env: Record<string, string> = { ...extraEnv, ORCH_DATA_DIR: dataDir };
   for (const name of ['ORCH_PORT', 'ORCH_CONTROLLER_MANAGER_PORT', 'ORCH_SCHEDULER_PORT', 'ORCH_NODE_AGENT_PORT', 'ORCH_NODE_AGENT_HEALTHZ_PORT', 'ORCH_PROXY_HEALTHZ_PORT', 'ORCH_PROXY_METRICS_PORT']) {
     env[name] = String(await freePort());
   }
