@@ -148,6 +148,21 @@ describeFull('full stack from npm start', () => {
     await eventually('served again at 3 replicas', async () => ((await names(clusterIP, 8080)).size === 3 ? true : undefined), 90_000);
   }, 240_000);
 
+  it('the node agent says which runtime it chose; in the sandbox a pod has its own hostname and cannot read the data directory', async () => {
+    // As root on Linux (every machine of this project) the sandbox must be chosen; elsewhere the fallback must say why.
+    if (process.platform !== 'linux' || process.getuid?.() !== 0) {
+      expect(plane.output()).toMatch(/the sandbox runtime is not possible on this machine \(.+\): using the process runtime/);
+      return;
+    }
+    expect(plane.output()).toContain('sandbox runtime: each pod in its own mount, PID, IPC and UTS namespaces');
+    const name: string = (await readyPods())[0].metadata.name;
+    const exec = (cmd: string) => kubectl('exec', name, '--', 'sh', '-c', cmd);
+    expect(exec('hostname').stdout).toBe(`${name}\n`);
+    const key = exec(`cat ${join(plane.dataDir, 'pki', 'ca.key')}`);
+    expect(key.status).not.toBe(0);
+    expect(key.stdout).toBe('');
+  });
+
   it('kubectl logs -f streams the container log', async () => {
     const pod = (await readyPods())[0].metadata.name;
     const follower = spawn('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), 'logs', '-f', pod]);

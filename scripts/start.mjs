@@ -69,10 +69,14 @@ const components = [
   },
   { name: 'scheduler', main: 'dist/apps/scheduler/src/main.js', args: [`--kubeconfig=${componentKubeconfig('scheduler')}`, `--secure-port=${ports.scheduler}`] },
   // Its HTTPS API trusts the cluster CA (the gateway's client certificate) and asks the gateway about tokens and permissions.
+  // Pods run in the sandbox runtime where the machine allows namespaces (root, util-linux), else as plain
+  // processes (the agent says which and why at start-up); the data dir (CA key, credentials) is hidden from them.
   {
     name: 'node-agent',
     main: 'dist/apps/node-agent/src/main.js',
     args: [
+      '--runtime=auto',
+      `--sandbox-masked-paths=${dataDir}`,
       `--kubeconfig=${componentKubeconfig('node-agent')}`,
       `--root-dir=${join(dataDir, 'node-agent')}`,
       `--runtime=${process.env.ORCH_NODE_AGENT_RUNTIME || 'process'}`,

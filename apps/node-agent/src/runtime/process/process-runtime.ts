@@ -196,6 +196,8 @@ export class ProcessRuntime implements Runtime {
     for (const uid of await readdir(podsDir).catch(() => [] as string[])) {
       if (keep.has(uid) || this.pods.has(uid)) continue;
       await this.killLeftovers(uid, 0);
+      await this.isolation.releasePod(uid, join(podsDir, uid));
+      await this.opts.cgroups?.remove([`pod${uid}`]);
       await rm(join(podsDir, uid), { recursive: true, force: true });
     }
   }
@@ -372,8 +374,8 @@ export class ProcessRuntime implements Runtime {
     return {
       ...spec,
       command: ['sh', '-c', JOIN_CGROUPS, 'orch-join', ...group.procsFiles, '--', ...argv],
-      // The OOM killer's SIGKILL of PID 1 reaches us as `unshare`'s exit status 1 in the sandbox: report what the kernel did.
-      exitReason: async (exitCode) => ((await group.oomKills()) > oomBefore ? { reason: 'OOMKilled', exitCode: exitCode === 1 || exitCode === 137 ? 137 : exitCode } : undefined),
+      // An OOM kill in the container's cgroup names the end, whatever process the kernel chose.
+      exitReason: async (exitCode) => ((await group.oomKills()) > oomBefore ? { reason: 'OOMKilled', exitCode } : undefined),
     };
   }
 
@@ -563,8 +565,14 @@ export class ProcessRuntime implements Runtime {
     };
   }
 
+  /**
+   * A clean stop of the agent: every container is stopped (SIGTERM, SIGKILL after the grace),
+   * then each pod's sandbox (its namespace holder) and cgroups are released, so no process of
+   * the agent's pods outlives it. Pod directories stay: a restarted agent runs the pods again.
+   */
   async shutdown(graceMs: number): Promise<void> {
-    await Promise.all([...this.leftovers.keys()].map((uid) => this.killLeftovers(uid, 0)));
+    const leftoverUids = [...this.leftovers.keys()];
+    await Promise.all(leftoverUids.map((uid) => this.killLeftovers(uid, 0)));
     const all: ContainerRecord[] = [];
     for (const rec of this.pods.values()) {
       rec.terminating = true;
@@ -576,5 +584,9 @@ export class ProcessRuntime implements Runtime {
     }
     await Promise.race([Promise.all(all.map((c) => c.waitExit())), new Promise((r) => setTimeout(r, graceMs + 2000).unref())]);
     for (const c of all) c.dispose();
+    for (const uid of new Set([...this.pods.keys(), ...leftoverUids])) {
+      await this.isolation.releasePod(uid, join(this.opts.rootDir, 'pods', uid));
+      await this.opts.cgroups?.remove([`pod${uid}`]);
+    }
   }
 }

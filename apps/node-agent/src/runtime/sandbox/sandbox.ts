@@ -29,7 +29,16 @@ export interface SandboxOptions {
 }
 
 /** The tools the sandbox runs. */
-const TOOLS = ['unshare', 'nsenter', 'setsid', 'mount', 'umount', 'pivot_root', 'awk', 'realpath', 'sleep'];
+const TOOLS = ['unshare', 'nsenter', 'setsid', 'setpriv', 'mount', 'umount', 'pivot_root', 'awk', 'realpath', 'sleep'];
+
+/**
+ * The parent of a container's first process (PID 1 of its namespace): waits for it and exits
+ * with its status, 128 + the signal's number when a signal ended it (`unshare --fork` of
+ * util-linux 2.38 exits 1 when its child dies of SIGKILL). It catches termination signals only
+ * to outlive the container (its process group gets them too) and record its end; the container
+ * runs under `setpriv --pdeathsig KILL`, so it dies if the waiter is killed.
+ */
+export const WAITER_SCRIPT = 'trap : TERM INT HUP QUIT USR1 USR2; "$@"; exit $?';
 
 /** Paths of the host root not bound into containers (each container gets its own). */
 const PRIVATE_TOP = new Set(['proc', 'sys', 'dev', 'tmp']);
@@ -287,7 +296,16 @@ export class Sandbox implements Isolation {
           '--',
           'unshare',
           '--mount',
-          ...(share ? [] : ['--pid', '--fork', '--kill-child']),
+          // The waiter's first child is PID 1 of the new PID namespace (or joins the target's).
+          ...(share ? [] : ['--pid']),
+          '--',
+          'sh',
+          '-c',
+          WAITER_SCRIPT,
+          'orch-wait',
+          'setpriv',
+          '--pdeathsig',
+          'KILL',
           '--',
           'sh',
           script,
