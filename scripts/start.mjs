@@ -7,7 +7,8 @@
 // ORCH_SCHEDULER_PORT (10259), ORCH_NODE_AGENT_PORT agent API (10250), ORCH_NODE_AGENT_HEALTHZ_PORT
 // (10248), ORCH_PROXY_HEALTHZ_PORT network-proxy health, plain HTTP (10256), ORCH_PROXY_METRICS_PORT
 // (10249). Set them all to run a second control plane on the same machine.
-// ORCH_NODE_AGENT_RUNTIME picks the node-agent's pod runtime: process (default), sandbox (root) or auto.
+// ORCH_NODE_AGENT_RUNTIME picks the node-agent's pod runtime: auto (default: sandbox where the machine allows it,
+// else process), sandbox (fails where it cannot run) or process.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, dirname, resolve } from 'node:path';
@@ -75,11 +76,10 @@ const components = [
     name: 'node-agent',
     main: 'dist/apps/node-agent/src/main.js',
     args: [
-      '--runtime=auto',
+      `--runtime=${process.env.ORCH_NODE_AGENT_RUNTIME || 'auto'}`,
       `--sandbox-masked-paths=${dataDir}`,
       `--kubeconfig=${componentKubeconfig('node-agent')}`,
       `--root-dir=${join(dataDir, 'node-agent')}`,
-      `--runtime=${process.env.ORCH_NODE_AGENT_RUNTIME || 'process'}`,
       `--client-ca-file=${join(dataDir, 'pki', 'ca.crt')}`,
       '--node-ip=127.0.0.1',
       '--address=127.0.0.1',
