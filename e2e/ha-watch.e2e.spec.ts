@@ -134,8 +134,8 @@ function expected(truth: TruthEvent[], parity?: string): Seen[] {
 /**
  * Three gateway replicas over a 3-member etcd, NATS and Redis: concurrent writers through two
  * of them and resuming watchers on all three see exactly the store's history, in order, with
- * no gap and no duplicate, while the pump leader is killed, NATS goes down, Redis hangs and an
- * etcd member dies.
+ * no gap and no duplicate, while the pump leader is killed, NATS goes down, Redis hangs and
+ * goes down (watches resuming from the start meanwhile replay from etcd) and an etcd member dies.
  */
 describe('gateway replicas over etcd with NATS and Redis', () => {
   let etcd: EtcdCluster;
@@ -167,7 +167,7 @@ describe('gateway replicas over etcd with NATS and Redis', () => {
     if (shared) await removeDir(shared);
   });
 
-  it('watchers on every replica see the store’s history exactly across a pump failover, NATS, Redis and etcd faults', async () => {
+  it('watchers on every replica see the store’s history exactly across a pump failover, NATS, Redis and etcd faults, and resume from the start during them', async () => {
     const base = Number((await etcdClient.get('\0').exec()).header.revision);
     const truth: TruthEvent[] = [];
     const feed = await etcdClient.watch().prefix(ETCD_PREFIX).startRevision(String(base + 1)).withPreviousKV().create();
@@ -232,11 +232,19 @@ describe('gateway replicas over etcd with NATS and Redis', () => {
     await sleep(1000);
     await progress('NATS came back');
 
-    // 3. Redis hangs (SIGSTOP), then continues.
+    // 3. Redis hangs (SIGSTOP), then continues. A watch resuming from the start meanwhile
+    //    cannot read the shared history: it replays from etcd instead.
     redis.pause();
+    watches.push(new ResumingWatch(live, 1, base));
     await progress('Redis hung');
     redis.resume();
     await progress('Redis continued');
+    // Redis down and back: the history has a hole, which readers detect.
+    await redis.kill9();
+    await progress('Redis went down');
+    redis = await startRedis({ port: redis.port });
+    await progress('Redis came back');
+    watches.push(new ResumingWatch(live, 2, base));
 
     // 4. One etcd member dies; the other two keep quorum; then it comes back.
     await etcd.members[1].kill9();

@@ -409,8 +409,17 @@ export class WatchCache {
       this.goLive(sub);
       return;
     }
-    // The store's own feed has the rest (or says it is compacted: 410).
-    sub.replayFeed = this.store.watch(sub.prefix, Math.max(at, sub.delivered), {
+    sub.delivered = Math.max(at, sub.delivered);
+    this.replayFromStore(sub, upTo, 100);
+  }
+
+  /**
+   * The store's own feed has the rest of a replay (or says it is compacted: 410). A broken feed
+   * (a store member going away) is followed again from what the subscriber has, with backoff;
+   * the held live events stay bounded meanwhile.
+   */
+  private replayFromStore(sub: Sub, upTo: number, retryDelayMs: number): void {
+    sub.replayFeed = this.store.watch(sub.prefix, sub.delivered, {
       onEvents: (events) => {
         if (sub.ended || sub.live) return;
         this.deliverReplayed(sub, events);
@@ -419,7 +428,14 @@ export class WatchCache {
       },
       onError: (err) => {
         if (sub.ended || sub.live) return;
-        this.fail(sub, err instanceof CompactedError ? new HistoryExpiredError(err.requested, err.compacted) : err);
+        if (err instanceof CompactedError) {
+          this.fail(sub, new HistoryExpiredError(err.requested, err.compacted));
+          return;
+        }
+        const retry = setTimeout(() => {
+          if (!sub.ended && !sub.live) this.replayFromStore(sub, upTo, Math.min(retryDelayMs * 2, 5000));
+        }, retryDelayMs * (0.5 + Math.random()));
+        retry.unref?.();
       },
     });
   }

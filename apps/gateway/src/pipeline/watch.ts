@@ -76,7 +76,8 @@ export class WatchStreams {
       const inGroup = inRequestedGroup(event.object, registry.def.group, info.apiGroup) as WatchEventOut['object'];
       // Metadata-only watches (client-go metadata informers): every event's object, bookmarks too.
       const ev = { type: event.type, object: (repr.kind === 'partial' ? toPartialObjectMetadata(inGroup, repr) : inGroup) as WatchEventOut['object'] };
-      return serialization === 'protobuf' ? encodeWatchEventProtobuf(ev.type, ev.object) : JSON.stringify(ev) + '\n';
+      // Bytes, not a string: a string would be UTF-8 encoded again on every watcher's write.
+      return serialization === 'protobuf' ? encodeWatchEventProtobuf(ev.type, ev.object) : Buffer.from(JSON.stringify(ev) + '\n');
     };
     const encodeEvent = (event: WatchEventOut): string | Buffer => {
       if (repr.kind === 'table' && event.type !== 'BOOKMARK' && event.type !== 'ERROR') {
@@ -119,6 +120,11 @@ export class WatchStreams {
             req.log.error({ err }, 'watch event encoding failed');
             finish();
             return;
+          }
+          // Events of one tick (one bus batch) go out as one TLS record and one syscall.
+          if (!res.writableCorked) {
+            res.cork();
+            process.nextTick(() => res.uncork());
           }
           const ok = res.write(chunk);
           if (!ok && live && res.writableLength > MAX_WATCH_SEND_BUFFER) {
