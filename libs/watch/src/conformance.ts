@@ -249,7 +249,10 @@ export function describeWatchConformance(name: string, backends: WatchBackends):
         await until(() => all.events.length > 0 && all.events[all.events.length - 1].revision === last, 'the store feed');
         for (const [i, w] of watches.entries()) {
           const want = i % 2 === 0 ? all.events : all.events.filter((e) => e.key.startsWith(`${CM}ns1/`));
-          await until(() => w.events.length >= want.length || w.errors.length > 0, `watch ${i}`);
+          await until(() => w.events.length >= want.length || w.errors.length > 0, `watch ${i}`).catch((err: Error) => {
+            // Say where it stopped: the modes and positions of the replicas, and what the watch got.
+            throw new Error(`${err.message}: got ${w.events.length} of ${want.length} events (last ${w.events.at(-1)?.revision}, want ${want.at(-1)?.revision}); replicas ${JSON.stringify(replicas.map((r) => r.cache.status()))}`);
+          });
           expect(w.errors).toEqual([]);
           expect(shape(w.events)).toEqual(shape(want));
           // Deletes carry the last state; updates the state they replaced.
