@@ -186,6 +186,8 @@ export const BUILTIN_RESOURCES: ResourceDef[] = [
   ...group('admissionregistration.orch.io', 'v1', C, [
     { resource: 'mutatingwebhookconfigurations', kind: 'MutatingWebhookConfiguration', categories: ['api-extensions'] },
     { resource: 'validatingwebhookconfigurations', kind: 'ValidatingWebhookConfiguration', categories: ['api-extensions'] },
+    { resource: 'validatingadmissionpolicies', kind: 'ValidatingAdmissionPolicy', categories: ['api-extensions'], sub: [status('ValidatingAdmissionPolicy')] },
+    { resource: 'validatingadmissionpolicybindings', kind: 'ValidatingAdmissionPolicyBinding', categories: ['api-extensions'] },
   ]),
   ...group('apiextensions.orch.io', 'v1', C, [
     {

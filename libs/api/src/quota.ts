@@ -4,6 +4,7 @@
 // count the same way.
 
 import { Quantity, type KubeObject } from '@orch/apimachinery';
+import { upstreamGroup } from './catalog';
 
 export type ResourceList = Record<string, string | number>;
 
@@ -59,11 +60,6 @@ export function countResourceName(group: string, resource: string): string {
   return group ? `count/${resource}.${group}` : `count/${resource}`;
 }
 
-/** The upstream twin of an orch group (`apps` stays, `batch` stays, `x.orch.io` → `x.k8s.io`). */
-function upstreamGroup(group: string): string {
-  return group.endsWith('.orch.io') ? group.replace(/\.orch\.io$/, '.k8s.io') : group;
-}
-
 function q(v: string | number | undefined): Quantity {
   return Quantity.parse(v ?? 0);
 }
@@ -99,7 +95,8 @@ export function quotaUsage(group: string, resource: string, obj: KubeObject): Ma
   const one = Quantity.fromValue(1);
   if (resource === 'pods' && group === '' && podIsTerminal(obj)) return out;
   out.set(countResourceName(group, resource), one);
-  if (group !== upstreamGroup(group)) out.set(countResourceName(upstreamGroup(group), resource), one);
+  const twin = upstreamGroup(group);
+  if (twin) out.set(countResourceName(twin, resource), one);
   if (group === '' && LEGACY_COUNTS[resource]) out.set(LEGACY_COUNTS[resource], one);
   if (group === '' && resource === 'pods') {
     const pod = obj as PodLike;

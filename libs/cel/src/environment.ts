@@ -168,7 +168,9 @@ export class CelEnvironment {
 /** `ERROR: <input>:line:column: reason`, as upstream reports compile errors. */
 function compileMessage(expression: string, e: unknown): string {
   const err = e as (ParseError | CelTypeError) & { range?: { start: number }; summary?: string };
-  const reason = err.summary ?? String(err.message ?? e).split('\n')[0];
+  const raw = err.summary ?? String(err.message ?? e).split('\n')[0];
+  // The checker's wording for a field an object type does not declare, in upstream's words.
+  const reason = raw.replace(/^No such key: (.+)$/, "undefined field '$1'");
   const offset = err.range?.start ?? 0;
   const before = expression.slice(0, offset).split('\n');
   return `ERROR: <input>:${before.length}:${before[before.length - 1].length + 1}: ${reason}`;

@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { Catalog } from '@orch/api';
 import type { KubeObject } from '@orch/apimachinery';
 import type { Authorizer } from '@orch/auth';
+import type { Logger } from '@orch/server-common';
 import { Gateway } from '../gateway';
 import type { GatewayOptions } from '../options';
 import type { GenericStore } from '../registry/generic-store';
@@ -34,6 +35,10 @@ export class AdmissionState implements OnApplicationShutdown {
 
   get catalog(): Catalog {
     return this.gateway.catalog;
+  }
+
+  get logger(): Logger {
+    return this.gateway.logger;
   }
 
   /** The request path's authorizer (available once the pipeline is wired). */

@@ -7,8 +7,11 @@ import { NamespaceLifecycle } from './namespace-lifecycle/namespace-lifecycle';
 import { PodNodeSelector } from './pod-node-selector/pod-node-selector';
 import { PodSecurity } from './pod-security/pod-security';
 import { PodTolerationRestriction } from './pod-toleration-restriction/pod-toleration-restriction';
+import { PolicyTypeChecker } from './policy/type-checking';
+import { ValidatingAdmissionPolicyPlugin } from './policy/validating-admission-policy';
 import { Priority } from './priority/priority';
 import { ResourceQuota } from './resource-quota/resource-quota';
+import { MutatingAdmissionWebhook, ValidatingAdmissionWebhook } from './webhook/webhooks';
 
 /**
  * The gateway's admission plugins: NestJS providers decorated with `@AdmissionPluginProvider()`
@@ -27,6 +30,10 @@ import { ResourceQuota } from './resource-quota/resource-quota';
     PodTolerationRestriction,
     DefaultStorageClass,
     DefaultIngressClass,
+    MutatingAdmissionWebhook,
+    ValidatingAdmissionPolicyPlugin,
+    PolicyTypeChecker,
+    ValidatingAdmissionWebhook,
     ResourceQuota,
   ],
   exports: [AdmissionState],

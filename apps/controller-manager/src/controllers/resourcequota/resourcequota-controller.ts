@@ -1,4 +1,4 @@
-import { addUsage, quotaMatches, quotaUsage, type ResourceList, type ResourceQuotaLike } from '@orch/api';
+import { addUsage, canonicalGroup, quotaMatches, quotaUsage, type ResourceList, type ResourceQuotaLike } from '@orch/api';
 import { Quantity, type KubeObject } from '@orch/apimachinery';
 import { objectKey, unwrapTombstone, type GroupVersionResource, type SharedInformer } from '@orch/client';
 import type { ControllerContext, ControllerDescriptor } from '../../controller';
@@ -30,7 +30,7 @@ export function countUsage(quota: ResourceQuotaLike, gvr: { group: string; resou
 function countedResource(name: string): { group: string; resource: string } | undefined {
   const m = /^count\/([^.]+)(?:\.(.+))?$/.exec(name);
   if (!m) return undefined;
-  return { resource: m[1], group: (m[2] ?? '').replace(/\.k8s\.io$/, '.orch.io') };
+  return { resource: m[1], group: canonicalGroup(m[2] ?? '') };
 }
 
 /**

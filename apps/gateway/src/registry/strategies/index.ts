@@ -6,7 +6,7 @@ import { csrStrategy } from './csr';
 import { coreEventFields, eventsV1Strategy } from './events';
 import { ingressStrategy, pdbStrategy } from './networking-policy';
 import { secretStrategy } from './secret';
-import { webhookStrategy } from './webhooks';
+import { webhookStrategy, admissionPolicyStrategy, admissionPolicyBindingStrategy } from './webhooks';
 import { jobStrategy } from './job';
 import { namespaceStrategy } from './namespace';
 import { podStrategy } from './pod';
@@ -56,6 +56,8 @@ const STRATEGIES: Record<string, Strategy> = {
   'policy/poddisruptionbudgets': pdbStrategy,
   'admissionregistration.orch.io/mutatingwebhookconfigurations': webhookStrategy(true),
   'admissionregistration.orch.io/validatingwebhookconfigurations': webhookStrategy(false),
+  'admissionregistration.orch.io/validatingadmissionpolicies': admissionPolicyStrategy,
+  'admissionregistration.orch.io/validatingadmissionpolicybindings': admissionPolicyBindingStrategy,
   'certificates.orch.io/certificatesigningrequests': csrStrategy,
   'rbac.authorization.orch.io/roles': { ...createOnUpdate, nameRule: 'pathSegment' },
   'rbac.authorization.orch.io/rolebindings': { ...createOnUpdate, nameRule: 'pathSegment' },

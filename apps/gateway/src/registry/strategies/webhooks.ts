@@ -1,6 +1,9 @@
 import { FieldError } from '@orch/apimachinery';
 import type { KubeObject } from '@orch/apimachinery';
 import type { Strategy } from '../strategy';
+import { admissionEnvironment } from '../../admission/admission-request';
+import { validateBinding, validatePolicy } from '../../admission/policy/policy-validation';
+import type { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from '../../admission/policy/policy-types';
 import { defaultStrategy } from './common';
 
 type Obj = KubeObject & { webhooks?: any[] };
@@ -11,7 +14,8 @@ const REVIEW_VERSIONS = ['v1', 'v1beta1'];
 /**
  * admissionregistration.orch.io/v1 webhook configurations (SPEC Versioning 1.22 row): names
  * unique, sideEffects None or NoneOnDryRun, admissionReviewVersions required, failurePolicy,
- * matchPolicy and timeoutSeconds in range, exactly one of url or service.
+ * matchPolicy and timeoutSeconds in range, exactly one of url or service, matchConditions that
+ * compile.
  */
 export function validateWebhookConfiguration(cfg: Obj, mutating: boolean): FieldError[] {
   const errs: FieldError[] = [];
@@ -31,6 +35,14 @@ export function validateWebhookConfiguration(cfg: Obj, mutating: boolean): Field
     if (w.matchPolicy !== undefined && !['Exact', 'Equivalent'].includes(w.matchPolicy)) errs.push(FieldError.notSupported(`${at}.matchPolicy`, w.matchPolicy, ['Exact', 'Equivalent']));
     if (w.timeoutSeconds !== undefined && (w.timeoutSeconds < 1 || w.timeoutSeconds > 30)) errs.push(FieldError.invalid(`${at}.timeoutSeconds`, w.timeoutSeconds, 'the timeout value must be between 1 and 30 seconds'));
     if (mutating && w.reinvocationPolicy !== undefined && !['Never', 'IfNeeded'].includes(w.reinvocationPolicy)) errs.push(FieldError.notSupported(`${at}.reinvocationPolicy`, w.reinvocationPolicy, ['Never', 'IfNeeded']));
+    (w.matchConditions ?? []).forEach((c: { name?: string; expression?: string }, j: number) => {
+      if (!c.expression) return;
+      try {
+        admissionEnvironment().compile(c.expression, { resultTypes: ['bool'] });
+      } catch (e) {
+        errs.push(FieldError.invalid(`${at}.matchConditions[${j}].expression`, c.expression, `compilation failed: ${(e as Error).message}`));
+      }
+    });
     const cc = w.clientConfig ?? {};
     if ((cc.url === undefined) === (cc.service === undefined)) errs.push(FieldError.required(`${at}.clientConfig`, 'exactly one of url or service is required'));
     else if (cc.url !== undefined && !/^https:\/\//.test(cc.url)) errs.push(FieldError.invalid(`${at}.clientConfig.url`, cc.url, "'https' is the only allowed URL scheme"));
@@ -43,3 +55,17 @@ export const webhookStrategy = (mutating: boolean): Strategy => ({
   validate: (obj) => validateWebhookConfiguration(obj as Obj, mutating),
   validateUpdate: (obj) => validateWebhookConfiguration(obj as Obj, mutating),
 });
+
+/** ValidatingAdmissionPolicy: expressions that compile, validations or audit annotations present. */
+export const admissionPolicyStrategy: Strategy = {
+  ...defaultStrategy,
+  validate: (obj) => validatePolicy(obj as ValidatingAdmissionPolicy),
+  validateUpdate: (obj) => validatePolicy(obj as ValidatingAdmissionPolicy),
+};
+
+/** ValidatingAdmissionPolicyBinding: a policy name, validation actions, one of paramRef name or selector. */
+export const admissionPolicyBindingStrategy: Strategy = {
+  ...defaultStrategy,
+  validate: (obj) => validateBinding(obj as ValidatingAdmissionPolicyBinding),
+  validateUpdate: (obj) => validateBinding(obj as ValidatingAdmissionPolicyBinding),
+};

@@ -6,7 +6,7 @@ import type { PackageData } from '../data';
 export const admissionregistrationV1: PackageData = {
   key: "admissionregistration/v1",
   name: "io.orch.api.admissionregistration.v1",
-  enums: {"ScopeType":["Cluster","Namespaced","*"],"FailurePolicyType":["Ignore","Fail"],"MatchPolicyType":["Exact","Equivalent"],"SideEffectClass":["Unknown","None","Some","NoneOnDryRun"],"ReinvocationPolicyType":["Never","IfNeeded"],"OperationType":["*","CREATE","UPDATE","DELETE","CONNECT"]},
+  enums: {"ParameterNotFoundActionType":["Allow","Deny"],"ValidationAction":["Deny","Warn","Audit"],"ScopeType":["Cluster","Namespaced","*"],"FailurePolicyType":["Ignore","Fail"],"MatchPolicyType":["Exact","Equivalent"],"SideEffectClass":["Unknown","None","Some","NoneOnDryRun"],"ReinvocationPolicyType":["Never","IfNeeded"],"OperationType":["*","CREATE","UPDATE","DELETE","CONNECT"]},
   types: [
     ["Rule",[["apiGroups","[]string",1,{"lt":"atomic"}],["apiVersions","[]string",2,{"lt":"atomic"}],["resources","[]string",3,{"lt":"atomic"}],["scope","string",4,{"e":"ScopeType"}]]],
     ["ValidatingWebhookConfiguration",[["metadata","meta/v1:ObjectMeta",1],["webhooks","[]ValidatingWebhook",2,{"ps":"merge","mk":"name"}]],{"tm":1}],
@@ -19,5 +19,22 @@ export const admissionregistrationV1: PackageData = {
     ["WebhookClientConfig",[["url","string",3],["service","ServiceReference",1],["caBundle","bytes",2]]],
     ["ServiceReference",[["namespace","string",1,{"required":1}],["name","string",2,{"required":1}],["path","string",3],["port","int32",4]]],
     ["MatchCondition",[["name","string",1,{"required":1}],["expression","string",2,{"required":1}]]],
+    // ValidatingAdmissionPolicy (GA in 1.30): added in the generator's format from the same types.go facts.
+    ["ValidatingAdmissionPolicy",[["metadata","meta/v1:ObjectMeta",1],["spec","ValidatingAdmissionPolicySpec",2],["status","ValidatingAdmissionPolicyStatus",3]],{"tm":1}],
+    ["ValidatingAdmissionPolicyList",[["metadata","meta/v1:ListMeta",1],["items","[]ValidatingAdmissionPolicy",2,{"required":1}]],{"tm":1}],
+    ["ValidatingAdmissionPolicyStatus",[["observedGeneration","int64",1],["typeChecking","TypeChecking",2],["conditions","[]meta/v1:Condition",3,{"lt":"map","lk":["type"],"ps":"merge","mk":"type"}]]],
+    ["TypeChecking",[["expressionWarnings","[]ExpressionWarning",1,{"lt":"atomic"}]]],
+    ["ExpressionWarning",[["fieldRef","string",2,{"required":1}],["warning","string",3,{"required":1}]]],
+    ["ValidatingAdmissionPolicySpec",[["paramKind","ParamKind",1],["matchConstraints","MatchResources",2],["validations","[]Validation",3,{"lt":"atomic"}],["failurePolicy","string",4,{"e":"FailurePolicyType"}],["auditAnnotations","[]AuditAnnotation",5,{"lt":"atomic"}],["matchConditions","[]MatchCondition",6,{"ps":"merge","mk":"name","lt":"map","lk":["name"]}],["variables","[]Variable",7,{"lt":"atomic"}]]],
+    ["ParamKind",[["apiVersion","string",1],["kind","string",2]],{"st":"atomic"}],
+    ["Validation",[["expression","string",1,{"required":1}],["message","string",2],["reason","string",3],["messageExpression","string",4]]],
+    ["Variable",[["name","string",1,{"required":1}],["expression","string",2,{"required":1}]]],
+    ["AuditAnnotation",[["key","string",1,{"required":1}],["valueExpression","string",2,{"required":1}]]],
+    ["ValidatingAdmissionPolicyBinding",[["metadata","meta/v1:ObjectMeta",1],["spec","ValidatingAdmissionPolicyBindingSpec",2]],{"tm":1}],
+    ["ValidatingAdmissionPolicyBindingList",[["metadata","meta/v1:ListMeta",1],["items","[]ValidatingAdmissionPolicyBinding",2,{"required":1}]],{"tm":1}],
+    ["ValidatingAdmissionPolicyBindingSpec",[["policyName","string",1],["paramRef","ParamRef",2],["matchResources","MatchResources",3],["validationActions","[]string",4,{"lt":"set","e":"ValidationAction"}]]],
+    ["ParamRef",[["name","string",1],["namespace","string",2],["selector","meta/v1:LabelSelector",3],["parameterNotFoundAction","string",4,{"e":"ParameterNotFoundActionType"}]],{"st":"atomic"}],
+    ["MatchResources",[["namespaceSelector","meta/v1:LabelSelector",1],["objectSelector","meta/v1:LabelSelector",2],["resourceRules","[]NamedRuleWithOperations",3,{"lt":"atomic"}],["excludeResourceRules","[]NamedRuleWithOperations",4,{"lt":"atomic"}],["matchPolicy","string",7,{"e":"MatchPolicyType"}]],{"st":"atomic"}],
+    ["NamedRuleWithOperations",[["resourceNames","[]string",1,{"lt":"atomic"}],["ruleWithOperations","RuleWithOperations",2,{"inline":1}]],{"st":"atomic"}],
   ],
 };

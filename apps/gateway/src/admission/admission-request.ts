@@ -1,0 +1,127 @@
+// The AdmissionRequest of a request (admission.k8s.io/v1 shape): what webhooks receive in an
+// AdmissionReview and what admission expressions see as `request`, plus the expression
+// environment and the per-request values both share.
+
+import { schemaForKind, typeSchema, type GroupVersionKind } from '@orch/api';
+import type { KubeObject } from '@orch/apimachinery';
+import type { Authorizer } from '@orch/auth';
+import { AuthorizerValue, CelEnvironment, type CelAuthorizer, type CelSchema, type CelVariable } from '@orch/cel';
+import { definition, SCHEMA_REF_PREFIX } from '../openapi/schemas';
+import type { AdmissionAttributes, AdmissionResource } from '../pipeline/admit';
+
+export interface AdmissionRequestV1 {
+  uid: string;
+  kind: GroupVersionKind;
+  resource: AdmissionResource;
+  subResource?: string;
+  requestKind: GroupVersionKind;
+  requestResource: AdmissionResource;
+  requestSubResource?: string;
+  name: string;
+  namespace?: string;
+  operation: string;
+  userInfo: { username: string; uid?: string; groups: string[]; extra?: Record<string, string[]> };
+  object?: KubeObject | null;
+  oldObject?: KubeObject | null;
+  dryRun: boolean;
+  options?: Record<string, unknown> | null;
+}
+
+const OPTIONS_KIND: Readonly<Record<string, string>> = { CREATE: 'CreateOptions', UPDATE: 'UpdateOptions', DELETE: 'DeleteOptions' };
+
+/**
+ * The request as a hook matched it: `matched` is the resource (and kind) the hook's rules
+ * matched (another version under matchPolicy Equivalent); `request*` fields keep what the
+ * client asked for.
+ */
+export function admissionRequest(a: AdmissionAttributes, uid: string, matched: AdmissionResource = a.resource): AdmissionRequestV1 {
+  const kind = matched.version === a.resource.version ? a.kind : { ...a.kind, version: matched.version };
+  const options = a.options ?? (OPTIONS_KIND[a.operation] ? { kind: OPTIONS_KIND[a.operation], apiVersion: 'meta.k8s.io/v1', ...(a.dryRun ? { dryRun: ['All'] } : {}) } : undefined);
+  return {
+    uid,
+    kind,
+    resource: matched,
+    ...(a.subresource ? { subResource: a.subresource, requestSubResource: a.subresource } : {}),
+    requestKind: a.kind,
+    requestResource: a.resource,
+    name: a.name,
+    ...(a.namespace ? { namespace: a.namespace } : {}),
+    operation: a.operation,
+    userInfo: { username: a.userInfo.username, ...(a.userInfo.uid ? { uid: a.userInfo.uid } : {}), groups: [...(a.userInfo.groups ?? [])], ...(a.userInfo.extra ? { extra: a.userInfo.extra } : {}) },
+    object: a.object ?? null,
+    oldObject: a.oldObject ?? null,
+    dryRun: a.dryRun,
+    options: options ?? null,
+  };
+}
+
+/** The OpenAPI schema of a built-in kind (for expression types), with $refs resolved lazily. */
+export function kindSchema(kind: GroupVersionKind): CelSchema | undefined {
+  const t = schemaForKind(kind.group, kind.version, kind.kind);
+  return t ? (definition(t) as CelSchema) : undefined;
+}
+
+/** Resolves `#/components/schemas/<name>` against the built-in type schemas. */
+export function resolveBuiltinRef(ref: string): CelSchema | undefined {
+  if (!ref.startsWith(SCHEMA_REF_PREFIX)) return undefined;
+  const t = typeSchema(ref.slice(SCHEMA_REF_PREFIX.length));
+  return t ? (definition(t) as CelSchema) : undefined;
+}
+
+/** The variables of admission expressions (webhook matchConditions; policies add params, namespaceObject, variables). */
+export function admissionVariables(extra: readonly CelVariable[] = []): CelVariable[] {
+  return [{ name: 'object' }, { name: 'oldObject' }, { name: 'request' }, ...extra];
+}
+
+/** An expression environment for admission expressions (dynamic `object`, the authorizer library). */
+export function admissionEnvironment(extra: readonly CelVariable[] = []): CelEnvironment {
+  return new CelEnvironment({ variables: admissionVariables(extra), authorizer: true, resolveRef: resolveBuiltinRef });
+}
+
+/** The authorizer library's view of the gateway's authorizers. */
+export function celAuthorizer(authorizer: Authorizer): CelAuthorizer {
+  return {
+    async authorize(a) {
+      const r = await authorizer.authorize({
+        user: { username: a.user.username, uid: a.user.uid, groups: [...(a.user.groups ?? [])], extra: a.user.extra as Record<string, string[]> | undefined },
+        isResourceRequest: a.resourceRequest,
+        path: a.path ?? '',
+        verb: a.verb,
+        apiGroup: a.apiGroup ?? '',
+        apiVersion: '*',
+        resource: a.resource ?? '',
+        subresource: a.subresource ?? '',
+        namespace: a.namespace ?? '',
+        name: a.name ?? '',
+      });
+      return { decision: r.decision, reason: r.reason };
+    },
+  };
+}
+
+/** Expression values of one request, converted once and shared by every hook and policy that evaluates it. */
+export interface AdmissionActivation {
+  object: unknown;
+  oldObject: unknown;
+  request: unknown;
+  authorizer: AuthorizerValue;
+}
+
+const activations = new WeakMap<AdmissionAttributes, AdmissionActivation>();
+
+/** The request's expression values (`object` and `oldObject` typed by the kind's schema). */
+export function admissionActivation(env: CelEnvironment, a: AdmissionAttributes, authorizer: Authorizer): AdmissionActivation {
+  let act = activations.get(a);
+  if (act) return act;
+  const converter = env.converter();
+  const schema = kindSchema(a.kind);
+  const request = admissionRequest(a, '');
+  act = {
+    object: a.object ? converter.convert(a.object, schema) : null,
+    oldObject: a.oldObject ? converter.convert(a.oldObject, schema) : null,
+    request: converter.convert({ ...request, object: undefined, oldObject: undefined, uid: undefined }),
+    authorizer: new AuthorizerValue(celAuthorizer(authorizer), request.userInfo, { group: a.resource.group, resource: a.resource.resource, subresource: a.subresource || undefined, namespace: a.namespace || undefined, name: a.name || undefined }),
+  };
+  activations.set(a, act);
+  return act;
+}

@@ -1,0 +1,291 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { applyJsonPatch, StatusError, type KubeObject, type LabelSelectorObject, type StatusReason } from '@orch/apimachinery';
+import { CelCompileError, type CelEnvironment, type CelProgram } from '@orch/cel';
+import { AdmissionPluginProvider, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResource, type AdmissionResponse } from '../../pipeline/admit';
+import { admissionActivation, admissionEnvironment, admissionRequest } from '../admission-request';
+import { AdmissionState } from '../admission-state';
+import { matchingResource, namespaceSelectorMatches, objectSelectorMatches, type Rule } from '../matching';
+import { findNamespace } from '../namespace-annotations';
+import { callWebhook, resolveTarget, WebhookCallError, type WebhookClientConfig } from './client';
+
+export const MUTATING_ADMISSION_WEBHOOK = 'MutatingAdmissionWebhook';
+export const VALIDATING_ADMISSION_WEBHOOK = 'ValidatingAdmissionWebhook';
+
+/** admissionregistration.orch.io/v1 MutatingWebhook / ValidatingWebhook. */
+export interface Webhook {
+  name: string;
+  clientConfig: WebhookClientConfig;
+  rules?: Rule[];
+  failurePolicy?: 'Fail' | 'Ignore';
+  matchPolicy?: 'Exact' | 'Equivalent';
+  namespaceSelector?: LabelSelectorObject;
+  objectSelector?: LabelSelectorObject;
+  sideEffects?: string;
+  timeoutSeconds?: number;
+  admissionReviewVersions?: string[];
+  reinvocationPolicy?: 'Never' | 'IfNeeded';
+  matchConditions?: { name: string; expression: string }[];
+}
+
+interface WebhookConfiguration extends KubeObject {
+  webhooks?: Webhook[];
+}
+
+/** A configured webhook, compiled: its matchConditions as programs (or the reason they do not compile). */
+interface PreparedWebhook {
+  configuration: string;
+  hook: Webhook;
+  conditions: { name: string; program?: CelProgram; error?: string }[];
+}
+
+interface AdmissionReviewResponse {
+  uid?: string;
+  allowed?: boolean;
+  status?: { code?: number; message?: string; reason?: string };
+  patch?: string;
+  patchType?: string;
+  warnings?: string[];
+  auditAnnotations?: Record<string, string>;
+}
+
+const DEFAULT_TIMEOUT_SECONDS = 10;
+
+/** upstream webhookerrors.ToStatusErr: the webhook's own status, worded as a denial. */
+export function deniedByWebhook(name: string, status: AdmissionReviewResponse['status']): StatusError {
+  const deniedBy = `admission webhook "${name}" denied the request`;
+  const code = status?.code && status.code >= 400 ? status.code : 400;
+  const message = status?.message ? `${deniedBy}: ${status.message}` : status?.reason ? `${deniedBy}: ${status.reason}` : `${deniedBy} without explanation`;
+  return new StatusError(code, (status?.reason as StatusReason | undefined) ?? ('' as StatusReason), message);
+}
+
+/** A call that failed under failurePolicy Fail (upstream: 500 InternalError "failed calling webhook"). */
+function failedCalling(name: string, why: string): StatusError {
+  return new StatusError(500, 'InternalError', `Internal error occurred: failed calling webhook "${name}": ${why}`, { causes: [{ message: `failed calling webhook "${name}": ${why}` }] });
+}
+
+/**
+ * The webhooks of the stored Mutating- or ValidatingWebhookConfigurations, kept compiled as the
+ * replica's cache of the configurations changes (a new webhook applies within the watch delay,
+ * on every replica), and the call of one webhook for one request.
+ */
+class WebhookDispatcher {
+  private prepared: PreparedWebhook[] = [];
+  private generation = -1;
+  private readonly env: CelEnvironment = admissionEnvironment();
+  private next = 0;
+
+  constructor(
+    private readonly state: AdmissionState,
+    private readonly resource: 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations',
+  ) {}
+
+  /** Compiled webhooks in upstream's order: configurations by name, webhooks as listed. */
+  webhooks(): PreparedWebhook[] {
+    const cache = this.state.cache<WebhookConfiguration>('admissionregistration.orch.io', this.resource);
+    if (cache.generation !== this.generation) {
+      this.generation = cache.generation;
+      const configs = [...cache.list()].sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+      this.prepared = configs.flatMap((c) => (c.webhooks ?? []).map((hook) => this.prepare(c.metadata.name ?? '', hook)));
+    }
+    return this.prepared;
+  }
+
+  private prepare(configuration: string, hook: Webhook): PreparedWebhook {
+    return {
+      configuration,
+      hook,
+      conditions: (hook.matchConditions ?? []).map((c) => {
+        try {
+          return { name: c.name, program: this.env.compile(c.expression, { resultTypes: ['bool'] }) };
+        } catch (e) {
+          return { name: c.name, error: e instanceof CelCompileError ? e.message : String(e) };
+        }
+      }),
+    };
+  }
+
+  /**
+   * Whether the webhook applies to the request, and as which resource (matchPolicy). Rules,
+   * selectors, then matchConditions; a matchCondition that fails to evaluate is a call
+   * failure (failurePolicy decides).
+   */
+  async matches(w: PreparedWebhook, a: AdmissionAttributes): Promise<AdmissionResource | undefined> {
+    const def = this.state.catalog.lookup(a.resource.group, a.resource.version, a.resource.resource);
+    const matched = matchingResource(w.hook.rules ?? [], { operation: a.operation, resource: a.resource, subresource: a.subresource, namespaced: def ? def.scope === 'Namespaced' : !!a.namespace, name: a.name }, w.hook.matchPolicy ?? 'Equivalent', this.state.catalog);
+    if (!matched) return undefined;
+    if (!objectSelectorMatches(w.hook.objectSelector, a)) return undefined;
+    if (w.hook.namespaceSelector && !namespaceSelectorMatches(w.hook.namespaceSelector, a, a.namespace ? await findNamespace(this.state, a.namespace) : undefined)) return undefined;
+    for (const c of w.conditions) {
+      if (c.error) throw new WebhookCallError(`compilation failed for matchCondition ${JSON.stringify(c.name)}: ${c.error}`);
+      try {
+        const r = await c.program!.evaluateAsync({ ...admissionActivation(this.env, a, this.state.authorizer) });
+        if (r.value !== true) return undefined;
+      } catch (e) {
+        throw new WebhookCallError(`matchCondition ${JSON.stringify(c.name)} evaluation failed: ${(e as Error).message}`);
+      }
+    }
+    return matched;
+  }
+
+  /** Calls the webhook with an AdmissionReview; returns its response (checked) or throws WebhookCallError. */
+  async call(w: PreparedWebhook, a: AdmissionAttributes, matched: AdmissionResource): Promise<AdmissionReviewResponse> {
+    const uid = randomUUID();
+    const target = resolveTarget(
+      w.hook.clientConfig,
+      {
+        service: (ns, name) => this.state.cache('', 'services').get(ns, name),
+        endpoints: (ns, name) => this.state.cache('', 'endpoints').get(ns, name),
+      },
+      this.next++,
+    );
+    const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: admissionRequest(a, uid, matched) };
+    const answer = (await callWebhook(target, w.hook.clientConfig.caBundle, review, w.hook.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS)) as { response?: AdmissionReviewResponse; kind?: string };
+    const response = answer?.response;
+    if (!response || typeof response !== 'object') throw new WebhookCallError('the response has no AdmissionReview response');
+    if (response.uid !== uid) throw new WebhookCallError(`expected response.uid="${uid}", got "${response.uid}"`);
+    return response;
+  }
+}
+
+/**
+ * SPEC Errors 2: a dry-run request meeting a webhook whose sideEffects are neither None nor
+ * NoneOnDryRun fails (400); such configurations can only come from before v1, which validates
+ * sideEffects on write.
+ */
+export function dryRunRefusal(hook: Pick<Webhook, 'name' | 'sideEffects'>, dryRun: boolean): StatusError | undefined {
+  if (!dryRun || hook.sideEffects === 'None' || hook.sideEffects === 'NoneOnDryRun') return undefined;
+  return StatusError.badRequest(`admission webhook "${hook.name}" has side effects and does not support dry run`);
+}
+
+/** Runs one webhook for a request; returns its response, or undefined when it does not apply or failed under failurePolicy Ignore. */
+async function invoke(d: WebhookDispatcher, w: PreparedWebhook, a: AdmissionAttributes): Promise<AdmissionReviewResponse | undefined> {
+  const fail = (why: string) => {
+    if ((w.hook.failurePolicy ?? 'Fail') === 'Ignore') return undefined;
+    throw failedCalling(w.hook.name, why);
+  };
+  let matched: AdmissionResource | undefined;
+  try {
+    matched = await d.matches(w, a);
+  } catch (e) {
+    if (e instanceof WebhookCallError) return fail(e.message);
+    throw e;
+  }
+  if (!matched) return undefined;
+  const dryRun = dryRunRefusal(w.hook, a.dryRun);
+  if (dryRun) throw dryRun;
+  try {
+    return await d.call(w, a, matched);
+  } catch (e) {
+    if (e instanceof WebhookCallError) return fail(`failed to call webhook: ${e.message}`);
+    throw e;
+  }
+}
+
+function collect(res: AdmissionReviewResponse, into: AdmissionResponse, w: PreparedWebhook): void {
+  if (res.warnings?.length) (into.warnings ??= []).push(...res.warnings);
+  if (res.auditAnnotations) {
+    into.auditAnnotations ??= {};
+    for (const [k, v] of Object.entries(res.auditAnnotations)) into.auditAnnotations[`${w.hook.name}/${k}`] = v;
+  }
+}
+
+/**
+ * MutatingAdmissionWebhook (upstream plugin of the same name): calls, in order, every webhook of
+ * the MutatingWebhookConfigurations that applies to the request; a webhook may refuse the
+ * request or change the object with a JSONPatch. Webhooks with reinvocationPolicy IfNeeded
+ * are called once more when a later webhook changed the object after them.
+ */
+@AdmissionPluginProvider()
+@Injectable()
+export class MutatingAdmissionWebhook implements AdmissionPlugin {
+  readonly name = MUTATING_ADMISSION_WEBHOOK;
+  private readonly dispatcher: WebhookDispatcher;
+
+  constructor(@Inject(AdmissionState) state: AdmissionState) {
+    this.dispatcher = new WebhookDispatcher(state, 'mutatingwebhookconfigurations');
+  }
+
+  handles(): boolean {
+    return true;
+  }
+
+  async mutate(a: AdmissionAttributes): Promise<AdmissionResponse | void> {
+    const hooks = this.dispatcher.webhooks();
+    if (hooks.length === 0) return;
+    const out: AdmissionResponse = {};
+    const calledAt = new Map<PreparedWebhook, number>();
+    let changes = 0;
+    const run = async (w: PreparedWebhook) => {
+      const res = await invoke(this.dispatcher, w, a);
+      if (!res) return;
+      calledAt.set(w, changes);
+      collect(res, out, w);
+      if (!res.allowed) throw deniedByWebhook(w.hook.name, res.status);
+      if (res.patch && a.object) {
+        if (res.patchType !== 'JSONPatch') throw failedCalling(w.hook.name, `unsupported patch type ${JSON.stringify(res.patchType)}`);
+        let ops: unknown;
+        try {
+          ops = JSON.parse(Buffer.from(res.patch, 'base64').toString('utf8'));
+        } catch {
+          throw failedCalling(w.hook.name, 'the patch is not valid JSON');
+        }
+        const before = JSON.stringify(a.object);
+        let patched: KubeObject;
+        try {
+          patched = applyJsonPatch(structuredClone(a.object), ops) as KubeObject;
+        } catch (e) {
+          throw failedCalling(w.hook.name, `the patch does not apply: ${(e as Error).message}`);
+        }
+        if (JSON.stringify(patched) !== before) {
+          // Mutate in place: the chain and the registry hold this object.
+          for (const k of Object.keys(a.object)) delete (a.object as Record<string, unknown>)[k];
+          Object.assign(a.object, patched);
+          changes++;
+        }
+      }
+    };
+    for (const w of hooks) await run(w);
+    // Reinvocation: a webhook that asked for it sees the changes made after it ran.
+    for (const w of hooks) {
+      const at = calledAt.get(w);
+      if (w.hook.reinvocationPolicy === 'IfNeeded' && at !== undefined && at < changes) await run(w);
+    }
+    return out;
+  }
+}
+
+/**
+ * ValidatingAdmissionWebhook (upstream plugin of the same name): calls every webhook of the
+ * ValidatingWebhookConfigurations that applies to the request, in parallel; any refusal
+ * refuses the request.
+ */
+@AdmissionPluginProvider()
+@Injectable()
+export class ValidatingAdmissionWebhook implements AdmissionPlugin {
+  readonly name = VALIDATING_ADMISSION_WEBHOOK;
+  private readonly dispatcher: WebhookDispatcher;
+
+  constructor(@Inject(AdmissionState) state: AdmissionState) {
+    this.dispatcher = new WebhookDispatcher(state, 'validatingwebhookconfigurations');
+  }
+
+  handles(): boolean {
+    return true;
+  }
+
+  async validate(a: AdmissionAttributes): Promise<AdmissionResponse | void> {
+    const hooks = this.dispatcher.webhooks();
+    if (hooks.length === 0) return;
+    const out: AdmissionResponse = {};
+    const results = await Promise.allSettled(hooks.map((w) => invoke(this.dispatcher, w, a).then((res) => ({ w, res }))));
+    for (const r of results) if (r.status === 'rejected') throw r.reason;
+    for (const r of results) {
+      const { w, res } = (r as PromiseFulfilledResult<{ w: PreparedWebhook; res?: AdmissionReviewResponse }>).value;
+      if (!res) continue;
+      collect(res, out, w);
+      if (!res.allowed) throw deniedByWebhook(w.hook.name, res.status);
+    }
+    return out;
+  }
+}
