@@ -37,8 +37,10 @@ function countedResource(name: string): { group: string; resource: string } | un
  * Resource quota controller (upstream resourcequota): keeps each ResourceQuota's status —
  * `hard` as the spec says and `used` recounted from the objects in its namespace — so that
  * the ResourceQuota admission plugin can judge new objects, and usage given back by deletes
- * (and by admitted writes that failed) returns to the quota. Recounts a namespace's quotas
- * whenever a counted object there changes, and every quota every 5 minutes.
+ * (and by admitted writes that failed) returns to the quota. Recounts a quota when it changes,
+ * when a counted object in its namespace is deleted or gives usage back, and every 5 minutes
+ * (not on creates: admission charged those, and a recount racing writes it admitted but not
+ * yet stored would under-count).
  */
 export class ResourceQuotaController extends QueueController {
   private readonly quotas: SharedInformer<ResourceQuotaLike>;
@@ -47,7 +49,14 @@ export class ResourceQuotaController extends QueueController {
   constructor(ctx: ControllerContext) {
     super('resourcequota', ctx);
     this.quotas = this.informer<ResourceQuotaLike>(RESOURCE_QUOTAS);
-    this.enqueueOn(this.quotas, (q) => objectKey(q));
+    // A quota is recounted when it is new or its spec changed; status writes (admission's
+    // charges, this controller's own) do not trigger a recount.
+    this.quotas.addEventHandler({
+      onAdd: (q) => this.queue.add(objectKey(q)),
+      onUpdate: (o, n) => {
+        if (!jsonEqual(o.spec ?? {}, n.spec ?? {}) || !jsonEqual(o.status?.hard ?? {}, n.spec?.hard ?? {})) this.queue.add(objectKey(n));
+      },
+    });
     for (const gvr of WATCHED) {
       const inf = gvr.resource === 'resourcequotas' ? (this.quotas as unknown as SharedInformer<KubeObject>) : this.informer<KubeObject>(gvr);
       this.watched.set(gvr.resource, inf);
@@ -55,7 +64,14 @@ export class ResourceQuotaController extends QueueController {
       const touch = (obj: KubeObject) => {
         for (const q of this.quotas.list()) if (q.metadata.namespace === obj.metadata.namespace) this.queue.add(objectKey(q));
       };
-      inf.addEventHandler({ onAdd: touch, onUpdate: (_o, n) => touch(n), onDelete: (o) => touch(unwrapTombstone(o)) });
+      // Replenishment only (upstream): usage given back by deletes and by updates that use less.
+      // Adds are charged by admission; recounting on them would race admitted writes in flight.
+      inf.addEventHandler({
+        onUpdate: (o, n) => {
+          if (usageDecreased(gvr.resource, o, n)) touch(n);
+        },
+        onDelete: (o) => touch(unwrapTombstone(o)),
+      });
     }
   }
 
@@ -85,6 +101,14 @@ export class ResourceQuotaController extends QueueController {
     if (jsonEqual(quota.status ?? {}, status)) return;
     await ignoreNotFound(this.ctx.client.resource<ResourceQuotaLike>(RESOURCE_QUOTAS).inNamespace(namespace).updateStatus({ ...quota, status }));
   }
+}
+
+/** Whether an update gives usage back (a pod finishing, a service losing node ports, ...). */
+function usageDecreased(resource: string, before: KubeObject, after: KubeObject): boolean {
+  const old = quotaUsage('', resource, before);
+  const now = quotaUsage('', resource, after);
+  for (const [k, v] of old) if (!now.has(k) || now.get(k)!.cmp(v) < 0) return true;
+  return false;
 }
 
 function normalize(list: ResourceList): ResourceList {

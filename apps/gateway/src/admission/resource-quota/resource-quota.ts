@@ -6,8 +6,8 @@ import { ADMISSION_CONTEXT, AdmissionState } from '../admission-state';
 
 export const RESOURCE_QUOTA = 'ResourceQuota';
 
-/** Lost races on a quota's status before the request is refused (upstream retries the same way). */
-const MAX_ATTEMPTS = 8;
+/** Lost races on a quota's status (against other replicas) before the request fails with 409. */
+const MAX_ATTEMPTS = 30;
 
 /** Resources never charged to a quota (writes to quotas themselves, events, reviews). */
 const NOT_COUNTED = new Set(['resourcequotas', 'events', 'tokenreviews', 'localsubjectaccessreviews', 'selfsubjectaccessreviews', 'subjectaccessreviews', 'selfsubjectrulesreviews']);
@@ -65,6 +65,8 @@ export function quotaRefusal(quota: ResourceQuotaLike, delta: Map<string, Quanti
 @Injectable()
 export class ResourceQuota implements AdmissionPlugin {
   readonly name = RESOURCE_QUOTA;
+  /** Charges to one quota are serialized within this replica (upstream batches them per namespace): only replicas race. */
+  private readonly queues = new Map<string, Promise<void>>();
 
   constructor(@Inject(AdmissionState) private readonly state: AdmissionState) {}
 
@@ -82,11 +84,23 @@ export class ResourceQuota implements AdmissionPlugin {
     for (const cached of candidates) {
       if (!quotaMatches(cached, a.resource.group, a.resource.resource, a.object)) continue;
       if (![...delta.keys()].some((k) => cached.spec?.hard?.[k] !== undefined) && !(isPod && a.operation === 'CREATE')) continue;
-      await this.charge(a, cached.metadata.name!, delta, isPod && a.operation === 'CREATE');
+      await this.serialized(`${a.namespace}/${cached.metadata.name}`, () => this.charge(a, cached.metadata.name!, delta, isPod && a.operation === 'CREATE'));
     }
   }
 
-  /** Checks and records the charge on one quota, retrying on a concurrent status write. */
+  private async serialized(key: string, fn: () => Promise<void>): Promise<void> {
+    const prev = this.queues.get(key) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    this.queues.set(key, tail);
+    try {
+      await run;
+    } finally {
+      if (this.queues.get(key) === tail) this.queues.delete(key);
+    }
+  }
+
+  /** Checks and records the charge on one quota, retrying on a concurrent status write (another replica's). */
   private async charge(a: AdmissionAttributes, name: string, delta: Map<string, Quantity>, isPodCreate: boolean): Promise<void> {
     const quotas = this.state.registry('', 'resourcequotas');
     for (let attempt = 1; ; attempt++) {
@@ -110,6 +124,7 @@ export class ResourceQuota implements AdmissionPlugin {
           if (err instanceof StatusError && err.code === 409) throw StatusError.conflict({ group: '', resource: 'resourcequotas' }, name, 'please apply your changes to the latest version and try again');
           throw err;
         }
+        await new Promise((r) => setTimeout(r, Math.random() * 5 * attempt));
       }
     }
   }
