@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { openSqliteStore } from '@orch/storage';
 import { parseFlags } from '@orch/server-common';
 import { freePort } from '@orch/testing';
+import { admissionBench } from './admission';
 import { codecBench, protobufHttpBench } from './codec';
 import { crdBench } from './crd';
 import { flowControlBench } from './flowcontrol';
@@ -23,7 +24,7 @@ const FLAGS = {
   concurrency: { type: 'int', default: 64, description: 'Concurrent clients of the throughput phases.' },
   'list-size': { type: 'int', default: 10_000, description: 'ConfigMaps in the list-latency phase.' },
   watchers: { type: 'int', default: 100, description: 'Watchers in the watch-latency phase.' },
-  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler, scale, crd, apf.' },
+  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler, scale, crd, apf, admission.' },
   'apf-list-size': { type: 'int', default: 1000, description: 'ConfigMaps in each list of the flooding client in the priority-and-fairness benchmark.' },
   'scale-watchers': { type: 'int', default: 1000, description: 'Watchers spread over three gateways in the scale benchmark.' },
   'scale-events': { type: 'int', default: 1000, description: 'Events per second written in the scale benchmark’s watch phase.' },
@@ -91,6 +92,7 @@ async function main(): Promise<void> {
     for (const note of apf.notes) console.log(`- ${note}`);
   }
   if (want('scheduler')) printRows('scheduler (real gateway and scheduler processes)', await schedulerBench({ nodes: opts['sched-nodes'], pods: opts['sched-pods'] }));
+  if (want('admission')) printRows('admission (creates through the admission chain)', await admissionBench({ durationMs: Math.min(opts.duration, 5000), concurrency: opts.concurrency }));
 }
 
 type BenchOptions = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];

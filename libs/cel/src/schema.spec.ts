@@ -90,6 +90,7 @@ describe('type mapping', () => {
     ['preserved unknown fields are dynamic', 'self.extra.anything.nested == 1'],
     ['an embedded resource has apiVersion, kind and metadata', 'self.embedded.kind == "Thing" && self.embedded.metadata.name == "e" && self.embedded.spec.size == 2'],
     ['escaped property names', 'self.x__dash__y == "dash" && self.__namespace__ == "ns"'],
+    ['a reserved word is also reachable as itself after a dot', 'self.namespace == "ns"'],
   ])('%s', (_name, expression) => expect(run(expression)).toBe(true));
 
   it('int-or-string holds a string too', () => {

@@ -3,7 +3,7 @@
 // bounds the cost estimator reads from a schema.
 
 import { parseGoDuration } from '@orch/apimachinery';
-import { escapePropertyName } from './escaping';
+import { CEL_RESERVED_WORDS, escapePropertyName } from './escaping';
 
 /**
  * The subset of an OpenAPI v3 schema (CRD `openAPIV3Schema`, the gateway's published
@@ -150,8 +150,7 @@ export class DeclaredTypes {
       case 'object': {
         const fields: Record<string, string> = {};
         for (const [prop, propSchema] of Object.entries(objectProperties(s!))) {
-          const ident = escapePropertyName(prop);
-          if (ident !== undefined) fields[ident] = this.typeOf(propSchema, `${name}.${ident}`, depth + 1);
+          for (const ident of reachableNames(prop)) fields[ident] = this.typeOf(propSchema, `${name}.${ident}`, depth + 1);
         }
         const typeName = this.uniqueName(name);
         this.objectTypes.push({ name: typeName, fields });
@@ -256,8 +255,11 @@ export class CelValueConverter {
         for (const [k, v] of Object.entries(json)) {
           const prop = props[k];
           if (prop) {
-            const ident = escapePropertyName(k);
-            if (ident !== undefined) out[ident] = this.value(v, resolveSchema(prop, this.ctx), true);
+            const idents = reachableNames(k);
+            if (idents.length) {
+              const value = this.value(v, resolveSchema(prop, this.ctx), true);
+              for (const ident of idents) out[ident] = value;
+            }
           } else if (preserve) out[k] = this.untyped(v);
         }
         return out;
@@ -297,6 +299,17 @@ export function durationNanosOf(text: string): bigint | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The names a declared property is reachable under: its escaped name, and for a reserved word
+ * (`namespace`, `in`, ...) also the word itself, which the engine accepts after a dot
+ * (`object.metadata.namespace` as well as `object.metadata.__namespace__`).
+ */
+export function reachableNames(prop: string): string[] {
+  const ident = escapePropertyName(prop);
+  if (ident === undefined) return [];
+  return ident === prop ? [ident] : CEL_RESERVED_WORDS.has(prop) ? [ident, prop] : [ident];
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -374,6 +387,6 @@ export function childSchema(schema: CelSchema | undefined, step: { field?: strin
   if (step.field === undefined) return undefined;
   if (kind === 'map') return elementSchema(s);
   if (kind !== 'object') return undefined;
-  for (const [prop, propSchema] of Object.entries(objectProperties(s))) if (escapePropertyName(prop) === step.field) return propSchema;
+  for (const [prop, propSchema] of Object.entries(objectProperties(s))) if (reachableNames(prop).includes(step.field)) return propSchema;
   return undefined;
 }

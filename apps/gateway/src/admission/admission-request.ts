@@ -55,17 +55,26 @@ export function admissionRequest(a: AdmissionAttributes, uid: string, matched: A
   };
 }
 
-/** The OpenAPI schema of a built-in kind (for expression types), with $refs resolved lazily. */
+const kindSchemas = new Map<string, CelSchema | undefined>();
+const refSchemas = new Map<string, CelSchema | undefined>();
+
+/** The OpenAPI schema of a built-in kind (for expression types), with $refs resolved lazily; computed once per kind. */
 export function kindSchema(kind: GroupVersionKind): CelSchema | undefined {
-  const t = schemaForKind(kind.group, kind.version, kind.kind);
-  return t ? (definition(t) as CelSchema) : undefined;
+  const key = `${kind.group}/${kind.version}/${kind.kind}`;
+  if (!kindSchemas.has(key)) {
+    const t = schemaForKind(kind.group, kind.version, kind.kind);
+    kindSchemas.set(key, t ? (definition(t) as CelSchema) : undefined);
+  }
+  return kindSchemas.get(key);
 }
 
-/** Resolves `#/components/schemas/<name>` against the built-in type schemas. */
+/** Resolves `#/components/schemas/<name>` against the built-in type schemas (computed once per name). */
 export function resolveBuiltinRef(ref: string): CelSchema | undefined {
-  if (!ref.startsWith(SCHEMA_REF_PREFIX)) return undefined;
-  const t = typeSchema(ref.slice(SCHEMA_REF_PREFIX.length));
-  return t ? (definition(t) as CelSchema) : undefined;
+  if (!refSchemas.has(ref)) {
+    const t = ref.startsWith(SCHEMA_REF_PREFIX) ? typeSchema(ref.slice(SCHEMA_REF_PREFIX.length)) : undefined;
+    refSchemas.set(ref, t ? (definition(t) as CelSchema) : undefined);
+  }
+  return refSchemas.get(ref);
 }
 
 /** The variables of admission expressions (webhook matchConditions; policies add params, namespaceObject, variables). */

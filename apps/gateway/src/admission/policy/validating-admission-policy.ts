@@ -73,6 +73,8 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
   readonly name = VALIDATING_ADMISSION_POLICY;
   private compiled = new Map<string, CompiledPolicy>();
   private generation = -1;
+  /** `namespaceObject` of a request, converted once for all its bindings. */
+  private readonly namespaceObjects = new WeakMap<AdmissionAttributes, Promise<unknown>>();
 
   constructor(@Inject(AdmissionState) private readonly state: AdmissionState) {}
 
@@ -180,7 +182,9 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
     const actions = binding.spec?.validationActions ?? [];
     const base = admissionActivation(policyEnv(), a, this.state.authorizer);
     const env = policyEnv();
-    const namespaceObject = a.namespace ? env.toCel(await findNamespace(this.state, a.namespace)) : null;
+    let nsPromise = this.namespaceObjects.get(a);
+    if (!nsPromise) this.namespaceObjects.set(a, (nsPromise = a.namespace ? findNamespace(this.state, a.namespace).then((ns) => env.toCel(ns)) : Promise.resolve(null)));
+    const namespaceObject = await nsPromise;
     let budget = RUNTIME_COST_BUDGET;
     const run = async (c: Compiled, activation: Record<string, unknown>): Promise<unknown> => {
       if (c.error) throw new PolicyError(`compilation error: ${c.error}`);
