@@ -7,6 +7,7 @@ import { Gateway } from '../gateway';
 import type { GatewayOptions } from '../options';
 import type { GenericStore } from '../registry/generic-store';
 import type { RequestContext } from '../registry/strategy';
+import type { WebhookClient } from '../webhooks/webhook-client';
 import { ObjectCache } from './object-cache';
 
 /** The identity admission uses for its own writes (quota usage). */
@@ -39,6 +40,11 @@ export class AdmissionState implements OnApplicationShutdown {
 
   get logger(): Logger {
     return this.gateway.logger;
+  }
+
+  /** The gateway's webhook caller (HTTPS, caBundle, Services through their endpoints). */
+  get webhooks(): WebhookClient {
+    return this.gateway.webhooks;
   }
 
   /** The request path's authorizer (available once the pipeline is wired). */

@@ -1,4 +1,4 @@
-import { request } from 'node:https';
+import { Agent, request } from 'node:https';
 import type { ServiceResolver } from './service-resolver';
 
 /** Where a webhook is (upstream WebhookClientConfig): an https URL, or a Service with path and port. */
@@ -16,10 +16,26 @@ export class WebhookError extends Error {
 
 const MAX_RESPONSE_BYTES = 3 * 1024 * 1024;
 
+/** Keep-alive agents by CA bundle and server name: a webhook's TLS connections are reused across calls. */
+const agents = new Map<string, Agent>();
+const MAX_AGENTS = 256;
+
+function agentFor(ca: string | undefined, servername: string | undefined): Agent {
+  const key = `${servername ?? ''}\u0000${ca ?? ''}`;
+  let agent = agents.get(key);
+  if (!agent) {
+    agent = new Agent({ keepAlive: true, maxSockets: 64, ca, servername });
+    if (agents.size >= MAX_AGENTS) agents.delete(agents.keys().next().value!);
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
 /**
  * Calls webhooks over HTTPS: POSTs a JSON body and returns the parsed JSON answer. The
  * server's certificate is verified against the config's caBundle (for a Service, under its
- * `<name>.<namespace>.svc` name); every call has a timeout.
+ * `<name>.<namespace>.svc` name); every call has a timeout. Connections are kept alive and
+ * reused per CA bundle and server name (admission webhooks are called on every request).
  */
 export class WebhookClient {
   constructor(private readonly services: ServiceResolver) {}
@@ -46,6 +62,7 @@ export class WebhookClient {
       throw new WebhookError('the webhook has neither url nor service');
     }
     const ca = config.caBundle ? Buffer.from(config.caBundle, 'base64').toString('utf8') : undefined;
+    const sni = servername && /^[\d.:]+$/.test(servername) ? undefined : servername;
     const payload = Buffer.from(JSON.stringify(body));
     return new Promise((resolve, reject) => {
       const req = request(
@@ -54,8 +71,9 @@ export class WebhookClient {
           port,
           path,
           method: 'POST',
+          agent: agentFor(ca, sni),
           ca,
-          servername: servername && /^[\d.:]+$/.test(servername) ? undefined : servername,
+          servername: sni,
           headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': payload.length },
           timeout: timeoutMs,
         },

@@ -7,7 +7,7 @@ import { admissionActivation, admissionEnvironment, admissionRequest } from '../
 import { AdmissionState } from '../admission-state';
 import { matchingResource, namespaceSelectorMatches, objectSelectorMatches, type Rule } from '../matching';
 import { findNamespace } from '../namespace-annotations';
-import { callWebhook, resolveTarget, WebhookCallError, type WebhookClientConfig } from './client';
+import { WebhookError, type WebhookClientConfig } from '../../webhooks/webhook-client';
 
 export const MUTATING_ADMISSION_WEBHOOK = 'MutatingAdmissionWebhook';
 export const VALIDATING_ADMISSION_WEBHOOK = 'ValidatingAdmissionWebhook';
@@ -73,7 +73,6 @@ class WebhookDispatcher {
   private prepared: PreparedWebhook[] = [];
   private generation = -1;
   private readonly env: CelEnvironment = admissionEnvironment();
-  private next = 0;
 
   constructor(
     private readonly state: AdmissionState,
@@ -117,33 +116,32 @@ class WebhookDispatcher {
     if (!objectSelectorMatches(w.hook.objectSelector, a)) return undefined;
     if (w.hook.namespaceSelector && !namespaceSelectorMatches(w.hook.namespaceSelector, a, a.namespace ? await findNamespace(this.state, a.namespace) : undefined)) return undefined;
     for (const c of w.conditions) {
-      if (c.error) throw new WebhookCallError(`compilation failed for matchCondition ${JSON.stringify(c.name)}: ${c.error}`);
+      if (c.error) throw new WebhookError(`compilation failed for matchCondition ${JSON.stringify(c.name)}: ${c.error}`);
       try {
         const r = await c.program!.evaluateAsync({ ...admissionActivation(this.env, a, this.state.authorizer) });
         if (r.value !== true) return undefined;
       } catch (e) {
-        throw new WebhookCallError(`matchCondition ${JSON.stringify(c.name)} evaluation failed: ${(e as Error).message}`);
+        throw new WebhookError(`matchCondition ${JSON.stringify(c.name)} evaluation failed: ${(e as Error).message}`);
       }
     }
     return matched;
   }
 
-  /** Calls the webhook with an AdmissionReview; returns its response (checked) or throws WebhookCallError. */
+  /** Calls the webhook with an AdmissionReview; returns its response (checked) or throws WebhookError. */
   async call(w: PreparedWebhook, a: AdmissionAttributes, matched: AdmissionResource): Promise<AdmissionReviewResponse> {
     const uid = randomUUID();
-    const target = resolveTarget(
-      w.hook.clientConfig,
-      {
-        service: (ns, name) => this.state.cache('', 'services').get(ns, name),
-        endpoints: (ns, name) => this.state.cache('', 'endpoints').get(ns, name),
-      },
-      this.next++,
-    );
     const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: admissionRequest(a, uid, matched) };
-    const answer = (await callWebhook(target, w.hook.clientConfig.caBundle, review, w.hook.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS)) as { response?: AdmissionReviewResponse; kind?: string };
+    let answer: { response?: AdmissionReviewResponse };
+    try {
+      answer = (await this.state.webhooks.post(w.hook.clientConfig, review, (w.hook.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000)) as { response?: AdmissionReviewResponse };
+    } catch (e) {
+      // An unresolvable Service (no endpoints, 503) is a call failure too.
+      if (e instanceof StatusError) throw new WebhookError(e.message);
+      throw e;
+    }
     const response = answer?.response;
-    if (!response || typeof response !== 'object') throw new WebhookCallError('the response has no AdmissionReview response');
-    if (response.uid !== uid) throw new WebhookCallError(`expected response.uid="${uid}", got "${response.uid}"`);
+    if (!response || typeof response !== 'object') throw new WebhookError('the response has no AdmissionReview response');
+    if (response.uid !== uid) throw new WebhookError(`expected response.uid="${uid}", got "${response.uid}"`);
     return response;
   }
 }
@@ -168,7 +166,7 @@ async function invoke(d: WebhookDispatcher, w: PreparedWebhook, a: AdmissionAttr
   try {
     matched = await d.matches(w, a);
   } catch (e) {
-    if (e instanceof WebhookCallError) return fail(e.message);
+    if (e instanceof WebhookError) return fail(e.message);
     throw e;
   }
   if (!matched) return undefined;
@@ -177,7 +175,7 @@ async function invoke(d: WebhookDispatcher, w: PreparedWebhook, a: AdmissionAttr
   try {
     return await d.call(w, a, matched);
   } catch (e) {
-    if (e instanceof WebhookCallError) return fail(`failed to call webhook: ${e.message}`);
+    if (e instanceof WebhookError) return fail(`failed to call webhook: ${e.message}`);
     throw e;
   }
 }
