@@ -22,10 +22,11 @@ export function flowControlStage(flowControl: FlowControl | undefined): (r: ApiR
   return async (r) => {
     if (!flowControl) return;
     const { info } = r;
-    const res = r.reply.raw;
+    // An upgrade (exec, attach, port-forward) has no reply: it is classified, never held (long-running).
+    const res = r.reply?.raw as typeof r.reply.raw | undefined;
     const gone = new AbortController();
     const onClose = () => gone.abort();
-    res.once('close', onClose);
+    res?.once('close', onClose);
     const admitted = await flowControl.admit(
       {
         user: requestUser(r),
@@ -39,7 +40,11 @@ export function flowControlStage(flowControl: FlowControl | undefined): (r: ApiR
       },
       isLongRunning(info),
       gone.signal,
-    ).finally(() => res.off('close', onClose));
+    ).finally(() => res?.off('close', onClose));
+    if (!res) {
+      admitted.release();
+      return;
+    }
     const fsUid = admitted.flowSchema.metadata.uid ?? '';
     const plUid = admitted.priorityLevel.metadata.uid ?? '';
     r.reply.header('X-Kubernetes-PF-FlowSchema-UID', fsUid).header('X-Kubernetes-PF-PriorityLevel-UID', plUid);
