@@ -103,6 +103,8 @@ export function services(t) {
         // Service cluster IPs from a loopback range: the userspace network-proxy can listen on them without root.
         '--service-cluster-ip-range=127.96.0.0/16',
         '--enable-bootstrap-token-auth',
+        '--authorization-mode=Node,RBAC',
+        '--enable-admission-plugins=NodeRestriction',
         `--advertise-url=${t.server}`,
       ],
       after: [...etcd, 'nats', 'redis', 'init'],

@@ -95,7 +95,7 @@ describe('joining a second machine with a bootstrap token', () => {
     joined = await startNodeAgent({
       name: 'machine-2',
       command: 'join',
-      args: [`--server=${gw.url}`, `--token=${TOKEN}`, `--discovery-token-ca-cert-hash=${pin}`, '--anonymous-auth=false', '--authentication-token-webhook', '--authorization-mode=Webhook'],
+      args: [`--server=${gw.url}`, `--token=${TOKEN}`, `--discovery-token-ca-cert-hash=${pin}`, '--anonymous-auth=false', '--authentication-token-webhook', '--authorization-mode=Webhook', '--authorization-webhook-cache-unauthorized-ttl=1s'],
       timeoutMs: 60_000,
     });
     await ready('machine-1');
@@ -138,7 +138,20 @@ describe('joining a second machine with a bootstrap token', () => {
     expect(bad.status).toBe(401);
     const byCert = await agentGet(joined.port, '/healthz', { cert: admin.certPem, key: admin.keyPem });
     expect([byCert.status, byCert.body]).toEqual([200, 'ok']);
-    const byToken = await agentGet(joined.port, '/stats/summary', { token: TOKEN });
+    // The bootstrap token authenticates (TokenReview) but its user may not read node stats
+    // (SubjectAccessReview through RBAC) until a binding grants it.
+    expect((await agentGet(joined.port, '/stats/summary', { token: TOKEN })).status).toBe(403);
+    const statsReader = { apiVersion: 'rbac.authorization.orch.io/v1', kind: 'ClusterRole', metadata: { name: 'node-stats-reader' }, rules: [{ verbs: ['get'], apiGroups: [''], resources: ['nodes/stats'] }] };
+    expect((await gw.admin.request('POST', '/apis/rbac.authorization.orch.io/v1/clusterroles', statsReader)).status).toBe(201);
+    const binding = {
+      apiVersion: 'rbac.authorization.orch.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'bootstrappers-read-stats' },
+      roleRef: { apiGroup: 'rbac.authorization.orch.io', kind: 'ClusterRole', name: 'node-stats-reader' },
+      subjects: [{ kind: 'Group', name: 'system:bootstrappers' }],
+    };
+    expect((await gw.admin.request('POST', '/apis/rbac.authorization.orch.io/v1/clusterrolebindings', binding)).status).toBe(201);
+    const byToken = await eventually('stats allowed', async () => ((r) => (r.status === 200 ? r : undefined))(await agentGet(joined.port, '/stats/summary', { token: TOKEN })), 10_000);
     expect(byToken.status).toBe(200);
     expect(JSON.parse(byToken.body).node.nodeName).toBe('machine-2');
     // The first agent allows anonymous requests (the default): its API answers without credentials.

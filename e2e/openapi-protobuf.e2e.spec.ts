@@ -125,10 +125,15 @@ describeKubectl('kubectl with validation on and protobuf bodies', () => {
     expect(kubectl(...check).out).toBe(value);
   });
 
-  it('auth can-i create pods prints yes', () => {
-    const r = kubectl('auth', 'can-i', 'create', 'pods');
-    expect(r.err).toBe('');
-    expect(r.out.trim()).toBe('yes');
+  // The SelfSubjectAccessReview goes to the k8s.io path with a protobuf body; the answer
+  // comes from the authorizer chain (RBAC), so both answers must be possible.
+  it.each([
+    { name: 'the admin may create pods', args: [], want: 'yes', code: 0 },
+    { name: 'a user without bindings may not', args: ['--as=nobody'], want: 'no', code: 1 },
+  ])('auth can-i create pods: $name', ({ args, want, code }) => {
+    const r = kubectl('auth', 'can-i', 'create', 'pods', ...args);
+    expect(r.out.trim()).toBe(want);
+    expect(r.code).toBe(code);
   });
 });
 

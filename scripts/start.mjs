@@ -59,7 +59,7 @@ const components = [
     // Bootstrap tokens let more machines join (`node-agent join`, see deploy/systemd/README.md).
     // The Services in front of the API (default/orch, default/kubernetes) use the secure port: the
     // userspace network-proxy binds their cluster IPs without root.
-    args: [`--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${dataDir}`, '--service-cluster-ip-range=127.96.0.0/16', `--api-service-port=${port}`, '--enable-bootstrap-token-auth', '--write-component-kubeconfigs', ...process.argv.slice(2)],
+    args: [`--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${dataDir}`, '--service-cluster-ip-range=127.96.0.0/16', `--api-service-port=${port}`, '--enable-bootstrap-token-auth', '--write-component-kubeconfigs', '--authorization-mode=Node,RBAC', '--enable-admission-plugins=NodeRestriction', ...process.argv.slice(2)],
   },
   // Each component runs with its own client certificate (written by the gateway into the data dir).
   // The bootstrap signer and token cleaner are on, as kubeadm runs them: `node-agent join` works.

@@ -8,6 +8,7 @@ import { openSqliteStore } from '@orch/storage';
 import { parseFlags } from '@orch/server-common';
 import { freePort } from '@orch/testing';
 import { admissionBench } from './admission';
+import { authBench } from './auth';
 import { codecBench, protobufHttpBench } from './codec';
 import { crdBench } from './crd';
 import { flowControlBench } from './flowcontrol';
@@ -24,12 +25,14 @@ const FLAGS = {
   concurrency: { type: 'int', default: 64, description: 'Concurrent clients of the throughput phases.' },
   'list-size': { type: 'int', default: 10_000, description: 'ConfigMaps in the list-latency phase.' },
   watchers: { type: 'int', default: 100, description: 'Watchers in the watch-latency phase.' },
-  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler, scale, crd, apf, admission.' },
+  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler, scale, crd, apf, admission, auth.' },
   'apf-list-size': { type: 'int', default: 1000, description: 'ConfigMaps in each list of the flooding client in the priority-and-fairness benchmark.' },
   'scale-watchers': { type: 'int', default: 1000, description: 'Watchers spread over three gateways in the scale benchmark.' },
   'scale-events': { type: 'int', default: 1000, description: 'Events per second written in the scale benchmark’s watch phase.' },
   'scale-list-size': { type: 'int', default: 50_000, description: 'Objects listed from the watch cache and from etcd in the scale benchmark.' },
   'rss-objects': { type: 'int', default: 100_000, description: 'Small objects the gateway holds in the scale benchmark’s memory phase.' },
+  'rbac-bindings': { type: 'int', default: 1000, description: 'RoleBindings (to other users) in place during the auth benchmark.' },
+  'rbac-roles': { type: 'int', default: 200, description: 'Roles in place during the auth benchmark.' },
   'sim-nodes': { type: 'int', default: 1000, description: 'Simulated nodes in the node-agent benchmark.' },
   'sim-pods': { type: 'int', default: 30_000, description: 'Pods on simulated nodes in the node-agent benchmark.' },
   'sched-nodes': { type: 'int', default: 5000, description: 'Nodes in the scheduler benchmark.' },
@@ -91,6 +94,7 @@ async function main(): Promise<void> {
     printRows('API Priority and Fairness: a client flooding its level at 10x its fair share', apf.rows);
     for (const note of apf.notes) console.log(`- ${note}`);
   }
+  if (want('auth')) printRows('authentication and authorization (two real gateways)', await authBench({ durationMs: opts.duration, concurrency: opts.concurrency, bindings: opts['rbac-bindings'], roles: opts['rbac-roles'] }));
   if (want('scheduler')) printRows('scheduler (real gateway and scheduler processes)', await schedulerBench({ nodes: opts['sched-nodes'], pods: opts['sched-pods'] }));
   if (want('admission')) printRows('admission (creates through the admission chain)', await admissionBench({ durationMs: Math.min(opts.duration, 5000), concurrency: opts.concurrency }));
 }

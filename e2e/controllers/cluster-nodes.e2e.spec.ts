@@ -128,18 +128,23 @@ describe('cluster controllers: nodelifecycle, podgc, csrapproving, csrsigning (r
     asBootstrapper.close();
   });
 
-  it('does not approve a CSR whose requester is not a bootstrapper or the node itself', async () => {
-    const csrs = c.client.resource<CsrObj>(CSRS);
-    // Claims to come from a bootstrapper, but the admin sends it: the gateway records admin.
-    await csrs.create({
+  it('does not approve a CSR whose requester lacks the nodeclient permission (the gateway answers the SubjectAccessReview)', async () => {
+    const pki = await ensurePki(c.pkiDir);
+    // mallory may create CSRs (system:node-bootstrapper) but holds no nodeclient permission.
+    const binding = { apiVersion: 'rbac.authorization.orch.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'mallory-csrs' }, roleRef: { apiGroup: 'rbac.authorization.orch.io', kind: 'ClusterRole', name: 'system:node-bootstrapper' }, subjects: [{ kind: 'User', name: 'mallory' }] };
+    await c.client.request({ method: 'POST', path: '/apis/rbac.authorization.orch.io/v1/clusterrolebindings', body: binding });
+    const mallory = await issueClientCert(pki, { cn: 'mallory' });
+    const asMallory = new RestClient({ server: c.gateway.url, caPem: pki.ca.certPem, certPem: mallory.certPem, keyPem: mallory.keyPem }, { component: 'e2e-mallory' });
+    // Claims to come from a bootstrapper; the gateway records who sent it.
+    await asMallory.resource<CsrObj>(CSRS).create({
       apiVersion: 'certificates.orch.io/v1',
       kind: 'CertificateSigningRequest',
       metadata: { name: 'node-csr-spoofed' },
       spec: { request: await nodeClientCsr('n8'), signerName: 'orch.io/kube-apiserver-client-kubelet', usages: ['digital signature', 'client auth'], username: 'system:bootstrap:abcdef', groups: ['system:bootstrappers'] },
     });
     await new Promise((r) => setTimeout(r, 2000));
-    const csr = await csrs.get('node-csr-spoofed');
-    expect(csr.spec).toMatchObject({ username: 'admin' });
+    const csr = await c.client.resource<CsrObj>(CSRS).get('node-csr-spoofed');
+    expect(csr.spec).toMatchObject({ username: 'mallory' });
     expect(csr.status?.certificate).toBeUndefined();
     expect((csr.status?.conditions ?? []).filter((x) => x.type === 'Approved')).toEqual([]);
   });

@@ -5,8 +5,20 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Catalog, FeatureGates, parseRuntimeConfig, type ResourceDef } from '@orch/api';
-import { StatusError } from '@orch/apimachinery';
-import { issueClientCert, writeKubeconfig, type Authenticator, type Authorizer, type Pki } from '@orch/auth';
+import { StatusError, type KubeObject } from '@orch/apimachinery';
+import {
+  BOOTSTRAP_CLUSTER_ROLES,
+  BOOTSTRAP_CLUSTER_ROLE_BINDINGS,
+  BOOTSTRAP_ROLES,
+  BOOTSTRAP_ROLE_BINDINGS,
+  issueClientCert,
+  reconcileDefault,
+  writeKubeconfig,
+  type Authenticator,
+  type Authorizer,
+  type Pki,
+  type ServiceAccountTokenIssuer,
+} from '@orch/auth';
 import { HealthChecks, createLogger, createMetricsRegistry, httpRequestMetrics, type Logger } from '@orch/server-common';
 import { openEtcdStore, openSqliteStore, type Store } from '@orch/storage';
 import { LocalBus, MemoryHistory, NatsBus, Pump, RedisHistory, storeLeaseLock, WatchCache, type EventHistory, type WatchBus } from '@orch/watch';
@@ -23,7 +35,7 @@ import { NO_RULES } from './registry/strategies/custom-resource';
 import { strategyFor, subresourceStrategies, systemNamespaces } from './registry/strategies';
 import { ApiEndpointsReconciler, advertiseAddress, apiServiceSpecs } from './api-endpoints/api-endpoints';
 import { REPAIR_HEALTH_CHECK, ServiceAddresses, ServiceAddressRepair, serviceRangesFromFlags, serviceStrategy } from './registry/service-ip';
-import type { RequestContext } from './registry/strategy';
+import { SYSTEM_CONTEXT } from './registry/system-context';
 import { OpenApiV3 } from './openapi/service';
 import type { AdmissionChain } from './pipeline/admit';
 import { Encoder } from './pipeline/encode';
@@ -37,13 +49,6 @@ import { VirtualResources } from './server/virtual';
 import { ServiceResolver } from './webhooks/service-resolver';
 import { WebhookClient } from './webhooks/webhook-client';
 
-/** The identity the gateway uses for its own writes (bootstrap objects). */
-const SYSTEM_CONTEXT: RequestContext = {
-  user: { username: 'system:apiserver', groups: ['system:masters', 'system:authenticated'] },
-  namespace: '',
-  dryRun: false,
-  warnings: [],
-};
 
 /** Resolves the data directory: flag, then ORCH_DATA_DIR, then ./.orch. */
 export function dataDir(opts: GatewayOptions): string {
@@ -174,7 +179,7 @@ export class Gateway {
    * Builds the request pipeline from the composed authenticators, authorization modes and
    * admission plugins (PipelineComposer calls this once at start-up).
    */
-  wire(parts: { authenticator: Authenticator; authorizer: Authorizer; admission: AdmissionChain }): void {
+  wire(parts: { authenticator: Authenticator; authorizer: Authorizer; admission: AdmissionChain; tokens: { issuer: ServiceAccountTokenIssuer; apiAudiences: string[] } }): void {
     this.authorizer = parts.authorizer;
     const metricsRegistry = createMetricsRegistry();
     this.health.add('log', () => undefined);
@@ -217,11 +222,12 @@ export class Gateway {
       logger: this.logger,
       watches: new WatchStreams({ minRequestTimeoutSeconds: this.options['min-request-timeout'] }),
       nonResource: new NonResourceEndpoints({ discovery: new Discovery(this.catalog, { k8sAliases }), health: this.health, metricsRegistry, openapi: new OpenApiV3(this.catalog, { k8sAliases }), k8sAliases }),
-      subresources: new SubresourceHandlers(new NodeProxy({ pki: this.pki })),
+      subresources: new SubresourceHandlers(new NodeProxy({ pki: this.pki }), parts.tokens),
       virtual: new VirtualResources({
         pods: () => this.registry('', 'pods'),
         authenticator: parts.authenticator,
         authorizer: parts.authorizer,
+        apiAudiences: parts.tokens.apiAudiences,
         componentHealth: async () => {
           try {
             await this.store.currentRevision();
@@ -273,6 +279,43 @@ export class Gateway {
         await namespaces.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, SYSTEM_CONTEXT);
       } catch (err) {
         if (!(err instanceof StatusError && err.code === 409)) throw err;
+      }
+    }
+    await this.reconcileBootstrapPolicy();
+  }
+
+  /**
+   * The default RBAC policy (@orch/auth bootstrap-policy), reconciled at every start: missing
+   * roles and bindings are created, missing rules and subjects added; what users changed
+   * stays. Replicas starting together may race: a lost race is retried on the new state.
+   */
+  private async reconcileBootstrapPolicy(): Promise<void> {
+    const sets: [string, readonly KubeObject[]][] = [
+      ['clusterroles', BOOTSTRAP_CLUSTER_ROLES as unknown as KubeObject[]],
+      ['clusterrolebindings', BOOTSTRAP_CLUSTER_ROLE_BINDINGS as unknown as KubeObject[]],
+      ['roles', BOOTSTRAP_ROLES as unknown as KubeObject[]],
+      ['rolebindings', BOOTSTRAP_ROLE_BINDINGS as unknown as KubeObject[]],
+    ];
+    for (const [resource, objects] of sets) {
+      const registry = this.registry('rbac.authorization.orch.io', resource);
+      for (const wanted of objects) {
+        const ns = wanted.metadata.namespace ?? '';
+        const name = wanted.metadata.name!;
+        for (let attempt = 0; attempt < 5; attempt++) {
+          const current = await registry.get(ns, name).catch((err) => {
+            if (err instanceof StatusError && err.code === 404) return undefined;
+            throw err;
+          });
+          const next = reconcileDefault(wanted as never, current as never) as KubeObject | undefined;
+          if (!next) break;
+          try {
+            if (current) await registry.update(ns, name, next, SYSTEM_CONTEXT);
+            else await registry.create(ns, structuredClone(next), SYSTEM_CONTEXT);
+            break;
+          } catch (err) {
+            if (!(err instanceof StatusError && err.code === 409)) throw err;
+          }
+        }
       }
     }
   }

@@ -25,6 +25,11 @@ export interface PeerCertificate {
 export interface AuthRequest {
   headers: Record<string, string | string[] | undefined>;
   peerCertificate?: PeerCertificate;
+  /**
+   * Audiences a token must be for (a TokenReview's `spec.audiences`); absent: the API
+   * audiences. Authenticators of audience-less credentials ignore it.
+   */
+  audiences?: string[];
 }
 
 /**

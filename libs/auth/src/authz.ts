@@ -38,6 +38,19 @@ export interface Authorizer {
   /** The mode name (`RBAC`, `Node`, ...). */
   readonly name: string;
   authorize(attributes: AuthorizationAttributes): AuthorizationResult | Promise<AuthorizationResult>;
+  /**
+   * What `user` may do in `namespace` (SelfSubjectRulesReview). A mode that cannot list its
+   * rules leaves this out; the chain then reports the answer as incomplete.
+   */
+  rulesFor?(user: UserInfo, namespace: string): SubjectRules;
+}
+
+/** A SelfSubjectRulesReview status (authorization v1 SubjectRulesReviewStatus). */
+export interface SubjectRules {
+  resourceRules: { verbs: string[]; apiGroups?: string[]; resources?: string[]; resourceNames?: string[] }[];
+  nonResourceRules: { verbs: string[]; nonResourceURLs?: string[] }[];
+  incomplete: boolean;
+  evaluationError?: string;
 }
 
 export const ALLOW = (reason = ''): AuthorizationResult => ({ decision: 'allow', reason });
@@ -67,15 +80,49 @@ export function authorizerChain(list: readonly Authorizer[]): Authorizer {
       }
       return NO_OPINION(reasons.join('; '));
     },
+    rulesFor(user, namespace) {
+      const out: SubjectRules = { resourceRules: [], nonResourceRules: [], incomplete: false };
+      const errors: string[] = [];
+      for (const a of list) {
+        if (!a.rulesFor) {
+          out.incomplete = true;
+          continue;
+        }
+        const r = a.rulesFor(user, namespace);
+        out.resourceRules.push(...r.resourceRules);
+        out.nonResourceRules.push(...r.nonResourceRules);
+        out.incomplete ||= r.incomplete;
+        if (r.evaluationError) errors.push(r.evaluationError);
+      }
+      if (errors.length) out.evaluationError = errors.join('; ');
+      return out;
+    },
   };
+}
+
+/** Splits policy rules into the two lists of a SubjectRules answer. */
+export function subjectRules(rules: readonly { verbs: string[]; apiGroups?: string[]; resources?: string[]; resourceNames?: string[]; nonResourceURLs?: string[] }[]): SubjectRules {
+  const out: SubjectRules = { resourceRules: [], nonResourceRules: [], incomplete: false };
+  for (const r of rules) {
+    if (r.nonResourceURLs?.length) out.nonResourceRules.push({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs });
+    if (r.resources?.length) out.resourceRules.push({ verbs: r.verbs, apiGroups: r.apiGroups ?? [], resources: r.resources, ...(r.resourceNames?.length ? { resourceNames: r.resourceNames } : {}) });
+  }
+  return out;
 }
 
 /** `AlwaysAllow`: every request is allowed (only when no authorization is wanted). */
 export function alwaysAllowAuthorizer(): Authorizer {
-  return { name: 'AlwaysAllow', authorize: () => ALLOW() };
+  return {
+    name: 'AlwaysAllow',
+    authorize: () => ALLOW(),
+    rulesFor: () => subjectRules([
+      { verbs: ['*'], apiGroups: ['*'], resources: ['*'] },
+      { verbs: ['*'], nonResourceURLs: ['*'] },
+    ]),
+  };
 }
 
 /** `AlwaysDeny`: every request is denied (tests only). */
 export function alwaysDenyAuthorizer(): Authorizer {
-  return { name: 'AlwaysDeny', authorize: () => DENY('Everything is forbidden.') };
+  return { name: 'AlwaysDeny', authorize: () => DENY('Everything is forbidden.'), rulesFor: () => subjectRules([]) };
 }

@@ -15,5 +15,38 @@ export { CA_COMMON_NAME, DEFAULT_SERVING_HOSTS, SERVING_COMMON_NAME, ensurePki, 
 export type { CertAndKey, Pki, PkiFiles } from './pki';
 export { BOOTSTRAPPERS_GROUP, BOOTSTRAP_TOKEN_SECRET_PREFIX, BOOTSTRAP_TOKEN_SECRET_TYPE, bootstrapTokenAuthenticator } from './bootstrap-token';
 export type { BootstrapTokenSecret } from './bootstrap-token';
-export { ALLOW, DENY, NO_OPINION, alwaysAllowAuthorizer, alwaysDenyAuthorizer, authorizerChain } from './authz';
-export type { AuthorizationAttributes, AuthorizationResult, Authorizer, Decision } from './authz';
+export { ALLOW, DENY, NO_OPINION, alwaysAllowAuthorizer, alwaysDenyAuthorizer, authorizerChain, subjectRules } from './authz';
+export type { AuthorizationAttributes, AuthorizationResult, Authorizer, Decision, SubjectRules } from './authz';
+export { PRIVILEGED_GROUP, RbacIndex, breakdownRule, privilegedGroupAuthorizer, rbacAuthorizer, ruleAllows, ruleString, subjectKeys, uncoveredRules } from './rbac';
+export type { BindingObject, PolicyRule, RoleObject, RoleRef, Subject } from './rbac';
+export {
+  AUTOUPDATE_ANNOTATION,
+  BOOTSTRAP_CLUSTER_ROLES,
+  BOOTSTRAP_CLUSTER_ROLE_BINDINGS,
+  BOOTSTRAP_ROLES,
+  BOOTSTRAP_ROLE_BINDINGS,
+  CONTROLLER_MANAGER_USER,
+  NETWORK_PROXY_USER,
+  NODES_GROUP,
+  NODE_RULES,
+  SCHEDULER_USER,
+  reconcileDefault,
+} from './bootstrap-policy';
+export { nodeAuthorizer, nodeNameOf, podReferences } from './node-authorizer';
+export type { PodReferences, PodsOnNode } from './node-authorizer';
+export {
+  BOUND_CLAIM,
+  LEGACY_ISSUER,
+  LEGACY_TOKEN_LAST_USED,
+  SERVICE_ACCOUNTS_GROUP,
+  SERVICE_ACCOUNT_USER_PREFIX,
+  ServiceAccountTokenIssuer,
+  bearerJwt,
+  publicKeysFromPem,
+  serviceAccountAuthenticator,
+  serviceAccountKeyId,
+  serviceAccountUser,
+  signingAlgorithm,
+} from './service-account';
+export type { BoundObject, BoundTokenRequest, ServiceAccountAuthenticatorOptions, ServiceAccountLookup } from './service-account';
+export { parseTokenFile, tokenFileAuthenticator } from './token-file';

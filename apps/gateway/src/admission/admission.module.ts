@@ -4,6 +4,7 @@ import { DefaultIngressClass, DefaultStorageClass } from './default-class/defaul
 import { DefaultTolerationSeconds } from './default-toleration-seconds/default-toleration-seconds';
 import { LimitRanger } from './limit-ranger/limit-ranger';
 import { NamespaceLifecycle } from './namespace-lifecycle/namespace-lifecycle';
+import { NodeRestriction } from './node-restriction';
 import { PodNodeSelector } from './pod-node-selector/pod-node-selector';
 import { PodSecurity } from './pod-security/pod-security';
 import { PodTolerationRestriction } from './pod-toleration-restriction/pod-toleration-restriction';
@@ -35,6 +36,7 @@ import { MutatingAdmissionWebhook, ValidatingAdmissionWebhook } from './webhook/
     PolicyTypeChecker,
     ValidatingAdmissionWebhook,
     ResourceQuota,
+    NodeRestriction,
   ],
   exports: [AdmissionState],
 })

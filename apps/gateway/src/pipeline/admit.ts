@@ -62,6 +62,11 @@ export type AuditSink = (annotations: Record<string, string>, request: { user: s
  */
 export interface AdmissionPlugin {
   readonly name: string;
+  /**
+   * Runs whatever --enable/--disable-admission-plugins say: built-in checks that are not
+   * upstream admission plugins (RBAC escalation prevention). They follow the selectable ones.
+   */
+  readonly alwaysOn?: boolean;
   handles(operation: AdmissionOperation, resource: AdmissionResource, subresource: string): boolean;
   mutate?(attributes: AdmissionAttributes): AdmissionResponse | void | Promise<AdmissionResponse | void>;
   validate?(attributes: AdmissionAttributes): AdmissionResponse | void | Promise<AdmissionResponse | void>;

@@ -13,6 +13,7 @@ const oneToken: Authenticator = {
     const h = req.headers.authorization;
     if (!h) return null;
     if (h === 'Bearer good') return { username: 'alice', groups: ['system:authenticated'] };
+    if (!String(h).startsWith('Bearer ')) return null;
     throw StatusError.unauthorized();
   },
 };
@@ -39,6 +40,7 @@ describe('authenticateStage', () => {
   it.each([
     { name: 'an invalid credential is 401, never anonymous', path: '/api/v1/pods', auth: 'Bearer bad', anonymous: true },
     { name: 'no credential with anonymous off', path: '/api/v1/pods', auth: undefined, anonymous: false },
+    { name: 'an Authorization header nobody claims', path: '/api/v1/pods', auth: 'Basic dXNlcjpwdw==', anonymous: true },
   ])('$name', async ({ path, auth, anonymous }) => {
     await expect(authenticateStage(oneToken, { anonymousAuth: anonymous })(request(path, auth))).rejects.toMatchObject({ code: 401 });
   });

@@ -17,7 +17,8 @@ const ANONYMOUS: UserInfo = anonymousUser();
 
 /**
  * The authenticate stage (SPEC "Authentication"): the union of authenticators decides.
- * A credential an authenticator rejects is 401, never anonymous. A request with no
+ * A credential an authenticator rejects, or an Authorization header no authenticator
+ * claims, is 401, never anonymous. A request with no
  * credential is `system:anonymous` in `system:unauthenticated` when `anonymousAuth` is on;
  * otherwise 401 except for the health and version paths.
  */
@@ -28,6 +29,8 @@ export function authenticateStage(authenticator: Authenticator, opts: { anonymou
       r.authenticatedUser = user;
       return;
     }
+    // A credential nobody accepted is a failed login, not an anonymous request (upstream: invalid bearer token).
+    if (r.req.headers.authorization !== undefined) throw StatusError.unauthorized();
     if (!opts.anonymousAuth && !ALWAYS_ANONYMOUS_PATHS.has(r.info.path)) throw StatusError.unauthorized();
     r.authenticatedUser = ANONYMOUS;
   };

@@ -1,9 +1,8 @@
 import { ALLOW, DENY, NO_OPINION, authorizerChain, type AuthorizationAttributes, type Authorizer } from '@orch/auth';
 import { parseRequestInfo } from '../request/request-info';
-import { attributesOf, authenticatedAuthorizer, forbidden, publicInfoAuthorizer } from './authorize';
+import { attributesOf, forbidden } from './authorize';
 
 const alice = { username: 'alice', groups: ['system:authenticated'] };
-const anonymous = { username: 'system:anonymous', groups: ['system:unauthenticated'] };
 const attrs = (method: string, url: string, user = alice): AuthorizationAttributes => {
   const [path, q = ''] = url.split('?');
   return attributesOf(parseRequestInfo(method, path, new URLSearchParams(q)), user);
@@ -49,21 +48,5 @@ describe('authorizerChain', () => {
   it('joins the reasons of undecided modes and errors', async () => {
     const res = await authorizerChain([mode('A', NO_OPINION('a said nothing')), broken]).authorize(attrs('GET', '/api/v1/pods'));
     expect(res.reason).toBe('a said nothing; Broken: cannot reach webhook');
-  });
-});
-
-describe('transitional modes (the behaviour the pipeline skeleton keeps)', () => {
-  const chain = authorizerChain([publicInfoAuthorizer(), authenticatedAuthorizer()]);
-  it.each([
-    { name: 'anonymous reads /healthz', a: attrs('GET', '/healthz', anonymous), want: 'allow' },
-    { name: 'anonymous reads /readyz/etcd', a: attrs('GET', '/readyz/etcd', anonymous), want: 'allow' },
-    { name: 'anonymous reads /version', a: attrs('GET', '/version', anonymous), want: 'allow' },
-    { name: 'anonymous gets cluster-info', a: attrs('GET', '/api/v1/namespaces/orch-public/configmaps/cluster-info', anonymous), want: 'allow' },
-    { name: 'anonymous lists config maps there', a: attrs('GET', '/api/v1/namespaces/orch-public/configmaps', anonymous), want: 'no-opinion' },
-    { name: 'anonymous lists pods', a: attrs('GET', '/api/v1/pods', anonymous), want: 'no-opinion' },
-    { name: 'anonymous posts to /healthz', a: attrs('POST', '/healthz', anonymous), want: 'no-opinion' },
-    { name: 'an authenticated user deletes a node', a: attrs('DELETE', '/api/v1/nodes/n1'), want: 'allow' },
-  ])('$name → $want', async ({ a, want }) => {
-    expect((await chain.authorize(a)).decision).toBe(want);
   });
 });

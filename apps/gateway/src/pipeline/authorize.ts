@@ -1,6 +1,6 @@
 import { DiscoveryService } from '@nestjs/core';
 import { StatusError } from '@orch/apimachinery';
-import { ALLOW, ANONYMOUS_USER, NO_OPINION, type AuthorizationAttributes, type AuthorizationResult, type Authorizer, type UserInfo } from '@orch/auth';
+import type { AuthorizationAttributes, Authorizer, UserInfo } from '@orch/auth';
 import type { RequestInfo } from '../request/request-info';
 import type { ApiRequest } from './api-request';
 import { requestUser } from './api-request';
@@ -52,44 +52,4 @@ export async function authorizeOrThrow(authorizer: Authorizer, a: AuthorizationA
 /** The authorize stage: the request's own attributes, as its (impersonated) user. */
 export function authorizeStage(authorizer: Authorizer): (r: ApiRequest) => Promise<void> {
   return (r) => authorizeOrThrow(authorizer, attributesOf(r.info, requestUser(r)));
-}
-
-// ------------------------------------------------------------ transitional modes
-
-/** Paths anyone may read, authenticated or not (upstream system:public-info-viewer). */
-const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version', '/version/']);
-
-function isHealthPath(path: string): boolean {
-  return /^\/(healthz|livez|readyz)(\/[^/]+)?\/?$/.test(path);
-}
-
-/**
- * Reading the signed cluster-info config map is open to anyone: joining nodes fetch it before
- * they have credentials (upstream grants get on it to system:unauthenticated).
- */
-function isClusterInfoRead(a: AuthorizationAttributes): boolean {
-  return a.isResourceRequest && a.verb === 'get' && a.apiGroup === '' && a.resource === 'configmaps' && a.namespace === 'orch-public' && a.name === 'cluster-info' && !a.subresource;
-}
-
-/**
- * Allows what everyone may do, anonymous included: read health and version, and get the
- * signed cluster-info config map (the public-info-viewer and bootstrap-signer rules).
- */
-export function publicInfoAuthorizer(): Authorizer {
-  return {
-    name: 'PublicInfo',
-    authorize(a): AuthorizationResult {
-      if (!a.isResourceRequest && (a.verb === 'get' || a.verb === 'head') && (PUBLIC_PATHS.has(a.path) || isHealthPath(a.path))) return ALLOW('public info');
-      if (isClusterInfoRead(a)) return ALLOW('cluster-info is public');
-      return NO_OPINION();
-    },
-  };
-}
-
-/** Allows every authenticated user everything (the behaviour before RBAC; anonymous gets no opinion). */
-export function authenticatedAuthorizer(): Authorizer {
-  return {
-    name: 'AlwaysAllowAuthenticated',
-    authorize: (a) => (a.user.username === ANONYMOUS_USER ? NO_OPINION() : ALLOW('authenticated users may do anything')),
-  };
 }

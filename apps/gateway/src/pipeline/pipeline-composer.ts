@@ -1,8 +1,9 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { authorizerChain, unionAuthenticator, type Authenticator, type Authorizer } from '@orch/auth';
-import type { AuthenticatorModule } from '../authn/authentication.module';
-import { AUTHORIZATION_MODES } from '../authz/authorization.module';
+import { readFileSync } from 'node:fs';
+import { ServiceAccountTokenIssuer, authorizerChain, privilegedGroupAuthorizer, unionAuthenticator, type Authenticator, type Authorizer } from '@orch/auth';
+import { apiAudiences, type AuthenticatorModule } from '../authn/authentication.module';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../gateway-config';
 import { selectAdmissionPlugins } from '../admission/plugins';
 import { Gateway } from '../gateway';
 import { AdmissionChain, AdmissionPluginProvider, type AdmissionPlugin } from './admit';
@@ -12,18 +13,20 @@ import { AuthorizerProvider } from './authorize';
 /**
  * Composes the request pipeline once at start-up from the providers the modules registered
  * (NestJS on the composition side only; requests never go through Nest): the enabled
- * authenticators in their order, the authorization modes in mode order, the admission
- * plugins in plugin order. Hands them to the Gateway, which builds the pipeline.
+ * authenticators in their order, `system:masters` then the `--authorization-mode` modes in
+ * flag order, the admission plugins the admission flags select (plus the always-on checks)
+ * in plugin order. Hands them to the Gateway, which builds the pipeline.
  */
 @Injectable()
 export class PipelineComposer implements OnModuleInit {
   constructor(
     @Inject(DiscoveryService) private readonly discovery: DiscoveryService,
     @Inject(Gateway) private readonly gateway: Gateway,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 
   onModuleInit(): void {
-    this.gateway.wire({ authenticator: this.authenticator(), authorizer: this.authorizer(), admission: this.admission() });
+    this.gateway.wire({ authenticator: this.authenticator(), authorizer: this.authorizer(), admission: this.admission(), tokens: this.tokens() });
   }
 
   private authenticator(): Authenticator {
@@ -40,13 +43,22 @@ export class PipelineComposer implements OnModuleInit {
       const mode = this.discovery.getMetadataByDecorator(AuthorizerProvider, w)?.mode;
       if (mode) byMode.set(mode, w.instance as Authorizer);
     }
-    return authorizerChain(
-      AUTHORIZATION_MODES.map((m) => {
-        const a = byMode.get(m);
-        if (!a) throw new Error(`authorization mode ${m} has no provider`);
-        return a;
-      }),
-    );
+    const modes = this.gateway.options['authorization-mode'];
+    if (modes.length === 0) throw new Error('--authorization-mode must name at least one mode');
+    const chosen = modes.map((m) => {
+      const a = byMode.get(m);
+      if (!a) throw new Error(`--authorization-mode: unknown or unsupported mode ${JSON.stringify(m)} (supported: ${[...byMode.keys()].join(', ')})`);
+      return a;
+    });
+    return authorizerChain([privilegedGroupAuthorizer(), ...chosen]);
+  }
+
+  /** TokenRequest signing: `--service-account-signing-key-file` (default the cluster PKI sa key), the first issuer. */
+  private tokens(): { issuer: ServiceAccountTokenIssuer; apiAudiences: string[] } {
+    const o = this.config.options;
+    const file = o['service-account-signing-key-file'];
+    const key = file ? readFileSync(file, 'utf8') : this.config.pki.serviceAccount.privateKeyPem;
+    return { issuer: new ServiceAccountTokenIssuer(key, o['service-account-issuer'][0] ?? 'https://orch.default.svc'), apiAudiences: apiAudiences(this.config) };
   }
 
   /** The plugins --enable-admission-plugins / --disable-admission-plugins select (an unknown name fails start-up). */
@@ -54,14 +66,14 @@ export class PipelineComposer implements OnModuleInit {
     const provided = this.discovery.getProviders({ metadataKey: AdmissionPluginProvider.KEY }).map((w) => w.instance as AdmissionPlugin);
     const options = this.gateway.options;
     const chosen = selectAdmissionPlugins(
-      provided.map((p) => p.name),
+      provided.filter((p) => !p.alwaysOn).map((p) => p.name),
       options['enable-admission-plugins'],
       options['disable-admission-plugins'],
     );
     // Audit annotations (PodSecurity audit, policies' auditAnnotations) go to the log as audit records.
     const audit = this.gateway.logger.with({ audit: 'admission' });
     return AdmissionChain.ordered(
-      provided.filter((p) => chosen.includes(p.name)),
+      provided.filter((p) => p.alwaysOn || chosen.includes(p.name)),
       (annotations, request) => audit.info('admission audit annotations', { ...request, resource: request.resource.resource, group: request.resource.group, annotations }),
     );
   }

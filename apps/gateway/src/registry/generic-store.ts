@@ -123,7 +123,12 @@ export const builtinConverter: ObjectConverter = {
 export type PatchFn = (current: KubeObject) => KubeObject;
 
 const MAX_GENERATE_NAME_ATTEMPTS = 8;
-const MAX_UPDATE_RETRIES = 16;
+/**
+ * Attempts of an unconditional read-modify-write before 409 "too many concurrent updates"
+ * (upstream retries without bound). Admission runs inside each attempt, so an attempt can take
+ * a while: n concurrent writers to one object need up to n attempts.
+ */
+const MAX_UPDATE_RETRIES = 64;
 
 const DELETE_FINALIZERS = { orphan: 'orphan', foreground: 'foregroundDeletion' } as const;
 

@@ -6,8 +6,10 @@ import { nowTime } from '../registry/object-meta';
 import type { RequestContext, WriteAdmission } from '../registry/strategy';
 import type { RequestInfo } from '../request/request-info';
 import type { DecodedRequestBody } from '../pipeline/api-request';
+import type { ServiceAccountTokenIssuer } from '@orch/auth';
 import { admitEviction } from './eviction';
 import type { NodeProxy, StreamRequest } from './node-proxy';
+import { createToken } from './token-request';
 
 /** Subresources served by upgrading the connection (WebSocket or SPDY) and streaming to a node agent. */
 export const STREAMING_SUBRESOURCES = new Set(['exec', 'attach', 'portforward']);
@@ -70,7 +72,11 @@ const SUCCESS = (details: Record<string, unknown>) => ({ kind: 'Status', apiVers
  * `nodeProxy`). Others answer 404 until their issue lands.
  */
 export class SubresourceHandlers {
-  constructor(private readonly nodeProxy?: NodeProxy) {}
+  constructor(
+    private readonly nodeProxy?: NodeProxy,
+    /** TokenRequest signing (`serviceaccounts/<name>/token`). */
+    private readonly tokens?: { issuer: ServiceAccountTokenIssuer; apiAudiences: string[] },
+  ) {}
 
   /**
    * Answers a subresource request (the resolve stage checked that it exists and serves the
@@ -93,6 +99,9 @@ export class SubresourceHandlers {
         return this.binding(r, registry, ns, info.name);
       case 'eviction':
         return this.eviction(r, registry, ns);
+      case 'token':
+        if (this.tokens) return this.token(r, ns);
+        break;
       case 'log':
         if (this.nodeProxy) return this.nodeProxy.podLog(r);
         break;
@@ -181,6 +190,17 @@ export class SubresourceHandlers {
       withoutAdmission(ctx),
     );
     return { status: 200, body: toScale(res.object) };
+  }
+
+  /** serviceaccounts/<name>/token: a bound service-account token (TokenRequest). */
+  private async token(r: SubresourceRequest, ns: string): Promise<InvokeResult> {
+    const request = bodyObject(r.body);
+    await admitObject(r.ctx.admission, 'CREATE', request);
+    const registry = (resource: string) => {
+      for (const [def, reg] of r.registries) if (def.group === '' && def.resource === resource) return reg;
+      throw StatusError.internal(`resource ${resource} is not served`);
+    };
+    return { status: 201, body: await createToken({ ...this.tokens!, registry }, ns, r.info.name, request, r.ctx) };
   }
 
   /** pods/binding: sets spec.nodeName once (409 when already bound) and PodScheduled. */

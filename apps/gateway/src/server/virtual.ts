@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { decodeJwt } from 'jose';
 import type { ResourceDef } from '@orch/api';
 import { groupVersionString } from '@orch/api';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
@@ -57,6 +58,17 @@ export function reviewAttributes(user: UserInfo, spec: { resourceAttributes?: Re
   return { user, isResourceRequest: false, path: nra.path ?? '', verb: nra.verb ?? '', apiGroup: '', apiVersion: '', resource: '', subresource: '', namespace: '', name: '' };
 }
 
+/** The audiences of `wanted` a token is for (its `aud` claim); all of `wanted` for tokens without one. */
+function tokenAudiences(token: string, wanted: string[]): string[] {
+  try {
+    const aud = decodeJwt(token).aud;
+    const has = typeof aud === 'string' ? [aud] : (aud ?? []);
+    return has.length ? wanted.filter((a) => has.includes(a)) : wanted;
+  } catch {
+    return wanted;
+  }
+}
+
 /**
  * Virtual types (SPEC terminology): POSTing a review or a binding runs an operation and
  * returns its result; nothing is stored under the virtual resource itself. Access reviews
@@ -70,6 +82,8 @@ export class VirtualResources {
       authenticator: Authenticator;
       authorizer: Authorizer;
       componentHealth: ComponentHealth;
+      /** `--api-audiences`: what a TokenReview without audiences checks against. */
+      apiAudiences: string[];
     },
   ) {}
 
@@ -102,18 +116,19 @@ export class VirtualResources {
         if (spec.extra) user.extra = spec.extra as Record<string, string[]>;
         return created(await this.decide(reviewAttributes(user, spec)));
       }
-      case 'selfsubjectrulesreviews':
-        return created({
-          resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
-          nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
-          incomplete: false,
-        });
+      case 'selfsubjectrulesreviews': {
+        const ns = String((body.spec as { namespace?: unknown } | undefined)?.namespace ?? '');
+        const rules = this.deps.authorizer.rulesFor?.(r.ctx.user, ns) ?? { resourceRules: [], nonResourceRules: [], incomplete: true };
+        return created({ ...rules });
+      }
       case 'selfsubjectreviews':
         return created({ userInfo: { username: r.ctx.user.username, uid: r.ctx.user.uid, groups: r.ctx.user.groups, extra: r.ctx.user.extra } });
       case 'tokenreviews': {
         const token = String(body.spec?.token ?? '');
-        const user = token ? await this.deps.authenticator.authenticate({ headers: { authorization: `Bearer ${token}` } }).catch(() => null) : null;
-        return created(user ? { authenticated: true, user, audiences: body.spec?.audiences ?? [] } : { authenticated: false, user: {}, error: 'invalid bearer token' });
+        const wanted = Array.isArray(body.spec?.audiences) ? (body.spec.audiences as string[]) : [];
+        const user = token ? await this.deps.authenticator.authenticate({ headers: { authorization: `Bearer ${token}` }, ...(wanted.length ? { audiences: wanted } : {}) }).catch(() => null) : null;
+        if (!user) return created({ authenticated: false, user: {}, error: 'invalid bearer token' });
+        return created({ authenticated: true, user, audiences: tokenAudiences(token, wanted.length ? wanted : this.deps.apiAudiences) });
       }
     }
     throw StatusError.methodNotSupported({ group: def.group, resource: def.resource }, 'create');

@@ -2,7 +2,7 @@ import type { CertificateSigningRequest } from '../cluster-common/types';
 import { makeCsr } from '../cluster-common/testing/csr';
 import { eventually, startHarness, storedObject, type Harness } from '../cluster-common/testing/harness';
 import { parseCsr } from '../cluster-common/csr';
-import { CsrApprovingController, autoApprovalMessage } from './approver';
+import { CsrApprovingController, autoApproval } from './approver';
 
 const KUBELET = 'orch.io/kube-apiserver-client-kubelet';
 const CLIENT = ['digital signature', 'client auth'];
@@ -14,7 +14,7 @@ const csr = (name: string, request: string, spec: Partial<CertificateSigningRequ
   spec: { request, signerName: KUBELET, usages: CLIENT, ...spec },
 });
 
-describe('autoApprovalMessage', () => {
+describe('autoApproval (which permission the requester needs)', () => {
   let nodeCsr: string;
   let adminCsr: string;
   beforeAll(async () => {
@@ -23,17 +23,17 @@ describe('autoApprovalMessage', () => {
   });
 
   it.each([
-    { name: 'bootstrapper asks for a node', spec: { username: 'system:bootstrap:abcdef', groups: ['system:bootstrappers', 'system:authenticated'] }, admin: false, want: 'Auto approving kubelet client certificate after SubjectAccessReview.' },
-    { name: 'node renews itself', spec: { username: 'system:node:n1', groups: ['system:nodes'] }, admin: false, want: 'Auto approving self kubelet client certificate after SubjectAccessReview.' },
-    { name: 'another node is not approved', spec: { username: 'system:node:n2', groups: ['system:nodes'] }, admin: false, want: undefined },
-    { name: 'other users are not approved', spec: { username: 'alice', groups: ['devs'] }, admin: false, want: undefined },
+    { name: 'bootstrapper asks for a node', spec: { username: 'system:bootstrap:abcdef', groups: ['system:bootstrappers', 'system:authenticated'] }, admin: false, want: 'nodeclient' },
+    { name: 'node renews itself', spec: { username: 'system:node:n1', groups: ['system:nodes'] }, admin: false, want: 'selfnodeclient' },
+    { name: 'another node asks for n1 (the gateway decides nodeclient)', spec: { username: 'system:node:n2', groups: ['system:nodes'] }, admin: false, want: 'nodeclient' },
+    { name: 'another user asks for n1 (the gateway decides nodeclient)', spec: { username: 'alice', groups: ['devs'] }, admin: false, want: 'nodeclient' },
     { name: 'other signer', spec: { username: 'system:node:n1', signerName: 'orch.io/kube-apiserver-client' }, admin: false, want: undefined },
     { name: 'not a node certificate', spec: { username: 'admin', groups: ['system:bootstrappers'] }, admin: true, want: undefined },
     { name: 'server usages', spec: { username: 'system:node:n1', usages: ['digital signature', 'server auth'] }, admin: false, want: undefined },
   ])('$name', ({ spec, admin, want }) => {
     const request = admin ? adminCsr : nodeCsr;
     const c = csr('c', request, spec);
-    expect(autoApprovalMessage(c, parseCsr(request))).toBe(want);
+    expect(autoApproval(c, parseCsr(request))?.subresource).toBe(want);
   });
 });
 
@@ -49,6 +49,13 @@ describe('CsrApprovingController against an API peer', () => {
     h.peer.put('certificates.orch.io/v1/certificatesigningrequests', csr('node', request, { username: 'system:bootstrap:abcdef', groups: ['system:bootstrappers'] }));
     h.peer.put('certificates.orch.io/v1/certificatesigningrequests', csr('stranger', request, { username: 'mallory', groups: [] }));
     h.peer.put('certificates.orch.io/v1/certificatesigningrequests', csr('garbage', Buffer.from('x').toString('base64'), { username: 'system:node:n1' }));
+    // The peer answers SubjectAccessReviews as the bootstrap policy does: nodeclient for bootstrappers only.
+    h.peer.intercept((req) => {
+      if (req.method !== 'POST' || !req.path.endsWith('/subjectaccessreviews')) return undefined;
+      const review = JSON.parse(req.body);
+      const allowed = review.spec.resourceAttributes.subresource === 'nodeclient' && review.spec.groups.includes('system:bootstrappers');
+      return { status: 201, body: { ...review, status: { allowed } } };
+    });
     h.start(new CsrApprovingController(h.ctx));
     const approved = await eventually(() => {
       const c = storedObject<CertificateSigningRequest>(h.peer, 'certificates.orch.io/v1/certificatesigningrequests', 'node');
@@ -56,6 +63,7 @@ describe('CsrApprovingController against an API peer', () => {
     }, 'approved');
     expect(approved.status?.conditions).toEqual([expect.objectContaining({ type: 'Approved', status: 'True', reason: 'AutoApproved' })]);
     expect(h.peer.requestsTo('PUT', '/apis/certificates.orch.io/v1/certificatesigningrequests/node/approval')).toHaveLength(1);
+    expect(h.peer.requestsTo('POST', '/apis/authorization.orch.io/v1/subjectaccessreviews').length).toBeGreaterThanOrEqual(2);
     await new Promise((r) => setTimeout(r, 100));
     expect(storedObject<CertificateSigningRequest>(h.peer, 'certificates.orch.io/v1/certificatesigningrequests', 'stranger')?.status).toBeUndefined();
     expect(h.logs.join('\n')).toContain('cannot parse certificate signing request');

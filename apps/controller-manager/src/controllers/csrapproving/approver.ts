@@ -6,22 +6,34 @@ import { QueueController } from '../cluster-common/queue-controller';
 import { CSRS } from '../cluster-common/resources';
 import type { CertificateSigningRequest } from '../cluster-common/types';
 
-/** Group of bootstrap-token users (SPEC "Methods": bootstrap token). */
-export const BOOTSTRAPPERS_GROUP = 'system:bootstrappers';
-
 /**
- * upstream sarApprover's recognizers, with the permission check reduced to who asked: a node
- * client request (signer `orch.io/kube-apiserver-client-kubelet`, see kubeletClientCsrProblem)
- * from the node itself (`spec.username` equals the CN) is a "selfnodeclient"; one from a
- * member of `system:bootstrappers` is a "nodeclient". Returns the approval message, or
- * undefined when the request is not auto-approved.
+ * upstream sarApprover's recognizers: a node client request (signer
+ * `orch.io/kube-apiserver-client-kubelet`, see kubeletClientCsrProblem) from the node itself
+ * (`spec.username` equals the CN) is a "selfnodeclient", any other one a "nodeclient". Returns
+ * the subresource whose `create` permission the requester needs and the approval message, or
+ * undefined when the request is not one the approver handles.
  */
-export function autoApprovalMessage(csr: CertificateSigningRequest, parsed: ParsedCsr): string | undefined {
+export function autoApproval(csr: CertificateSigningRequest, parsed: ParsedCsr): { subresource: 'selfnodeclient' | 'nodeclient'; message: string } | undefined {
   if (csr.spec.signerName !== KUBELET_CLIENT_SIGNER) return undefined;
   if (kubeletClientCsrProblem(parsed, csr.spec.usages ?? [])) return undefined;
-  if (csr.spec.username === parsed.commonName) return 'Auto approving self kubelet client certificate after SubjectAccessReview.';
-  if ((csr.spec.groups ?? []).includes(BOOTSTRAPPERS_GROUP)) return 'Auto approving kubelet client certificate after SubjectAccessReview.';
-  return undefined;
+  if (csr.spec.username === parsed.commonName) return { subresource: 'selfnodeclient', message: 'Auto approving self kubelet client certificate after SubjectAccessReview.' };
+  return { subresource: 'nodeclient', message: 'Auto approving kubelet client certificate after SubjectAccessReview.' };
+}
+
+/** The SubjectAccessReview the approver asks the gateway: may the requester create that CSR subresource? */
+export function approvalReview(csr: CertificateSigningRequest, subresource: string): Record<string, unknown> {
+  const spec = csr.spec as CertificateSigningRequest['spec'] & { uid?: string; extra?: Record<string, string[]> };
+  return {
+    apiVersion: 'authorization.orch.io/v1',
+    kind: 'SubjectAccessReview',
+    spec: {
+      user: spec.username ?? '',
+      groups: spec.groups ?? [],
+      ...(spec.uid ? { uid: spec.uid } : {}),
+      ...(spec.extra ? { extra: spec.extra } : {}),
+      resourceAttributes: { group: 'certificates.orch.io', resource: 'certificatesigningrequests', verb: 'create', subresource },
+    },
+  };
 }
 
 /**
@@ -51,8 +63,12 @@ export class CsrApprovingController extends QueueController {
       this.logger.warn('cannot parse certificate signing request', { csr: name, error: (err as Error).message });
       return;
     }
-    const message = autoApprovalMessage(csr, parsed);
-    if (!message) return;
+    const approval = autoApproval(csr, parsed);
+    if (!approval) return;
+    // The gateway's authorizer decides (bootstrap policy: nodeclient for system:bootstrappers, selfnodeclient for system:nodes).
+    const review = await this.ctx.client.request<{ status?: { allowed?: boolean } }>({ method: 'POST', path: '/apis/authorization.orch.io/v1/subjectaccessreviews', body: approvalReview(csr, approval.subresource) });
+    if (!review.status?.allowed) return;
+    const message = approval.message;
     const next = structuredClone(csr) as CertificateSigningRequest;
     const now = formatTime(Date.now());
     next.status = { ...(next.status ?? {}), conditions: [...(next.status?.conditions ?? []), { type: 'Approved', status: 'True', reason: 'AutoApproved', message, lastUpdateTime: now, lastTransitionTime: now }] };

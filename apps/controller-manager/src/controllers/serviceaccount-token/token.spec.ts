@@ -42,6 +42,6 @@ describe('TokenGenerator', () => {
     const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'sec1', format: 'pem' }).toString();
     expect(() => new TokenGenerator(ec)).not.toThrow();
     const ed = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    expect(() => new TokenGenerator(ed)).toThrow('unsupported service account signing key: ed25519');
+    expect(() => new TokenGenerator(ed)).toThrow('unsupported service account key: ed25519');
   });
 });

@@ -1,8 +1,10 @@
-import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
+import { LEGACY_ISSUER, serviceAccountKeyId, signingAlgorithm } from '@orch/auth';
 
-/** `iss` of tokens in service-account token secrets (upstream LegacyIssuer). */
-export const LEGACY_ISSUER = 'orch/serviceaccount';
+export { LEGACY_ISSUER };
+/** The key id the gateway's verifier expects (shared with @orch/auth). */
+export const keyId = serviceAccountKeyId;
 
 const CLAIM_PREFIX = 'orch.io/serviceaccount/';
 
@@ -30,21 +32,6 @@ export function legacyClaims(s: LegacyTokenSubject): Record<string, string> {
   };
 }
 
-/** upstream keyIDFromPublicKey: base64url (unpadded) SHA-256 of the PKIX DER public key. */
-export function keyId(publicKey: KeyObject): string {
-  return createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('base64url');
-}
-
-/** JWS algorithm for a private key: ES256/ES384/ES512 by curve, RS256 for RSA. */
-function algorithmFor(key: KeyObject): string {
-  if (key.asymmetricKeyType === 'rsa') return 'RS256';
-  if (key.asymmetricKeyType === 'ec') {
-    const alg = { prime256v1: 'ES256', secp384r1: 'ES384', secp521r1: 'ES512' }[key.asymmetricKeyDetails?.namedCurve ?? ''];
-    if (alg) return alg;
-  }
-  throw new Error(`unsupported service account signing key: ${key.asymmetricKeyType} ${key.asymmetricKeyDetails?.namedCurve ?? ''}`.trim());
-}
-
 /**
  * Signs service-account JWTs (upstream JWTTokenGenerator) with the PEM private key of
  * `--service-account-private-key-file` (PKCS#8, SEC1 or PKCS#1). The header carries `alg` and
@@ -57,7 +44,7 @@ export class TokenGenerator {
 
   constructor(privateKeyPem: string) {
     this.key = createPrivateKey(privateKeyPem);
-    this.alg = algorithmFor(this.key);
+    this.alg = signingAlgorithm(this.key);
     this.kid = keyId(createPublicKey(this.key));
   }
 

@@ -1,0 +1,123 @@
+import type { ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensurePki, issueClientCert } from '@orch/auth';
+import { startBenchGateway } from './gateway-process';
+import { call, runLoad, target, type HttpsTarget } from './load';
+import type { Row } from './report';
+
+const RBAC = 'rbac.authorization.orch.io';
+const BENCH_TOKEN = 'bench-static-token-0123456789abcdef';
+
+/** One GET of the bench config map through `t` (with an optional bearer token). */
+function get(t: HttpsTarget, path: string, token?: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = https.request(`${t.base}${path}`, { method: 'GET', agent: t.agent, headers: { accept: 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode === 200));
+    });
+    req.on('error', () => resolve(false));
+    req.end();
+  });
+}
+
+async function mustCall(t: HttpsTarget, method: string, path: string, body: unknown): Promise<{ status: number; body: string }> {
+  const r = await call(t, method, path, JSON.stringify(body));
+  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.body.slice(0, 300)}`);
+  return r;
+}
+
+/**
+ * `npm run bench -- --only=auth`: per-request cost of authentication and authorization as
+ * gets/s of one config map, against AlwaysAllow with an x509 client in the same run:
+ * RBAC (with `bindings` RoleBindings to other users and `roles` Roles in place) for an x509
+ * user, a static token user and a service-account token, each allowed by one binding.
+ */
+export async function authBench(opts: { durationMs: number; concurrency: number; bindings: number; roles: number }): Promise<Row[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'orch-bench-auth-'));
+  const children: ChildProcess[] = [];
+  try {
+    const tokenFile = join(dir, 'tokens.csv');
+    await writeFile(tokenFile, `${BENCH_TOKEN},bench-token-user,9001,bench-readers\n`);
+    const open = await startBenchGateway(join(dir, 'allow'), ['--authorization-mode=AlwaysAllow']);
+    children.push(open.process);
+    const rbac = await startBenchGateway(join(dir, 'rbac'), ['--authorization-mode=Node,RBAC', `--token-auth-file=${tokenFile}`]);
+    children.push(rbac.process);
+
+    const path = '/api/v1/namespaces/bench/configmaps/cm';
+    for (const gw of [open, rbac]) {
+      const t = target(gw.url, gw.creds, 8);
+      await mustCall(t, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } });
+      await mustCall(t, 'POST', '/api/v1/namespaces/bench/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { k: 'v' } });
+    }
+
+    // The policy: `roles` Roles, `bindings` RoleBindings naming other users, and one binding
+    // each for the benchmark's x509 user, token-file group and service account.
+    const admin = target(rbac.url, rbac.creds, 16);
+    const rules = (i: number) => [{ verbs: ['get', 'list'], apiGroups: [''], resources: ['configmaps', `things-${i}`] }];
+    await Promise.all(Array.from({ length: opts.roles }, (_, i) => mustCall(admin, 'POST', `/apis/${RBAC}/v1/namespaces/bench/roles`, { metadata: { name: `role-${i}` }, rules: rules(i) })));
+    for (let start = 0; start < opts.bindings; start += 100) {
+      await Promise.all(
+        Array.from({ length: Math.min(100, opts.bindings - start) }, (_, j) => {
+          const i = start + j;
+          return mustCall(admin, 'POST', `/apis/${RBAC}/v1/namespaces/bench/rolebindings`, {
+            metadata: { name: `binding-${i}` },
+            roleRef: { apiGroup: RBAC, kind: 'Role', name: `role-${i % opts.roles}` },
+            subjects: [{ kind: 'User', name: `user-${i}` }],
+          });
+        }),
+      );
+    }
+    const bindTo = (name: string, subject: Record<string, string>) =>
+      mustCall(admin, 'POST', `/apis/${RBAC}/v1/namespaces/bench/rolebindings`, { metadata: { name }, roleRef: { apiGroup: RBAC, kind: 'Role', name: `role-${opts.roles - 1}` }, subjects: [subject] });
+    await bindTo('bench-x509', { kind: 'User', name: 'bench-x509-user' });
+    await bindTo('bench-token', { kind: 'Group', name: 'bench-readers' });
+    await mustCall(admin, 'POST', '/api/v1/namespaces/bench/serviceaccounts', { metadata: { name: 'reader' } });
+    await bindTo('bench-sa', { kind: 'ServiceAccount', name: 'reader', namespace: 'bench' });
+    const tr = await mustCall(admin, 'POST', '/api/v1/namespaces/bench/serviceaccounts/reader/token', { kind: 'TokenRequest', spec: { expirationSeconds: 3600 } });
+    const saToken = JSON.parse(tr.body).status.token as string;
+
+    const pki = await ensurePki(rbac.pkiDir);
+    const cert = await issueClientCert(pki, { cn: 'bench-x509-user' });
+    const variants: { name: string; t: HttpsTarget; token?: string }[] = [
+      { name: 'baseline', t: target(open.url, open.creds, opts.concurrency) },
+      { name: 'x509', t: target(rbac.url, { ca: rbac.creds.ca, cert: cert.certPem, key: cert.keyPem }, opts.concurrency) },
+      { name: 'token-file', t: target(rbac.url, { ca: rbac.creds.ca }, opts.concurrency), token: BENCH_TOKEN },
+      { name: 'service-account', t: target(rbac.url, { ca: rbac.creds.ca }, opts.concurrency), token: saToken },
+    ];
+    const totals = new Map<string, { ops: number; seconds: number }>();
+    for (const v of variants) {
+      if (!(await get(v.t, path, v.token))) throw new Error(`the benchmark request is not allowed for ${v.name}`);
+      // Warm up (connections, JIT, caches) before anything is measured.
+      await runLoad(opts.concurrency, Math.min(1000, opts.durationMs / 2), () => get(v.t, path, v.token));
+      totals.set(v.name, { ops: 0, seconds: 0 });
+    }
+    // Interleaved rounds, so drift of a noisy machine spreads over every variant alike.
+    const ROUNDS = 3;
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const v of variants) {
+        const r = await runLoad(opts.concurrency, opts.durationMs / ROUNDS, () => get(v.t, path, v.token));
+        if (r.errors > 0) throw new Error(`${r.errors} requests failed for ${v.name}`);
+        const t = totals.get(v.name)!;
+        t.ops += r.ops;
+        t.seconds += r.seconds;
+      }
+    }
+    const rate = (name: string) => totals.get(name)!.ops / (totals.get(name)!.seconds || 1);
+    const baseline = rate('baseline');
+    const x509 = rate('x509');
+    const tokenFile_ = rate('token-file');
+    const sa = rate('service-account');
+    const row = (metric: string, value: number): Row => ({ metric, orch: value, baseline, baselineName: 'AlwaysAllow + x509, same run', unit: 'gets/s', higherIsBetter: true });
+    return [
+      row(`RBAC (${opts.bindings} bindings, ${opts.roles} roles) + x509`, x509),
+      row(`RBAC + static token file`, tokenFile_),
+      row(`RBAC + service-account JWT (ES256, lookup on)`, sa),
+    ];
+  } finally {
+    for (const c of children) c.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  }
+}

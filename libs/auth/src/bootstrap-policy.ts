@@ -1,0 +1,238 @@
+import type { BindingObject, PolicyRule, RoleObject, Subject } from './rbac';
+
+/**
+ * The default RBAC policy (upstream plugin/pkg/auth/authorizer/rbac/bootstrappolicy with
+ * orch names), reconciled by the gateway at every start: missing objects are created,
+ * missing rules and subjects added, nothing users changed is removed; an object annotated
+ * `rbac.authorization.orch.io/autoupdate: "false"` is left alone.
+ */
+
+export const RBAC_GROUP = 'rbac.authorization.orch.io';
+export const AUTOUPDATE_ANNOTATION = 'rbac.authorization.orch.io/autoupdate';
+export const BOOTSTRAPPING_LABEL = 'orch.io/bootstrapping';
+
+/** Identities of the components (their client certificates' common names). */
+export const SCHEDULER_USER = 'system:orch-scheduler';
+export const CONTROLLER_MANAGER_USER = 'system:orch-controller-manager';
+export const NETWORK_PROXY_USER = 'system:orch-proxy';
+export const NODES_GROUP = 'system:nodes';
+
+const READ = ['get', 'list', 'watch'];
+const WRITE = ['create', 'delete', 'deletecollection', 'patch', 'update'];
+const EVENT_WRITE = ['create', 'patch', 'update'];
+
+const rule = (verbs: string[], apiGroups: string[], resources: string[], resourceNames?: string[]): PolicyRule => (resourceNames ? { verbs, apiGroups, resources, resourceNames } : { verbs, apiGroups, resources });
+const urls = (verbs: string[], nonResourceURLs: string[]): PolicyRule => ({ verbs, nonResourceURLs });
+
+const EVENTS: PolicyRule[] = [rule(EVENT_WRITE, ['', 'events.orch.io'], ['events'])];
+
+function clusterRole(name: string, rules: PolicyRule[], extra: Partial<RoleObject> & { labels?: Record<string, string> } = {}): RoleObject & { apiVersion: string; kind: string } {
+  const { labels, ...rest } = extra;
+  return {
+    apiVersion: `${RBAC_GROUP}/v1`,
+    kind: 'ClusterRole',
+    metadata: { name, labels: { [BOOTSTRAPPING_LABEL]: 'rbac-defaults', ...labels }, annotations: { [AUTOUPDATE_ANNOTATION]: 'true' } },
+    rules,
+    ...rest,
+  };
+}
+
+function binding(kind: 'ClusterRoleBinding' | 'RoleBinding', name: string, roleKind: 'ClusterRole' | 'Role', role: string, subjects: Subject[], namespace?: string): BindingObject & { apiVersion: string; kind: string } {
+  return {
+    apiVersion: `${RBAC_GROUP}/v1`,
+    kind,
+    metadata: { name, ...(namespace ? { namespace } : {}), labels: { [BOOTSTRAPPING_LABEL]: 'rbac-defaults' }, annotations: { [AUTOUPDATE_ANNOTATION]: 'true' } },
+    roleRef: { apiGroup: RBAC_GROUP, kind: roleKind, name: role },
+    subjects,
+  };
+}
+
+const user = (name: string): Subject => ({ kind: 'User', apiGroup: RBAC_GROUP, name });
+const group = (name: string): Subject => ({ kind: 'Group', apiGroup: RBAC_GROUP, name });
+
+const aggregateTo = (to: string) => ({ [`rbac.authorization.orch.io/aggregate-to-${to}`]: 'true' });
+const aggregationOf = (to: string) => ({
+  clusterRoleSelectors: [{ matchLabels: { [`rbac.authorization.orch.io/aggregate-to-${to}`]: 'true' } }, { matchLabels: { [`rbac.authorization.k8s.io/aggregate-to-${to}`]: 'true' } }],
+});
+
+const VIEW_CORE = ['pods', 'pods/log', 'pods/status', 'configmaps', 'endpoints', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'replicationcontrollers', 'replicationcontrollers/scale', 'replicationcontrollers/status', 'serviceaccounts', 'services', 'services/status', 'bindings', 'events', 'limitranges', 'resourcequotas', 'resourcequotas/status', 'namespaces', 'namespaces/status'];
+const WORKLOADS = ['controllerrevisions', 'daemonsets', 'daemonsets/status', 'deployments', 'deployments/scale', 'deployments/status', 'replicasets', 'replicasets/scale', 'replicasets/status', 'statefulsets', 'statefulsets/scale', 'statefulsets/status'];
+
+const VIEW_RULES: PolicyRule[] = [
+  rule(READ, [''], VIEW_CORE),
+  rule(READ, ['apps'], WORKLOADS),
+  rule(READ, ['autoscaling'], ['horizontalpodautoscalers', 'horizontalpodautoscalers/status']),
+  rule(READ, ['batch'], ['cronjobs', 'cronjobs/status', 'jobs', 'jobs/status']),
+  rule(READ, ['policy'], ['poddisruptionbudgets', 'poddisruptionbudgets/status']),
+  rule(READ, ['networking.orch.io'], ['ingresses', 'ingresses/status', 'networkpolicies']),
+  rule(READ, ['discovery.orch.io'], ['endpointslices']),
+  rule(READ, ['events.orch.io'], ['events']),
+];
+
+const EDIT_RULES: PolicyRule[] = [
+  rule(['impersonate'], [''], ['serviceaccounts']),
+  rule(WRITE, [''], ['pods', 'pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy']),
+  rule(['create'], [''], ['pods/eviction', 'serviceaccounts/token']),
+  rule(WRITE, [''], ['configmaps', 'events', 'persistentvolumeclaims', 'replicationcontrollers', 'replicationcontrollers/scale', 'secrets', 'serviceaccounts', 'services', 'services/proxy']),
+  rule(READ, [''], ['secrets', 'pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy', 'services/proxy']),
+  rule(WRITE, ['apps'], ['daemonsets', 'deployments', 'deployments/rollback', 'deployments/scale', 'replicasets', 'replicasets/scale', 'statefulsets', 'statefulsets/scale']),
+  rule(WRITE, ['autoscaling'], ['horizontalpodautoscalers']),
+  rule(WRITE, ['batch'], ['cronjobs', 'jobs']),
+  rule(WRITE, ['policy'], ['poddisruptionbudgets']),
+  rule(WRITE, ['networking.orch.io'], ['ingresses', 'networkpolicies']),
+  rule(WRITE, ['discovery.orch.io'], ['endpointslices']),
+  rule(WRITE, ['coordination.orch.io'], ['leases']),
+  rule(READ, ['coordination.orch.io'], ['leases']),
+];
+
+const ADMIN_RULES: PolicyRule[] = [
+  rule(['create'], ['authorization.orch.io'], ['localsubjectaccessreviews']),
+  rule([...READ, ...WRITE], [RBAC_GROUP], ['rolebindings', 'roles']),
+];
+
+/** upstream NodeRules(): what every node may do besides what the Node authorizer's graph grants. */
+export const NODE_RULES: PolicyRule[] = [
+  rule(['create'], ['authentication.orch.io'], ['tokenreviews']),
+  rule(['create'], ['authorization.orch.io'], ['subjectaccessreviews', 'localsubjectaccessreviews']),
+  rule(READ, [''], ['services']),
+  rule(['create', 'get', 'list', 'watch'], [''], ['nodes']),
+  rule(['update', 'patch'], [''], ['nodes/status']),
+  rule(['update', 'patch'], [''], ['nodes']),
+  rule(EVENT_WRITE, ['', 'events.orch.io'], ['events']),
+  rule(READ, [''], ['pods']),
+  rule(['create', 'delete'], [''], ['pods']),
+  rule(['update', 'patch'], [''], ['pods/status']),
+  rule(['create'], [''], ['pods/eviction']),
+  rule(['get', 'create', 'update', 'patch', 'delete'], ['coordination.orch.io'], ['leases']),
+  rule(['create', 'get', 'list', 'watch'], ['certificates.orch.io'], ['certificatesigningrequests']),
+  rule(['get'], ['storage.orch.io'], ['volumeattachments', 'csidrivers']),
+  rule(['get', 'list', 'watch'], ['node.orch.io'], ['runtimeclasses']),
+];
+
+const CONTROLLER_MANAGER_RULES: PolicyRule[] = [
+  // The garbage collector and the namespace controller read and remove anything.
+  rule([...READ, 'patch', 'update', 'delete', 'deletecollection'], ['*'], ['*']),
+  rule(['create'], [''], ['pods', 'secrets', 'configmaps', 'serviceaccounts', 'endpoints', 'events', 'serviceaccounts/token', 'pods/eviction', 'pods/binding']),
+  rule(['create'], ['apps'], ['replicasets', 'controllerrevisions', 'deployments', 'statefulsets', 'daemonsets']),
+  rule(['create'], ['batch'], ['jobs']),
+  rule(['create'], ['discovery.orch.io'], ['endpointslices']),
+  rule(['create'], ['coordination.orch.io'], ['leases']),
+  rule(['create'], ['events.orch.io'], ['events']),
+  rule(['create'], ['authentication.orch.io'], ['tokenreviews']),
+  rule(['create'], ['authorization.orch.io'], ['subjectaccessreviews']),
+  rule(['approve', 'sign'], ['certificates.orch.io'], ['signers']),
+];
+
+const SCHEDULER_RULES: PolicyRule[] = [
+  ...EVENTS,
+  rule(['create'], ['coordination.orch.io'], ['leases']),
+  rule(['get', 'update', 'list', 'watch'], ['coordination.orch.io'], ['leases']),
+  rule(READ, [''], ['nodes', 'namespaces', 'persistentvolumes', 'persistentvolumeclaims', 'replicationcontrollers', 'services', 'configmaps']),
+  rule([...READ, 'delete'], [''], ['pods']),
+  rule(['create'], [''], ['bindings', 'pods/binding']),
+  rule(['patch', 'update'], [''], ['pods/status']),
+  rule(READ, ['apps'], ['replicasets', 'statefulsets']),
+  rule(READ, ['policy'], ['poddisruptionbudgets']),
+  rule(READ, ['scheduling.orch.io'], ['priorityclasses']),
+  rule(READ, ['storage.orch.io'], ['csinodes', 'csidrivers', 'csistoragecapacities', 'storageclasses', 'volumeattachments']),
+  rule(['create'], ['authentication.orch.io'], ['tokenreviews']),
+  rule(['create'], ['authorization.orch.io'], ['subjectaccessreviews']),
+];
+
+const NODE_PROXIER_RULES: PolicyRule[] = [
+  ...EVENTS,
+  rule(['list', 'watch'], [''], ['endpoints', 'services']),
+  rule(READ, [''], ['nodes']),
+  rule(['list', 'watch'], ['discovery.orch.io'], ['endpointslices']),
+];
+
+/** The default ClusterRoles. */
+export const BOOTSTRAP_CLUSTER_ROLES = [
+  clusterRole('cluster-admin', [rule(['*'], ['*'], ['*']), urls(['*'], ['*'])]),
+  clusterRole('admin', [], { aggregationRule: aggregationOf('admin') }),
+  clusterRole('edit', [], { aggregationRule: aggregationOf('edit'), labels: aggregateTo('admin') }),
+  clusterRole('view', [], { aggregationRule: aggregationOf('view'), labels: aggregateTo('edit') }),
+  clusterRole('system:aggregate-to-admin', ADMIN_RULES, { labels: aggregateTo('admin') }),
+  clusterRole('system:aggregate-to-edit', EDIT_RULES, { labels: aggregateTo('edit') }),
+  clusterRole('system:aggregate-to-view', VIEW_RULES, { labels: aggregateTo('view') }),
+  clusterRole('system:discovery', [urls(['get'], ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/livez/*', '/readyz', '/readyz/*', '/openapi', '/openapi/*', '/version', '/version/'])]),
+  clusterRole('system:basic-user', [
+    rule(['create'], ['authorization.orch.io'], ['selfsubjectaccessreviews', 'selfsubjectrulesreviews']),
+    rule(['create'], ['authentication.orch.io'], ['selfsubjectreviews']),
+  ]),
+  clusterRole('system:public-info-viewer', [urls(['get'], ['/healthz', '/healthz/*', '/livez', '/livez/*', '/readyz', '/readyz/*', '/version', '/version/'])]),
+  clusterRole('system:monitoring', [urls(['get'], ['/metrics', '/metrics/slis', '/livez', '/readyz', '/healthz', '/livez/*', '/readyz/*', '/healthz/*'])]),
+  clusterRole('system:auth-delegator', [rule(['create'], ['authentication.orch.io'], ['tokenreviews']), rule(['create'], ['authorization.orch.io'], ['subjectaccessreviews'])]),
+  clusterRole('system:node', NODE_RULES),
+  clusterRole('system:node-bootstrapper', [rule(['create', 'get', 'list', 'watch'], ['certificates.orch.io'], ['certificatesigningrequests'])]),
+  clusterRole('system:certificates.orch.io:certificatesigningrequests:nodeclient', [rule(['create'], ['certificates.orch.io'], ['certificatesigningrequests/nodeclient'])]),
+  clusterRole('system:certificates.orch.io:certificatesigningrequests:selfnodeclient', [rule(['create'], ['certificates.orch.io'], ['certificatesigningrequests/selfnodeclient'])]),
+  clusterRole('system:orch-scheduler', SCHEDULER_RULES),
+  clusterRole('system:orch-controller-manager', CONTROLLER_MANAGER_RULES),
+  clusterRole('system:node-proxier', NODE_PROXIER_RULES),
+];
+
+/** The default ClusterRoleBindings. */
+export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS = [
+  binding('ClusterRoleBinding', 'cluster-admin', 'ClusterRole', 'cluster-admin', [group('system:masters')]),
+  binding('ClusterRoleBinding', 'system:discovery', 'ClusterRole', 'system:discovery', [group('system:authenticated')]),
+  binding('ClusterRoleBinding', 'system:basic-user', 'ClusterRole', 'system:basic-user', [group('system:authenticated')]),
+  binding('ClusterRoleBinding', 'system:public-info-viewer', 'ClusterRole', 'system:public-info-viewer', [group('system:authenticated'), group('system:unauthenticated')]),
+  binding('ClusterRoleBinding', 'system:orch-scheduler', 'ClusterRole', 'system:orch-scheduler', [user(SCHEDULER_USER)]),
+  binding('ClusterRoleBinding', 'system:orch-controller-manager', 'ClusterRole', 'system:orch-controller-manager', [user(CONTROLLER_MANAGER_USER)]),
+  binding('ClusterRoleBinding', 'system:node-proxier', 'ClusterRole', 'system:node-proxier', [user(NETWORK_PROXY_USER)]),
+  binding('ClusterRoleBinding', 'system:node-bootstrapper', 'ClusterRole', 'system:node-bootstrapper', [group('system:bootstrappers')]),
+  binding('ClusterRoleBinding', 'system:certificates.orch.io:certificatesigningrequests:nodeclient', 'ClusterRole', 'system:certificates.orch.io:certificatesigningrequests:nodeclient', [group('system:bootstrappers')]),
+  binding('ClusterRoleBinding', 'system:certificates.orch.io:certificatesigningrequests:selfnodeclient', 'ClusterRole', 'system:certificates.orch.io:certificatesigningrequests:selfnodeclient', [group(NODES_GROUP)]),
+];
+
+/** Namespaced defaults: anyone may read the signed cluster-info config map (joining nodes have no credentials yet). */
+export const BOOTSTRAP_ROLES = [
+  {
+    apiVersion: `${RBAC_GROUP}/v1`,
+    kind: 'Role',
+    metadata: { name: 'system:bootstrap-signer-clusterinfo', namespace: 'orch-public', labels: { [BOOTSTRAPPING_LABEL]: 'rbac-defaults' }, annotations: { [AUTOUPDATE_ANNOTATION]: 'true' } },
+    rules: [rule(['get'], [''], ['configmaps'], ['cluster-info'])],
+  },
+];
+
+export const BOOTSTRAP_ROLE_BINDINGS = [binding('RoleBinding', 'system:bootstrap-signer-clusterinfo', 'Role', 'system:bootstrap-signer-clusterinfo', [user('system:anonymous'), group('system:unauthenticated')], 'orch-public')];
+
+/**
+ * The object a reconcile writes, or undefined when `current` already has everything (upstream
+ * reconciliation: rules and subjects are added, never removed; aggregation rules are set when
+ * missing; autoupdate=false objects are left alone).
+ */
+export function reconcileDefault<T extends RoleObject | BindingObject>(wanted: T, current: T | undefined): T | undefined {
+  if (!current) return wanted;
+  if (current.metadata.annotations?.[AUTOUPDATE_ANNOTATION] === 'false') return undefined;
+  const next = structuredClone(current) as T;
+  let changed = false;
+  if ('roleRef' in wanted) {
+    const n = next as BindingObject;
+    const subjects = [...(n.subjects ?? [])];
+    for (const s of (wanted as BindingObject).subjects ?? []) {
+      if (!subjects.some((x) => x.kind === s.kind && x.name === s.name && (x.namespace ?? '') === (s.namespace ?? ''))) {
+        subjects.push(s);
+        changed = true;
+      }
+    }
+    n.subjects = subjects;
+  } else {
+    const n = next as RoleObject;
+    const w = wanted as RoleObject;
+    const rules = [...(n.rules ?? [])];
+    for (const r of w.rules ?? []) {
+      if (!rules.some((x) => JSON.stringify(x) === JSON.stringify(r))) {
+        rules.push(r);
+        changed = true;
+      }
+    }
+    n.rules = rules;
+    if (w.aggregationRule && !n.aggregationRule) {
+      n.aggregationRule = w.aggregationRule;
+      changed = true;
+    }
+  }
+  return changed ? next : undefined;
+}
