@@ -14,6 +14,8 @@ describe('RBAC, impersonation and access reviews with kubectl', () => {
   let dir: string;
   const kubeconfigs: Record<string, string> = {};
   const clients: Record<string, ApiClient> = {};
+  /** Every credential the suite handles: none may appear in the gateway's log. */
+  const secrets = new Set<string>(['hunter2', 'aHVudGVyMg==']);
 
   async function identity(name: string, cn: string, orgs: string[] = []): Promise<void> {
     const pki = await ensurePki(join(gw.dataDir, 'pki'));
@@ -152,6 +154,7 @@ describe('RBAC, impersonation and access reviews with kubectl', () => {
       const created = admin('create', 'token', 'builder', '-n', 'team', '--duration=15m');
       expect(created.err).toBe('');
       const token = created.out;
+      secrets.add(token);
       const who = withToken(token, 'auth', 'whoami', '-o', 'json');
       expect(who.err).toBe('');
       expect(JSON.parse(who.out).status.userInfo).toMatchObject({ username: 'system:serviceaccount:team:builder', groups: ['system:serviceaccounts', 'system:serviceaccounts:team', 'system:authenticated'] });
@@ -185,6 +188,7 @@ describe('RBAC, impersonation and access reviews with kubectl', () => {
       });
       expect(tr.status).toBe(201);
       const token = tr.json.status.token as string;
+      secrets.add(token);
       const review = async (audiences?: string[]) => (await gw.admin.request('POST', '/apis/authentication.k8s.io/v1/tokenreviews', { kind: 'TokenReview', spec: { token, ...(audiences ? { audiences } : {}) } })).json.status;
       expect(await review()).toMatchObject({ authenticated: true, user: { username: 'system:serviceaccount:other:runner', extra: { 'authentication.orch.io/pod-name': ['bound'] } } });
       expect(await review(['vault'])).toMatchObject({ authenticated: true, audiences: ['vault'] });
@@ -192,6 +196,12 @@ describe('RBAC, impersonation and access reviews with kubectl', () => {
       await gw.admin.request('DELETE', '/api/v1/namespaces/other/pods/bound?gracePeriodSeconds=0');
       expect(await review()).toMatchObject({ authenticated: false });
     });
+  });
+
+  it('the gateway log names no token, key or secret value the suite used', () => {
+    const log = gw.process.output();
+    expect(log.length).toBeGreaterThan(0);
+    for (const s of secrets) expect(log.includes(s)).toBe(false);
   });
 
   describe('raw requests', () => {
