@@ -160,7 +160,8 @@ export function cpuShares(millis: number | undefined): number {
   return millis ? Math.max(2, Math.floor((millis * 1024) / 1000)) : 2;
 }
 
-class V1Driver implements CgroupDriver {
+/** cgroup v1: memory, cpu and cpuacct hierarchies (exported for tests on fixture directories). */
+export class V1Driver implements CgroupDriver {
   readonly version = 1 as const;
 
   constructor(
@@ -212,7 +213,8 @@ class V1Driver implements CgroupDriver {
   }
 }
 
-class V2Driver implements CgroupDriver {
+/** cgroup v2: one unified hierarchy (exported for tests on fixture directories). */
+export class V2Driver implements CgroupDriver {
   readonly version = 2 as const;
 
   private constructor(readonly base: string) {}
