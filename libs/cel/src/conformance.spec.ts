@@ -54,23 +54,12 @@ function testNotApplicable(t: Json): string | undefined {
   return undefined;
 }
 
-/** Sections that apply but fail, each with the engine limitation that makes it fail. */
-const KNOWN_FAILING: Readonly<Record<string, string>> = {
-  'basic/self_eval_nonzeroish': "engine parser reads octal escapes in bytes literals as code points (b'\\303\\277')",
-  'comparisons/eq_literal': 'engine parser: octal escapes in bytes literals',
-  'comparisons/ne_literal': 'engine parser: octal escapes in bytes literals',
-  'comparisons/gt_literal': 'engine parser rejects a double literal without a digit before the point (.99)',
-  'conversions/string': 'engine string(bytes) accepts invalid UTF-8',
-  'fields/map_has': 'engine has() accepts only selections rooted at an identifier, not at a map literal',
-  'lists/index': 'engine indexing rejects a uint index typed dyn',
-  'macros/all': 'engine checker fails on a comparison over the elements of an empty list literal',
-  'macros/exists_one': 'engine map literals iterate int keys as strings',
-  'optionals/optionals': 'engine parser lacks optional entries in list and map literals ([?x], {?k: v}) and has() over optional selections',
-  'parse/bytes_literals': "engine parser lacks raw bytes literals (br'...')",
-  'timestamps/timestamp_conversions': 'timestamps have millisecond precision (the engine keeps them as JavaScript Dates)',
-  'timestamps/timestamp_arithmetic': 'timestamps have millisecond precision; the engine checker types duration + timestamp as a duration',
-  'timestamps/timestamp_range': 'timestamps have millisecond precision',
-};
+/**
+ * Sections that apply but fail, each with the engine limitation that makes it fail. Empty since
+ * the engine fixes in patches/@marcbachmann+cel-js+8.0.0.patch (literals, has(), optional
+ * entries, map literal keys, open type parameters) and nanosecond timestamps (timestamps.ts).
+ */
+const KNOWN_FAILING: Readonly<Record<string, string>> = {};
 
 interface Json {
   [k: string]: any;
@@ -212,7 +201,7 @@ function runSuite(): SectionResult[] {
           r.run++;
           const failure = runTest(t);
           if (failure === undefined) r.passed++;
-          else r.failures.push(`${test.name}: ${failure}`);
+          else r.failures.push(`${test.name} [${t.expr}]: ${failure}`);
         }
       }
       out.push(r);

@@ -27,6 +27,15 @@ export interface EngineType {
 // The engine does not export its Duration, UnsignedInt and Type classes from the package root
 // (only from a subpath our module resolution cannot name): take them from values it builds.
 const probe = new Environment();
+
+// The engine runs with the fixes in patches/@marcbachmann+cel-js+8.0.0.patch (literals, has(),
+// optional entries, map literal keys...), applied by npm's postinstall (patch-package). Refuse
+// to run without them rather than evaluate expressions with other semantics.
+try {
+  probe.evaluate("br'x' == b'x' && .5 == 0.5");
+} catch {
+  throw new Error('the CEL engine @marcbachmann/cel-js is not patched: run `npm ci` (its postinstall applies patches/@marcbachmann+cel-js+8.0.0.patch)');
+}
 type Ctor<T> = new (...args: any[]) => T;
 export const DurationClass = (probe.evaluate('duration("1s")') as object).constructor as Ctor<EngineDuration> & {
   fromMilliseconds(ms: number): EngineDuration;

@@ -9,6 +9,7 @@
 import { estimateCost, type EstimateVariable } from './cost';
 import { CelTypeError, Environment, makeDuration, ParseError } from './engine';
 import { CelCompileError, CelCostEstimateError } from './errors';
+import { parseTimestamp } from './timestamps';
 import { AUTHORIZER_TYPE, registerAuthorizer } from './library/authorizer';
 import { registerCompat } from './library/compat';
 import { registerLists } from './library/lists';
@@ -109,7 +110,7 @@ export class CelEnvironment {
 
   /** A converter for the values of one request (see {@link CelValueConverter}). */
   converter(): CelValueConverter {
-    return new CelValueConverter({ duration: makeDuration, timestamp: (s) => new Date(s) }, this.options);
+    return new CelValueConverter({ duration: makeDuration, timestamp: (s) => parseTimestamp(s) ?? new Date(s) }, this.options);
   }
 
   /** Converts one JSON value by schema (a fresh converter: use {@link converter} to share one per request). */

@@ -10,6 +10,7 @@
 
 import { durationNanos, evalError, isDuration, isUint, makeDuration, Optional, UintClass, type EngineDuration } from './engine';
 import { durationNanosOf } from './schema';
+import { makeTimestamp, parseTimestamp, timestampInRange, timestampNanos } from './timestamps';
 import { compareValues } from './library/lists';
 import { matches } from './library/regex';
 import { lowerAscii, trim, upperAscii } from './library/strings';
@@ -157,8 +158,6 @@ function negate(v: unknown): unknown {
 
 /** Durations are 64-bit nanosecond counts (about ±292 years); timestamps span years 1 to 9999. */
 const MAX_DURATION_NANOS = MAX_INT64;
-const MIN_TIMESTAMP_MS = Date.parse('0001-01-01T00:00:00Z');
-const MAX_TIMESTAMP_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
 function checkedInt(v: bigint): bigint {
   if (v > MAX_INT64 || v < MIN_INT64) throw evalError('integer overflow');
@@ -175,13 +174,9 @@ function checkedDuration(nanos: bigint): EngineDuration {
   return makeDuration(nanos);
 }
 
-function checkedTimestamp(ms: number): Date {
-  if (!(ms >= MIN_TIMESTAMP_MS && ms <= MAX_TIMESTAMP_MS)) throw evalError('timestamp out of range');
-  return new Date(ms);
-}
-
-function durationMs(d: EngineDuration): number {
-  return Number(durationNanos(d) / 1_000_000n);
+function checkedTimestamp(nanos: bigint): Date {
+  if (!timestampInRange(nanos)) throw evalError('timestamp out of range');
+  return makeTimestamp(nanos);
 }
 
 function add(a: unknown, b: unknown): unknown {
@@ -192,8 +187,8 @@ function add(a: unknown, b: unknown): unknown {
   if (a instanceof Uint8Array && b instanceof Uint8Array) return new Uint8Array([...a, ...b]);
   if ((Array.isArray(a) || a instanceof Set) && (Array.isArray(b) || b instanceof Set)) return [...a, ...b];
   if (isDuration(a) && isDuration(b)) return checkedDuration(durationNanos(a) + durationNanos(b));
-  if (a instanceof Date && isDuration(b)) return checkedTimestamp(a.getTime() + durationMs(b));
-  if (isDuration(a) && b instanceof Date) return checkedTimestamp(b.getTime() + durationMs(a));
+  if (a instanceof Date && isDuration(b)) return checkedTimestamp(timestampNanos(a) + durationNanos(b));
+  if (isDuration(a) && b instanceof Date) return checkedTimestamp(timestampNanos(b) + durationNanos(a));
   throw noOverload('_+_', [a, b]);
 }
 
@@ -202,8 +197,8 @@ function subtract(a: unknown, b: unknown): unknown {
   if (typeof a === 'number' && typeof b === 'number') return a - b;
   if (isUint(a) && isUint(b)) return checkedUint(a.value - b.value);
   if (isDuration(a) && isDuration(b)) return checkedDuration(durationNanos(a) - durationNanos(b));
-  if (a instanceof Date && isDuration(b)) return checkedTimestamp(a.getTime() - durationMs(b));
-  if (a instanceof Date && b instanceof Date) return checkedDuration(BigInt(a.getTime() - b.getTime()) * 1_000_000n);
+  if (a instanceof Date && isDuration(b)) return checkedTimestamp(timestampNanos(a) - durationNanos(b));
+  if (a instanceof Date && b instanceof Date) return checkedDuration(timestampNanos(a) - timestampNanos(b));
   throw noOverload('_-_', [a, b]);
 }
 
@@ -218,6 +213,17 @@ function divide(a: unknown, b: unknown): unknown {
     return new UintClass(a.value / b.value);
   }
   throw noOverload('_/_', [a, b]);
+}
+
+function timestamp(v: unknown): unknown {
+  if (v instanceof Date) return v;
+  if (typeof v === 'string') {
+    const ts = parseTimestamp(v);
+    if (!ts) throw evalError(`invalid timestamp '${v}'`);
+    return ts;
+  }
+  if (typeof v === 'bigint') return checkedTimestamp(v * 1_000_000_000n);
+  throw noOverload('timestamp', [v]);
 }
 
 function duration(v: unknown): unknown {
@@ -313,6 +319,7 @@ export const OPERATOR_OVERRIDES: Readonly<Record<string, Override>> = {
 export const FUNCTION_OVERRIDES: Readonly<Record<string, { arity: number; fn: Override; arity2?: true }>> = {
   ...Object.fromEntries(Object.entries(TIMESTAMP_ACCESSORS).map(([name, read]) => [name, { arity: 1, arity2: true as const, fn: accessor(name, read) }])),
   duration: { arity: 1, fn: duration },
+  timestamp: { arity: 1, fn: timestamp },
   matches: { arity: 2, fn: (s, re) => (typeof s === 'string' && typeof re === 'string' ? matches(s, re) : fail('matches', [s, re])) },
   lowerAscii: { arity: 1, fn: (s) => (typeof s === 'string' ? lowerAscii(s) : fail('lowerAscii', [s])) },
   upperAscii: { arity: 1, fn: (s) => (typeof s === 'string' ? upperAscii(s) : fail('upperAscii', [s])) },

@@ -93,6 +93,12 @@ describe('type mapping', () => {
     ['a reserved word is also reachable as itself after a dot', 'self.namespace == "ns"'],
   ])('%s', (_name, expression) => expect(run(expression)).toBe(true));
 
+  it('a date-time keeps its nanoseconds and offset', () => {
+    const self = env.toCel({ ...object, created: '2024-01-02T03:04:05.123456789+01:00' }, schema);
+    const r = env.compile('string(self.created) + " " + string(self.created + duration("1ns") - self.created)').evaluate({ self, oldSelf: null });
+    expect(r).toEqual({ value: '2024-01-02T02:04:05.123456789Z 0.000000001s', cost: expect.any(Number) });
+  });
+
   it('int-or-string holds a string too', () => {
     const r = env.compile('self.port == "http"').evaluate({ self: env.toCel({ port: 'http' }, schema), oldSelf: null });
     expect(r).toEqual({ value: true, cost: expect.any(Number) });

@@ -4,6 +4,7 @@
 
 import { parseGoDuration } from '@orch/apimachinery';
 import { CEL_RESERVED_WORDS, escapePropertyName } from './escaping';
+import { timestampText } from './timestamps';
 
 /**
  * The subset of an OpenAPI v3 schema (CRD `openAPIV3Schema`, the gateway's published
@@ -322,7 +323,7 @@ function canonicalKey(v: unknown): string {
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'undefined';
   if (v instanceof Set || Array.isArray(v)) return `[${[...v].map(canonicalKey).join(',')}]`;
   if (v instanceof Uint8Array) return `b${Buffer.from(v).toString('base64')}`;
-  if (v instanceof Date) return `t${v.toISOString()}`;
+  if (v instanceof Date) return `t${timestampText(v)}`;
   if (isPlainObject(v) && Object.getPrototypeOf(v) !== null && Object.getPrototypeOf(v) !== Object.prototype) return `o${String(v)}`;
   const obj = v as Record<string, unknown>;
   return `{${Object.keys(obj)

@@ -3,6 +3,7 @@
 // audit annotations, variables shown to users).
 
 import { durationNanos, isDuration, isUint, Optional, TypeClass } from './engine';
+import { compareTimestamps, timestampText } from './timestamps';
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   if (v === null || typeof v !== 'object') return false;
@@ -24,7 +25,7 @@ export function celEquals(a: unknown, b: unknown): boolean {
   if (na !== undefined || nb !== undefined) return na !== undefined && nb !== undefined && na == nb;
   if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
   if (a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.from(a).equals(Buffer.from(b));
-  if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
+  if (a instanceof Date && b instanceof Date) return compareTimestamps(a, b) === 0;
   if (isDuration(a) && isDuration(b)) return durationNanos(a) === durationNanos(b);
   if (a instanceof TypeClass && b instanceof TypeClass) return a.name === b.name;
   if (a instanceof Optional && b instanceof Optional) {
@@ -46,7 +47,15 @@ export function celEquals(a: unknown, b: unknown): boolean {
   const eb = entries(b);
   if (ea && eb) {
     if (ea.size !== eb.size) return false;
-    for (const [k, v] of ea) if (!eb.has(k) || !celEquals(v, eb.get(k))) return false;
+    for (const [k, v] of ea) {
+      if (eb.has(k)) {
+        if (!celEquals(v, eb.get(k))) return false;
+        continue;
+      }
+      // Keys are equal across numeric types too (1 and 1u are one key).
+      const other = [...eb.keys()].find((x) => celEquals(x, k));
+      if (other === undefined || !celEquals(v, eb.get(other))) return false;
+    }
     return true;
   }
   const eq = (a as { equals?: (o: unknown) => boolean }).equals;
@@ -78,7 +87,7 @@ export function celToJson(v: unknown): unknown {
   }
   if (isUint(v)) return celToJson(v.value);
   if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
-  if (v instanceof Date) return v.toISOString();
+  if (v instanceof Date) return timestampText(v);
   if (isDuration(v)) return `${Number(durationNanos(v)) / 1e9}s`;
   if (v instanceof Optional) return v.hasValue() ? celToJson(v.value()) : null;
   if (v instanceof TypeClass) return v.name;

@@ -1,19 +1,15 @@
 // Standard-library overloads the engine lacks (found by the conformance suite): ordering of
 // bytes, conversions between int, uint, timestamps and durations, and string forms of
-// timestamps and durations.
+// timestamps (timestamps.ts) and durations.
 
 import { durationNanos, evalError, UintClass, type EngineDuration, type EngineUint, type Environment } from '../engine';
+import { timestampText } from '../timestamps';
 
 const sync = { async: false };
 const MAX_INT64 = 2n ** 63n - 1n;
 
 function compareBytes(a: Uint8Array, b: Uint8Array): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
-}
-
-/** RFC 3339 text of a timestamp, with only the fractional digits needed (as upstream). */
-export function timestampText(d: Date): string {
-  return d.toISOString().replace(/\.000Z$/, 'Z').replace(/(\.\d*?)0+Z$/, '$1Z');
 }
 
 /** Duration text as upstream prints it: seconds with a fraction only when needed (`1.5s`). */

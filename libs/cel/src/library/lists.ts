@@ -4,6 +4,7 @@
 
 import { DurationClass, durationNanos, evalError, isDuration, isUint, makeDuration, UintClass, type Environment } from '../engine';
 import { celEquals } from '../values';
+import { compareTimestamps } from '../timestamps';
 
 const sync = { async: false };
 
@@ -35,7 +36,7 @@ export function compareValues(a: unknown, b: unknown): number {
     const [x, y] = [durationNanos(a), durationNanos(b)];
     return x < y ? -1 : x > y ? 1 : 0;
   }
-  if (a instanceof Date && b instanceof Date) return Math.sign(a.getTime() - b.getTime());
+  if (a instanceof Date && b instanceof Date) return compareTimestamps(a, b);
   throw evalError('no such overload: list elements are not comparable');
 }
 

@@ -1,8 +1,8 @@
 // The parts of optional types (SPEC: "Optional types ... from 1.29") the engine lacks:
-// optional.ofNonZeroValue, optMap and optFlatMap. The engine provides optional.of/none,
+// optional.ofNonZeroValue, optMap, optFlatMap and the optional_type type. The engine provides optional.of/none,
 // hasValue, value, or, orValue and the `.?field` / `[?index]` syntax.
 
-import { evalError, Optional, UintClass, type Environment } from '../engine';
+import { evalError, Optional, TypeClass, UintClass, type Environment } from '../engine';
 
 const sync = { async: false };
 
@@ -93,7 +93,12 @@ function optMapMacro(flat: boolean) {
   };
 }
 
+/** The type of optional values (`type(optional.none()) == optional_type`). */
+const OPTIONAL_TYPE = new TypeClass('optional_type');
+
 export function registerOptional(env: Environment): void {
+  env.registerConstant('optional_type', 'type', OPTIONAL_TYPE);
+  env.registerFunction('type(optional<A>): type', () => OPTIONAL_TYPE, sync);
   env.registerFunction('OptionalNamespace.ofNonZeroValue(A): optional<A>', (_ns: unknown, v: unknown) => (isZeroValue(v) ? Optional.none() : Optional.of(v)), sync);
   env.registerFunction('optional.optMap(ast, ast): optional<dyn>', optMapMacro(false) as never);
   env.registerFunction('optional.optFlatMap(ast, ast): optional<dyn>', optMapMacro(true) as never);

@@ -5,7 +5,8 @@
 // engine's versions are not ASCII-only / not Unicode White_Space.
 
 import { evalError, isDuration, isUint, type Environment } from '../engine';
-import { durationText, timestampText } from './compat';
+import { timestampText } from '../timestamps';
+import { durationText } from './compat';
 
 const sync = { async: false };
 
