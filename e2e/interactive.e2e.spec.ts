@@ -17,6 +17,8 @@ import { eventually, startNodeAgent, type NodeAgentProcess } from './support/nod
 jest.setTimeout(120_000);
 
 const NODE = 'e2e-interactive';
+/** A user of the static token file, with only the permissions the RBAC test grants. */
+const DEV_TOKEN = 'dev-token-0123456789abcdef';
 const NODE_BIN = process.execPath;
 
 interface Pod {
@@ -113,7 +115,8 @@ describe('interactive pods with kubectl (sandbox runtime)', () => {
 
   beforeAll(async () => {
     dir = await tempDir('interactive-');
-    gw = await startGateway();
+    await writeFile(join(dir, 'tokens.csv'), `${DEV_TOKEN},dev,dev-uid,"dev-team"\n`);
+    gw = await startGateway({ args: ['--authorization-mode=Node,RBAC', `--token-auth-file=${join(dir, 'tokens.csv')}`] });
     agent = await startNodeAgent({ name: NODE, kubeconfig: gw.kubeconfig, args: ['--runtime=sandbox', `--client-ca-file=${join(gw.dataDir, 'pki', 'ca.crt')}`, '--restart-backoff-initial=1s', '--pod-workers=4'] });
     await eventually('node registered', () => (kubectl(['get', 'node', NODE]).status === 0 ? true : undefined));
     const apply = kubectl(['apply', '-f', '-'], { input: manifests });
@@ -157,6 +160,24 @@ describe('interactive pods with kubectl (sandbox runtime)', () => {
       expect(out).toContain('42');
       expect(out).toContain('EXIT=7');
     });
+  });
+
+  it('RBAC: a user who may get pods but not create pods/exec is refused kubectl exec, and allowed once granted', () => {
+    const asDev = (args: string[]) =>
+      spawnSync('kubectl', ['--server', gw.url, '--certificate-authority', join(gw.dataDir, 'pki', 'ca.crt'), '--token', DEV_TOKEN, ...args], { encoding: 'utf8', timeout: 30_000 });
+    const grant = (name: string, rules: string) =>
+      kubectl(['apply', '-f', '-'], {
+        input: `apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: ${name}, namespace: default}\nrules: ${rules}\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: ${name}, namespace: default}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: ${name}}\nsubjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: dev}]\n`,
+      });
+    expect(grant('pod-reader', '[{apiGroups: [""], resources: [pods], verbs: [get, list]}]').status).toBe(0);
+    expect(asDev(['get', 'pod', 'shell', '-o', 'name']).stdout).toBe('pod/shell\n');
+    const refused = asDev(['exec', 'shell', '--', 'echo', 'hi']);
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toMatch(/forbidden: User "dev" cannot (create|get) resource "pods\/exec" in API group "" in the namespace "default"/);
+    expect(grant('pod-exec', '[{apiGroups: [""], resources: [pods/exec], verbs: [get, create]}]').status).toBe(0);
+    // RBAC is read-your-writes on the replica that stored the binding: the next request sees it.
+    const allowed = asDev(['exec', 'shell', '--', 'echo', 'hi']);
+    expect([allowed.status, allowed.stdout, allowed.stderr]).toEqual([0, 'hi\n', '']);
   });
 
   it('attach: stdin reaches the container, its output comes back, stdinOnce ends it', async () => {
