@@ -4,6 +4,7 @@
 // references through endpoints; policies with params, variables, messageExpression,
 // Deny/Warn/Audit and failurePolicy. Each test configures what it needs and removes it.
 
+import WebSocket from 'ws';
 import { startGateway, type GatewayProcess } from './support/gateway';
 import { eventually } from './support/node-agent';
 import { startWebhookServer, type WebhookServer } from './support/webhook-server';
@@ -162,6 +163,37 @@ describe('validating webhooks', () => {
       const r = await eventuallyCreated('uid-1', (x) => x.status === 500);
       expect(r.json.message).toMatch(/failed calling webhook "uid.test.orch.io": failed to call webhook: expected response.uid=".+", got "someone-else"/);
     });
+  });
+});
+
+describe('CONNECT', () => {
+  /** A WebSocket exec upgrade as admin: the HTTP status and body the gateway answered instead of upgrading. */
+  function execUpgrade(pod: string): Promise<{ status: number; body: string }> {
+    const url = `wss://127.0.0.1:${gw.port}/api/v1/namespaces/${NS}/pods/${pod}/exec?command=true&stdout=true`;
+    const ws = new WebSocket(url, ['v4.channel.k8s.io'], { ca: gw.creds.ca, cert: gw.creds.cert, key: gw.creds.key });
+    return new Promise((resolve, reject) => {
+      ws.on('unexpected-response', (_req, res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      });
+      ws.on('open', () => (ws.close(), reject(new Error('the upgrade was accepted'))));
+      ws.on('error', (e) => reject(e));
+    });
+  }
+
+  it('an exec upgrade runs the admit stage with operation CONNECT (a webhook on pods/exec refuses it)', async () => {
+    const hook = { ...webhook('connect.test.orch.io', '/deny'), rules: [{ operations: ['CONNECT'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/exec'] }] };
+    await withConfig('validating', 'no-exec', [hook], async () => {
+      const r = await eventually('the exec upgrade to be refused by the webhook', async () => {
+        const x = await execUpgrade('no-such-pod');
+        return x.status === 403 ? x : undefined;
+      }, 5_000);
+      expect(JSON.parse(r.body).message).toBe('admission webhook "connect.test.orch.io" denied the request: configmaps named deny-* are not allowed');
+      expect(hooks.calls.get('/deny')?.at(-1)).toMatchObject({ operation: 'CONNECT', name: 'no-such-pod', resource: { resource: 'pods' } });
+    });
+    // Without the webhook the same upgrade reaches the pod lookup.
+    expect((await execUpgrade('no-such-pod')).status).toBe(404);
   });
 });
 

@@ -35,7 +35,7 @@ import { NO_RULES } from './registry/strategies/custom-resource';
 import { strategyFor, subresourceStrategies, systemNamespaces } from './registry/strategies';
 import { ApiEndpointsReconciler, advertiseAddress, apiServiceSpecs } from './api-endpoints/api-endpoints';
 import { REPAIR_HEALTH_CHECK, ServiceAddresses, ServiceAddressRepair, serviceRangesFromFlags, serviceStrategy } from './registry/service-ip';
-import { SYSTEM_CONTEXT } from './registry/system-context';
+import { systemContext } from './registry/system-context';
 import { OpenApiV3 } from './openapi/service';
 import type { AdmissionChain } from './pipeline/admit';
 import { Encoder } from './pipeline/encode';
@@ -131,7 +131,7 @@ export class Gateway {
         const rules = validationRulesFor(def.custom!.schema);
         return rules.empty ? NO_RULES : rules;
       },
-      systemContext: () => ({ ...SYSTEM_CONTEXT, warnings: [] }),
+      systemContext,
       logger: gateway.logger,
     });
     gateway.serviceAddressRepair = new ServiceAddressRepair(store, serviceAddresses, gateway.logger, { servicesPrefix: gateway.registry('', 'services').prefix('') });
@@ -168,7 +168,7 @@ export class Gateway {
         intervalMs: 10_000,
         leaseDurationSeconds: 15,
       },
-      SYSTEM_CONTEXT,
+      systemContext,
       logger,
     );
     await gateway.apiEndpoints.start();
@@ -252,7 +252,7 @@ export class Gateway {
       priorityLevels,
       flowSchemaStore: () => this.registry(group, 'flowschemas'),
       priorityLevelStore: () => this.registry(group, 'prioritylevelconfigurations'),
-      systemContext: () => ({ ...SYSTEM_CONTEXT, warnings: [] }),
+      systemContext,
       metrics: metricsRegistry,
       logger: this.logger,
       options: {
@@ -276,7 +276,7 @@ export class Gateway {
     const namespaces = this.registry('', 'namespaces');
     for (const name of systemNamespaces(this.options['k8s-group-aliases'])) {
       try {
-        await namespaces.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, SYSTEM_CONTEXT);
+        await namespaces.create('', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } }, systemContext());
       } catch (err) {
         if (!(err instanceof StatusError && err.code === 409)) throw err;
       }
@@ -309,8 +309,8 @@ export class Gateway {
           const next = reconcileDefault(wanted as never, current as never) as KubeObject | undefined;
           if (!next) break;
           try {
-            if (current) await registry.update(ns, name, next, SYSTEM_CONTEXT);
-            else await registry.create(ns, structuredClone(next), SYSTEM_CONTEXT);
+            if (current) await registry.update(ns, name, next, systemContext());
+            else await registry.create(ns, structuredClone(next), systemContext());
             break;
           } catch (err) {
             if (!(err instanceof StatusError && err.code === 409)) throw err;

@@ -147,7 +147,7 @@ export class ApiEndpointsReconciler {
   constructor(
     private readonly registries: ApiEndpointsRegistries,
     private readonly opts: ApiEndpointsOptions,
-    private readonly ctx: RequestContext,
+    private readonly context: () => RequestContext,
     private readonly logger: Logger,
   ) {}
 
@@ -163,7 +163,7 @@ export class ApiEndpointsReconciler {
     clearInterval(this.timer);
     await this.running;
     try {
-      await this.registries.leases.delete(LEASE_NAMESPACE, endpointLeaseName(this.opts.address, this.opts.port), {}, this.ctx);
+      await this.registries.leases.delete(LEASE_NAMESPACE, endpointLeaseName(this.opts.address, this.opts.port), {}, this.context());
       await this.reconcileEndpoints();
     } catch (err) {
       if (!isStatus(err, 404)) this.logger.warn('could not remove this gateway from the API endpoints', { err: (err as Error).message });
@@ -204,7 +204,7 @@ export class ApiEndpointsReconciler {
     } catch (err) {
       if (!isStatus(err, 404)) throw err;
       try {
-        await this.registries.services.create(API_SERVICE_NAMESPACE, want, this.ctx);
+        await this.registries.services.create(API_SERVICE_NAMESPACE, want, this.context());
       } catch (e) {
         if (!isStatus(e, 409)) throw e;
       }
@@ -214,11 +214,11 @@ export class ApiEndpointsReconciler {
     if (current.spec?.clusterIP === s.clusterIP && current.spec?.ports?.length === 1 && port?.port === this.opts.servicePort && port?.name === PORT_NAME && port?.protocol === 'TCP') return;
     // Changed by hand: the cluster IP cannot change in place, so the Service is made again.
     if (current.spec?.clusterIP !== s.clusterIP) {
-      await this.registries.services.delete(API_SERVICE_NAMESPACE, s.name, { preconditions: { uid: current.metadata.uid } }, this.ctx);
-      await this.registries.services.create(API_SERVICE_NAMESPACE, want, this.ctx);
+      await this.registries.services.delete(API_SERVICE_NAMESPACE, s.name, { preconditions: { uid: current.metadata.uid } }, this.context());
+      await this.registries.services.create(API_SERVICE_NAMESPACE, want, this.context());
       return;
     }
-    await this.registries.services.update(API_SERVICE_NAMESPACE, s.name, { ...current, spec: { ...current.spec, ports: want.spec.ports } }, this.ctx);
+    await this.registries.services.update(API_SERVICE_NAMESPACE, s.name, { ...current, spec: { ...current.spec, ports: want.spec.ports } }, this.context());
   }
 
   private async reconcileEndpoints(): Promise<void> {
@@ -236,7 +236,7 @@ export class ApiEndpointsReconciler {
       const ours = (await this.registries.endpointSlices.list(API_SERVICE_NAMESPACE, { labelSelector: `orch.io/service-name=${s.name},endpointslice.orch.io/managed-by=${API_SLICE_MANAGER}` })).items;
       for (const old of ours) {
         if (slices.some((x) => x.metadata.name === old.metadata.name)) continue;
-        await this.registries.endpointSlices.delete(API_SERVICE_NAMESPACE, old.metadata.name!, {}, this.ctx).catch((err) => {
+        await this.registries.endpointSlices.delete(API_SERVICE_NAMESPACE, old.metadata.name!, {}, this.context()).catch((err) => {
           if (!isStatus(err, 404)) throw err;
         });
       }
@@ -254,7 +254,7 @@ export class ApiEndpointsReconciler {
     }
     if (!current) {
       try {
-        await registry.create(namespace, want, this.ctx);
+        await registry.create(namespace, want, this.context());
       } catch (err) {
         if (!isStatus(err, 409)) throw err;
       }
@@ -265,7 +265,7 @@ export class ApiEndpointsReconciler {
     const same = JSON.stringify(labels) === JSON.stringify(current.metadata.labels ?? {}) && Object.entries(content).every(([k, v]) => JSON.stringify(current![k]) === JSON.stringify(v));
     if (same) return;
     try {
-      await registry.update(namespace, name, { ...current, ...content, metadata: { ...current.metadata, labels } }, this.ctx);
+      await registry.update(namespace, name, { ...current, ...content, metadata: { ...current.metadata, labels } }, this.context());
     } catch (err) {
       // Another gateway wrote it meanwhile: the next pass sees its version.
       if (!isStatus(err, 409)) throw err;

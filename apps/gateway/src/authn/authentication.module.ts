@@ -15,7 +15,7 @@ import {
   type BootstrapTokenSecret,
   type ServiceAccountLookup,
 } from '@orch/auth';
-import { SYSTEM_CONTEXT } from '../registry/system-context';
+import { systemContext } from '../registry/system-context';
 import { Gateway } from '../gateway';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../gateway-config';
 import { AuthenticatorProvider } from '../pipeline/authenticate';
@@ -113,7 +113,7 @@ export class ServiceAccountAuthentication implements AuthenticatorModule {
       secret: (ns, name) => getOrUndefined(gateway, 'secrets', ns, name) as ReturnType<ServiceAccountLookup['secret']>,
       pod: (ns, name) => getOrUndefined(gateway, 'pods', ns, name),
       markLegacyTokenUsed: async (ns, name, date) => {
-        await gateway.registry('', 'secrets').patch(ns, name, (s) => ({ ...s, metadata: { ...s.metadata, annotations: { ...(s.metadata.annotations ?? {}), [LEGACY_TOKEN_LAST_USED]: date } } }), SYSTEM_CONTEXT);
+        await gateway.registry('', 'secrets').patch(ns, name, (s) => ({ ...s, metadata: { ...s.metadata, annotations: { ...(s.metadata.annotations ?? {}), [LEGACY_TOKEN_LAST_USED]: date } } }), systemContext());
       },
     };
     this.impl = serviceAccountAuthenticator({

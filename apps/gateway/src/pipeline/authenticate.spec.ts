@@ -30,7 +30,6 @@ describe('authenticateStage', () => {
   it.each([
     { name: 'a valid credential', path: '/api/v1/pods', auth: 'Bearer good', anonymous: true, want: 'alice' },
     { name: 'no credential, anonymous on', path: '/api/v1/pods', auth: undefined, anonymous: true, want: 'system:anonymous' },
-    { name: 'no credential, anonymous off, health path', path: '/readyz', auth: undefined, anonymous: false, want: 'system:anonymous' },
   ])('$name → $want', async ({ path, auth, anonymous, want }) => {
     const r = request(path, auth);
     await authenticateStage(oneToken, { anonymousAuth: anonymous })(r);
@@ -40,6 +39,8 @@ describe('authenticateStage', () => {
   it.each([
     { name: 'an invalid credential is 401, never anonymous', path: '/api/v1/pods', auth: 'Bearer bad', anonymous: true },
     { name: 'no credential with anonymous off', path: '/api/v1/pods', auth: undefined, anonymous: false },
+    { name: 'no credential with anonymous off, health path', path: '/readyz', auth: undefined, anonymous: false },
+    { name: 'no credential with anonymous off, version path', path: '/version', auth: undefined, anonymous: false },
     { name: 'an Authorization header nobody claims', path: '/api/v1/pods', auth: 'Basic dXNlcjpwdw==', anonymous: true },
   ])('$name', async ({ path, auth, anonymous }) => {
     await expect(authenticateStage(oneToken, { anonymousAuth: anonymous })(request(path, auth))).rejects.toMatchObject({ code: 401 });

@@ -10,9 +10,6 @@ import type { ApiRequest } from './api-request';
  */
 export const AuthenticatorProvider = DiscoveryService.createDecorator<{ order: number }>();
 
-/** Paths an unauthenticated request may reach when anonymous requests are disabled. */
-const ALWAYS_ANONYMOUS_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version', '/version/']);
-
 const ANONYMOUS: UserInfo = anonymousUser();
 
 /**
@@ -20,7 +17,7 @@ const ANONYMOUS: UserInfo = anonymousUser();
  * A credential an authenticator rejects, or an Authorization header no authenticator
  * claims, is 401, never anonymous. A request with no
  * credential is `system:anonymous` in `system:unauthenticated` when `anonymousAuth` is on;
- * otherwise 401 except for the health and version paths.
+ * otherwise 401 on every path, health and version included (upstream `--anonymous-auth=false`).
  */
 export function authenticateStage(authenticator: Authenticator, opts: { anonymousAuth: boolean }): (r: ApiRequest) => Promise<void> {
   return async (r) => {
@@ -31,7 +28,7 @@ export function authenticateStage(authenticator: Authenticator, opts: { anonymou
     }
     // A credential nobody accepted is a failed login, not an anonymous request (upstream: invalid bearer token).
     if (r.req.headers.authorization !== undefined) throw StatusError.unauthorized();
-    if (!opts.anonymousAuth && !ALWAYS_ANONYMOUS_PATHS.has(r.info.path)) throw StatusError.unauthorized();
+    if (!opts.anonymousAuth) throw StatusError.unauthorized();
     r.authenticatedUser = ANONYMOUS;
   };
 }

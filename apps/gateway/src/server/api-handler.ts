@@ -23,9 +23,11 @@ export interface ApiHandlerDeps extends PipelineDeps {
  */
 export class ApiHandler {
   private readonly stages: readonly Stage[];
+  private readonly admit: Stage;
 
   constructor(private readonly deps: ApiHandlerDeps) {
     this.stages = buildPipeline(deps);
+    this.admit = this.stages.find((s) => s.name === 'admit')!;
   }
 
   /** Ends every open watch stream cleanly (graceful shutdown). */
@@ -51,9 +53,10 @@ export class ApiHandler {
   /**
    * Upgrade requests (pods/exec, pods/attach, pods/portforward over WebSocket or SPDY) arrive
    * outside Fastify's routes: they pass the same stages up to resolve (request-info,
-   * authenticate, impersonate, authorize, resolve), then the subresource streams to the node
-   * agent. A WebSocket upgrade is a GET, so `create` on the subresource is authorized as
-   * well (upstream's AuthorizePodWebsocketUpgradeCreatePermission).
+   * authenticate, impersonate, authorize, resolve), then the admit stage (CONNECT, as for
+   * proxy requests), then the subresource streams to the node agent. A WebSocket upgrade is
+   * a GET, so `create` on the subresource is authorized as well (upstream's
+   * AuthorizePodWebsocketUpgradeCreatePermission).
    */
   async handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => undefined);
@@ -65,6 +68,7 @@ export class ApiHandler {
       const until = this.stages.findIndex((s) => s.name === 'resolve');
       await runPipeline(this.stages.slice(0, until + 1), r);
       if (r.info.verb !== 'create') await authorizeOrThrow(this.deps.authorizer, { ...attributesOf(r.info, requestUser(r)), verb: 'create' });
+      await this.admit.run(r);
       const target = requestTarget(r);
       await this.deps.subresources.stream({ req, socket, head, info: r.info, query: r.query, def: target.def, registries: this.deps.registries });
       r.status = 101;
