@@ -70,6 +70,8 @@ beforeAll(async () => {
         return req.object?.metadata.labels?.a ? { allowed: true } : { allowed: true, patch: [{ op: 'add', path: '/metadata/labels/a', value: '1' }] };
       },
       '/reinvoke-b': (req) => (req.object?.metadata.labels?.b ? { allowed: true } : { allowed: true, patch: [{ op: 'add', path: '/metadata/labels/b', value: '1' }] }),
+      // an autoscaling/v1 webhook: raises the CPU target of what it sees
+      '/hpa-v1': (req) => (req.object?.spec && (req.object.spec as { targetCPUUtilizationPercentage?: number }).targetCPUUtilizationPercentage === 50 ? { allowed: true, patch: [{ op: 'replace', path: '/spec/targetCPUUtilizationPercentage', value: 70 }] } : { allowed: true }),
     },
     ['hook.hooks.svc'],
   );
@@ -233,6 +235,81 @@ describe('mutating webhooks', () => {
     await withConfig('mutating', 'mut-deny', [webhook('deny.test.orch.io', '/deny')], async () => {
       const r = await eventuallyCreated('mutdeny-1', (x) => x.status === 403);
       expect(r.json.message).toContain('denied the request');
+    });
+  });
+});
+
+describe('AdmissionReview versions and matchPolicy', () => {
+  it.each([
+    { versions: ['v1beta1', 'v1'], want: 'admission.k8s.io/v1beta1' },
+    { versions: ['v1', 'v1beta1'], want: 'admission.k8s.io/v1' },
+    { versions: ['v7', 'v1beta1'], want: 'admission.k8s.io/v1beta1' },
+  ])('a webhook accepting $versions is sent $want (and its answer in it is accepted)', async ({ versions, want }) => {
+    await withConfig('mutating', 'review-version', [webhook('version.test.orch.io', '/label', { admissionReviewVersions: versions })], async () => {
+      const r = await eventuallyCreated('version-1', (x) => x.status === 201 && x.json.metadata.labels?.stamped === 'by-webhook-wet');
+      expect(r.status).toBe(201);
+      expect(hooks.calls.get('/label')!.filter((c) => c.name === 'version-1').map((c) => c.reviewApiVersion)).toContain(want);
+      expect(hooks.calls.get('/label')!.every((c) => c.reviewApiVersion === want)).toBe(true);
+    });
+  });
+
+  const hpaRule = [{ operations: ['CREATE'], apiGroups: ['autoscaling'], apiVersions: ['v1'], resources: ['horizontalpodautoscalers'] }];
+  const hpaV2 = (name: string) => ({
+    apiVersion: 'autoscaling/v2',
+    kind: 'HorizontalPodAutoscaler',
+    metadata: { name, namespace: NS },
+    spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, minReplicas: 1, maxReplicas: 3, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 50 } } }] },
+  });
+  const createHpaV2 = (name: string) => gw.admin.post(`/apis/autoscaling/v2/namespaces/${NS}/horizontalpodautoscalers`, hpaV2(name));
+  const cpuTarget = (hpa: { spec: { metrics: { resource: { target: { averageUtilization: number } } }[] } }) => hpa.spec.metrics[0].resource.target.averageUtilization;
+
+  it('Equivalent: a webhook for autoscaling/v1 sees an autoscaling/v2 HorizontalPodAutoscaler as v1, and its patch comes back into v2', async () => {
+    await withConfig('mutating', 'hpa-v1', [webhook('hpa.test.orch.io', '/hpa-v1', { rules: hpaRule, matchPolicy: 'Equivalent' })], async () => {
+      const r = await eventually('the v1 webhook to patch the v2 object', async () => {
+        await gw.admin.delete(`/apis/autoscaling/v2/namespaces/${NS}/horizontalpodautoscalers/eq-1`);
+        const x = await createHpaV2('eq-1');
+        return x.status === 201 && cpuTarget(x.json) === 70 ? x : undefined;
+      }, 5_000);
+      expect(r.json.apiVersion).toBe('autoscaling/v2');
+      expect(cpuTarget((await gw.admin.get(`/apis/autoscaling/v2/namespaces/${NS}/horizontalpodautoscalers/eq-1`)).json)).toBe(70);
+      const call = hooks.calls.get('/hpa-v1')!.find((c) => c.name === 'eq-1')!;
+      expect(call).toMatchObject({
+        kind: { group: 'autoscaling', version: 'v1', kind: 'HorizontalPodAutoscaler' },
+        resource: { group: 'autoscaling', version: 'v1', resource: 'horizontalpodautoscalers' },
+        requestKind: { group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler' },
+        requestResource: { group: 'autoscaling', version: 'v2', resource: 'horizontalpodautoscalers' },
+      });
+      expect(call.object).toMatchObject({ apiVersion: 'autoscaling/v1', spec: { targetCPUUtilizationPercentage: 50, maxReplicas: 3 } });
+    });
+  });
+
+  it('Exact: the same webhook is not called for autoscaling/v2', async () => {
+    await withConfig('mutating', 'hpa-exact', [webhook('hpa.test.orch.io', '/hpa-v1', { rules: hpaRule, matchPolicy: 'Exact' })], async () => {
+      // a v1 object reaches it (the configuration applies) ...
+      await eventually('the v1 webhook to apply', async () => {
+        await gw.admin.delete(`/apis/autoscaling/v1/namespaces/${NS}/horizontalpodautoscalers/exact-probe`);
+        const x = await gw.admin.post(`/apis/autoscaling/v1/namespaces/${NS}/horizontalpodautoscalers`, { apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: { name: 'exact-probe', namespace: NS }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web' }, maxReplicas: 3, targetCPUUtilizationPercentage: 50 } });
+        return x.status === 201 && x.json.spec.targetCPUUtilizationPercentage === 70 ? x : undefined;
+      }, 5_000);
+      // ... a v2 one does not
+      const r = await createHpaV2('exact-1');
+      expect([r.status, cpuTarget(r.json)]).toEqual([201, 50]);
+      expect(hooks.calls.get('/hpa-v1')!.some((c) => c.name === 'exact-1')).toBe(false);
+    });
+  });
+
+  it('Equivalent across groups: a webhook for events.k8s.io Events sees a core Event as an events.k8s.io Event', async () => {
+    const rule = [{ operations: ['CREATE'], apiGroups: ['events.k8s.io'], apiVersions: ['v1'], resources: ['events'] }];
+    const event = (name: string) => ({ apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: NS }, involvedObject: { apiVersion: 'v1', kind: 'ConfigMap', name: 'x', namespace: NS }, reason: 'Tested', message: 'hello', type: 'Normal', source: { component: 'e2e' } });
+    await withConfig('validating', 'events-v1', [webhook('events.test.orch.io', '/deny', { rules: rule })], async () => {
+      const r = await eventually('the events webhook to refuse a core Event', async () => {
+        const x = await gw.admin.post(`/api/v1/namespaces/${NS}/events`, event('ev-1'));
+        return x.status === 403 ? x : undefined;
+      }, 5_000);
+      expect(r.json.message).toContain('admission webhook "events.test.orch.io" denied the request');
+      const call = hooks.calls.get('/deny')!.find((c) => c.name === 'ev-1')!;
+      expect(call).toMatchObject({ kind: { group: 'events.orch.io', version: 'v1', kind: 'Event' }, requestKind: { group: '', version: 'v1', kind: 'Event' } });
+      expect(call.object).toMatchObject({ apiVersion: 'events.orch.io/v1', note: 'hello', reason: 'Tested', regarding: { kind: 'ConfigMap', name: 'x' } });
     });
   });
 });

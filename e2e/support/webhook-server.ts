@@ -2,11 +2,14 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { selfSignedServingCert } from '@orch/auth';
 
-/** What a test webhook handler receives: the AdmissionReview request. */
+/** What a test webhook handler receives: the AdmissionReview request (and the review's apiVersion). */
 export interface ReviewRequest {
+  /** apiVersion of the AdmissionReview that carried the request (the server answers in it). */
+  reviewApiVersion: string;
   uid: string;
   kind: { group: string; version: string; kind: string };
   resource: { group: string; version: string; resource: string };
+  requestKind: { group: string; version: string; kind: string };
   requestResource: { group: string; version: string; resource: string };
   operation: string;
   namespace?: string;
@@ -33,7 +36,7 @@ export interface WebhookServer {
 
 /**
  * A real HTTPS admission webhook server with its own CA (certificate for 127.0.0.1, localhost
- * and `hosts`), answering AdmissionReview v1 per path with `handlers[path]`.
+ * and `hosts`), answering AdmissionReviews (in the version asked) per path with `handlers[path]`.
  */
 export async function startWebhookServer(handlers: Record<string, (req: ReviewRequest) => ReviewAnswer>, hosts: string[] = []): Promise<WebhookServer> {
   const tls = await selfSignedServingCert(['127.0.0.1', 'localhost', ...hosts], 'test-webhook');
@@ -44,7 +47,8 @@ export async function startWebhookServer(handlers: Record<string, (req: ReviewRe
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const path = new URL(req.url ?? '/', 'https://x').pathname;
-      const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { request: ReviewRequest };
+      const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { apiVersion: string; request: ReviewRequest };
+      review.request.reviewApiVersion = review.apiVersion;
       const list = calls.get(path) ?? [];
       list.push(review.request);
       calls.set(path, list);
@@ -62,7 +66,7 @@ export async function startWebhookServer(handlers: Record<string, (req: ReviewRe
         response.patch = Buffer.from(JSON.stringify(answer.patch)).toString('base64');
       }
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }));
+      res.end(JSON.stringify({ apiVersion: review.apiVersion, kind: 'AdmissionReview', response }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

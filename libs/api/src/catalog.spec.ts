@@ -58,6 +58,20 @@ describe('Catalog', () => {
     expect(() => new Catalog(undefined, parseRuntimeConfig(rc))).toThrow(RuntimeConfigError);
   });
 
+  it.each([
+    { of: ['autoscaling', 'v1', 'horizontalpodautoscalers'], rc: '', want: ['autoscaling/v1/horizontalpodautoscalers', 'autoscaling/v2/horizontalpodautoscalers'] },
+    { of: ['autoscaling', 'v2', 'horizontalpodautoscalers'], rc: '', want: ['autoscaling/v2/horizontalpodautoscalers', 'autoscaling/v1/horizontalpodautoscalers'] },
+    { of: ['events.orch.io', 'v1', 'events'], rc: '', want: ['events.orch.io/v1/events', '/v1/events'] },
+    { of: ['', 'v1', 'events'], rc: '', want: ['/v1/events', 'events.orch.io/v1/events'] },
+    { of: ['storage.orch.io', 'v1', 'csistoragecapacities'], rc: '', want: ['storage.orch.io/v1/csistoragecapacities'] },
+    { of: ['storage.orch.io', 'v1', 'csistoragecapacities'], rc: 'storage.orch.io/v1beta1=true', want: ['storage.orch.io/v1/csistoragecapacities', 'storage.orch.io/v1beta1/csistoragecapacities'] },
+    { of: ['', 'v1', 'configmaps'], rc: '', want: ['/v1/configmaps'] },
+  ])('equivalent resources of $of (runtime-config "$rc")', ({ of, rc, want }) => {
+    const c = new Catalog(undefined, parseRuntimeConfig(rc));
+    const def = c.lookup(of[0], of[1], of[2])!;
+    expect(c.equivalents(def).map((d) => `${d.group}/${d.version}/${d.resource}`)).toEqual(want);
+  });
+
   it('orders versions like upstream', () => {
     expect(['v1beta1', 'v1alpha1', 'v2', 'v1', 'v2beta2', 'v1beta2'].sort(compareVersionPriority)).toEqual(['v2', 'v1', 'v2beta2', 'v1beta2', 'v1beta1', 'v1alpha1']);
   });

@@ -54,6 +54,8 @@ export class Catalog {
   private readonly all: ResourceDef[] = [];
   private readonly enabled = new Map<string, ResourceDef>();
   private readonly byKind = new Map<string, ResourceDef>();
+  /** Served resources by what they are stored as (see equivalents); rebuilt after a change. */
+  private byStorage?: Map<string, ResourceDef[]>;
 
   constructor(
     resources: ResourceDef[] = BUILTIN_RESOURCES,
@@ -83,6 +85,7 @@ export class Catalog {
     if (idx >= 0) this.all[idx] = def;
     else this.all.push(def);
     const key = Catalog.key(def.group, def.version, def.resource);
+    this.byStorage = undefined;
     if (this.isEnabled(def)) {
       this.enabled.set(key, def);
       this.byKind.set(`${def.group}/${def.version}/${def.kind}`, def);
@@ -93,6 +96,7 @@ export class Catalog {
 
   unregister(group: string, version: string, resource: string): void {
     const def = this.enabled.get(Catalog.key(group, version, resource));
+    this.byStorage = undefined;
     this.enabled.delete(Catalog.key(group, version, resource));
     if (def) this.byKind.delete(`${def.group}/${def.version}/${def.kind}`);
     const idx = this.all.findIndex((r) => r.group === group && r.version === version && r.resource === resource);
@@ -130,6 +134,32 @@ export class Catalog {
   /** Every served resource, in discovery order. */
   resources(): ResourceDef[] {
     return [...this.enabled.values()];
+  }
+
+  /**
+   * The served resources whose objects are the same objects as `def`'s, `def` first: other
+   * versions of its group/resource and resources stored as the same one (events.orch.io
+   * Events are core Events). Upstream's equivalent resources (admission matchPolicy
+   * Equivalent), keyed by storage as upstream keys them by storage prefix.
+   */
+  equivalents(def: Pick<ResourceDef, 'group' | 'version' | 'resource' | 'storage'>): ResourceDef[] {
+    if (!this.byStorage) {
+      this.byStorage = new Map();
+      for (const r of this.enabled.values()) {
+        const k = Catalog.storageKey(r);
+        const list = this.byStorage.get(k);
+        if (list) list.push(r);
+        else this.byStorage.set(k, [r]);
+      }
+    }
+    const all = this.byStorage.get(Catalog.storageKey(def)) ?? [];
+    const self = all.find((r) => r.group === def.group && r.version === def.version && r.resource === def.resource);
+    return self ? [self, ...all.filter((r) => r !== self)] : all;
+  }
+
+  private static storageKey(def: Pick<ResourceDef, 'group' | 'resource' | 'storage'>): string {
+    const s = def.storage ?? def;
+    return `${s.group}/${s.resource}`;
   }
 
   /** Served resources of one group/version. */

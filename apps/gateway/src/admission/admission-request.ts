@@ -30,20 +30,24 @@ export interface AdmissionRequestV1 {
 const OPTIONS_KIND: Readonly<Record<string, string>> = { CREATE: 'CreateOptions', UPDATE: 'UpdateOptions', DELETE: 'DeleteOptions' };
 
 /**
- * The request as a hook matched it: `matched` is the resource (and kind) the hook's rules
- * matched (another version under matchPolicy Equivalent); `request*` fields keep what the
- * client asked for.
+ * A request as a hook matched it (upstream VersionedAttributes): under matchPolicy Equivalent
+ * `resource`, `kind`, `object` and `oldObject` are those of the version the hook's rules named
+ * (the objects converted), and `requested` keeps what the client asked for.
  */
-export function admissionRequest(a: AdmissionAttributes, uid: string, matched: AdmissionResource = a.resource): AdmissionRequestV1 {
-  const kind = matched.version === a.resource.version ? a.kind : { ...a.kind, version: matched.version };
+export interface VersionedAttributes extends AdmissionAttributes {
+  requested?: { resource: AdmissionResource; kind: GroupVersionKind };
+}
+
+/** The AdmissionRequest of a request as a hook matched it. */
+export function admissionRequest(a: VersionedAttributes, uid: string): AdmissionRequestV1 {
   const options = a.options ?? (OPTIONS_KIND[a.operation] ? { kind: OPTIONS_KIND[a.operation], apiVersion: 'meta.k8s.io/v1', ...(a.dryRun ? { dryRun: ['All'] } : {}) } : undefined);
   return {
     uid,
-    kind,
-    resource: matched,
+    kind: a.kind,
+    resource: a.resource,
     ...(a.subresource ? { subResource: a.subresource, requestSubResource: a.subresource } : {}),
-    requestKind: a.kind,
-    requestResource: a.resource,
+    requestKind: a.requested?.kind ?? a.kind,
+    requestResource: a.requested?.resource ?? a.resource,
     name: a.name,
     ...(a.namespace ? { namespace: a.namespace } : {}),
     operation: a.operation,

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import type { Catalog } from '@orch/api';
-import type { KubeObject } from '@orch/apimachinery';
+import { groupVersionString, type Catalog } from '@orch/api';
+import { StatusError, type KubeObject } from '@orch/apimachinery';
 import type { Authorizer } from '@orch/auth';
 import type { Logger } from '@orch/server-common';
 import { Gateway } from '../gateway';
@@ -8,6 +8,9 @@ import type { GatewayOptions } from '../options';
 import type { GenericStore } from '../registry/generic-store';
 import type { RequestContext } from '../registry/strategy';
 import type { WebhookClient } from '../webhooks/webhook-client';
+import type { AdmissionAttributes, AdmissionResource } from '../pipeline/admit';
+import type { VersionedAttributes } from './admission-request';
+import type { MatchedAs } from './matching';
 import { ObjectCache } from './object-cache';
 
 /** The identity admission uses for its own writes (quota usage). */
@@ -56,6 +59,35 @@ export class AdmissionState implements OnApplicationShutdown {
 
   registry(group: string, resource: string): GenericStore {
     return this.gateway.registry(group, resource);
+  }
+
+  /** The store serving one version of a resource (custom resources convert through their own). */
+  private storeOf(r: AdmissionResource): GenericStore {
+    for (const [def, store] of this.gateway.registries) if (def.group === r.group && def.version === r.version && def.resource === r.resource) return store;
+    throw StatusError.internal(`unable to convert to ${r.resource}.${r.group || 'core'}/${r.version}: not served`);
+  }
+
+  /**
+   * The request as a hook that matched it as `matched` sees it: the request itself when that
+   * is its own kind, else with `object` and `oldObject` converted to the matched kind's
+   * version (matchPolicy Equivalent; upstream VersionedAttributes).
+   */
+  async versioned(a: AdmissionAttributes, matched: MatchedAs): Promise<VersionedAttributes> {
+    const k = matched.kind;
+    if (k.group === a.kind.group && k.version === a.kind.version && k.kind === a.kind.kind) return a;
+    const store = this.storeOf(matched.resource);
+    const apiVersion = groupVersionString(k);
+    const convert = (o: KubeObject | undefined) => (o ? store.convertTo(o, apiVersion) : undefined);
+    const [object, oldObject] = await Promise.all([convert(a.object), convert(a.oldObject)]);
+    return { ...a, object, oldObject, resource: matched.resource, kind: k, requested: { resource: a.resource, kind: a.kind } };
+  }
+
+  /** Writes a hook's change to a versioned object back into the request's object (converted to the request's version, in place). */
+  async applyVersioned(a: AdmissionAttributes, changed: KubeObject): Promise<void> {
+    const back = await this.storeOf(a.resource).convertTo(changed, groupVersionString(a.kind));
+    const target = a.object as Record<string, unknown>;
+    for (const key of Object.keys(target)) delete target[key];
+    Object.assign(target, back);
   }
 
   /** The cached objects of a resource, started on first use. */

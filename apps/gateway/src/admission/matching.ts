@@ -3,7 +3,7 @@
 // group spellings, and namespace and object label selectors (upstream
 // apiserver/pkg/admission/plugin/webhook/predicates).
 
-import { canonicalGroup, type Catalog } from '@orch/api';
+import { canonicalGroup, type Catalog, type GroupVersionKind, type ResourceDef } from '@orch/api';
 import { labelSelectorFromObject, type KubeObject, type LabelSelectorObject } from '@orch/apimachinery';
 import type { AdmissionAttributes, AdmissionResource } from '../pipeline/admit';
 
@@ -19,10 +19,11 @@ export interface Rule {
   resourceNames?: string[];
 }
 
-/** What a rule is matched against: the request's operation and resource, and the resource's scope. */
+/** What a rule is matched against: the request's operation, resource and kind, and the resource's scope. */
 export interface RuleTarget {
   operation: string;
   resource: AdmissionResource;
+  kind: GroupVersionKind;
   subresource: string;
   namespaced: boolean;
   name: string;
@@ -58,20 +59,41 @@ export function ruleMatches(rule: Rule, t: RuleTarget): boolean {
   return true;
 }
 
+/** The resource and kind a hook's rules matched a request as (upstream WebhookInvocation). */
+export interface MatchedAs {
+  resource: AdmissionResource;
+  kind: GroupVersionKind;
+}
+
 /**
- * The resource a set of rules matches the request as: the request's own, or — with matchPolicy
- * Equivalent — another served version of the same resource that a rule names (the hook then
- * sees that version in `resource` and `kind`, and the request's in `requestResource`).
+ * What a set of rules matches the request as: the request's own resource, or — with
+ * matchPolicy Equivalent — an equivalent resource a rule names (another version, or a resource
+ * stored as the same objects: Catalog.equivalents), earlier rules first as upstream. The hook
+ * then sees objects converted to that resource's kind (AdmissionState.versioned).
  */
-export function matchingResource(rules: readonly Rule[], t: RuleTarget, matchPolicy: string | undefined, catalog: Catalog): AdmissionResource | undefined {
-  if (rules.some((r) => ruleMatches(r, t))) return t.resource;
+export function matchingResource(rules: readonly Rule[], t: RuleTarget, matchPolicy: string | undefined, catalog: Catalog): MatchedAs | undefined {
+  if (rules.some((r) => ruleMatches(r, t))) return { resource: t.resource, kind: t.kind };
   if (matchPolicy === 'Exact') return undefined;
-  for (const def of catalog.resources()) {
-    if (def.group !== t.resource.group || def.resource !== t.resource.resource || def.version === t.resource.version) continue;
-    const other = { ...t, resource: { group: def.group, version: def.version, resource: def.resource } };
-    if (rules.some((r) => ruleMatches(r, other))) return other.resource;
+  const def = catalog.lookup(t.resource.group, t.resource.version, t.resource.resource);
+  if (!def) return undefined;
+  const equivalents = catalog.equivalents(def);
+  if (equivalents.length < 2) return undefined;
+  for (const rule of rules) {
+    for (const eq of equivalents) {
+      if (eq === def) continue;
+      const resource = { group: eq.group, version: eq.version, resource: eq.resource };
+      const kind = kindOf(eq, t.subresource);
+      if (kind && ruleMatches(rule, { ...t, resource })) return { resource, kind };
+    }
   }
   return undefined;
+}
+
+/** The kind a resource (or its subresource) takes, or undefined when it has no such subresource. */
+function kindOf(def: ResourceDef, subresource: string): GroupVersionKind | undefined {
+  if (!subresource) return { group: def.group, version: def.version, kind: def.kind };
+  const sub = def.subresources.find((s) => s.name === subresource);
+  return sub ? { group: sub.group ?? def.group, version: sub.version ?? def.version, kind: sub.kind } : undefined;
 }
 
 /** Whether labels satisfy a selector; an absent selector matches everything (webhook and policy selectors). */

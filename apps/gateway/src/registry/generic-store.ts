@@ -900,6 +900,25 @@ export class GenericStore {
     if (!ok) throw tooLargeResourceVersion(rv, current);
   }
 
+  /**
+   * `object` (of this resource, or of one stored as the same objects) in `toApiVersion`, a
+   * version of this resource's storage family: for admission hooks that match another version
+   * (matchPolicy Equivalent). The input is not modified. A conversion that does not exist is a
+   * 500, as upstream's "unable to convert".
+   */
+  async convertTo(object: KubeObject, toApiVersion: string): Promise<KubeObject> {
+    if (object.apiVersion === toApiVersion) return object;
+    let out: KubeObject;
+    try {
+      [out] = await this.converter.convert([structuredClone(object)], toApiVersion);
+    } catch (err) {
+      if (err instanceof ConversionError) throw StatusError.internal(err.message);
+      throw err;
+    }
+    if (toApiVersion === this.apiVersion) this.strategy.afterConversion?.(out);
+    return out;
+  }
+
   private async decode(kv: KeyValue): Promise<KubeObject> {
     return (await this.decodeAll([kv]))[0];
   }

@@ -5,7 +5,7 @@ import { celToJson, CelCompileError, CelCostLimitError, PER_CALL_COST_LIMIT, RUN
 import { AdmissionPluginProvider, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResponse } from '../../pipeline/admit';
 import { admissionActivation } from '../admission-request';
 import { AdmissionState } from '../admission-state';
-import { matchingResource, namespaceSelectorMatches, objectSelectorMatches, selectorMatches } from '../matching';
+import { matchingResource, namespaceSelectorMatches, objectSelectorMatches, selectorMatches, type MatchedAs } from '../matching';
 import { findNamespace } from '../namespace-annotations';
 import { policyEnv } from './policy-env';
 import type { MatchResources, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from './policy-types';
@@ -124,11 +124,12 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
     for (const binding of [...bindings].sort((x, y) => (x.metadata.name ?? '').localeCompare(y.metadata.name ?? ''))) {
       const cp = policies.get(binding.spec?.policyName ?? '');
       if (!cp) continue;
-      if (!(await this.matches(cp.policy.spec?.matchConstraints, a, true))) continue;
+      const matched = await this.matches(cp.policy.spec?.matchConstraints, a, true);
+      if (!matched) continue;
       if (binding.spec?.matchResources && !(await this.matches(binding.spec.matchResources, a, false))) continue;
       const failurePolicy = cp.policy.spec?.failurePolicy ?? 'Fail';
       try {
-        await this.evaluate(cp, binding, a, out, audit);
+        await this.evaluate(cp, binding, await this.state.versioned(a, matched), out, audit);
       } catch (e) {
         if (e instanceof StatusError) throw e;
         if (failurePolicy === 'Ignore') continue;
@@ -140,19 +141,22 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
   }
 
   /**
-   * Whether match resources select the request. A policy's must name the resource in its
-   * resourceRules; a binding's may leave them out (then it narrows only by selectors and
-   * exclusions).
+   * Whether match resources select the request, and as which resource and kind (the policy's
+   * decide the version its expressions see under matchPolicy Equivalent). A policy's must name
+   * the resource in its resourceRules; a binding's may leave them out (then it narrows only by
+   * selectors and exclusions).
    */
-  private async matches(m: MatchResources | undefined, a: AdmissionAttributes, rulesRequired: boolean): Promise<boolean> {
-    if (!m) return false;
+  private async matches(m: MatchResources | undefined, a: AdmissionAttributes, rulesRequired: boolean): Promise<MatchedAs | undefined> {
+    if (!m) return undefined;
     const def = this.state.catalog.lookup(a.resource.group, a.resource.version, a.resource.resource);
-    const target = { operation: a.operation, resource: a.resource, subresource: a.subresource, namespaced: def ? def.scope === 'Namespaced' : !!a.namespace, name: a.name };
-    if ((rulesRequired || (m.resourceRules ?? []).length) && !matchingResource(m.resourceRules ?? [], target, m.matchPolicy ?? 'Equivalent', this.state.catalog)) return false;
-    if ((m.excludeResourceRules ?? []).length && matchingResource(m.excludeResourceRules ?? [], target, m.matchPolicy ?? 'Equivalent', this.state.catalog)) return false;
-    if (!objectSelectorMatches(m.objectSelector, a)) return false;
-    if (m.namespaceSelector && !namespaceSelectorMatches(m.namespaceSelector, a, a.namespace ? await findNamespace(this.state, a.namespace) : undefined)) return false;
-    return true;
+    const target = { operation: a.operation, resource: a.resource, kind: a.kind, subresource: a.subresource, namespaced: def ? def.scope === 'Namespaced' : !!a.namespace, name: a.name };
+    const own: MatchedAs = { resource: a.resource, kind: a.kind };
+    const matched = rulesRequired || (m.resourceRules ?? []).length ? matchingResource(m.resourceRules ?? [], target, m.matchPolicy ?? 'Equivalent', this.state.catalog) : own;
+    if (!matched) return undefined;
+    if ((m.excludeResourceRules ?? []).length && matchingResource(m.excludeResourceRules ?? [], target, m.matchPolicy ?? 'Equivalent', this.state.catalog)) return undefined;
+    if (!objectSelectorMatches(m.objectSelector, a)) return undefined;
+    if (m.namespaceSelector && !namespaceSelectorMatches(m.namespaceSelector, a, a.namespace ? await findNamespace(this.state, a.namespace) : undefined)) return undefined;
+    return matched;
   }
 
   /** The parameter objects of a binding (undefined entries: none needed); throws a denial when none is found and the binding says Deny. */

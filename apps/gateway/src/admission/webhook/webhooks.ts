@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { applyJsonPatch, StatusError, type KubeObject, type LabelSelectorObject, type StatusReason } from '@orch/apimachinery';
 import { CelCompileError, type CelEnvironment, type CelProgram } from '@orch/cel';
-import { AdmissionPluginProvider, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResource, type AdmissionResponse } from '../../pipeline/admit';
-import { admissionActivation, admissionEnvironment, admissionRequest } from '../admission-request';
+import { AdmissionPluginProvider, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResponse } from '../../pipeline/admit';
+import { admissionActivation, admissionEnvironment, admissionRequest, type VersionedAttributes } from '../admission-request';
 import { AdmissionState } from '../admission-state';
 import { matchingResource, namespaceSelectorMatches, objectSelectorMatches, type Rule } from '../matching';
 import { findNamespace } from '../namespace-annotations';
@@ -50,6 +50,36 @@ interface AdmissionReviewResponse {
 }
 
 const DEFAULT_TIMEOUT_SECONDS = 10;
+
+/** The AdmissionReview versions this gateway sends, preferred first. */
+const REVIEW_VERSIONS = ['v1', 'v1beta1'];
+
+/**
+ * The AdmissionReview version a webhook is sent: the first of its admissionReviewVersions the
+ * gateway speaks (upstream); undefined when it lists none.
+ */
+export function reviewVersion(hook: Pick<Webhook, 'admissionReviewVersions'>): string | undefined {
+  return (hook.admissionReviewVersions ?? []).find((v) => REVIEW_VERSIONS.includes(v));
+}
+
+/**
+ * The response of a webhook's answer, checked as upstream's VerifyAdmissionResponse: a v1
+ * answer must be an admission.k8s.io/v1 AdmissionReview answering this uid; v1beta1 answers
+ * were never checked for either, and still are not.
+ */
+export function reviewResponse(version: string, uid: string, answer: unknown): AdmissionReviewResponse {
+  const review = (answer ?? {}) as { apiVersion?: unknown; kind?: unknown; response?: AdmissionReviewResponse };
+  const response = review.response;
+  if (!response || typeof response !== 'object') throw new WebhookError('webhook response was absent');
+  if (version === 'v1') {
+    if (response.uid !== uid) throw new WebhookError(`expected response.uid="${uid}", got "${response.uid}"`);
+    if (review.apiVersion !== 'admission.k8s.io/v1' || review.kind !== 'AdmissionReview') {
+      throw new WebhookError(`expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview, got ${String(review.apiVersion)}, Kind=${String(review.kind)}`);
+    }
+  }
+  if (response.patch && response.patchType !== 'JSONPatch') throw new WebhookError(`webhook returned response.patch but not response.patchType JSONPatch (${JSON.stringify(response.patchType)})`);
+  return response;
+}
 
 /** upstream webhookerrors.ToStatusErr: the webhook's own status, worded as a denial. */
 export function deniedByWebhook(name: string, status: AdmissionReviewResponse['status']): StatusError {
@@ -105,44 +135,50 @@ class WebhookDispatcher {
   }
 
   /**
-   * Whether the webhook applies to the request, and as which resource (matchPolicy). Rules,
-   * selectors, then matchConditions; a matchCondition that fails to evaluate is a call
-   * failure (failurePolicy decides).
+   * The request as the webhook sees it when the webhook applies to it (rules with matchPolicy,
+   * selectors, then matchConditions): under matchPolicy Equivalent its objects are converted
+   * to the version the rules named, and matchConditions see that version. A matchCondition that
+   * fails to evaluate is a call failure (failurePolicy decides); a conversion that fails is a
+   * 500 whatever the failurePolicy (upstream).
    */
-  async matches(w: PreparedWebhook, a: AdmissionAttributes): Promise<AdmissionResource | undefined> {
+  async matches(w: PreparedWebhook, a: AdmissionAttributes): Promise<VersionedAttributes | undefined> {
     const def = this.state.catalog.lookup(a.resource.group, a.resource.version, a.resource.resource);
-    const matched = matchingResource(w.hook.rules ?? [], { operation: a.operation, resource: a.resource, subresource: a.subresource, namespaced: def ? def.scope === 'Namespaced' : !!a.namespace, name: a.name }, w.hook.matchPolicy ?? 'Equivalent', this.state.catalog);
+    const target = { operation: a.operation, resource: a.resource, kind: a.kind, subresource: a.subresource, namespaced: def ? def.scope === 'Namespaced' : !!a.namespace, name: a.name };
+    const matched = matchingResource(w.hook.rules ?? [], target, w.hook.matchPolicy ?? 'Equivalent', this.state.catalog);
     if (!matched) return undefined;
     if (!objectSelectorMatches(w.hook.objectSelector, a)) return undefined;
     if (w.hook.namespaceSelector && !namespaceSelectorMatches(w.hook.namespaceSelector, a, a.namespace ? await findNamespace(this.state, a.namespace) : undefined)) return undefined;
+    const versioned = await this.state.versioned(a, matched);
     for (const c of w.conditions) {
       if (c.error) throw new WebhookError(`compilation failed for matchCondition ${JSON.stringify(c.name)}: ${c.error}`);
       try {
-        const r = await c.program!.evaluateAsync({ ...admissionActivation(this.env, a, this.state.authorizer) });
+        const r = await c.program!.evaluateAsync({ ...admissionActivation(this.env, versioned, this.state.authorizer) });
         if (r.value !== true) return undefined;
       } catch (e) {
         throw new WebhookError(`matchCondition ${JSON.stringify(c.name)} evaluation failed: ${(e as Error).message}`);
       }
     }
-    return matched;
+    return versioned;
   }
 
-  /** Calls the webhook with an AdmissionReview; returns its response (checked) or throws WebhookError. */
-  async call(w: PreparedWebhook, a: AdmissionAttributes, matched: AdmissionResource): Promise<AdmissionReviewResponse> {
+  /**
+   * Calls the webhook with an AdmissionReview in the first version it accepts; returns its
+   * response (checked) or throws WebhookError.
+   */
+  async call(w: PreparedWebhook, a: VersionedAttributes): Promise<AdmissionReviewResponse> {
+    const version = reviewVersion(w.hook);
+    if (!version) throw new WebhookError(`webhook does not accept known AdmissionReview versions (${REVIEW_VERSIONS.join(', ')})`);
     const uid = randomUUID();
-    const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: admissionRequest(a, uid, matched) };
-    let answer: { response?: AdmissionReviewResponse };
+    const review = { apiVersion: `admission.k8s.io/${version}`, kind: 'AdmissionReview', request: admissionRequest(a, uid) };
+    let answer: unknown;
     try {
-      answer = (await this.state.webhooks.post(w.hook.clientConfig, review, (w.hook.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000)) as { response?: AdmissionReviewResponse };
+      answer = await this.state.webhooks.post(w.hook.clientConfig, review, (w.hook.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000);
     } catch (e) {
       // An unresolvable Service (no endpoints, 503) is a call failure too.
       if (e instanceof StatusError) throw new WebhookError(e.message);
       throw e;
     }
-    const response = answer?.response;
-    if (!response || typeof response !== 'object') throw new WebhookError('the response has no AdmissionReview response');
-    if (response.uid !== uid) throw new WebhookError(`expected response.uid="${uid}", got "${response.uid}"`);
-    return response;
+    return reviewResponse(version, uid, answer);
   }
 }
 
@@ -156,24 +192,30 @@ export function dryRunRefusal(hook: Pick<Webhook, 'name' | 'sideEffects'>, dryRu
   return StatusError.badRequest(`admission webhook "${hook.name}" has side effects and does not support dry run`);
 }
 
-/** Runs one webhook for a request; returns its response, or undefined when it does not apply or failed under failurePolicy Ignore. */
-async function invoke(d: WebhookDispatcher, w: PreparedWebhook, a: AdmissionAttributes): Promise<AdmissionReviewResponse | undefined> {
+/** A webhook's answer and the request as it saw it (objects in the version it matched). */
+interface Invocation {
+  response: AdmissionReviewResponse;
+  attributes: VersionedAttributes;
+}
+
+/** Runs one webhook for a request; returns its answer, or undefined when it does not apply or failed under failurePolicy Ignore. */
+async function invoke(d: WebhookDispatcher, w: PreparedWebhook, a: AdmissionAttributes): Promise<Invocation | undefined> {
   const fail = (why: string) => {
     if ((w.hook.failurePolicy ?? 'Fail') === 'Ignore') return undefined;
     throw failedCalling(w.hook.name, why);
   };
-  let matched: AdmissionResource | undefined;
+  let attributes: VersionedAttributes | undefined;
   try {
-    matched = await d.matches(w, a);
+    attributes = await d.matches(w, a);
   } catch (e) {
     if (e instanceof WebhookError) return fail(e.message);
     throw e;
   }
-  if (!matched) return undefined;
+  if (!attributes) return undefined;
   const dryRun = dryRunRefusal(w.hook, a.dryRun);
   if (dryRun) throw dryRun;
   try {
-    return await d.call(w, a, matched);
+    return { response: await d.call(w, attributes), attributes };
   } catch (e) {
     if (e instanceof WebhookError) return fail(`failed to call webhook: ${e.message}`);
     throw e;
@@ -191,8 +233,9 @@ function collect(res: AdmissionReviewResponse, into: AdmissionResponse, w: Prepa
 /**
  * MutatingAdmissionWebhook (upstream plugin of the same name): calls, in order, every webhook of
  * the MutatingWebhookConfigurations that applies to the request; a webhook may refuse the
- * request or change the object with a JSONPatch. Webhooks with reinvocationPolicy IfNeeded
- * are called once more when a later webhook changed the object after them.
+ * request or change the object with a JSONPatch (applied to the object in the version the
+ * webhook matched, then converted back). Webhooks with reinvocationPolicy IfNeeded are called
+ * once more when a later webhook changed the object after them.
  */
 @AdmissionPluginProvider()
 @Injectable()
@@ -200,7 +243,7 @@ export class MutatingAdmissionWebhook implements AdmissionPlugin {
   readonly name = MUTATING_ADMISSION_WEBHOOK;
   private readonly dispatcher: WebhookDispatcher;
 
-  constructor(@Inject(AdmissionState) state: AdmissionState) {
+  constructor(@Inject(AdmissionState) private readonly state: AdmissionState) {
     this.dispatcher = new WebhookDispatcher(state, 'mutatingwebhookconfigurations');
   }
 
@@ -215,30 +258,30 @@ export class MutatingAdmissionWebhook implements AdmissionPlugin {
     const calledAt = new Map<PreparedWebhook, number>();
     let changes = 0;
     const run = async (w: PreparedWebhook) => {
-      const res = await invoke(this.dispatcher, w, a);
-      if (!res) return;
+      const invocation = await invoke(this.dispatcher, w, a);
+      if (!invocation) return;
+      const { response: res, attributes } = invocation;
       calledAt.set(w, changes);
       collect(res, out, w);
       if (!res.allowed) throw deniedByWebhook(w.hook.name, res.status);
-      if (res.patch && a.object) {
-        if (res.patchType !== 'JSONPatch') throw failedCalling(w.hook.name, `unsupported patch type ${JSON.stringify(res.patchType)}`);
+      const seen = attributes.object;
+      if (res.patch && seen && a.object) {
         let ops: unknown;
         try {
           ops = JSON.parse(Buffer.from(res.patch, 'base64').toString('utf8'));
         } catch {
           throw failedCalling(w.hook.name, 'the patch is not valid JSON');
         }
-        const before = JSON.stringify(a.object);
+        const before = JSON.stringify(seen);
         let patched: KubeObject;
         try {
-          patched = applyJsonPatch(structuredClone(a.object), ops) as KubeObject;
+          patched = applyJsonPatch(structuredClone(seen), ops) as KubeObject;
         } catch (e) {
           throw failedCalling(w.hook.name, `the patch does not apply: ${(e as Error).message}`);
         }
         if (JSON.stringify(patched) !== before) {
-          // Mutate in place: the chain and the registry hold this object.
-          for (const k of Object.keys(a.object)) delete (a.object as Record<string, unknown>)[k];
-          Object.assign(a.object, patched);
+          // In place, in the request's version: the chain and the registry hold this object.
+          await this.state.applyVersioned(a, patched);
           changes++;
         }
       }
@@ -276,7 +319,7 @@ export class ValidatingAdmissionWebhook implements AdmissionPlugin {
     const hooks = this.dispatcher.webhooks();
     if (hooks.length === 0) return;
     const out: AdmissionResponse = {};
-    const results = await Promise.allSettled(hooks.map((w) => invoke(this.dispatcher, w, a).then((res) => ({ w, res }))));
+    const results = await Promise.allSettled(hooks.map((w) => invoke(this.dispatcher, w, a).then((inv) => ({ w, res: inv?.response }))));
     for (const r of results) if (r.status === 'rejected') throw r.reason;
     for (const r of results) {
       const { w, res } = (r as PromiseFulfilledResult<{ w: PreparedWebhook; res?: AdmissionReviewResponse }>).value;
