@@ -6,6 +6,7 @@ import {
   generateName,
   parseFieldSelector,
   parseLabelSelector,
+  qualifiedName,
   type DeleteOptions,
   type FieldSelector,
   type KubeObject,
@@ -22,6 +23,7 @@ import {
   type Store,
   type StoreEvent,
 } from '@orch/storage';
+import { Backoff, sleep } from '@orch/client';
 import type { Subscription, WatchCache } from '@orch/watch';
 import { ManagedFieldsTracker } from './managed-fields';
 import { validateObjectMeta, validateObjectMetaUpdate } from './metadata-validation';
@@ -81,6 +83,46 @@ export interface RegistryOptions {
   consistentListFromCache?: boolean;
   /** How long a list waits for the cache to reach the store's revision before reading the store. */
   cacheFreshnessWaitMs?: number;
+  /** Retries of unconditional writes that lost a race (default DEFAULT_CONFLICT_RETRY). */
+  conflictRetry?: ConflictRetryPolicy;
+}
+
+/**
+ * How an unconditional write (a patch or update without resourceVersion, a delete without
+ * preconditions) retries when another write landed between its read and its write. Upstream's
+ * GuaranteedUpdate re-reads and re-applies until it succeeds; here each retry first waits a
+ * jittered pause that grows with every lost race, so many writers of one object take turns
+ * instead of colliding in lockstep. `maxAttempts` is only a safety net against livelock:
+ * reaching it is a 429 with Retry-After (nothing was written; clients retry), never a 409.
+ */
+export interface ConflictRetryPolicy {
+  maxAttempts: number;
+  /** Pause before the first retry; each later one doubles it up to maxDelayMs, plus up to 100% jitter. */
+  initialDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_CONFLICT_RETRY: ConflictRetryPolicy = { maxAttempts: 100, initialDelayMs: 1, maxDelayMs: 100 };
+
+/** The attempts of one write (see ConflictRetryPolicy). */
+class ConflictRetries {
+  private attempts = 1;
+  private readonly backoff: Backoff;
+
+  constructor(
+    private readonly policy: ConflictRetryPolicy,
+    private readonly what: string,
+  ) {
+    this.backoff = new Backoff({ initialMs: policy.initialDelayMs, maxMs: policy.maxDelayMs, factor: 2, jitter: 1 });
+  }
+
+  /** Waits before the next attempt, or throws 429 when the attempts are used up. */
+  async next(): Promise<void> {
+    if (++this.attempts > this.policy.maxAttempts) {
+      throw StatusError.tooManyRequests(`${this.what} was changed by other writers during each of ${this.policy.maxAttempts} attempts; nothing was written, please try again`, 1);
+    }
+    await sleep(this.backoff.next());
+  }
 }
 
 /** Checks that a namespace exists and accepts new content; throws StatusError otherwise. */
@@ -123,12 +165,6 @@ export const builtinConverter: ObjectConverter = {
 export type PatchFn = (current: KubeObject) => KubeObject;
 
 const MAX_GENERATE_NAME_ATTEMPTS = 8;
-/**
- * Attempts of an unconditional read-modify-write before 409 "too many concurrent updates"
- * (upstream retries without bound). Admission runs inside each attempt, so an attempt can take
- * a while: n concurrent writers to one object need up to n attempts.
- */
-const MAX_UPDATE_RETRIES = 64;
 
 const DELETE_FINALIZERS = { orphan: 'orphan', foreground: 'foregroundDeletion' } as const;
 
@@ -443,7 +479,8 @@ export class GenericStore {
     applied = false,
   ): Promise<UpdateResult> {
     const key = this.key(namespace, name);
-    for (let attempt = 0; attempt < MAX_UPDATE_RETRIES; attempt++) {
+    const retries = this.conflictRetries(name);
+    for (;; await retries.next()) {
       const kv = await this.store.get(key);
       if (!kv) {
         if (applied) {
@@ -517,7 +554,10 @@ export class GenericStore {
       else await allocation?.commit();
       return { object: await this.withRevision(obj, revision), created: false };
     }
-    throw StatusError.conflict(this.qr, name, 'too many concurrent updates; please try again');
+  }
+
+  private conflictRetries(name: string): ConflictRetries {
+    return new ConflictRetries(this.opts.conflictRetry ?? DEFAULT_CONFLICT_RETRY, `${qualifiedName(this.qr)} ${JSON.stringify(name)}`);
   }
 
   /** Carries system fields over from old, runs strategy hooks and validation. */
@@ -572,7 +612,8 @@ export class GenericStore {
   async delete(namespace: string, name: string, options: DeleteOptions, ctx: RequestContext): Promise<DeleteResult> {
     const key = this.key(namespace, name);
     validateDeleteOptions(options);
-    for (let attempt = 0; attempt < MAX_UPDATE_RETRIES; attempt++) {
+    const retries = this.conflictRetries(name);
+    for (;; await retries.next()) {
       const kv = await this.store.get(key);
       if (!kv) throw StatusError.notFound(this.qr, name);
       const current = await this.decode(kv);
@@ -646,7 +687,6 @@ export class GenericStore {
         throw err;
       }
     }
-    throw StatusError.conflict(this.qr, name, 'too many concurrent updates; please try again');
   }
 
   /** DELETE on a collection: deletes every object the selectors match; returns them as a list. */
