@@ -39,6 +39,12 @@ export interface WatchBus {
   readonly maxBatchBytes: number;
   /** Whether the bus is connected now (readiness detail; receivers do not depend on it). */
   connected(): boolean;
+  /**
+   * Resolves once the bus has taken in everything this client sent before (subscriptions,
+   * unsubscriptions, publishes): a batch published by anyone afterwards reaches a listener
+   * subscribed before the flush. Rejects when the bus cannot be reached.
+   */
+  flush(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -67,6 +73,9 @@ export class LocalBus implements WatchBus {
   connected(): boolean {
     return !this.closed;
   }
+
+  /** Delivery is synchronous: nothing is ever in flight. */
+  async flush(): Promise<void> {}
 
   async close(): Promise<void> {
     this.closed = true;

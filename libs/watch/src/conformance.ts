@@ -25,7 +25,15 @@ let scopes = 0;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+/**
+ * Waits are liveness bounds, not performance checks: far above any delay a loaded machine
+ * causes, and each test's own bound is above the sum of its waits, so a watch that really
+ * stalls fails in `until` with what it got, never as a bare jest timeout.
+ */
+const WAIT_MS = 20_000;
+const TEST_TIMEOUT_MS = 120_000;
+
+async function until(cond: () => boolean, what: string, timeoutMs = WAIT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!cond()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -70,28 +78,31 @@ const shape = (events: StoreEvent[]) => events.map((e) => [e.type, e.key, e.revi
  */
 export function describeWatchConformance(name: string, backends: WatchBackends): void {
   describe(`Watch conformance: ${name}`, () => {
+    jest.setTimeout(TEST_TIMEOUT_MS);
     const cleanups: (() => Promise<void> | void)[] = [];
     let scope: WatchBackendScope;
     const later = <T>(value: T, close: (v: T) => Promise<void> | void): T => {
       cleanups.push(() => close(value));
       return value;
     };
+    const newScope = () => backends.scope(`c${process.pid}x${++scopes}`);
     beforeEach(() => {
-      scope = backends.scope(`c${process.pid}x${++scopes}`);
+      scope = newScope();
     });
     afterEach(async () => {
       for (const c of cleanups.splice(0).reverse()) await c();
     });
 
-    const openStore = async () => later(await scope.openStore(), (s) => s.close());
-    const openBus = async () => later(await scope.openBus(), (b) => b.close());
-    const openHistory = async (retentionMs = 60_000, now?: () => number) => later(await scope.openHistory(retentionMs, now), (h) => h.close());
+    const openStore = async (sc = scope) => later(await sc.openStore(), (s) => s.close());
+    const openBus = async (sc = scope) => later(await sc.openBus(), (b) => b.close());
+    const openHistory = async (retentionMs = 60_000, now?: () => number, sc = scope) => later(await sc.openHistory(retentionMs, now), (h) => h.close());
 
-    /** A replica: its own store client, bus connection, history and watch cache, and a pump candidate. */
-    const replica = async (opts: { pump?: boolean; identity?: string; releaseOnStop?: boolean } = {}) => {
-      const store = await openStore();
-      const bus = await openBus();
-      const history = await openHistory();
+    /** A replica of the test's cluster (or of `cluster`): its own store client, bus connection, history and watch cache, and a pump candidate. */
+    const replica = async (opts: { pump?: boolean; identity?: string; releaseOnStop?: boolean; cluster?: WatchBackendScope } = {}) => {
+      const sc = opts.cluster ?? scope;
+      const store = await openStore(sc);
+      const bus = await openBus(sc);
+      const history = await openHistory(60_000, undefined, sc);
       const cache = later(new WatchCache(store, { prefix: '/registry/', bus, history, busSilenceMs: 600, log: () => undefined }), (c) => c.stop());
       await cache.start();
       let pump: Pump | undefined;
@@ -127,7 +138,7 @@ export function describeWatchConformance(name: string, backends: WatchBackends):
         const receivers = [await openBus(), await openBus()];
         const got: EventBatch[][] = receivers.map(() => []);
         receivers.forEach((b, i) => b.subscribe((batch) => got[i].push(batch)));
-        await sleep(100); // subscriptions reach a remote server
+        await Promise.all(receivers.map((b) => b.flush())); // the subscriptions reached the server
         const batches: EventBatch[] = [
           { after: 10, events: [ev('create', '/registry/core/configmaps/a/x', 11, '{"a":"ü ✓ \\n"}'), ev('update', '/registry/core/configmaps/a/x', 12, '')] },
           { after: 12, events: [] },
@@ -144,14 +155,17 @@ export function describeWatchConformance(name: string, backends: WatchBackends):
       it('stops delivering after unsubscribe and advertises a batch size limit', async () => {
         const bus = await openBus();
         const got: EventBatch[] = [];
+        const sentinel: EventBatch[] = [];
         const sub = bus.subscribe((b) => got.push(b));
-        await sleep(50);
+        bus.subscribe((b) => sentinel.push(b));
+        await bus.flush();
         bus.publish({ after: 1, events: [] });
-        await until(() => got.length === 1, 'the first batch');
+        await until(() => got.length === 1 && sentinel.length === 1, 'the first batch');
         sub.unsubscribe();
-        await sleep(50);
+        await bus.flush();
         bus.publish({ after: 2, events: [] });
-        await sleep(100);
+        // The sentinel, subscribed on the same connection, gets the second batch: the unsubscribed listener would have by then.
+        await until(() => sentinel.length === 2, 'the second batch on the sentinel');
         expect(got).toHaveLength(1);
         expect(bus.maxBatchBytes).toBeGreaterThan(64 * 1024);
         expect(bus.connected()).toBe(true);
@@ -231,22 +245,25 @@ export function describeWatchConformance(name: string, backends: WatchBackends):
         const replicas = [await replica(), await replica(), await replica()];
         const writer = replicas[0].store;
         const base = await writer.currentRevision();
-        await Promise.all(replicas.map((r) => r.cache.waitForRevision(base, 5000)));
+        expect(await Promise.all(replicas.map((r) => r.cache.waitForRevision(base, WAIT_MS)))).toEqual([true, true, true]);
         const all = truth(writer, CM, base);
         const watches = replicas.flatMap((r) => [watchOn(r.cache, CM, base), watchOn(r.cache, `${CM}ns1/`, base)]);
-        // Concurrent writers on two replicas' store clients: creates, updates, deletes.
-        await Promise.all(
-          [replicas[0].store, replicas[1].store].map(async (s, w) => {
-            for (let i = 0; i < 40; i++) {
+        // Concurrent writers on two replicas' store clients: 80 objects created, some updated,
+        // some deleted, all at once (each object's own writes in order).
+        const written = await Promise.all(
+          [replicas[0].store, replicas[1].store].flatMap((s, w) =>
+            Array.from({ length: 40 }, async (_, i) => {
               const key = `${CM}ns${i % 2}/w${w}-${i}`;
-              await s.create(key, `{"i":${i}}`);
-              if (i % 3 === 0) await s.update(key, `{"i":${i},"u":true}`);
-              if (i % 5 === 0) await s.delete(key);
-            }
-          }),
+              let revision = (await s.create(key, `{"i":${i}}`)).modRevision;
+              if (i % 3 === 0) revision = (await s.update(key, `{"i":${i},"u":true}`)).modRevision;
+              if (i % 5 === 0) revision = (await s.delete(key)).revision;
+              return revision;
+            }),
+          ),
         );
-        const last = await writer.currentRevision();
-        await until(() => all.events.length > 0 && all.events[all.events.length - 1].revision === last, 'the store feed');
+        // The newest write under the prefix (not the store's revision: a pump's Lease renewal may follow it).
+        const last = Math.max(...written);
+        await until(() => all.events.at(-1)?.revision === last, 'the store feed');
         for (const [i, w] of watches.entries()) {
           const want = i % 2 === 0 ? all.events : all.events.filter((e) => e.key.startsWith(`${CM}ns1/`));
           await until(() => w.events.length >= want.length || w.errors.length > 0, `watch ${i}`).catch((err: Error) => {
@@ -287,7 +304,7 @@ export function describeWatchConformance(name: string, backends: WatchBackends):
         const r = await replica();
         const other = await replica({ pump: false });
         const base = await r.store.currentRevision();
-        await other.cache.waitForRevision(base, 5000);
+        expect(await other.cache.waitForRevision(base, WAIT_MS)).toBe(true);
         const w = watchOn(other.cache, CM, base);
         // A forged batch claims history the replica never saw, then real writes follow.
         r.bus.publish({ after: base + 1000, events: [ev('create', `${CM}ns/forged`, base + 1001, 'x')] });
@@ -304,28 +321,83 @@ export function describeWatchConformance(name: string, backends: WatchBackends):
         await until(() => a.pump!.isLeader(), 'a to lead');
         const b = await replica({ identity: 'b' });
         const base = await b.store.currentRevision();
-        await b.cache.waitForRevision(base, 5000);
+        expect(await b.cache.waitForRevision(base, WAIT_MS)).toBe(true);
         const w = watchOn(b.cache, CM, base);
         const all = truth(b.store, CM, base);
         let writing = true;
+        let last = base;
         const writer = (async () => {
           for (let i = 0; writing; i++) {
-            await b.store.create(`${CM}ns/f${i}`, 'v');
+            last = (await b.store.create(`${CM}ns/f${i}`, 'v')).modRevision;
             await sleep(5);
           }
         })();
         await sleep(200);
         await a.pump!.stop(); // a crash: the lease is not released
         a.cache.stop();
-        if (b.bus.distributed) await until(() => b.pump!.isLeader(), 'b to take over', 10_000);
+        if (b.bus.distributed) await until(() => b.pump!.isLeader(), 'b to take over');
         await sleep(300);
         writing = false;
         await writer;
-        const last = await b.store.currentRevision();
         await until(() => all.events.at(-1)?.revision === last && w.events.at(-1)?.revision === last, 'the last write to reach the watch');
         expect(w.errors).toEqual([]);
         expect(shape(w.events)).toEqual(shape(all.events));
         expect(b.cache.status()).toMatchObject({ ready: true });
+      });
+
+      it('two clusters sharing the bus and history engines never see each other’s events', async () => {
+        const other = newScope();
+        const mine = [await replica(), await replica({ pump: false })];
+        const theirs = [await replica({ cluster: other }), await replica({ cluster: other, pump: false })];
+        const clusters = [mine, theirs];
+        // Where each cluster's watches start: past everything its replicas hold. (Not the store's
+        // revision: clusters on prefixes of one etcd share its revisions, and a cache moves only
+        // with its own cluster's events.)
+        const bases = clusters.map((c) => Math.max(...c.map((r) => r.cache.currentRevision())));
+        const truths = clusters.map((c, n) => truth(c[0].store, CM, bases[n]));
+        const watches = clusters.map((c, n) => c.map((r) => watchOn(r.cache, CM, bases[n])));
+        // The same keys in both clusters, written at the same time, with values that say whose they are.
+        const written = await Promise.all(
+          clusters.map((c, n) =>
+            Promise.all(
+              Array.from({ length: 20 }, async (_, i) => {
+                const key = `${CM}ns/k${i}`;
+                const created = await c[i % 2].store.create(key, `{"cluster":${n},"i":${i}}`);
+                return i % 4 === 0 ? (await c[0].store.update(key, `{"cluster":${n},"i":${i},"u":true}`)).modRevision : created.modRevision;
+              }),
+            ),
+          ),
+        );
+        const lasts = written.map((revisions) => Math.max(...revisions));
+        for (const [n, c] of clusters.entries()) {
+          const want = truths[n];
+          await until(() => want.events.at(-1)?.revision === lasts[n], `cluster ${n}'s store feed`);
+          for (const [i, w] of watches[n].entries()) {
+            await until(() => w.events.length >= want.events.length || w.errors.length > 0, `cluster ${n}, replica ${i}`).catch((err: Error) => {
+              throw new Error(`${err.message}: got ${w.events.length} of ${want.events.length} events; replicas ${JSON.stringify(c.map((r) => r.cache.status()))}`);
+            });
+            expect(w.errors).toEqual([]);
+            expect(shape(w.events)).toEqual(shape(want.events));
+          }
+          // A shared history holds this cluster's events only (the pump appends them soon after publishing).
+          const history = c[0].history;
+          if (history.scope === 'cluster') {
+            const read = () => history.read(bases[n], 1000).catch((err: Error) => err);
+            let got = await read();
+            for (const deadline = Date.now() + WAIT_MS; !(got instanceof Error) && got.through < lasts[n] && Date.now() < deadline; got = await read()) await sleep(20);
+            // (The history has every event of the cluster: its pump's Lease renewals too.)
+            expect(got instanceof Error ? got : shape(got.events.filter((e) => e.key.startsWith(CM)))).toEqual(shape(want.events));
+          }
+          // A resume on a replica started later replays this cluster's history only (its own history, or the shared one).
+          const late = await replica({ cluster: c === mine ? scope : other, pump: false });
+          expect(await late.cache.waitForRevision(lasts[n], WAIT_MS)).toBe(true);
+          const resumed = watchOn(late.cache, CM, bases[n]);
+          await until(() => resumed.events.length >= want.events.length || resumed.errors.length > 0, `cluster ${n}'s resumed watch`);
+          expect(resumed.errors).toEqual([]);
+          expect(shape(resumed.events)).toEqual(shape(want.events));
+          expect(late.cache.list(CM).items.map((kv) => kv.value)).toEqual((await c[0].store.list(CM)).items.map((kv) => kv.value));
+        }
+        expect(truths.map((t) => t.events.filter((e) => e.type === 'create').map((e) => JSON.parse(e.value!).cluster))).toEqual([Array(20).fill(0), Array(20).fill(1)]);
       });
     });
   });

@@ -4,8 +4,8 @@ import { decodeBatch, encodeBatch, type BusSubscription, type EventBatch, type W
 export interface NatsBusOptions {
   /** `nats://host:port`, comma separated for a cluster. */
   url: string;
-  /** Subject of the batches; clusters sharing one NATS use different subjects. */
-  subject?: string;
+  /** Subject of the batches: one per cluster (watchChannels), so clusters sharing one NATS stay apart. */
+  subject: string;
   /** Client name shown by the server (monitoring). */
   name?: string;
   /** Receives connection state changes and failures (default: console.warn). */
@@ -13,8 +13,6 @@ export interface NatsBusOptions {
   /** Ping interval: a paused server is noticed after about twice this (default 2 s). */
   pingIntervalMs?: number;
 }
-
-export const DEFAULT_NATS_SUBJECT = 'orch.watch.events';
 
 /**
  * The watch bus on core NATS. One publisher's messages reach each subscriber in order; NATS
@@ -47,7 +45,7 @@ export class NatsBus implements WatchBus {
       pingInterval: opts.pingIntervalMs ?? 2000,
       maxPingOut: 2,
     });
-    return new NatsBus(nc, opts.subject ?? DEFAULT_NATS_SUBJECT, opts.log ?? ((m) => console.warn(m)));
+    return new NatsBus(nc, opts.subject, opts.log ?? ((m) => console.warn(m)));
   }
 
   /** Half the server's max_payload, leaving room for the header. */
@@ -92,6 +90,11 @@ export class NatsBus implements WatchBus {
 
   connected(): boolean {
     return this.isConnected && !this.nc.isClosed();
+  }
+
+  /** A PING answered by the server: it has processed every SUB, UNSUB and PUB sent before. */
+  flush(): Promise<void> {
+    return this.nc.flush();
   }
 
   async close(): Promise<void> {
