@@ -21,7 +21,7 @@ import {
 } from '@orch/auth';
 import { HealthChecks, createLogger, createMetricsRegistry, httpRequestMetrics, type Logger } from '@orch/server-common';
 import { openEtcdStore, openSqliteStore, type Store } from '@orch/storage';
-import { LocalBus, MemoryHistory, NatsBus, Pump, RedisHistory, storeLeaseLock, WatchCache, type EventHistory, type WatchBus } from '@orch/watch';
+import { clusterIdentity, LocalBus, MemoryHistory, NatsBus, Pump, RedisHistory, storeLeaseLock, WatchCache, watchChannels, type EventHistory, type WatchBus } from '@orch/watch';
 import { CustomResourceConverter } from './apiextensions/conversion';
 import { CustomResources } from './apiextensions/custom-resources';
 import { crdRuleErrors, validationRulesFor } from './apiextensions/validation-rules';
@@ -98,7 +98,7 @@ export class Gateway {
     const store = await openStore(options, retention);
     const logger = createLogger('gateway');
     const log = (message: string) => logger.warn(message);
-    const { bus, history } = await openWatchBackends(options, retention, log);
+    const { bus, history } = await openWatchBackends(options, store, retention, logger);
     const watchCache = new WatchCache(store, { prefix: '/registry/', bus, history, log });
     await watchCache.start();
     const registryOptions: RegistryOptions = {
@@ -400,14 +400,19 @@ const PUMP_LEASE = { namespace: 'orch-system', name: 'orch-watch-pump' };
 
 /**
  * The watch seams from flags (env as fallback): NATS and Redis when configured, else the
- * embedded in-process bus and memory history of a single gateway.
+ * embedded in-process bus and memory history of a single gateway. On NATS and Redis the
+ * subject and stream key are the cluster's own (from the identity kept in its store), so
+ * clusters sharing one NATS or Redis never mix their events.
  */
-async function openWatchBackends(options: GatewayOptions, retentionMs: number, log: (m: string) => void): Promise<{ bus: WatchBus; history: EventHistory }> {
+async function openWatchBackends(options: GatewayOptions, store: Store, retentionMs: number, logger: Logger): Promise<{ bus: WatchBus; history: EventHistory }> {
+  const log = (message: string) => logger.warn(message);
   const natsUrl = options['nats-url'] || process.env.ORCH_NATS_URL || '';
   const redisUrl = options['redis-url'] || process.env.ORCH_REDIS_URL || '';
-  const bus = natsUrl ? await NatsBus.connect({ url: natsUrl, name: `orch-gateway-${hostname()}`, log }) : new LocalBus();
+  const channels = natsUrl || redisUrl ? watchChannels(await clusterIdentity(store)) : undefined;
+  if (channels) logger.info(`cluster ${channels.cluster}: watch bus ${natsUrl ? `nats subject ${channels.subject}` : 'in-process'}, history ${redisUrl ? `redis stream ${channels.historyKey}` : 'in memory'}`);
+  const bus = natsUrl ? await NatsBus.connect({ url: natsUrl, subject: channels!.subject, name: `orch-gateway-${hostname()}`, log }) : new LocalBus();
   try {
-    const history = redisUrl ? await RedisHistory.connect({ url: redisUrl, retentionMs, log }) : new MemoryHistory({ retentionMs });
+    const history = redisUrl ? await RedisHistory.connect({ url: redisUrl, key: channels!.historyKey, retentionMs, log }) : new MemoryHistory({ retentionMs });
     return { bus, history };
   } catch (err) {
     await bus.close();

@@ -1,8 +1,9 @@
 export * from './bus';
 export * from './history';
-export { NatsBus, DEFAULT_NATS_SUBJECT } from './nats-bus';
+export { NatsBus } from './nats-bus';
 export type { NatsBusOptions } from './nats-bus';
-export { RedisHistory, DEFAULT_REDIS_HISTORY_KEY } from './redis-history';
+export { RedisHistory } from './redis-history';
+export { clusterIdentity, watchChannels, CLUSTER_IDENTITY_KEY, type WatchChannels } from './cluster-identity';
 export type { RedisHistoryOptions } from './redis-history';
 export { Pump } from './pump';
 export type { PumpOptions, PumpElection } from './pump';

@@ -5,8 +5,8 @@ import { HistoryExpiredError, type EventHistory, type HistoryRead } from './hist
 export interface RedisHistoryOptions {
   /** `redis://host:port[/db]`. */
   url: string;
-  /** Stream key; clusters sharing one Redis use different keys. */
-  key?: string;
+  /** Stream key: one per cluster (watchChannels), so clusters sharing one Redis stay apart. */
+  key: string;
   /** How long events stay replayable (--watch-history-retention). */
   retentionMs: number;
   /** A command not answered in this time fails (a paused Redis must not stall the pump). */
@@ -14,8 +14,6 @@ export interface RedisHistoryOptions {
   log?: (message: string) => void;
   now?: () => number;
 }
-
-export const DEFAULT_REDIS_HISTORY_KEY = 'orch:watch:history';
 
 const TYPES: Record<string, StoreEvent['type']> = { c: 'create', u: 'update', d: 'delete' };
 const CODES: Record<StoreEvent['type'], string> = { create: 'c', update: 'u', delete: 'd' };
@@ -40,7 +38,7 @@ export class RedisHistory implements EventHistory {
     private readonly redis: Redis,
     private readonly opts: RedisHistoryOptions,
   ) {
-    this.key = opts.key ?? DEFAULT_REDIS_HISTORY_KEY;
+    this.key = opts.key;
     this.now = opts.now ?? Date.now;
   }
 

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { openEtcdStore, openSqliteStore, type Store } from '@orch/storage';
 import { removeDir, startEtcd, startNats, startRedis, tempDir, type EtcdServer, type NatsServer, type RedisServer } from '@orch/testing';
 import { LocalBus, type WatchBus } from './bus';
+import { clusterIdentity, watchChannels, type WatchChannels } from './cluster-identity';
 import { describeWatchConformance, type WatchBackends } from './conformance';
 import { MemoryHistory, type EventHistory } from './history';
 import { NatsBus } from './nats-bus';
@@ -23,25 +24,42 @@ afterAll(async () => {
 type BusKind = 'local' | 'nats';
 type HistoryKind = 'memory' | 'redis';
 
-/** Every scope is its own cluster: an etcd key prefix (or SQLite file), a NATS subject, a Redis key. */
+/**
+ * Every scope is its own cluster: an etcd key prefix (or SQLite file). All share the one
+ * nats-server and redis-server, on the subject and stream key the gateway derives from the
+ * cluster identity kept in the store: scopes stay apart only if that derivation does.
+ */
 function backends(storeKind: 'etcd' | 'sqlite', busKind: BusKind, historyKind: HistoryKind): WatchBackends {
   return {
     scope(name) {
       const localBus = new LocalBus();
       let sqlite: Promise<Store> | undefined;
+      let channels: Promise<WatchChannels> | undefined;
+      const openStore = async (): Promise<Store> => {
+        if (storeKind === 'etcd') return openEtcdStore({ endpoints: [etcd.endpoint], prefix: `/${name}`, historyRetentionMs: 3_600_000, compactionIntervalMs: 3_600_000 });
+        // One SQLite file has one writing store: every replica shares it.
+        sqlite ??= openSqliteStore(join(dir, `${name}.db`), { historyRetentionMs: 3_600_000, compactionIntervalMs: 3_600_000 });
+        return sqlite;
+      };
+      /** As a gateway does at start: the identity read from (or first written into) the store. */
+      const clusterChannels = () =>
+        (channels ??= (async () => {
+          const store = await openStore();
+          try {
+            return watchChannels(await clusterIdentity(store));
+          } finally {
+            if (storeKind === 'etcd') await store.close();
+          }
+        })());
       return {
-        async openStore() {
-          if (storeKind === 'etcd') return openEtcdStore({ endpoints: [etcd.endpoint], prefix: `/${name}`, historyRetentionMs: 3_600_000, compactionIntervalMs: 3_600_000 });
-          // One SQLite file has one writing store: every replica shares it.
-          sqlite ??= openSqliteStore(join(dir, `${name}.db`), { historyRetentionMs: 3_600_000, compactionIntervalMs: 3_600_000 });
-          return sqlite;
-        },
+        openStore,
         async openBus(): Promise<WatchBus> {
-          return busKind === 'local' ? localBus : NatsBus.connect({ url: nats.url, subject: `orch.test.${name}`, log: () => undefined });
+          if (busKind === 'local') return localBus;
+          return NatsBus.connect({ url: nats.url, subject: (await clusterChannels()).subject, log: () => undefined });
         },
         async openHistory(retentionMs, now): Promise<EventHistory> {
           if (historyKind === 'memory') return new MemoryHistory({ retentionMs, now });
-          return RedisHistory.connect({ url: redis.url, key: `orch:test:${name}`, retentionMs, now, log: () => undefined });
+          return RedisHistory.connect({ url: redis.url, key: (await clusterChannels()).historyKey, retentionMs, now, log: () => undefined });
         },
       };
     },
@@ -57,4 +75,22 @@ describe.each([
   ['nats', 'redis'],
 ] as [BusKind, HistoryKind][])('etcd', (busKind, historyKind) => {
   describeWatchConformance(`etcd, ${busKind} bus, ${historyKind} history`, backends('etcd', busKind, historyKind));
+});
+
+describe('cluster identity (etcd)', () => {
+  it('replicas starting at once agree on one identity; another prefix of the same etcd has another', async () => {
+    const open = (prefix: string) => openEtcdStore({ endpoints: [etcd.endpoint], prefix, historyRetentionMs: 3_600_000, compactionIntervalMs: 3_600_000 });
+    const stores = await Promise.all([open('/idA'), open('/idA'), open('/idA'), open('/idB')]);
+    try {
+      const ids = await Promise.all(stores.map((s) => clusterIdentity(s)));
+      expect(new Set(ids.slice(0, 3)).size).toBe(1);
+      expect(ids[3]).not.toBe(ids[0]);
+      expect(await clusterIdentity(stores[1])).toBe(ids[0]);
+      const channels = ids.map((id) => watchChannels(id));
+      expect(channels[0].subject).not.toBe(channels[3].subject);
+      expect(channels[0].historyKey).not.toBe(channels[3].historyKey);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+  });
 });
