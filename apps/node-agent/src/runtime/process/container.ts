@@ -3,6 +3,7 @@ import { closeSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { join } from 'node:path';
+import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { formatTime } from '@orch/apimachinery';
 import type { Container, ContainerStateTerminated, Probe } from '../../api/types';
@@ -13,8 +14,12 @@ import { ProbeWorker, runProbe, type ProbeKind, type ProbeTarget } from './probe
 import {
   SHIM,
   SHIM_SCRIPT,
+  STDIN_SHIM_SCRIPT,
   firstChild,
+  killStdinHolder,
   openFifoForContainer,
+  openStdinWriter,
+  stdinHolderPid,
   prepareRunDir,
   processStartTicks,
   readExitCode,
@@ -53,8 +58,10 @@ type OutputListener = (stream: 'stdout' | 'stderr', data: Buffer) => void;
 interface Instance {
   /** The shim, when this agent started it (an adopted instance has none). */
   child?: ChildProcess;
-  /** An interactive container's process (stdin or a terminal): started directly, without the shim. */
+  /** A container in a terminal: started directly with a pseudo-terminal, without the shim. */
   proc?: ProcessHandle;
+  /** The agent's end of a shim container's stdin FIFO (`stdin: true`), until stdinOnce ends it. */
+  stdin?: Socket;
   launch?: LaunchSpec;
   /** Attach sessions receiving its output. */
   listeners: Set<OutputListener>;
@@ -197,7 +204,13 @@ export class ContainerRecord {
     const listener: OutputListener = (stream, data) => (stream === 'stdout' ? stdout : (stderr ?? (this.spec.tty ? stdout : undefined)))?.write(data);
     inst.listeners.add(listener);
     const closeStdinOnce = () => {
-      if (this.spec.stdinOnce) proc?.stdin?.end();
+      if (!this.spec.stdinOnce) return;
+      proc?.stdin?.end();
+      if (inst.stdin) {
+        inst.stdin.end();
+        inst.stdin = undefined;
+        killStdinHolder(this.hooks.runDir);
+      }
     };
     let detached = false;
     const detach = () => {
@@ -207,7 +220,8 @@ export class ContainerRecord {
       stdout?.end();
       stderr?.end();
     };
-    const stdin = opts.stdin && proc?.stdin ? new PassThrough().on('data', (d: Buffer) => proc.stdin!.write(d)).on('end', closeStdinOnce) : undefined;
+    const input = () => proc?.stdin ?? inst.stdin;
+    const stdin = opts.stdin && input() ? new PassThrough().on('data', (d: Buffer) => input()?.write(d)).on('end', closeStdinOnce) : undefined;
     const done: Promise<ExitStatus> = inst.ended.then(() => {
       detach();
       return { exitCode: 0 };
@@ -296,15 +310,17 @@ export class ContainerRecord {
       this.failedToStart(inst, found.reason);
       return { started: true };
     }
-    if (this.spec.stdin || this.spec.tty) return this.startInteractive(inst, spec);
+    if (this.spec.tty) return this.startInteractive(inst, spec);
     const files = runFiles(this.hooks.runDir);
-    await prepareRunDir(this.hooks.runDir);
+    const withStdin = !!this.spec.stdin;
+    await prepareRunDir(this.hooks.runDir, withStdin);
     this.readOutput(inst, files);
     const stdout = openFifoForContainer(files.stdout);
     const stderr = openFifoForContainer(files.stderr);
     let child: ChildProcess;
     try {
-      child = spawn(SHIM, ['-c', SHIM_SCRIPT, files.exit, ...spec.command], { cwd: spec.cwd, env: spec.env, stdio: ['ignore', stdout, stderr], detached: true });
+      const shim = withStdin ? ['-c', STDIN_SHIM_SCRIPT, files.exit, files.stdin] : ['-c', SHIM_SCRIPT, files.exit];
+      child = spawn(SHIM, [...shim, ...spec.command], { cwd: spec.cwd, env: spec.env, stdio: ['ignore', stdout, stderr], detached: true });
     } catch (err) {
       this.failedToStart(inst, (err as Error).message);
       return { started: true };
@@ -315,6 +331,7 @@ export class ContainerRecord {
     }
     inst.child = child;
     inst.pgid = child.pid;
+    if (withStdin) inst.stdin = openStdinWriter(files.stdin);
     child.once('error', (err) => {
       if (inst.pid === undefined) this.failedToStart(inst, err.message);
     });
@@ -324,9 +341,10 @@ export class ContainerRecord {
   }
 
   /**
-   * A container that keeps stdin open or runs in a terminal (attach, `kubectl run -it`,
-   * `kubectl debug -it`) is started directly with a pipe or a pseudo-terminal, not through the
-   * shim: its streams belong to this agent, so it does not outlive it.
+   * A container in a terminal (`tty: true`: `kubectl run -it`, `kubectl debug -it`) is started
+   * directly with a pseudo-terminal, not through the shim: the terminal's controlling side
+   * belongs to this agent, so the container does not outlive it (an agent restart restarts it).
+   * Keeping it would need a process of its own holding the terminal for every such container.
    */
   private async startInteractive(inst: Instance, spec: LaunchSpec): Promise<StartDecision> {
     let proc: ProcessHandle;
@@ -358,10 +376,13 @@ export class ContainerRecord {
 
   /** The shim runs: find the container under it, record the instance for a later agent, start probes. */
   private async onSpawn(inst: Instance, shimPid: number): Promise<void> {
-    let pid = firstChild(shimPid);
+    // With stdin the shim starts its stdin holder first (and writes its pid): the container is its other child.
+    const holder = () => (this.spec.stdin ? stdinHolderPid(this.hooks.runDir) : undefined);
+    const container = () => (this.spec.stdin && holder() === undefined ? undefined : firstChild(shimPid, holder()));
+    let pid = container();
     for (let i = 0; pid === undefined && i < 50 && !inst.exit; i++) {
       await new Promise((r) => setTimeout(r, 10));
-      pid = firstChild(shimPid);
+      pid = container();
     }
     if (inst.exit) return;
     inst.pid = pid ?? shimPid;
@@ -400,8 +421,11 @@ export class ContainerRecord {
     inst.ready = inst.started && !this.spec.readinessProbe;
     inst.pgid = state.shimPid;
     inst.pid = state.pid;
+    // exec and attach need it too: an adopted container is as live as one this agent started.
+    inst.launch = spec;
     this.instance = inst;
     this.readOutput(inst, runFiles(this.hooks.runDir));
+    if (this.spec.stdin && !this.spec.tty) inst.stdin = openStdinWriter(runFiles(this.hooks.runDir).stdin);
     inst.poll = setInterval(() => {
       if (shimAlive(state)) return;
       clearInterval(inst.poll);
@@ -426,6 +450,7 @@ export class ContainerRecord {
     this.stopProbes(inst);
     if (inst.killTimer) clearTimeout(inst.killTimer);
     if (inst.poll) clearInterval(inst.poll);
+    inst.stdin?.destroy();
     // What the container started dies with it (upstream: its PID namespace ends).
     if (inst.pgid !== undefined) signalProcessGroup(inst.pgid, 'SIGKILL');
     const logPath = spec.terminationLog ?? join(spec.root, 'dev', 'termination-log');
@@ -545,6 +570,7 @@ export class ContainerRecord {
       this.stopProbes(this.instance);
       if (this.instance.killTimer) clearTimeout(this.instance.killTimer);
       if (this.instance.poll) clearInterval(this.instance.poll);
+      this.instance.stdin?.destroy();
       for (const o of this.instance.output) o.close();
       this.instance.log.close();
     }

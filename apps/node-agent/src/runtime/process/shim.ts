@@ -21,9 +21,20 @@ import { promisify } from 'node:util';
  * - **state.json**: shim and container pids, the shim's start time (a reused pid is told
  *   apart), startedAt and restartCount of the instance, the pod IP.
  *
- * Files of one container: `<pod dir>/run/<init|main>-<name>/{state.json,exit,stdout,stderr}`.
+ * - a **stdin FIFO** for a container with `stdin: true` (not a terminal): the container reads
+ *   it; a holder process of the shim (`sleep`, in the container's process group, started
+ *   before the container, its pid in `stdin.holder`) keeps it open for writing, so the container sees no end of input while no agent runs; the agent writes
+ *   what attach sessions send, and ends the input (stdinOnce) by killing the holder (its pid
+ *   is in `stdin.holder`) and closing its own end.
+ *
+ * Files of one container: `<pod dir>/run/<init|main>-<name>/{state.json,exit,stdout,stderr,stdin,stdin.holder}`.
+ * A container in a terminal (`tty: true`) is not run through the shim (see container.ts).
  */
 export const SHIM_SCRIPT = 'trap : TERM INT HUP QUIT USR1 USR2; exec 3>&2 2>/dev/null; (exec "$@" 2>&3 3>&-); rc=$?; echo $rc > "$0"; exit $rc';
+
+/** SHIM_SCRIPT for a container with stdin: `$1` is the stdin FIFO, the command follows. */
+export const STDIN_SHIM_SCRIPT =
+  'trap : TERM INT HUP QUIT USR1 USR2; exec 3>&2 2>/dev/null; f=$1; shift; sleep 2147483647 0<>"$f" >/dev/null 3>&- & echo $! > "$f.holder"; (exec "$@" <"$f" 2>&3 3>&-); rc=$?; kill $! 2>/dev/null; echo $rc > "$0"; exit $rc';
 export const SHIM = '/bin/sh';
 
 /** The on-disk record of a running instance (state.json). */
@@ -40,18 +51,45 @@ export interface InstanceState {
 }
 
 /** The files of one container's run directory. */
-export function runFiles(runDir: string): { state: string; exit: string; stdout: string; stderr: string } {
-  return { state: join(runDir, 'state.json'), exit: join(runDir, 'exit'), stdout: join(runDir, 'stdout'), stderr: join(runDir, 'stderr') };
+export function runFiles(runDir: string): { state: string; exit: string; stdout: string; stderr: string; stdin: string; stdinHolder: string } {
+  return { state: join(runDir, 'state.json'), exit: join(runDir, 'exit'), stdout: join(runDir, 'stdout'), stderr: join(runDir, 'stderr'), stdin: join(runDir, 'stdin'), stdinHolder: join(runDir, 'stdin.holder') };
 }
 
 const execFileAsync = promisify(execFile);
 
-/** A fresh run directory with new stdout and stderr FIFOs and no exit file. */
-export async function prepareRunDir(runDir: string): Promise<void> {
+/** A fresh run directory with new stdout and stderr FIFOs (and a stdin FIFO when asked) and no exit file. */
+export async function prepareRunDir(runDir: string, withStdin = false): Promise<void> {
   const f = runFiles(runDir);
   await mkdir(runDir, { recursive: true });
-  await Promise.all([f.exit, f.state, f.stdout, f.stderr].map((p) => rm(p, { force: true })));
-  await execFileAsync('mkfifo', ['-m', '600', f.stdout, f.stderr]);
+  await Promise.all([f.exit, f.state, f.stdout, f.stderr, f.stdin, f.stdinHolder].map((p) => rm(p, { force: true })));
+  await execFileAsync('mkfifo', ['-m', '600', f.stdout, f.stderr, ...(withStdin ? [f.stdin] : [])]);
+}
+
+/**
+ * The agent's end of a container's stdin FIFO (opened read-write, so it never blocks and never
+ * fails for want of a reader); undefined when the FIFO is gone.
+ */
+export function openStdinWriter(path: string): Socket | undefined {
+  try {
+    const socket = new Socket({ fd: openSync(path, constants.O_RDWR | constants.O_NONBLOCK), readable: false, writable: true });
+    socket.on('error', () => socket.destroy());
+    return socket;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Ends a shim container's input (stdinOnce): kills the holder that keeps the stdin FIFO open;
+ * the container reads to the end once the agent's own end is closed too.
+ */
+export function killStdinHolder(runDir: string): void {
+  const pid = stdinHolderPid(runDir);
+  try {
+    if (pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sleep\0')) process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
 }
 
 /** Opens a FIFO read-write: the end the container's stdout or stderr is (open never blocks). */
@@ -85,11 +123,21 @@ export function processStartTicks(pid: number): number | undefined {
   }
 }
 
-/** The first child of a process (the shim's container), if it has one yet. */
-export function firstChild(pid: number): number | undefined {
+/** The first child of a process (the shim's container) other than `except`, if it has one yet. */
+export function firstChild(pid: number, except?: number): number | undefined {
   try {
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
-    return children ? Number(children.split(' ')[0]) : undefined;
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ').filter(Boolean).map(Number);
+    return children.find((c) => c !== except);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The pid of the stdin holder the shim started (once it wrote it). */
+export function stdinHolderPid(runDir: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(runFiles(runDir).stdinHolder, 'utf8').trim());
+    return pid > 1 ? pid : undefined;
   } catch {
     return undefined;
   }
