@@ -50,3 +50,7 @@ export {
 } from './service-account';
 export type { BoundObject, BoundTokenRequest, ServiceAccountAuthenticatorOptions, ServiceAccountLookup } from './service-account';
 export { parseTokenFile, tokenFileAuthenticator } from './token-file';
+export { JWT_SIGNING_ALGORITHMS, JwtAuthenticator, JwtAuthenticatorSet, fetchJsonOverHttps } from './jwt-authenticator';
+export type { JsonFetcher, JwtIssuerConfig } from './jwt-authenticator';
+export { AUTHENTICATION_CONFIG_VERSIONS, AuthenticationConfigError, MAX_JWT_AUTHENTICATORS, oidcFlagsConfig, parseAuthenticationConfig } from './authentication-config';
+export type { OidcFlags } from './authentication-config';

@@ -7,3 +7,5 @@ export { startEtcd, startEtcdCluster, startNats, startRedis } from './engines';
 export type { TestServer, EtcdServer, EtcdCluster, NatsServer, RedisServer } from './engines';
 export { ApiPeer } from './api-peer';
 export * from './wait';
+export { startOidcIssuer } from './oidc-issuer';
+export type { OidcIssuer } from './oidc-issuer';

@@ -1,9 +1,15 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { Inject, Injectable, Module } from '@nestjs/common';
+import { readFile } from 'node:fs/promises';
+import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
 import {
   BOOTSTRAP_TOKEN_SECRET_PREFIX,
+  JwtAuthenticator,
+  JwtAuthenticatorSet,
   LEGACY_TOKEN_LAST_USED,
+  oidcFlagsConfig,
+  parseAuthenticationConfig,
   bootstrapTokenAuthenticator,
   parseTokenFile,
   publicKeysFromPem,
@@ -129,6 +135,114 @@ export class ServiceAccountAuthentication implements AuthenticatorModule {
   }
 }
 
+/**
+ * JWT issuers (SPEC "Token from the identity provider", "Authentication configuration file"):
+ * either the one `--oidc-*` describes or the `jwt` list of `--authentication-config`, never
+ * both (start-up error). The file is read at start (an invalid file fails start-up) and
+ * checked every second: a changed, valid file replaces the issuers (and empties the token
+ * cache) without a restart; an invalid one is logged and the last good one kept.
+ */
+@Injectable()
+@AuthenticatorProvider({ order: 60 })
+export class JwtAuthentication implements AuthenticatorModule, OnApplicationShutdown {
+  readonly enabled: boolean;
+  private readonly set = new JwtAuthenticatorSet();
+  private timer?: NodeJS.Timeout;
+  private loadedDigest = '';
+
+  constructor(
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Inject(Gateway) private readonly gateway: Gateway,
+  ) {
+    const o = config.options;
+    const file = o['authentication-config'];
+    const oidcFlags = (Object.keys(o) as (keyof typeof o)[]).filter((k) => k.startsWith('oidc-') && JSON.stringify(o[k]) !== JSON.stringify(OIDC_DEFAULTS[k as keyof typeof OIDC_DEFAULTS]));
+    if (file && oidcFlags.length) throw new Error(`--authentication-config and --${oidcFlags.join(', --')} cannot be used together: put the issuer into the file`);
+    this.enabled = !!file || !!o['oidc-issuer-url'];
+    if (file) {
+      const text = readFileSync(file, 'utf8');
+      this.install(text);
+      this.timer = setInterval(() => void this.reload(file), AUTHENTICATION_CONFIG_POLL_MS);
+      this.timer.unref();
+    } else if (o['oidc-issuer-url']) {
+      const config = oidcFlagsConfig({
+        issuerUrl: o['oidc-issuer-url'],
+        clientId: o['oidc-client-id'],
+        usernameClaim: o['oidc-username-claim'],
+        usernamePrefix: o['oidc-username-prefix'],
+        groupsClaim: o['oidc-groups-claim'],
+        groupsPrefix: o['oidc-groups-prefix'],
+        requiredClaims: o['oidc-required-claim'],
+        caPem: o['oidc-ca-file'] ? readFileSync(o['oidc-ca-file'], 'utf8') : undefined,
+        signingAlgs: o['oidc-signing-algs'],
+      });
+      this.replace([new JwtAuthenticator(config)]);
+    }
+  }
+
+  /** Parses `text` and installs its issuers; throws an AuthenticationConfigError naming the fields. */
+  private install(text: string): void {
+    const configs = parseAuthenticationConfig(text, this.config.options['authentication-config'], { serviceAccountIssuers: this.config.options['service-account-issuer'] });
+    this.replace(configs.map((c) => new JwtAuthenticator(c)));
+    this.loadedDigest = digest(text);
+  }
+
+  private replace(authenticators: JwtAuthenticator[]): void {
+    this.set.replace(authenticators);
+    for (const a of authenticators) {
+      void a.start().then(() => {
+        if (a.keyError) this.gateway.logger.warn('jwt authenticator: cannot fetch the issuer\'s keys yet; its tokens are refused until it can', { issuer: a.issuerUrl, err: a.keyError });
+      });
+    }
+  }
+
+  private async reload(file: string): Promise<void> {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      this.gateway.logger.warn('--authentication-config: cannot read the file; keeping the last good configuration', { file, err: (err as Error).message });
+      return;
+    }
+    if (digest(text) === this.loadedDigest) return;
+    try {
+      this.install(text);
+      this.gateway.logger.info('--authentication-config: reloaded', { file, issuers: this.set.issuers.map((a) => a.issuerUrl) });
+    } catch (err) {
+      this.loadedDigest = digest(text);
+      this.gateway.logger.error('--authentication-config: the changed file is invalid; keeping the last good configuration', { file, err: (err as Error).message });
+    }
+  }
+
+  authenticate(req: AuthRequest) {
+    return this.set.authenticate(req);
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.timer);
+  }
+}
+
+/** How often `--authentication-config` is checked for changes. */
+const AUTHENTICATION_CONFIG_POLL_MS = 1000;
+
+/** The `--oidc-*` defaults: a flag at its default does not count as set. */
+const OIDC_DEFAULTS = {
+  'oidc-issuer-url': '',
+  'oidc-client-id': '',
+  'oidc-username-claim': 'sub',
+  'oidc-username-prefix': '',
+  'oidc-groups-claim': '',
+  'oidc-groups-prefix': '',
+  'oidc-required-claim': [] as string[],
+  'oidc-ca-file': '',
+  'oidc-signing-algs': ['RS256'],
+};
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
 /** `--api-audiences`, defaulting to the service account issuers (upstream). */
 export function apiAudiences(config: GatewayConfig): string[] {
   const a = config.options['api-audiences'];
@@ -136,5 +250,5 @@ export function apiAudiences(config: GatewayConfig): string[] {
 }
 
 /** The gateway's authenticators (SPEC "Authentication" methods), each a provider enabled by its flags. */
-@Module({ providers: [X509Authentication, TokenFileAuthentication, BootstrapTokenAuthentication, ServiceAccountAuthentication] })
+@Module({ providers: [X509Authentication, TokenFileAuthentication, BootstrapTokenAuthentication, ServiceAccountAuthentication, JwtAuthentication] })
 export class AuthenticationModule {}
