@@ -70,6 +70,9 @@ beforeAll(async () => {
         return req.object?.metadata.labels?.a ? { allowed: true } : { allowed: true, patch: [{ op: 'add', path: '/metadata/labels/a', value: '1' }] };
       },
       '/reinvoke-b': (req) => (req.object?.metadata.labels?.b ? { allowed: true } : { allowed: true, patch: [{ op: 'add', path: '/metadata/labels/b', value: '1' }] }),
+      // injects a sidecar container into pods
+      '/sidecar': (req) => ((req.object?.spec as { containers: { name: string }[] }).containers.some((c) => c.name === 'sidecar') ? { allowed: true } : { allowed: true, patch: [{ op: 'add', path: '/spec/containers/-', value: { name: 'sidecar', image: 'busybox' } }] }),
+      '/observe': () => ({ allowed: true }),
       // an autoscaling/v1 webhook: raises the CPU target of what it sees
       '/hpa-v1': (req) => (req.object?.spec && (req.object.spec as { targetCPUUtilizationPercentage?: number }).targetCPUUtilizationPercentage === 50 ? { allowed: true, patch: [{ op: 'replace', path: '/spec/targetCPUUtilizationPercentage', value: 70 }] } : { allowed: true }),
     },
@@ -228,6 +231,29 @@ describe('mutating webhooks', () => {
       const mine = hooks.calls.get('/reinvoke-a')!.filter((c) => c.name === 're-1');
       expect(mine.length).toBe(2);
       expect(mine[1].object?.metadata.labels).toEqual({ a: '1', b: '1' });
+    });
+  });
+
+  it('a webhook change runs the built-in plugins again: an injected sidecar gets LimitRange defaults, and an IfNeeded webhook sees them', async () => {
+    const ns = 'reinvoke';
+    expect((await gw.admin.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })).status).toBe(201);
+    const limits = { type: 'Container', default: { cpu: '500m', memory: '256Mi' }, defaultRequest: { cpu: '100m', memory: '64Mi' } };
+    expect((await gw.admin.post(`/api/v1/namespaces/${ns}/limitranges`, { apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'defaults', namespace: ns }, spec: { limits: [limits] } })).status).toBe(201);
+    const podRule = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }];
+    const pod = (name: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns }, spec: { containers: [{ name: 'app', image: 'nginx' }] } });
+    const hooksFor = [webhook('observe.test.orch.io', '/observe', { rules: podRule, reinvocationPolicy: 'IfNeeded' }), webhook('sidecar.test.orch.io', '/sidecar', { rules: podRule })];
+    await withConfig('mutating', 'sidecar', hooksFor, async () => {
+      const r = await eventually('the sidecar to be injected and defaulted', async () => {
+        await gw.admin.delete(`/api/v1/namespaces/${ns}/pods/side-1`);
+        const x = await gw.admin.post(`/api/v1/namespaces/${ns}/pods`, pod('side-1'));
+        return x.status === 201 && x.json.spec.containers.length === 2 && x.json.spec.containers[1].resources?.limits ? x : undefined;
+      }, 5_000);
+      const want = { limits: { cpu: '500m', memory: '256Mi' }, requests: { cpu: '100m', memory: '64Mi' } };
+      expect(r.json.spec.containers.map((c: { name: string; resources: unknown }) => [c.name, c.resources])).toEqual([['app', want], ['sidecar', want]]);
+      // the observer ran before the sidecar, then once more after the built-in plugins defaulted it
+      const seen = hooks.calls.get('/observe')!.filter((c) => c.name === 'side-1').map((c) => (c.object?.spec as { containers: { name: string; resources?: unknown }[] }).containers.map((x) => [x.name, x.resources]));
+      expect(seen).toEqual([[['app', want]], [['app', want], ['sidecar', want]]]);
+      expect(hooks.calls.get('/sidecar')!.filter((c) => c.name === 'side-1').length).toBe(1);
     });
   });
 

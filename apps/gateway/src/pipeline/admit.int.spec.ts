@@ -148,6 +148,32 @@ describe('admission inside the generic store', () => {
     expect((await configMaps.get('default', 'd1')).metadata.name).toBe('d1');
   });
 
+  it.each([
+    { asks: true, want: ['mutate:First:', 'mutate:Asker:first', 'mutate:First:first.asked', 'mutate:Asker:first.asked', 'validate:First:first.asked', 'validate:Asker:first.asked'] },
+    { asks: false, want: ['mutate:First:', 'mutate:Asker:first', 'validate:First:first.asked', 'validate:Asker:first.asked'] },
+  ])('a plugin asking for reinvocation ($asks) has every mutating plugin run once more, told so', async ({ asks, want }) => {
+    const calls: Call[] = [];
+    const passes: boolean[] = [];
+    const asker = recordingPlugin('Asker', calls, (o) => (o.metadata.labels = { stage: o.metadata.labels?.stage?.endsWith('.asked') ? o.metadata.labels.stage : `${o.metadata.labels?.stage}.asked` }));
+    const chain = new AdmissionChain([
+      recordingPlugin('First', calls, (o) => (o.metadata.labels = { stage: o.metadata.labels?.stage ?? 'first' })),
+      {
+        ...asker,
+        mutate(a) {
+          passes.push(a.reinvocation!.isReinvoke);
+          if (asks && !a.reinvocation!.isReinvoke) a.reinvocation!.shouldReinvoke = true;
+          return asker.mutate!(a);
+        },
+      },
+    ]);
+    const ctx = context(chain);
+    await configMaps.create('default', cm(`re-${asks}`), ctx);
+    expect(calls.map((c) => `${c.hook}:${c.plugin}:${c.label ?? ''}`)).toEqual(want);
+    expect(passes).toEqual(asks ? [false, true] : [false]);
+    // the second pass repeats warnings, said once
+    expect(ctx.warnings).toEqual(['First looked', 'Asker looked']);
+  });
+
   it('plugins that do not handle the resource are not called', async () => {
     const calls: Call[] = [];
     const plugin = { ...recordingPlugin('Pods only', calls), handles: () => false };

@@ -35,6 +35,28 @@ export interface AdmissionAttributes {
   dryRun: boolean;
   /** CreateOptions / UpdateOptions / PatchOptions / DeleteOptions / the connect options. */
   options?: Record<string, unknown>;
+  /** The mutating chain's reinvocation state (absent outside the chain, e.g. in plugin unit tests). */
+  reinvocation?: ReinvocationContext;
+}
+
+/**
+ * Reinvocation of the mutating plugins within one admission (upstream ReinvocationContext):
+ * when a plugin asks for it (a webhook changed the object), every mutating plugin runs once
+ * more — built-in plugins whole, webhooks as their reinvocationPolicy says. Plugins keep what
+ * they need across the two passes under their name.
+ */
+export class ReinvocationContext {
+  /** True during the second pass. */
+  isReinvoke = false;
+  /** Set by a plugin during the first pass to have the chain run again. */
+  shouldReinvoke = false;
+  private readonly values = new Map<string, unknown>();
+
+  /** The plugin's state for this admission, made by `init` on first use. */
+  value<T>(plugin: string, init: () => T): T {
+    if (!this.values.has(plugin)) this.values.set(plugin, init());
+    return this.values.get(plugin) as T;
+  }
 }
 
 /**
@@ -131,7 +153,8 @@ export class AdmissionChain {
         const fn = p[hook];
         if (!fn || !p.handles(a.operation, a.resource, a.subresource)) continue;
         const res = await fn.call(p, a);
-        if (res?.warnings?.length) scope.warnings.push(...res.warnings);
+        // The same warning twice is said once (upstream's recorder; a reinvoked plugin repeats itself).
+        for (const w of res?.warnings ?? []) if (!scope.warnings.includes(w)) scope.warnings.push(w);
         if (res?.auditAnnotations && this.audit) {
           this.audit(res.auditAnnotations, { user: a.userInfo.username, operation: a.operation, resource: a.resource, subresource: a.subresource, namespace: a.namespace, name: a.name });
         }
@@ -141,7 +164,13 @@ export class AdmissionChain {
       mutate: async (operation, object, oldObject) => {
         if (this.plugins.length === 0) return;
         const a = attributes(operation, object, oldObject);
+        a.reinvocation = new ReinvocationContext();
         await run('mutate', a);
+        if (a.reinvocation.shouldReinvoke) {
+          // upstream's reinvoker: once more, in-tree plugins whole and webhooks as they asked
+          a.reinvocation.isReinvoke = true;
+          await run('mutate', a);
+        }
         // A mutated object must still be a valid object of its kind (upstream re-decodes it).
         if (object) validateFields(object, scope.kind, [], 'Ignore', scope.warnings);
       },

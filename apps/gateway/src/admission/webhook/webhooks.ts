@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { applyJsonPatch, StatusError, type KubeObject, type LabelSelectorObject, type StatusReason } from '@orch/apimachinery';
 import { CelCompileError, type CelEnvironment, type CelProgram } from '@orch/cel';
-import { AdmissionPluginProvider, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResponse } from '../../pipeline/admit';
+import { AdmissionPluginProvider, ReinvocationContext, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResponse } from '../../pipeline/admit';
 import { admissionActivation, admissionEnvironment, admissionRequest, type VersionedAttributes } from '../admission-request';
 import { AdmissionState } from '../admission-state';
 import { matchingResource, namespaceSelectorMatches, objectSelectorMatches, type Rule } from '../matching';
@@ -192,16 +192,17 @@ export function dryRunRefusal(hook: Pick<Webhook, 'name' | 'sideEffects'>, dryRu
   return StatusError.badRequest(`admission webhook "${hook.name}" has side effects and does not support dry run`);
 }
 
-/** A webhook's answer and the request as it saw it (objects in the version it matched). */
+/** A call of a webhook: its answer (absent when the call failed under failurePolicy Ignore) and the request as it saw it. */
 interface Invocation {
-  response: AdmissionReviewResponse;
+  response?: AdmissionReviewResponse;
   attributes: VersionedAttributes;
 }
 
-/** Runs one webhook for a request; returns its answer, or undefined when it does not apply or failed under failurePolicy Ignore. */
+/** Runs one webhook for a request; undefined when it does not apply (or its matchConditions failed under failurePolicy Ignore). */
 async function invoke(d: WebhookDispatcher, w: PreparedWebhook, a: AdmissionAttributes): Promise<Invocation | undefined> {
+  const ignore = (w.hook.failurePolicy ?? 'Fail') === 'Ignore';
   const fail = (why: string) => {
-    if ((w.hook.failurePolicy ?? 'Fail') === 'Ignore') return undefined;
+    if (ignore) return undefined;
     throw failedCalling(w.hook.name, why);
   };
   let attributes: VersionedAttributes | undefined;
@@ -217,7 +218,7 @@ async function invoke(d: WebhookDispatcher, w: PreparedWebhook, a: AdmissionAttr
   try {
     return { response: await d.call(w, attributes), attributes };
   } catch (e) {
-    if (e instanceof WebhookError) return fail(`failed to call webhook: ${e.message}`);
+    if (e instanceof WebhookError) return fail(`failed to call webhook: ${e.message}`) ?? { attributes };
     throw e;
   }
 }
@@ -234,8 +235,9 @@ function collect(res: AdmissionReviewResponse, into: AdmissionResponse, w: Prepa
  * MutatingAdmissionWebhook (upstream plugin of the same name): calls, in order, every webhook of
  * the MutatingWebhookConfigurations that applies to the request; a webhook may refuse the
  * request or change the object with a JSONPatch (applied to the object in the version the
- * webhook matched, then converted back). Webhooks with reinvocationPolicy IfNeeded are called
- * once more when a later webhook changed the object after them.
+ * webhook matched, then converted back). A change has the whole mutating chain run once more
+ * (ReinvocationContext): built-in plugins again, and webhooks with reinvocationPolicy IfNeeded
+ * that ran before a change.
  */
 @AdmissionPluginProvider()
 @Injectable()
@@ -251,48 +253,64 @@ export class MutatingAdmissionWebhook implements AdmissionPlugin {
     return true;
   }
 
+  /**
+   * First pass: every applicable webhook in order. When one changes the object, the chain runs
+   * again (built-in plugins too); in that second pass only the IfNeeded webhooks called before
+   * a change are called again, and all IfNeeded webhooks called so far when the built-in
+   * plugins changed the object since the last webhook (upstream webhookReinvokeContext).
+   */
   async mutate(a: AdmissionAttributes): Promise<AdmissionResponse | void> {
     const hooks = this.dispatcher.webhooks();
     if (hooks.length === 0) return;
-    const out: AdmissionResponse = {};
-    const calledAt = new Map<PreparedWebhook, number>();
-    let changes = 0;
-    const run = async (w: PreparedWebhook) => {
-      const invocation = await invoke(this.dispatcher, w, a);
-      if (!invocation) return;
-      const { response: res, attributes } = invocation;
-      calledAt.set(w, changes);
-      collect(res, out, w);
-      if (!res.allowed) throw deniedByWebhook(w.hook.name, res.status);
-      const seen = attributes.object;
-      if (res.patch && seen && a.object) {
-        let ops: unknown;
-        try {
-          ops = JSON.parse(Buffer.from(res.patch, 'base64').toString('utf8'));
-        } catch {
-          throw failedCalling(w.hook.name, 'the patch is not valid JSON');
-        }
-        const before = JSON.stringify(seen);
-        let patched: KubeObject;
-        try {
-          patched = applyJsonPatch(structuredClone(seen), ops) as KubeObject;
-        } catch (e) {
-          throw failedCalling(w.hook.name, `the patch does not apply: ${(e as Error).message}`);
-        }
-        if (JSON.stringify(patched) !== before) {
-          // In place, in the request's version: the chain and the registry hold this object.
-          await this.state.applyVersioned(a, patched);
-          changes++;
-        }
-      }
+    const reinvocation = a.reinvocation ?? new ReinvocationContext();
+    const state = reinvocation.value(this.name, () => ({ lastOutput: undefined as string | undefined, invokedIfNeeded: new Set<string>(), reinvoke: new Set<string>() }));
+    /** A change: every IfNeeded webhook called so far is to be called again. */
+    const requireReinvokingInvoked = () => {
+      for (const k of state.invokedIfNeeded) state.reinvoke.add(k);
+      state.invokedIfNeeded.clear();
     };
-    for (const w of hooks) await run(w);
-    // Reinvocation: a webhook that asked for it sees the changes made after it ran.
-    for (const w of hooks) {
-      const at = calledAt.get(w);
-      if (w.hook.reinvocationPolicy === 'IfNeeded' && at !== undefined && at < changes) await run(w);
+    if (reinvocation.isReinvoke && state.lastOutput !== JSON.stringify(a.object)) requireReinvokingInvoked();
+    const out: AdmissionResponse = {};
+    try {
+      for (const w of hooks) {
+        const key = `${w.configuration}/${w.hook.name}`;
+        if (reinvocation.isReinvoke && !state.reinvoke.has(key)) continue;
+        const invocation = await invoke(this.dispatcher, w, a);
+        if (!invocation) continue;
+        if (invocation.response && (await this.apply(w, invocation.response, invocation.attributes, a, out))) {
+          reinvocation.shouldReinvoke = true;
+          requireReinvokingInvoked();
+        }
+        if (w.hook.reinvocationPolicy === 'IfNeeded') state.invokedIfNeeded.add(key);
+      }
+    } finally {
+      state.lastOutput = JSON.stringify(a.object);
     }
     return out;
+  }
+
+  /** A webhook's answer: a refusal, or its patch applied to the request's object. Returns whether the object changed. */
+  private async apply(w: PreparedWebhook, res: AdmissionReviewResponse, attributes: VersionedAttributes, a: AdmissionAttributes, out: AdmissionResponse): Promise<boolean> {
+    collect(res, out, w);
+    if (!res.allowed) throw deniedByWebhook(w.hook.name, res.status);
+    const seen = attributes.object;
+    if (!res.patch || !seen || !a.object) return false;
+    let ops: unknown;
+    try {
+      ops = JSON.parse(Buffer.from(res.patch, 'base64').toString('utf8'));
+    } catch {
+      throw failedCalling(w.hook.name, 'the patch is not valid JSON');
+    }
+    let patched: KubeObject;
+    try {
+      patched = applyJsonPatch(structuredClone(seen), ops) as KubeObject;
+    } catch (e) {
+      throw failedCalling(w.hook.name, `the patch does not apply: ${(e as Error).message}`);
+    }
+    if (JSON.stringify(patched) === JSON.stringify(seen)) return false;
+    // In place, in the request's version: the chain and the registry hold this object.
+    await this.state.applyVersioned(a, patched);
+    return true;
   }
 }
 
