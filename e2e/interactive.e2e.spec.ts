@@ -222,8 +222,9 @@ describe('interactive pods with kubectl (sandbox runtime)', () => {
 
   it('debug: an ephemeral container in the running pod gives a shell (kubectl debug -it --image=busybox)', async () => {
     await ensureBinary('tmux', 'tmux');
-    const out = await inTmux(`kubectl --kubeconfig ${gw.kubeconfig} debug -it pod/shell --image=busybox --profile=general --container=dbg`, /If you don't see a command prompt/, ['echo debug-$((20+22)); hostname', 'exit'], 'EXIT=');
+    const out = await inTmux(`kubectl --kubeconfig ${gw.kubeconfig} debug -it pod/shell --image=busybox --profile=general --container=dbg`, /If you don't see a command prompt/, ['echo debug-$((20+22)); hostname; stty size', 'exit'], 'EXIT=');
     expect(out).toContain('debug-42');
+    expect(out).toContain('40 120'); // the container's terminal took the client's size
     expect(out).toContain('EXIT=0');
     const p = await pod('shell');
     expect(p.status?.ephemeralContainerStatuses?.find((c) => c.name === 'dbg')?.state).toHaveProperty('terminated');

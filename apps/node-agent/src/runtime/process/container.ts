@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync } from 'node:fs';
+import { closeSync, readlinkSync } from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,7 @@ import type { ExitStatus, StreamOptions, StreamTarget } from '../../streaming/re
 import type { ContainerKind, ContainerRuntimeState } from '../runtime';
 import { ContainerLogWriter, pruneInstanceLogs, type LogWriterOptions } from './logs';
 import { ProbeWorker, runProbe, type ProbeKind, type ProbeTarget } from './probes';
+import { shq } from '../sandbox/sandbox';
 import {
   SHIM,
   SHIM_SCRIPT,
@@ -31,7 +32,6 @@ import {
   writeInstanceState,
   type InstanceState,
 } from './shim';
-import { SpawnError, exitCodeOf, spawnProcess, type ProcessHandle } from './spawn';
 
 /** How to run one instance of a container. */
 export interface LaunchSpec {
@@ -58,9 +58,7 @@ type OutputListener = (stream: 'stdout' | 'stderr', data: Buffer) => void;
 interface Instance {
   /** The shim, when this agent started it (an adopted instance has none). */
   child?: ChildProcess;
-  /** A container in a terminal: started directly with a pseudo-terminal, without the shim. */
-  proc?: ProcessHandle;
-  /** The agent's end of a shim container's stdin FIFO (`stdin: true`), until stdinOnce ends it. */
+  /** The agent's end of the container's stdin FIFO (`stdin` or `tty`), until stdinOnce ends it. */
   stdin?: Socket;
   launch?: LaunchSpec;
   /** Attach sessions receiving its output. */
@@ -198,14 +196,12 @@ export class ContainerRecord {
   attach(opts: StreamOptions): StreamTarget {
     const inst = this.instance;
     if (!inst || inst.exit || inst.pid === undefined) throw new Error(`container ${this.name} is not running`);
-    const proc = inst.proc;
     const stdout = opts.stdout ? new PassThrough() : undefined;
     const stderr = opts.stderr ? new PassThrough() : undefined;
     const listener: OutputListener = (stream, data) => (stream === 'stdout' ? stdout : (stderr ?? (this.spec.tty ? stdout : undefined)))?.write(data);
     inst.listeners.add(listener);
     const closeStdinOnce = () => {
       if (!this.spec.stdinOnce) return;
-      proc?.stdin?.end();
       if (inst.stdin) {
         inst.stdin.end();
         inst.stdin = undefined;
@@ -220,8 +216,9 @@ export class ContainerRecord {
       stdout?.end();
       stderr?.end();
     };
-    const input = () => proc?.stdin ?? inst.stdin;
-    const stdin = opts.stdin && input() ? new PassThrough().on('data', (d: Buffer) => input()?.write(d)).on('end', closeStdinOnce) : undefined;
+    // Input typed after a resize reaches the terminal after it: writes wait for pending resizes.
+    let resized: Promise<void> = Promise.resolve();
+    const stdin = opts.stdin && inst.stdin ? new PassThrough().on('data', (d: Buffer) => void resized.then(() => inst.stdin?.write(d))).on('end', () => void resized.then(closeStdinOnce)) : undefined;
     const done: Promise<ExitStatus> = inst.ended.then(() => {
       detach();
       return { exitCode: 0 };
@@ -230,7 +227,9 @@ export class ContainerRecord {
       stdin,
       stdout,
       stderr,
-      resize: (size) => proc?.resize(size.width, size.height),
+      resize: (size) => {
+        if (this.spec.tty && inst.pid !== undefined && !inst.exit) resized = resized.then(() => resizeTerminal(inst.pid!, size.width, size.height));
+      },
       done,
       abort: () => {
         detach();
@@ -310,9 +309,9 @@ export class ContainerRecord {
       this.failedToStart(inst, found.reason);
       return { started: true };
     }
-    if (this.spec.tty) return this.startInteractive(inst, spec);
     const files = runFiles(this.hooks.runDir);
-    const withStdin = !!this.spec.stdin;
+    // A terminal gets a stdin FIFO too: it is the terminal's input.
+    const withStdin = !!(this.spec.stdin || this.spec.tty);
     await prepareRunDir(this.hooks.runDir, withStdin);
     this.readOutput(inst, files);
     const stdout = openFifoForContainer(files.stdout);
@@ -320,7 +319,8 @@ export class ContainerRecord {
     let child: ChildProcess;
     try {
       const shim = withStdin ? ['-c', STDIN_SHIM_SCRIPT, files.exit, files.stdin] : ['-c', SHIM_SCRIPT, files.exit];
-      child = spawn(SHIM, [...shim, ...spec.command], { cwd: spec.cwd, env: spec.env, stdio: ['ignore', stdout, stderr], detached: true });
+      const command = this.spec.tty ? inTerminal(spec.command) : spec.command;
+      child = spawn(SHIM, [...shim, ...command], { cwd: spec.cwd, env: spec.env, stdio: ['ignore', stdout, stderr], detached: true });
     } catch (err) {
       this.failedToStart(inst, (err as Error).message);
       return { started: true };
@@ -340,45 +340,17 @@ export class ContainerRecord {
     return { started: true };
   }
 
-  /**
-   * A container in a terminal (`tty: true`: `kubectl run -it`, `kubectl debug -it`) is started
-   * directly with a pseudo-terminal, not through the shim: the terminal's controlling side
-   * belongs to this agent, so the container does not outlive it (an agent restart restarts it).
-   * Keeping it would need a process of its own holding the terminal for every such container.
-   */
-  private async startInteractive(inst: Instance, spec: LaunchSpec): Promise<StartDecision> {
-    let proc: ProcessHandle;
-    try {
-      proc = await spawnProcess(spec.command, { env: spec.env, cwd: spec.cwd, stdin: !!this.spec.stdin, tty: this.spec.tty ? { columns: 80, rows: 24 } : undefined });
-    } catch (err) {
-      if (!(err instanceof SpawnError)) throw err;
-      this.failedToStart(inst, err.message);
-      return { started: true };
-    }
-    inst.proc = proc;
-    inst.pgid = proc.pid;
-    inst.pid = proc.pid;
-    const output = (stream: 'stdout' | 'stderr') => (d: Buffer) => {
-      inst.log.write(stream, d);
-      for (const l of inst.listeners) l(stream, d);
-    };
-    proc.stdout.on('data', output('stdout'));
-    proc.stderr?.on('data', output('stderr'));
-    this.startProbes(inst);
-    this.hooks.event('Normal', 'Started', 'StartContainer', `Started container ${this.name}`);
-    this.hooks.changed();
-    void proc.exited.then((e) => {
-      const code = exitCodeOf(e);
-      void this.onExit(inst, spec, code > 128 ? { exitCode: code, signal: code - 128 } : { exitCode: code });
-    });
-    return { started: true };
-  }
-
   /** The shim runs: find the container under it, record the instance for a later agent, start probes. */
   private async onSpawn(inst: Instance, shimPid: number): Promise<void> {
-    // With stdin the shim starts its stdin holder first (and writes its pid): the container is its other child.
-    const holder = () => (this.spec.stdin ? stdinHolderPid(this.hooks.runDir) : undefined);
-    const container = () => (this.spec.stdin && holder() === undefined ? undefined : firstChild(shimPid, holder()));
+    // With stdin the shim starts its stdin holder first (and writes its pid): the container is its other child;
+    // in a terminal, the child of `script` under it.
+    const withStdin = !!(this.spec.stdin || this.spec.tty);
+    const holder = () => (withStdin ? stdinHolderPid(this.hooks.runDir) : undefined);
+    const container = () => {
+      if (withStdin && holder() === undefined) return undefined;
+      const child = firstChild(shimPid, holder());
+      return this.spec.tty && child !== undefined ? firstChild(child) : child;
+    };
     let pid = container();
     for (let i = 0; pid === undefined && i < 50 && !inst.exit; i++) {
       await new Promise((r) => setTimeout(r, 10));
@@ -425,7 +397,7 @@ export class ContainerRecord {
     inst.launch = spec;
     this.instance = inst;
     this.readOutput(inst, runFiles(this.hooks.runDir));
-    if (this.spec.stdin && !this.spec.tty) inst.stdin = openStdinWriter(runFiles(this.hooks.runDir).stdin);
+    if (this.spec.stdin || this.spec.tty) inst.stdin = openStdinWriter(runFiles(this.hooks.runDir).stdin);
     inst.poll = setInterval(() => {
       if (shimAlive(state)) return;
       clearInterval(inst.poll);
@@ -588,6 +560,31 @@ export class ContainerRecord {
   get logDirectory(): string {
     return this.logDir;
   }
+}
+
+/**
+ * A command in a terminal of its own: util-linux `script` holds the pseudo-terminal (its
+ * input is the container's stdin FIFO, its output the stdout FIFO), so the terminal outlives
+ * the agent like the shim does; echo on, 80x24 until the first resize.
+ */
+export function inTerminal(command: string[]): string[] {
+  return ['script', '-q', '-e', '-E', 'always', '-c', `stty rows 24 cols 80 2>/dev/null; exec ${command.map(shq).join(' ')}`, '/dev/null'];
+}
+
+/** Sets the size of the terminal a container's process reads (its stdin); the kernel sends SIGWINCH. Resolves when done. */
+function resizeTerminal(pid: number, columns: number, rows: number): Promise<void> {
+  let tty: string;
+  try {
+    tty = readlinkSync(`/proc/${pid}/fd/0`);
+  } catch {
+    return Promise.resolve();
+  }
+  if (!tty.startsWith('/dev/pts/')) return Promise.resolve();
+  return new Promise((resolve) => {
+    const stty = spawn('stty', ['-F', tty, 'rows', String(rows), 'cols', String(columns)], { stdio: 'ignore' });
+    stty.once('error', () => resolve());
+    stty.once('exit', () => resolve());
+  });
 }
 
 /** A duration as Go prints it (300ms, 10s, 1m20s), for messages users know from upstream. */
