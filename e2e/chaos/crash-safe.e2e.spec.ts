@@ -111,7 +111,7 @@ describe('crash-safe stop and start', () => {
       const metrics = await freePort();
       return startProcess({
         cmd: process.execPath,
-        args: [PROXY_MAIN, `--kubeconfig=${gw.kubeconfig}`, `--secure-port=${await freePort()}`, `--metrics-bind-address=127.0.0.1:${metrics}`, '--hostname-override=crash-safe-node', '--nodeport-addresses=127.0.0.1/32'],
+        args: [PROXY_MAIN, `--kubeconfig=${gw.kubeconfig}`, `--healthz-bind-address=127.0.0.1:${await freePort()}`, `--metrics-bind-address=127.0.0.1:${metrics}`, '--hostname-override=crash-safe-node', '--nodeport-addresses=127.0.0.1/32'],
         readyProbe: httpProbe(`http://127.0.0.1:${metrics}/readyz`),
         timeoutMs: 30_000,
       });
