@@ -17,7 +17,7 @@ import { benchProcessPodStartup, benchSandboxPodStartup, benchSimulatedRuntime, 
 import { runProxyBench } from './proxy';
 import { startBenchGateway } from './gateway-process';
 import { printRows, type Row } from './report';
-import { scaleBench } from './scale';
+import { SCALE_PHASES, scaleBench, type ScalePhase } from './scale';
 import { schedulerBench } from './scheduler';
 
 const FLAGS = {
@@ -31,6 +31,9 @@ const FLAGS = {
   'scale-events': { type: 'int', default: 1000, description: 'Events per second written in the scale benchmark’s watch phase.' },
   'scale-list-size': { type: 'int', default: 50_000, description: 'Objects listed from the watch cache and from etcd in the scale benchmark.' },
   'rss-objects': { type: 'int', default: 100_000, description: 'Small objects the gateway holds in the scale benchmark’s memory phase.' },
+  'scale-phases': { type: 'stringSlice', default: [...SCALE_PHASES], description: `Phases of the scale benchmark to run: ${SCALE_PHASES.join(', ')}.` },
+  'scale-watch-clients': { type: 'int', default: 4, description: 'Processes holding the watchers of the scale benchmark (their TLS and parsing stay off the measured gateways and spread over cores).' },
+  'scale-profile': { type: 'bool', default: false, description: 'CPU-profile the gateways and watcher processes during the scale benchmark’s watch delivery and print their top frames.' },
   'rbac-bindings': { type: 'int', default: 1000, description: 'RoleBindings (to other users) in place during the auth benchmark.' },
   'rbac-roles': { type: 'int', default: 200, description: 'Roles in place during the auth benchmark.' },
   'sim-nodes': { type: 'int', default: 1000, description: 'Simulated nodes in the node-agent benchmark.' },
@@ -84,6 +87,9 @@ async function main(): Promise<void> {
       eventsPerSecond: opts['scale-events'],
       listSize: opts['scale-list-size'],
       rssObjects: opts['rss-objects'],
+      phases: scalePhases(opts['scale-phases']),
+      watchClients: opts['scale-watch-clients'],
+      profile: opts['scale-profile'],
     });
     printRows('scale-out (3 gateways on etcd, NATS, Redis)', scale.rows);
     for (const note of scale.notes) console.log(`- ${note}`);
@@ -97,6 +103,11 @@ async function main(): Promise<void> {
   if (want('auth')) printRows('authentication and authorization (two real gateways)', await authBench({ durationMs: opts.duration, concurrency: opts.concurrency, bindings: opts['rbac-bindings'], roles: opts['rbac-roles'] }));
   if (want('scheduler')) printRows('scheduler (real gateway and scheduler processes)', await schedulerBench({ nodes: opts['sched-nodes'], pods: opts['sched-pods'] }));
   if (want('admission')) printRows('admission (creates through the admission chain)', await admissionBench({ durationMs: Math.min(opts.duration, 5000), concurrency: opts.concurrency }));
+}
+
+function scalePhases(names: string[]): Set<ScalePhase> {
+  for (const n of names) if (!(SCALE_PHASES as readonly string[]).includes(n)) throw new Error(`unknown --scale-phases entry ${JSON.stringify(n)}: must be among ${SCALE_PHASES.join(', ')}`);
+  return new Set(names as ScalePhase[]);
 }
 
 type BenchOptions = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];

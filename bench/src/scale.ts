@@ -1,14 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import type { ClientRequest } from 'node:http';
-import https from 'node:https';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { connect } from 'nats';
-import { openEtcdStore, type Store } from '@orch/storage';
+import { openEtcdStore } from '@orch/storage';
 import { startEtcd, startNats, startRedis, type EtcdServer, type NatsServer, type RedisServer } from '@orch/testing';
 import { startBenchGateway, type BenchGateway } from './gateway-process';
+import type { EtcdFeedConfig, EtcdFeedReport } from './etcd-feed';
+import type { WatchClientConfig, WatchClientReport } from './watch-client';
 import { call, percentile, rssMiB, runLoad, target } from './load';
 import type { Row } from './report';
 
@@ -19,9 +19,14 @@ export interface ScaleBenchOptions {
   eventsPerSecond: number;
   listSize: number;
   rssObjects: number;
+  phases: Set<ScalePhase>;
+  /** Processes holding the watchers. */
+  watchClients: number;
+  /** CPU profiles of the gateways and watcher processes during watch delivery (top frames in the notes). */
+  profile: boolean;
 }
 
-const configMap = (ns: string, name: string, data = 'value') => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { key: data } });
+const configMap = (ns: string, name: string, data: Record<string, string> = { key: 'value' }) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Engines {
@@ -30,9 +35,9 @@ interface Engines {
   redis: RedisServer;
 }
 
-/** Three gateways (etcd, NATS, Redis) sharing one PKI; `nodeArgs` go to every gateway's node. */
-async function startReplicas(dir: string, engines: Engines, count: number, extra: string[] = [], nodeArgs: (i: number) => string[] = () => []): Promise<BenchGateway[]> {
-  const args = ['--storage-backend=etcd', `--etcd-servers=${engines.etcd.endpoint}`, `--nats-url=${engines.nats.url}`, `--redis-url=${engines.redis.url}`, `--pki-dir=${join(dir, 'pki')}`, ...extra];
+/** Gateways (etcd, NATS, Redis) sharing the PKI in pkiDir (the first one writes it); `nodeArgs` go to every gateway's node. */
+async function startReplicas(dir: string, engines: Engines, count: number, pkiDir: string, nodeArgs: (i: number) => string[] = () => []): Promise<BenchGateway[]> {
+  const args = ['--storage-backend=etcd', `--etcd-servers=${engines.etcd.endpoint}`, `--nats-url=${engines.nats.url}`, `--redis-url=${engines.redis.url}`, `--pki-dir=${pkiDir}`];
   const first = await startBenchGateway(join(dir, 'gw-0'), args, nodeArgs(0));
   const rest = await Promise.all(Array.from({ length: count - 1 }, (_, i) => startBenchGateway(join(dir, `gw-${i + 1}`), args, nodeArgs(i + 1))));
   return [first, ...rest];
@@ -44,79 +49,119 @@ async function cpuSeconds(pid: number): Promise<number> {
   return (Number(stat[11]) + Number(stat[12])) / 100;
 }
 
+interface DeliveryResult {
+  /** Write sent → event at a watcher (the etcd commit, the pump, NATS, the cache, HTTPS). */
+  endToEnd: { p50: number; p99: number };
+  /** Event on etcd's change feed (a direct etcd watch) → event at a watcher: the gateways' part. */
+  afterFeed: { p50: number; p99: number };
+  /** Write sent → event on etcd's change feed: etcd's own part. */
+  feed: { p50: number; p99: number };
+  delivered: number;
+  expected: number;
+  achievedRate: number;
+  /** Cores busy while events flowed: the watcher processes, the writer, the feed probe, and each of `observe`'s processes. */
+  cpu: { watchers: number; writer: number; probe: number; observed: number[] };
+  /** When events flowed (monotonicMicros), for profiles. */
+  window: { from: number; to: number };
+}
+
+/** A bench child process with IPC that says `{ ready }`, later `{ done: report }`, or `{ error }`. */
+function benchChild(main: string, env: Record<string, string>, nodeArgs: string[] = []): { proc: ChildProcess; next: <T>(key: 'ready' | 'done') => Promise<T> } {
+  const proc = spawn(process.execPath, [...nodeArgs, join(__dirname, main)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...env } });
+  const next = <T>(key: 'ready' | 'done') =>
+    new Promise<T>((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`${main} exited with ${code} before ${key}`));
+      const on = (m: Record<string, unknown>) => {
+        if (m.error) reject(new Error(`${main}: ${String(m.error)}`));
+        else if (m[key] !== undefined) {
+          proc.off('message', on);
+          proc.off('exit', onExit);
+          resolve(m[key] as T);
+        }
+      };
+      proc.on('message', on);
+      proc.once('exit', onExit);
+    });
+  return { proc, next };
+}
+
 /**
  * Watch delivery latency: `watchers` watch connections spread round-robin over the gateways,
- * one namespace each out of `namespaces`; objects written straight into etcd at `rate`/s spread
- * over the namespaces (so the gateways' CPU goes to delivery, not to serving creates); latency =
- * etcd write sent → event received, per watcher: the etcd commit, the pump, NATS, the replica's
- * cache and the HTTPS stream.
+ * one namespace each out of `namespaces`, held by `clients` watcher processes (watch-client.ts:
+ * the watchers' own TLS and parsing are spread out and their CPU is measured). A writer process
+ * creates objects straight into etcd at `rate`/s spread over the namespaces (so the gateways'
+ * CPU goes to delivery, not to serving creates), and a probe process watching etcd's change feed
+ * notes when each event appears there (etcd-feed.ts): each delivery's latency splits into etcd's
+ * part (commit and feed) and the gateways' (the pump, NATS, the replica's cache and the HTTPS
+ * stream). `nodeArgs` go to the watcher processes' node (profiles).
  */
-async function watchDelivery(gws: BenchGateway[], store: Store, opts: { watchers: number; namespaces: number; rate: number; durationMs: number }): Promise<{ p50: number; p99: number; delivered: number; expected: number; achievedRate: number }> {
+async function watchDelivery(
+  gws: BenchGateway[],
+  etcdEndpoint: string,
+  opts: { watchers: number; namespaces: number; rate: number; durationMs: number; clients: number; nodeArgs: (role: 'watcher' | 'writer') => string[]; observe: number[] },
+): Promise<DeliveryResult> {
   const admin = target(gws[0].url, gws[0].creds, 64);
   for (let n = 0; n < opts.namespaces; n++) await call(admin, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `wd-${n}` } }));
-  const rv = JSON.parse((await call(admin, 'GET', '/api/v1/configmaps?limit=1')).body).metadata.resourceVersion;
-  const sent = new Map<string, number>();
-  const latencies: number[] = [];
-  let delivered = 0;
-  const reqs: ClientRequest[] = [];
-  const agents = gws.map((g) => new https.Agent({ keepAlive: true, maxSockets: opts.watchers, ca: g.creds.ca, cert: g.creds.cert, key: g.creds.key }));
+  const rv = Number(JSON.parse((await call(admin, 'GET', '/api/v1/configmaps?limit=1')).body).metadata.resourceVersion);
   const perNamespace = new Array<number>(opts.namespaces).fill(0);
-  await Promise.all(
-    Array.from({ length: opts.watchers }, (_, w) => {
-      const g = w % gws.length;
-      const ns = w % opts.namespaces;
-      perNamespace[ns]++;
-      return new Promise<void>((resolve, reject) => {
-        const req = https.get(`${gws[g].url}/api/v1/namespaces/wd-${ns}/configmaps?watch=1&resourceVersion=${rv}`, { agent: agents[g] }, (res) => {
-          let buf = '';
-          res.setEncoding('utf8');
-          res.on('data', (d: string) => {
-            const now = performance.now();
-            buf += d;
-            let nl: number;
-            while ((nl = buf.indexOf('\n')) >= 0) {
-              const line = buf.slice(0, nl);
-              buf = buf.slice(nl + 1);
-              const name = /"name":"([^"]+)"/.exec(line)?.[1];
-              const at = name && sent.get(name);
-              if (at) {
-                latencies.push(now - at);
-                delivered++;
-              }
-            }
-          });
-          resolve();
-        });
-        req.on('error', reject);
-        reqs.push(req);
-      });
-    }),
-  );
-  await sleep(500);
-  const total = Math.floor((opts.rate * opts.durationMs) / 1000);
-  const started = performance.now();
-  let expected = 0;
-  const inflight = new Set<Promise<unknown>>();
-  for (let i = 0; i < total; i++) {
-    const due = started + (i * 1000) / opts.rate;
-    const wait = due - performance.now();
-    if (wait > 1) await sleep(wait);
-    const ns = i % opts.namespaces;
-    const name = `e-${i}`;
-    expected += perNamespace[ns];
-    sent.set(name, performance.now());
-    const p = store.create(`/registry/core/configmaps/wd-${ns}/${name}`, configMap(`wd-${ns}`, name)).finally(() => inflight.delete(p));
-    inflight.add(p);
-    if (inflight.size >= 256) await Promise.race(inflight);
+  const configs: WatchClientConfig[] = Array.from({ length: opts.clients }, () => ({ watches: [], ...gws[0].creds }));
+  for (let w = 0; w < opts.watchers; w++) {
+    const ns = w % opts.namespaces;
+    perNamespace[ns]++;
+    configs[w % opts.clients].watches.push({ url: gws[w % gws.length].url, path: `/api/v1/namespaces/wd-${ns}/configmaps?watch=1&resourceVersion=${rv}` });
   }
-  await Promise.all(inflight);
-  const achievedRate = total / ((performance.now() - started) / 1000);
-  const deadline = Date.now() + 30_000;
-  while (delivered < expected && Date.now() < deadline) await sleep(50);
-  for (const r of reqs) r.destroy();
-  for (const a of agents) a.destroy();
-  latencies.sort((a, b) => a - b);
-  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), delivered, expected, achievedRate };
+  const total = Math.floor((opts.rate * opts.durationMs) / 1000);
+  const feedConfig = (role: EtcdFeedConfig['role']): EtcdFeedConfig => ({ role, endpoint: etcdEndpoint, prefix: '/registry', total, rate: opts.rate, namespaces: opts.namespaces, fromRevision: rv });
+  const clients = configs.map((cfg) => benchChild('watch-client.js', { ORCH_WATCH_CLIENT: JSON.stringify(cfg) }, opts.nodeArgs('watcher')));
+  const writer = benchChild('etcd-feed.js', { ORCH_ETCD_FEED: JSON.stringify(feedConfig('write')) }, opts.nodeArgs('writer'));
+  const probe = benchChild('etcd-feed.js', { ORCH_ETCD_FEED: JSON.stringify(feedConfig('probe')) });
+  const children = [...clients, writer, probe];
+  try {
+    await Promise.all(children.map((c) => c.next('ready')));
+    await sleep(500);
+    const t0 = performance.now();
+    const from = monotonicMicros();
+    const observedBefore = await Promise.all(opts.observe.map(cpuSeconds));
+    writer.proc.send('start');
+    const written = await writer.next<EtcdFeedReport>('done');
+    // The last events need a moment to arrive (bounded: a lost delivery shows in the count).
+    await sleep(2000);
+    const seconds = (performance.now() - t0) / 1000;
+    const observedAfter = await Promise.all(opts.observe.map(cpuSeconds));
+    const to = monotonicMicros();
+    const [onFeed, ...reports] = await Promise.all([probe, ...clients].map((c) => (c.proc.send('stop'), c.next<EtcdFeedReport & WatchClientReport>('done'))));
+    const endToEnd: number[] = [];
+    const afterFeed: number[] = [];
+    for (const r of reports) {
+      r.seqs.forEach((seq, k) => {
+        endToEnd.push(r.arrivals[k] - written.times[seq]);
+        if (onFeed.times[seq] > 0) afterFeed.push(r.arrivals[k] - onFeed.times[seq]);
+      });
+    }
+    const feed = onFeed.times.flatMap((at, seq) => (at > 0 ? [at - written.times[seq]] : []));
+    const p = (values: number[]) => {
+      values.sort((a, b) => a - b);
+      return { p50: percentile(values, 50), p99: percentile(values, 99) };
+    };
+    const expected = written.times.reduce((sum, _, seq) => sum + perNamespace[seq % opts.namespaces], 0);
+    return {
+      endToEnd: p(endToEnd),
+      afterFeed: p(afterFeed),
+      feed: p(feed),
+      delivered: endToEnd.length,
+      expected,
+      achievedRate: written.rate ?? 0,
+      cpu: {
+        watchers: reports.reduce((sum, r) => sum + r.cpuSeconds, 0) / seconds,
+        writer: written.cpuSeconds / seconds,
+        probe: onFeed.cpuSeconds / seconds,
+        observed: observedAfter.map((c, i) => (c - observedBefore[i]) / seconds),
+      },
+      window: { from, to },
+    };
+  } finally {
+    for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGKILL');
+  }
 }
 
 /** Baseline of watch delivery: raw NATS, the same receivers and rate, publish → receive. */
@@ -152,20 +197,39 @@ async function natsDelivery(url: string, opts: { watchers: number; namespaces: n
   return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
-/** Top functions by self time in the .cpuprofile files of a directory, as shares of the busy (non-idle) time. */
-async function profileSummary(dir: string, top = 12): Promise<string[]> {
+/** Microseconds on CLOCK_MONOTONIC: the clock of V8's CPU profile timestamps, shared by every process. */
+const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
+
+interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/**
+ * Top functions by self time in the .cpuprofile files of a directory, as shares of the busy
+ * (non-idle) time; with `window` (monotonicMicros() bounds) only samples taken inside it count.
+ */
+async function profileSummary(dir: string, window?: { from: number; to: number }, top = 12): Promise<string[]> {
   const self = new Map<string, number>();
   let total = 0;
   for (const f of (await readdir(dir)).filter((n) => n.endsWith('.cpuprofile'))) {
-    const prof = JSON.parse(await readFile(join(dir, f), 'utf8')) as { nodes: { id: number; hitCount?: number; callFrame: { functionName: string; url: string; lineNumber: number } }[] };
+    const prof = JSON.parse(await readFile(join(dir, f), 'utf8')) as CpuProfile;
+    const names = new Map<number, string>();
     for (const n of prof.nodes) {
-      const hits = n.hitCount ?? 0;
-      if (n.callFrame.functionName === '(idle)') continue;
-      total += hits;
       const where = n.callFrame.url ? `${n.callFrame.url.replace(/^.*\/(node_modules|dist)\//, '$1/')}:${n.callFrame.lineNumber + 1}` : '';
-      const key = `${n.callFrame.functionName || '(anonymous)'} ${where}`.trim();
-      self.set(key, (self.get(key) ?? 0) + hits);
+      names.set(n.id, `${n.callFrame.functionName || '(anonymous)'} ${where}`.trim());
     }
+    let at = prof.startTime;
+    prof.samples.forEach((id, i) => {
+      at += prof.timeDeltas[i];
+      if (window && (at < window.from || at > window.to)) return;
+      const key = names.get(id)!;
+      if (key === '(idle)') return;
+      total++;
+      self.set(key, (self.get(key) ?? 0) + 1);
+    });
   }
   return [...self.entries()]
     .sort((a, b) => b[1] - a[1])
@@ -173,7 +237,19 @@ async function profileSummary(dir: string, top = 12): Promise<string[]> {
     .map(([k, v]) => `${((100 * v) / Math.max(1, total)).toFixed(1)}% ${k}`);
 }
 
-/** The scale-out benchmarks (issue: watch delivery, creates through 3 vs 1 gateways, list from cache, RSS). */
+export const SCALE_PHASES = ['creates', 'watch', 'list', 'rss'] as const;
+export type ScalePhase = (typeof SCALE_PHASES)[number];
+
+/** Stops gateways with SIGINT (a clean exit writes their CPU profiles) and waits for them. */
+async function stopGateways(gws: BenchGateway[]): Promise<void> {
+  for (const g of gws) g.process.kill('SIGINT');
+  await Promise.all(gws.map((g) => new Promise((r) => (g.process.exitCode !== null ? r(null) : g.process.once('exit', r)))));
+}
+
+/**
+ * The scale-out benchmarks (issue: creates through 3 vs 1 gateways, watch delivery, list from
+ * cache, RSS), each phase with its own gateways; `opts.phases` picks some.
+ */
 export async function scaleBench(opts: ScaleBenchOptions): Promise<{ rows: Row[]; notes: string[] }> {
   const rows: Row[] = [];
   const notes: string[] = [];
@@ -181,94 +257,119 @@ export async function scaleBench(opts: ScaleBenchOptions): Promise<{ rows: Row[]
   const children: ChildProcess[] = [];
   const [etcd, nats, redis] = await Promise.all([startEtcd(), startNats(), startRedis()]);
   const engines = { etcd, nats, redis };
+  const pkiDir = join(dir, 'pki');
+  const direct = await openEtcdStore({ endpoints: [etcd.endpoint], prefix: '/registry' });
   try {
-    // --- 1. creates/s through one gateway, then through three (same etcd), with CPU shares and a profile
-    const one = await startBenchGateway(join(dir, 'one'), ['--storage-backend=etcd', `--etcd-servers=${etcd.endpoint}`, `--nats-url=${nats.url}`, `--redis-url=${redis.url}`]);
-    children.push(one.process);
-    const t1 = target(one.url, one.creds, opts.concurrency);
-    await call(t1, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } }));
-    const single = await runLoad(opts.concurrency, opts.durationMs, async (i) => (await call(t1, 'POST', '/api/v1/namespaces/bench/configmaps', configMap('bench', `one-${i}`))).status === 201);
-    one.process.kill('SIGKILL');
+    if (opts.phases.has('creates')) {
+      // --- creates/s through one gateway, then through three (same etcd), with CPU shares and a profile
+      const one = await startBenchGateway(join(dir, 'one'), ['--storage-backend=etcd', `--etcd-servers=${etcd.endpoint}`, `--nats-url=${nats.url}`, `--redis-url=${redis.url}`, `--pki-dir=${pkiDir}`]);
+      children.push(one.process);
+      const t1 = target(one.url, one.creds, opts.concurrency);
+      await call(t1, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } }));
+      const single = await runLoad(opts.concurrency, opts.durationMs, async (i) => (await call(t1, 'POST', '/api/v1/namespaces/bench/configmaps', configMap('bench', `one-${i}`))).status === 201);
+      one.process.kill('SIGKILL');
 
-    const profDir = join(dir, 'prof');
-    const gws = await startReplicas(join(dir, 'ha'), engines, 3, [], () => ['--cpu-prof', `--cpu-prof-dir=${profDir}`]);
-    children.push(...gws.map((g) => g.process));
-    const targets = gws.map((g) => target(g.url, g.creds, Math.ceil(opts.concurrency / 3)));
-    const pids = { gateways: gws.map((g) => g.process.pid!), etcd: etcd.pid, nats: nats.pid, redis: redis.pid };
-    const cpuBefore = await Promise.all([...pids.gateways, pids.etcd, pids.nats, pids.redis].map(cpuSeconds));
-    const selfBefore = process.cpuUsage();
-    const t0 = performance.now();
-    const triple = await runLoad(opts.concurrency, opts.durationMs, async (i) => (await call(targets[i % 3], 'POST', '/api/v1/namespaces/bench/configmaps', configMap('bench', `three-${i}`))).status === 201);
-    const wall = (performance.now() - t0) / 1000;
-    const cpuAfter = await Promise.all([...pids.gateways, pids.etcd, pids.nats, pids.redis].map(cpuSeconds));
-    const self = process.cpuUsage(selfBefore);
-    const share = (i: number) => (cpuAfter[i] - cpuBefore[i]) / wall;
-    rows.push({ metric: `creates/s through 3 gateways (${opts.concurrency} clients)`, orch: triple.opsPerSecond, baseline: single.opsPerSecond, baselineName: '1 gateway, same etcd', unit: '/s', higherIsBetter: true });
-    // The ceiling below them: the same number of concurrent creates straight into etcd.
-    const direct = await openEtcdStore({ endpoints: [etcd.endpoint], prefix: '/registry' });
-    const rawEtcd = await runLoad(opts.concurrency, opts.durationMs, async (i) => {
-      await direct.create(`/registry/core/configmaps/raw/r-${i}`, configMap('raw', `r-${i}`));
-      return true;
-    });
-    rows.push({ metric: 'creates/s through 3 gateways vs raw etcd', orch: triple.opsPerSecond, baseline: rawEtcd.opsPerSecond, baselineName: `EtcdStore.create, ${opts.concurrency} concurrent, no gateway`, unit: '/s', higherIsBetter: true });
-    notes.push(
-      `CPU during the 3-gateway create run (cores busy, of 2): gateways ${[0, 1, 2].map(share).map((c) => c.toFixed(2)).join(' + ')}, etcd ${share(3).toFixed(2)}, nats ${share(4).toFixed(2)}, redis ${share(5).toFixed(2)}, bench client ${((self.user + self.system) / 1e6 / wall).toFixed(2)}`,
-    );
-
-    // --- 2. watch delivery to W watchers over three gateways at R events/s; baseline raw NATS
-    const delivery = await watchDelivery(gws, direct, { watchers: opts.watchers, namespaces: 100, rate: opts.eventsPerSecond, durationMs: opts.durationMs });
-    const raw = await natsDelivery(nats.url, { watchers: opts.watchers, namespaces: 100, rate: opts.eventsPerSecond, durationMs: opts.durationMs });
-    rows.push({ metric: `watch delivery p50 (${opts.watchers} watchers, 3 gateways, ${Math.round(delivery.achievedRate)} events/s)`, orch: delivery.p50, baseline: raw.p50, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
-    rows.push({ metric: `watch delivery p99 (${opts.watchers} watchers, 3 gateways)`, orch: delivery.p99, baseline: raw.p99, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
-    notes.push(`watch delivery: ${delivery.delivered} of ${delivery.expected} expected deliveries arrived; target rate ${opts.eventsPerSecond}/s, achieved ${delivery.achievedRate.toFixed(0)}/s`);
-    // Stop the replicas so their CPU profiles are written, then summarize them.
-    for (const g of gws) g.process.kill('SIGINT');
-    await Promise.all(gws.map((g) => new Promise((r) => (g.process.exitCode !== null ? r(null) : g.process.once('exit', r)))));
-    notes.push(`gateway CPU profile (self time of the busy time, 3 replicas, start-up, creates and watch delivery):\n    ${(await profileSummary(profDir)).join('\n    ')}`);
-
-    await direct.close();
-
-    // --- 3. a list of N objects from the watch cache vs from etcd (same data, same gateway build)
-    const client = new Etcd3({ hosts: etcd.endpoint });
-    const ops = Array.from({ length: opts.listSize }, (_, i) => ({
-      key: `/registry/registry/core/configmaps/lists/l-${String(i).padStart(6, '0')}`,
-      value: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `l-${String(i).padStart(6, '0')}`, namespace: 'lists', uid: `00000000-0000-0000-0000-${String(i).padStart(12, '0')}`, creationTimestamp: '2026-01-01T00:00:00Z' }, data: { key: 'value' } }),
-    }));
-    for (let i = 0; i < ops.length; i += 128) {
-      await client.kv.txn({ compare: [], success: ops.slice(i, i + 128).map((o) => ({ request_put: { key: Buffer.from(o.key), value: Buffer.from(o.value) } })) });
+      const profDir = join(dir, 'prof-creates');
+      const gws = await startReplicas(join(dir, 'creates'), engines, 3, pkiDir, () => ['--cpu-prof', `--cpu-prof-dir=${profDir}`]);
+      children.push(...gws.map((g) => g.process));
+      const targets = gws.map((g) => target(g.url, g.creds, Math.ceil(opts.concurrency / 3)));
+      const pids = [...gws.map((g) => g.process.pid!), etcd.pid, nats.pid, redis.pid];
+      const cpuBefore = await Promise.all(pids.map(cpuSeconds));
+      const selfBefore = process.cpuUsage();
+      const t0 = performance.now();
+      const triple = await runLoad(opts.concurrency, opts.durationMs, async (i) => (await call(targets[i % 3], 'POST', '/api/v1/namespaces/bench/configmaps', configMap('bench', `three-${i}`))).status === 201);
+      const wall = (performance.now() - t0) / 1000;
+      const cpuAfter = await Promise.all(pids.map(cpuSeconds));
+      const self = process.cpuUsage(selfBefore);
+      const share = (i: number) => (cpuAfter[i] - cpuBefore[i]) / wall;
+      rows.push({ metric: `creates/s through 3 gateways (${opts.concurrency} clients)`, orch: triple.opsPerSecond, baseline: single.opsPerSecond, baselineName: '1 gateway, same etcd', unit: '/s', higherIsBetter: true });
+      // The ceiling below them: the same number of concurrent creates straight into etcd.
+      const rawEtcd = await runLoad(opts.concurrency, opts.durationMs, async (i) => {
+        await direct.create(`/registry/core/configmaps/raw/r-${i}`, configMap('raw', `r-${i}`));
+        return true;
+      });
+      rows.push({ metric: 'creates/s through 3 gateways vs raw etcd', orch: triple.opsPerSecond, baseline: rawEtcd.opsPerSecond, baselineName: `EtcdStore.create, ${opts.concurrency} concurrent, no gateway`, unit: '/s', higherIsBetter: true });
+      notes.push(
+        `CPU during the 3-gateway create run (cores busy, of 2): gateways ${[0, 1, 2].map(share).map((c) => c.toFixed(2)).join(' + ')}, etcd ${share(3).toFixed(2)}, nats ${share(4).toFixed(2)}, redis ${share(5).toFixed(2)}, bench client ${((self.user + self.system) / 1e6 / wall).toFixed(2)}`,
+      );
+      await stopGateways(gws);
+      notes.push(`gateway CPU profile of the create run (self time of the busy time, 3 replicas, start-up and creates):\n    ${(await profileSummary(profDir)).join('\n    ')}`);
     }
-    client.close();
-    const cached = await startBenchGateway(join(dir, 'cached'), ['--storage-backend=etcd', `--etcd-servers=${etcd.endpoint}`, `--nats-url=${nats.url}`, `--redis-url=${redis.url}`, `--pki-dir=${join(dir, 'ha', 'pki')}`]);
-    const uncached = await startBenchGateway(join(dir, 'uncached'), ['--storage-backend=etcd', `--etcd-servers=${etcd.endpoint}`, `--nats-url=${nats.url}`, `--redis-url=${redis.url}`, `--pki-dir=${join(dir, 'ha', 'pki')}`, '--feature-gates=ConsistentListFromCache=false']);
-    children.push(cached.process, uncached.process);
-    const listPath = '/api/v1/namespaces/lists/configmaps';
-    const tc = target(cached.url, cached.creds, 1);
-    const tu = target(uncached.url, uncached.creds, 1);
-    const count = JSON.parse((await call(tc, 'GET', listPath)).body).items.length;
-    if (count !== opts.listSize) throw new Error(`list from the cache has ${count} items, want ${opts.listSize}`);
-    const fromCache = await runLoad(1, opts.durationMs, async () => (await call(tc, 'GET', listPath)).status === 200, 20);
-    const fromEtcd = await runLoad(1, opts.durationMs, async () => (await call(tu, 'GET', listPath)).status === 200, 20);
-    rows.push({ metric: `list ${opts.listSize} ConfigMaps p50, from the watch cache`, orch: fromCache.p50Ms, baseline: fromEtcd.p50Ms, baselineName: 'from etcd (ConsistentListFromCache=false)', unit: 'ms', higherIsBetter: false });
-    cached.process.kill('SIGKILL');
-    uncached.process.kill('SIGKILL');
+
+    if (opts.phases.has('watch')) {
+      // --- watch delivery to W watchers over three gateways at R events/s; baseline raw NATS
+      const profDir = join(dir, 'prof-watch');
+      const prof = (name: string) => (opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`] : []);
+      const loadBefore = loadavg()[0];
+      const gws = await startReplicas(join(dir, 'watch'), engines, 3, pkiDir, () => prof('gateways'));
+      children.push(...gws.map((g) => g.process));
+      const pids = [...gws.map((g) => g.process.pid!), etcd.pid, nats.pid, redis.pid];
+      const delivery = await watchDelivery(gws, etcd.endpoint, { watchers: opts.watchers, namespaces: 100, rate: opts.eventsPerSecond, durationMs: opts.durationMs, clients: opts.watchClients, nodeArgs: (role) => prof(role), observe: pids });
+      const share = (i: number) => delivery.cpu.observed[i].toFixed(2);
+      const raw = await natsDelivery(nats.url, { watchers: opts.watchers, namespaces: 100, rate: opts.eventsPerSecond, durationMs: opts.durationMs });
+      const rate = Math.round(delivery.achievedRate);
+      rows.push({ metric: `watch delivery p50 after etcd's change feed (${opts.watchers} watchers, 3 gateways, ${rate} events/s)`, orch: delivery.afterFeed.p50, baseline: raw.p50, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
+      rows.push({ metric: `watch delivery p99 after etcd's change feed (${opts.watchers} watchers, 3 gateways, ${rate} events/s)`, orch: delivery.afterFeed.p99, baseline: raw.p99, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
+      rows.push({ metric: 'watch delivery p50 end to end (write sent → watcher)', orch: delivery.endToEnd.p50, baseline: delivery.feed.p50, baselineName: "write sent → etcd's change feed (a direct etcd watch)", unit: 'ms', higherIsBetter: false });
+      rows.push({ metric: 'watch delivery p99 end to end (write sent → watcher)', orch: delivery.endToEnd.p99, baseline: delivery.feed.p99, baselineName: "write sent → etcd's change feed (a direct etcd watch)", unit: 'ms', higherIsBetter: false });
+      notes.push(`watch delivery: ${delivery.delivered} of ${delivery.expected} expected deliveries arrived; target rate ${opts.eventsPerSecond}/s, achieved ${delivery.achievedRate.toFixed(0)}/s`);
+      notes.push(
+        `CPU while events flowed (cores busy, of ${cpus().length}): gateways ${[0, 1, 2].map(share).join(' + ')} (the first leads the pump), etcd ${share(3)}, nats ${share(4)}, redis ${share(5)}, ${opts.watchClients} watcher processes ${delivery.cpu.watchers.toFixed(2)}, etcd writer ${delivery.cpu.writer.toFixed(2)}, etcd feed probe ${delivery.cpu.probe.toFixed(2)}; load average before ${loadBefore.toFixed(1)}, after ${loadavg()[0].toFixed(1)}`,
+      );
+      await stopGateways(gws);
+      if (opts.profile) {
+        notes.push(`gateway CPU profile while events flowed (self time of the busy time, 3 replicas):\n    ${(await profileSummary(join(profDir, 'gateways'), delivery.window)).join('\n    ')}`);
+        notes.push(`watcher processes' CPU profile while events flowed:\n    ${(await profileSummary(join(profDir, 'watcher'), delivery.window)).join('\n    ')}`);
+        notes.push(`etcd writer's CPU profile while events flowed:\n    ${(await profileSummary(join(profDir, 'writer'), delivery.window)).join('\n    ')}`);
+      }
+    }
+
+    if (opts.phases.has('list')) {
+      // --- a list of N objects from the watch cache vs from etcd (same data, same gateway build)
+      const client = new Etcd3({ hosts: etcd.endpoint });
+      const ops = Array.from({ length: opts.listSize }, (_, i) => ({
+        key: `/registry/registry/core/configmaps/lists/l-${String(i).padStart(6, '0')}`,
+        value: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `l-${String(i).padStart(6, '0')}`, namespace: 'lists', uid: `00000000-0000-0000-0000-${String(i).padStart(12, '0')}`, creationTimestamp: '2026-01-01T00:00:00Z' }, data: { key: 'value' } }),
+      }));
+      for (let i = 0; i < ops.length; i += 128) {
+        await client.kv.txn({ compare: [], success: ops.slice(i, i + 128).map((o) => ({ request_put: { key: Buffer.from(o.key), value: Buffer.from(o.value) } })) });
+      }
+      client.close();
+      const cached = await startBenchGateway(join(dir, 'cached'), ['--storage-backend=etcd', `--etcd-servers=${etcd.endpoint}`, `--nats-url=${nats.url}`, `--redis-url=${redis.url}`, `--pki-dir=${pkiDir}`]);
+      const uncached = await startBenchGateway(join(dir, 'uncached'), ['--storage-backend=etcd', `--etcd-servers=${etcd.endpoint}`, `--nats-url=${nats.url}`, `--redis-url=${redis.url}`, `--pki-dir=${pkiDir}`, '--feature-gates=ConsistentListFromCache=false']);
+      children.push(cached.process, uncached.process);
+      const listPath = '/api/v1/namespaces/lists/configmaps';
+      const tc = target(cached.url, cached.creds, 1);
+      const tu = target(uncached.url, uncached.creds, 1);
+      const count = JSON.parse((await call(tc, 'GET', listPath)).body).items.length;
+      if (count !== opts.listSize) throw new Error(`list from the cache has ${count} items, want ${opts.listSize}`);
+      const fromCache = await runLoad(1, opts.durationMs, async () => (await call(tc, 'GET', listPath)).status === 200, 20);
+      const fromEtcd = await runLoad(1, opts.durationMs, async () => (await call(tu, 'GET', listPath)).status === 200, 20);
+      rows.push({ metric: `list ${opts.listSize} ConfigMaps p50, from the watch cache`, orch: fromCache.p50Ms, baseline: fromEtcd.p50Ms, baselineName: 'from etcd (ConsistentListFromCache=false)', unit: 'ms', higherIsBetter: false });
+      cached.process.kill('SIGKILL');
+      uncached.process.kill('SIGKILL');
+    }
   } finally {
     for (const c of children) c.kill('SIGKILL');
+    await direct.close();
     await Promise.all([etcd.stop(), nats.stop(), redis.stop()]);
   }
 
-  // --- 4. RSS of the embedded default holding N small objects created within the history retention
+  // --- RSS of the embedded default holding N small objects created within the history retention
   try {
-    const gw = await startBenchGateway(join(dir, 'rss'));
-    children.push(gw.process);
-    const t = target(gw.url, gw.creds, opts.concurrency);
-    await call(t, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'rss' } }));
-    const made = await runLoad(opts.concurrency, 600_000, async (i) => (await call(t, 'POST', '/api/v1/namespaces/rss/configmaps', configMap('rss', `r-${i}`))).status === 201, opts.rssObjects);
-    if (made.ops !== opts.rssObjects) throw new Error(`created ${made.ops} of ${opts.rssObjects} objects`);
-    await sleep(2000);
-    const orchRss = await rssMiB(gw.process.pid!);
-    const mapRss = await plainMapRss(opts.rssObjects);
-    rows.push({ metric: `gateway RSS, ${opts.rssObjects} small objects + their history (SQLite, memory history, 5 min retention)`, orch: orchRss, baseline: mapRss, baselineName: 'the same objects as JSON in a plain Map', unit: 'MiB', higherIsBetter: false });
-    notes.push(`${opts.rssObjects} creates took ${made.seconds.toFixed(0)} s (${made.opsPerSecond.toFixed(0)}/s), all within the history retention`);
+    if (opts.phases.has('rss')) {
+      const gw = await startBenchGateway(join(dir, 'rss'));
+      children.push(gw.process);
+      const t = target(gw.url, gw.creds, opts.concurrency);
+      await call(t, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'rss' } }));
+      const made = await runLoad(opts.concurrency, 600_000, async (i) => (await call(t, 'POST', '/api/v1/namespaces/rss/configmaps', configMap('rss', `r-${i}`))).status === 201, opts.rssObjects);
+      if (made.ops !== opts.rssObjects) throw new Error(`created ${made.ops} of ${opts.rssObjects} objects`);
+      await sleep(2000);
+      const orchRss = await rssMiB(gw.process.pid!);
+      const mapRss = await plainMapRss(opts.rssObjects);
+      rows.push({ metric: `gateway RSS, ${opts.rssObjects} small objects + their history (SQLite, memory history, 5 min retention)`, orch: orchRss, baseline: mapRss, baselineName: 'the same objects as JSON in a plain Map', unit: 'MiB', higherIsBetter: false });
+      notes.push(`${opts.rssObjects} creates took ${made.seconds.toFixed(0)} s (${made.opsPerSecond.toFixed(0)}/s), all within the history retention`);
+    }
   } finally {
     for (const c of children) c.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
