@@ -37,9 +37,11 @@ async function main(): Promise<void> {
   const cert = options['tls-cert-file'] ? await readFile(options['tls-cert-file'], 'utf8') : pki.serving.certPem;
   const key = options['tls-private-key-file'] ? await readFile(options['tls-private-key-file'], 'utf8') : pki.serving.keyPem;
   const clientCa = options['client-ca-file'] ? await readFile(options['client-ca-file'], 'utf8') : pki.ca.certPem;
+  // TLS asks for certificates of the client CA and of the authenticating proxies' CA; each authenticator checks its own chain.
+  const requestHeaderCa = options['requestheader-client-ca-file'] ? await readFile(options['requestheader-client-ca-file'], 'utf8') : '';
 
   const adapter = new FastifyAdapter({
-    https: { key, cert, ca: clientCa, requestCert: true, rejectUnauthorized: false },
+    https: { key, cert, ca: requestHeaderCa ? [clientCa, requestHeaderCa] : clientCa, requestCert: true, rejectUnauthorized: false },
     bodyLimit: MAX_REQUEST_BODY_BYTES,
     forceCloseConnections: 'idle',
     maxParamLength: 4096,

@@ -167,9 +167,23 @@ function unauthorized(reason: string): StatusError {
   return e;
 }
 
-function parsePemBundle(pem: string): X509Certificate[] {
+/** The certificates of a PEM bundle. */
+export function parsePemBundle(pem: string): X509Certificate[] {
   const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
   return blocks.map((b) => new X509Certificate(b));
+}
+
+/**
+ * Why a client certificate (leaf DER plus the chain the client sent) is not usable for client
+ * authentication under `roots` at `now`, or undefined when it is: chains to a root, within
+ * validity, client-auth key usage.
+ */
+export function clientCertificateProblem(peer: Pick<PeerCertificate, 'raw' | 'chain'>, roots: X509Certificate[], now: Date): string | undefined {
+  try {
+    return verifyChain(new X509Certificate(peer.raw), peer.chain.map((d) => new X509Certificate(d)), roots, now);
+  } catch (e) {
+    return `cannot parse client certificate: ${(e as Error).message}`;
+  }
 }
 
 /** Returns why `leaf` does not chain to one of `roots` through `intermediates`, or undefined when it does. */

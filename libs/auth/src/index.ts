@@ -2,6 +2,8 @@ export { ANONYMOUS_USER, AUTHENTICATED_GROUP, MASTERS_GROUP, UNAUTHENTICATED_GRO
 export type { UserInfo } from './user';
 export {
   authRequestFromIncoming,
+  clientCertificateProblem,
+  parsePemBundle,
   peerCertificateFromSocket,
   unionAuthenticator,
   withAuthenticatedGroup,
@@ -54,3 +56,13 @@ export { JWT_SIGNING_ALGORITHMS, JwtAuthenticator, JwtAuthenticatorSet, fetchJso
 export type { JsonFetcher, JwtIssuerConfig } from './jwt-authenticator';
 export { AUTHENTICATION_CONFIG_VERSIONS, AuthenticationConfigError, MAX_JWT_AUTHENTICATORS, oidcFlagsConfig, parseAuthenticationConfig } from './authentication-config';
 export type { OidcFlags } from './authentication-config';
+export { bearerToken, cachedTokenAuthenticator } from './token-cache';
+export type { TokenCacheOptions } from './token-cache';
+export { requestHeaderAuthenticator } from './request-header';
+export type { RequestHeaderConfig } from './request-header';
+export { webhookTokenAuthenticator } from './webhook-token';
+export type { ReviewPoster } from './webhook-token';
+export { subjectAccessReviewOf, webhookAuthorizer } from './webhook-authorizer';
+export type { WebhookAuthorizerOptions } from './webhook-authorizer';
+export { abacAuthorizer, parseAbacPolicyFile } from './abac';
+export type { AbacPolicy } from './abac';

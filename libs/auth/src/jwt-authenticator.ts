@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { request } from 'node:https';
 import { createLocalJWKSet, decodeJwt, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { StatusError } from '@orch/apimachinery';
 import type { Authenticator } from './authn';
+import { bearerToken, cachedTokenAuthenticator } from './token-cache';
 import type { UserInfo } from './user';
 
 /** JWS algorithms an identity provider may sign with (upstream's supported asymmetric algorithms). */
@@ -124,13 +124,6 @@ class IssuerKeys {
   }
 }
 
-/** The unverified `iss` of a bearer JWT, or undefined when the request carries none. */
-function bearerToken(headers: Record<string, string | string[] | undefined>): string | undefined {
-  const h = headers['authorization'];
-  const raw = Array.isArray(h) ? h[0] : h;
-  return raw ? /^Bearer\s+(\S+)\s*$/i.exec(raw)?.[1] : undefined;
-}
-
 /**
  * A JWT authenticator for one issuer (upstream oidc.Authenticator): claims a bearer JWT whose
  * unverified `iss` is the issuer URL (anything else is left to the others: null), then checks
@@ -166,14 +159,7 @@ export class JwtAuthenticator implements Authenticator {
 
   async authenticate(req: { headers: Record<string, string | string[] | undefined>; audiences?: string[] }): Promise<UserInfo | null> {
     const token = bearerToken(req.headers);
-    if (!token || token.split('.').length !== 3) return null;
-    let iss: string | undefined;
-    try {
-      iss = token.length > MAX_TOKEN_BYTES ? undefined : decodeJwt(token).iss;
-    } catch {
-      return null;
-    }
-    if (iss !== this.config.issuer.url) return null;
+    if (!token || unverifiedIssuer(token) !== this.config.issuer.url) return null;
     const payload = await this.verify(token);
     return this.user(payload);
   }
@@ -234,55 +220,62 @@ export class JwtAuthenticator implements Authenticator {
 /**
  * Several JWT issuers behind one authenticator (AuthenticationConfiguration `jwt`), with
  * upstream's token cache: a success is remembered for `successTtlMs` (10 s) or until the
- * token expires, whichever is first, keyed by a hash of token and audiences. Failures are not
- * cached. `replace` swaps the issuers (file reload) and empties the cache.
+ * token expires, whichever is first. Failures are not cached. `replace` swaps the issuers
+ * (file reload) and empties the cache.
  */
 export class JwtAuthenticatorSet implements Authenticator {
   private byIssuer = new Map<string, JwtAuthenticator>();
-  private cache = new Map<string, { user: UserInfo; until: number }>();
+  private cached!: Authenticator;
 
   constructor(
     authenticators: JwtAuthenticator[] = [],
-    private readonly opts: { successTtlMs?: number; now?: () => number; maxEntries?: number } = {},
+    private readonly opts: { successTtlMs?: number; now?: () => number } = {},
   ) {
     this.replace(authenticators);
   }
 
   replace(authenticators: JwtAuthenticator[]): void {
-    this.byIssuer = new Map(authenticators.map((a) => [a.issuerUrl, a]));
-    this.cache = new Map();
+    const byIssuer = new Map(authenticators.map((a) => [a.issuerUrl, a]));
+    this.byIssuer = byIssuer;
+    const route: Authenticator = {
+      authenticate: (req) => {
+        const iss = unverifiedIssuer(bearerToken(req.headers));
+        const a = iss === undefined ? undefined : byIssuer.get(iss);
+        return a ? a.authenticate(req) : Promise.resolve(null);
+      },
+    };
+    this.cached = cachedTokenAuthenticator(route, { successTtlMs: this.opts.successTtlMs ?? 10_000, failureTtlMs: 0, expiresAt: expiryOf, ...(this.opts.now ? { now: this.opts.now } : {}) });
   }
 
   get issuers(): JwtAuthenticator[] {
     return [...this.byIssuer.values()];
   }
 
-  async authenticate(req: { headers: Record<string, string | string[] | undefined>; audiences?: string[] }): Promise<UserInfo | null> {
-    if (this.byIssuer.size === 0) return null;
-    const token = bearerToken(req.headers);
-    if (!token || token.length > MAX_TOKEN_BYTES || token.split('.').length !== 3) return null;
-    let payload: JWTPayload;
-    try {
-      payload = decodeJwt(token);
-    } catch {
-      return null;
-    }
-    const a = typeof payload.iss === 'string' ? this.byIssuer.get(payload.iss) : undefined;
-    if (!a) return null;
-    const now = (this.opts.now ?? Date.now)();
-    const key = createHash('sha256').update(token).update('\u0000').update((req.audiences ?? []).join(',')).digest('base64');
-    const hit = this.cache.get(key);
-    if (hit && hit.until > now) return cloneUser(hit.user);
-    const user = await a.authenticate(req);
-    if (user) {
-      const exp = typeof payload.exp === 'number' ? payload.exp * 1000 : now;
-      if (this.cache.size >= (this.opts.maxEntries ?? 4096)) this.cache.clear();
-      this.cache.set(key, { user: cloneUser(user), until: Math.min(exp, now + (this.opts.successTtlMs ?? 10_000)) });
-    }
-    return user;
+  authenticate(req: { headers: Record<string, string | string[] | undefined>; audiences?: string[] }): Promise<UserInfo | null> {
+    if (this.byIssuer.size === 0) return Promise.resolve(null);
+    const iss = unverifiedIssuer(bearerToken(req.headers));
+    // Tokens of no configured issuer skip the cache (garbage must not fill it).
+    if (iss === undefined || !this.byIssuer.has(iss)) return Promise.resolve(null);
+    return this.cached.authenticate(req);
   }
 }
 
-function cloneUser(u: UserInfo): UserInfo {
-  return { ...u, groups: [...u.groups], ...(u.extra ? { extra: structuredClone(u.extra) } : {}) };
+/** The `iss` of a JWT without verifying it; undefined for anything that is not a JWT of sane size. */
+function unverifiedIssuer(token: string | undefined): string | undefined {
+  if (!token || token.length > MAX_TOKEN_BYTES || token.split('.').length !== 3) return undefined;
+  try {
+    const iss = decodeJwt(token).iss;
+    return typeof iss === 'string' ? iss : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function expiryOf(token: string): number | undefined {
+  try {
+    const exp = decodeJwt(token).exp;
+    return typeof exp === 'number' ? exp * 1000 : undefined;
+  } catch {
+    return undefined;
+  }
 }

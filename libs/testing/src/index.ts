@@ -9,3 +9,5 @@ export { ApiPeer } from './api-peer';
 export * from './wait';
 export { startOidcIssuer } from './oidc-issuer';
 export type { OidcIssuer } from './oidc-issuer';
+export { startReviewServer } from './review-server';
+export type { ReviewCall, ReviewServer } from './review-server';

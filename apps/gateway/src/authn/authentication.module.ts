@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
 import {
   BOOTSTRAP_TOKEN_SECRET_PREFIX,
@@ -10,6 +10,8 @@ import {
   LEGACY_TOKEN_LAST_USED,
   oidcFlagsConfig,
   parseAuthenticationConfig,
+  requestHeaderAuthenticator,
+  webhookTokenAuthenticator,
   bootstrapTokenAuthenticator,
   parseTokenFile,
   publicKeysFromPem,
@@ -25,6 +27,7 @@ import { systemContext } from '../registry/system-context';
 import { Gateway } from '../gateway';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../gateway-config';
 import { AuthenticatorProvider } from '../pipeline/authenticate';
+import { reviewPoster } from '../webhooks/review-poster';
 
 /** An authenticator provider: `enabled` says whether the flags turn it on. */
 export interface AuthenticatorModule extends Authenticator {
@@ -44,6 +47,69 @@ export class X509Authentication implements AuthenticatorModule {
 
   authenticate(req: AuthRequest) {
     return this.impl.authenticate(req);
+  }
+}
+
+/**
+ * The authenticating proxy (`--requestheader-client-ca-file` and the other `--requestheader-*`
+ * flags): a client certificate of that CA (with an allowed name) makes the X-Remote-* headers
+ * the user. The TLS server asks for client certificates of this CA too (main.ts).
+ */
+@Injectable()
+@AuthenticatorProvider({ order: 5 })
+export class RequestHeaderAuthentication implements AuthenticatorModule {
+  readonly enabled: boolean;
+  private readonly impl?: Authenticator;
+
+  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+    const o = config.options;
+    const file = o['requestheader-client-ca-file'];
+    this.enabled = !!file;
+    if (file) {
+      this.impl = requestHeaderAuthenticator({
+        clientCa: readFileSync(file, 'utf8'),
+        allowedNames: o['requestheader-allowed-names'],
+        usernameHeaders: o['requestheader-username-headers'],
+        groupHeaders: o['requestheader-group-headers'],
+        extraHeaderPrefixes: o['requestheader-extra-headers-prefix'],
+      });
+    }
+  }
+
+  authenticate(req: AuthRequest) {
+    return this.impl ? this.impl.authenticate(req) : Promise.resolve(null);
+  }
+}
+
+/**
+ * Webhook token authentication (`--authentication-token-webhook-config-file`): bearer tokens no
+ * other authenticator took are sent to the webhook as TokenReview v1, answers cached
+ * `--authentication-token-webhook-cache-ttl`. Last in the union (upstream order).
+ */
+@Injectable()
+@AuthenticatorProvider({ order: 70 })
+export class WebhookTokenAuthentication implements AuthenticatorModule, OnModuleInit {
+  readonly enabled: boolean;
+  private impl?: Authenticator;
+
+  constructor(
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Inject(Gateway) private readonly gateway: Gateway,
+  ) {
+    this.enabled = !!config.options['authentication-token-webhook-config-file'];
+    const version = config.options['authentication-token-webhook-version'];
+    if (this.enabled && version !== 'v1') throw new Error(`--authentication-token-webhook-version: unsupported version ${JSON.stringify(version)} (supported: v1)`);
+  }
+
+  async onModuleInit(): Promise<void> {
+    const o = this.config.options;
+    if (!this.enabled) return;
+    const post = await reviewPoster(this.gateway.webhooks, o['authentication-token-webhook-config-file'], 'authentication-token-webhook-config-file');
+    this.impl = webhookTokenAuthenticator(post, { cacheTtlMs: o['authentication-token-webhook-cache-ttl'] });
+  }
+
+  authenticate(req: AuthRequest) {
+    return this.impl ? this.impl.authenticate(req) : Promise.resolve(null);
   }
 }
 
@@ -250,5 +316,5 @@ export function apiAudiences(config: GatewayConfig): string[] {
 }
 
 /** The gateway's authenticators (SPEC "Authentication" methods), each a provider enabled by its flags. */
-@Module({ providers: [X509Authentication, TokenFileAuthentication, BootstrapTokenAuthentication, ServiceAccountAuthentication, JwtAuthentication] })
+@Module({ providers: [RequestHeaderAuthentication, X509Authentication, TokenFileAuthentication, BootstrapTokenAuthentication, ServiceAccountAuthentication, JwtAuthentication, WebhookTokenAuthentication] })
 export class AuthenticationModule {}

@@ -7,6 +7,10 @@ export interface WebhookClientConfig {
   service?: { namespace: string; name: string; path?: string; port?: number };
   /** Base64 PEM CA bundle that signs the webhook's serving certificate (system roots when absent). */
   caBundle?: string;
+  /** The gateway's own credentials towards the webhook (authentication and authorization webhooks' kubeconfig files). */
+  clientCertPem?: string;
+  clientKeyPem?: string;
+  bearerToken?: string;
 }
 
 /** A webhook call that failed (unreachable, timed out, non-2xx, not JSON); the message says which. */
@@ -20,13 +24,13 @@ const MAX_RESPONSE_BYTES = 3 * 1024 * 1024;
 const agents = new Map<string, Agent>();
 const MAX_AGENTS = 256;
 
-function agentFor(ca: string | undefined, servername: string | undefined): Agent {
-  const key = `${servername ?? ''}\u0000${ca ?? ''}`;
-  let agent = agents.get(key);
+function agentFor(ca: string | undefined, servername: string | undefined, cert?: string, key?: string): Agent {
+  const id = `${servername ?? ''}\u0000${ca ?? ''}\u0000${cert ?? ''}`;
+  let agent = agents.get(id);
   if (!agent) {
-    agent = new Agent({ keepAlive: true, maxSockets: 64, ca, servername });
+    agent = new Agent({ keepAlive: true, maxSockets: 64, ca, servername, ...(cert && key ? { cert, key } : {}) });
     if (agents.size >= MAX_AGENTS) agents.delete(agents.keys().next().value!);
-    agents.set(key, agent);
+    agents.set(id, agent);
   }
   return agent;
 }
@@ -71,10 +75,15 @@ export class WebhookClient {
           port,
           path,
           method: 'POST',
-          agent: agentFor(ca, sni),
+          agent: agentFor(ca, sni, config.clientCertPem, config.clientKeyPem),
           ca,
           servername: sni,
-          headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': payload.length },
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json',
+            'content-length': payload.length,
+            ...(config.bearerToken ? { authorization: `Bearer ${config.bearerToken}` } : {}),
+          },
           timeout: timeoutMs,
         },
         (res) => {

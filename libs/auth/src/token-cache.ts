@@ -1,0 +1,64 @@
+import { createHash } from 'node:crypto';
+import type { AuthRequest, Authenticator } from './authn';
+import type { UserInfo } from './user';
+
+export interface TokenCacheOptions {
+  /** How long a user found for a token is reused (upstream: 10 s for the token union, the webhook's --authentication-token-webhook-cache-ttl). */
+  successTtlMs: number;
+  /** How long "not a user" (null) is reused; 0: not cached. Errors (a webhook that cannot be reached) are never cached. */
+  failureTtlMs: number;
+  /** When the token itself stops being valid (ms), if it says: a success is not reused past it. */
+  expiresAt?: (token: string) => number | undefined;
+  maxEntries?: number;
+  now?: () => number;
+}
+
+/** The bearer token of a request, when it has one. */
+export function bearerToken(headers: AuthRequest['headers']): string | undefined {
+  const h = headers['authorization'];
+  const raw = Array.isArray(h) ? h[0] : h;
+  return raw ? /^Bearer\s+(\S+)\s*$/i.exec(raw)?.[1] : undefined;
+}
+
+/**
+ * Upstream's token cache (tokencache.New) around a bearer-token authenticator: answers are
+ * kept by a SHA-256 of the token and the requested audiences (never the token itself), a user
+ * for `successTtlMs` (not past `expiresAt`), "not a user" for `failureTtlMs`. Concurrent
+ * requests with one token share one call. Requests without a bearer token pass through.
+ */
+export function cachedTokenAuthenticator(inner: Authenticator, opts: TokenCacheOptions): Authenticator {
+  const now = opts.now ?? Date.now;
+  const cache = new Map<string, { user: UserInfo | null; until: number }>();
+  const inflight = new Map<string, Promise<UserInfo | null>>();
+  const max = opts.maxEntries ?? 8192;
+  return {
+    async authenticate(req) {
+      const token = bearerToken(req.headers);
+      if (!token) return inner.authenticate(req);
+      const key = createHash('sha256').update(token).update('\u0000').update((req.audiences ?? []).join(',')).digest('base64');
+      const t = now();
+      const hit = cache.get(key);
+      if (hit && hit.until > t) return hit.user && cloneUser(hit.user);
+      let pending = inflight.get(key);
+      if (!pending) {
+        pending = inner.authenticate(req).then((user) => {
+          const ttl = user ? opts.successTtlMs : opts.failureTtlMs;
+          if (ttl > 0) {
+            const exp = user ? opts.expiresAt?.(token) : undefined;
+            if (cache.size >= max) cache.clear();
+            cache.set(key, { user: user && cloneUser(user), until: Math.min(now() + ttl, exp ?? Infinity) });
+          }
+          return user;
+        });
+        inflight.set(key, pending);
+        void pending.catch(() => undefined).finally(() => inflight.delete(key));
+      }
+      const user = await pending;
+      return user && cloneUser(user);
+    },
+  };
+}
+
+function cloneUser(u: UserInfo): UserInfo {
+  return { ...u, groups: [...u.groups], ...(u.extra ? { extra: structuredClone(u.extra) } : {}) };
+}
