@@ -11,17 +11,21 @@ import {
   BOOTSTRAP_CLUSTER_ROLE_BINDINGS,
   BOOTSTRAP_ROLES,
   BOOTSTRAP_ROLE_BINDINGS,
+  ensureFrontProxyPki,
   issueClientCert,
   reconcileDefault,
   writeKubeconfig,
   type Authenticator,
   type Authorizer,
+  type FrontProxyPki,
   type Pki,
   type ServiceAccountTokenIssuer,
 } from '@orch/auth';
 import { HealthChecks, createLogger, createMetricsRegistry, httpRequestMetrics, type Logger } from '@orch/server-common';
 import { openEtcdStore, openSqliteStore, type Store } from '@orch/storage';
 import { clusterIdentity, LocalBus, MemoryHistory, NatsBus, Pump, RedisHistory, storeLeaseLock, WatchCache, watchChannels, type EventHistory, type WatchBus } from '@orch/watch';
+import { Aggregator, type APIService } from './aggregation/aggregator';
+import { publishAuthenticationConfigMap } from './aggregation/authentication-configmap';
 import { CustomResourceConverter } from './apiextensions/conversion';
 import { CustomResources } from './apiextensions/custom-resources';
 import { crdRuleErrors, validationRulesFor } from './apiextensions/validation-rules';
@@ -71,7 +75,10 @@ export class Gateway {
   private pump?: Pump;
   private customResources?: CustomResources;
   private flowControl?: FlowControl;
-  private readonly flowControlCaches: ObjectCache[] = [];
+  private aggregator?: Aggregator;
+  /** The gateway's identity towards extension API servers (front-proxy CA and client certificate). */
+  private frontProxy!: FrontProxyPki;
+  private readonly caches: ObjectCache[] = [];
   /** Calls webhooks (conversion; admission's may share it): HTTPS with the config's CA bundle, Services through their endpoints. */
   readonly webhooks: WebhookClient;
 
@@ -133,9 +140,12 @@ export class Gateway {
       },
       systemContext,
       logger: gateway.logger,
+      onServedChange: () => gateway.aggregator?.servedChanged(),
     });
     gateway.serviceAddressRepair = new ServiceAddressRepair(store, serviceAddresses, gateway.logger, { servicesPrefix: gateway.registry('', 'services').prefix('') });
     await gateway.bootstrap();
+    gateway.frontProxy = await ensureFrontProxyPki(pki.dir);
+    await publishAuthenticationConfigMap(gateway.registry('', 'configmaps'), pki.ca.certPem, gateway.frontProxy, systemContext());
     gateway.pump = new Pump(store, bus, history.scope === 'cluster' ? history : undefined, {
       prefix: '/registry/',
       startPosition: () => watchCache.currentRevision(),
@@ -210,8 +220,10 @@ export class Gateway {
     );
     const k8sAliases = this.options['k8s-group-aliases'];
     if (this.options['enable-priority-and-fairness']) this.flowControl = this.startFlowControl(metricsRegistry);
+    this.aggregator = this.startAggregator();
     this.handler = new ApiHandler({
       flowControl: this.flowControl,
+      aggregator: this.aggregator,
       catalog: this.catalog,
       registries: this.registries,
       requestMetrics: httpRequestMetrics(metricsRegistry),
@@ -241,12 +253,29 @@ export class Gateway {
     });
   }
 
+  /** API aggregation over this replica's cached APIServices. */
+  private startAggregator(): Aggregator {
+    const apiServices = new ObjectCache<APIService>(this.watchCache, this.registry('apiregistration.orch.io', 'apiservices'));
+    this.caches.push(apiServices);
+    const aggregator = new Aggregator({
+      apiServices,
+      apiServiceStore: () => this.registry('apiregistration.orch.io', 'apiservices'),
+      catalog: this.catalog,
+      services: new ServiceResolver({ services: () => this.registry('', 'services'), endpoints: () => this.registry('', 'endpoints') }),
+      frontProxy: this.frontProxy,
+      systemContext,
+      logger: this.logger,
+    });
+    aggregator.start();
+    return aggregator;
+  }
+
   /** API Priority and Fairness over this replica's cached FlowSchemas and PriorityLevelConfigurations. */
   private startFlowControl(metricsRegistry: ReturnType<typeof createMetricsRegistry>): FlowControl {
     const group = 'flowcontrol.apiserver.orch.io';
     const flowSchemas = new ObjectCache<FlowSchema>(this.watchCache, this.registry(group, 'flowschemas'));
     const priorityLevels = new ObjectCache<PriorityLevelConfiguration>(this.watchCache, this.registry(group, 'prioritylevelconfigurations'));
-    this.flowControlCaches.push(flowSchemas, priorityLevels);
+    this.caches.push(flowSchemas, priorityLevels);
     const flowControl = new FlowControl({
       flowSchemas,
       priorityLevels,
@@ -369,7 +398,8 @@ export class Gateway {
     await this.pump?.stop();
     await this.customResources?.stop();
     this.flowControl?.stop();
-    for (const c of this.flowControlCaches) c.stop();
+    this.aggregator?.stop();
+    for (const c of this.caches) c.stop();
     this.watchCache.stop();
     await this.serviceAddressRepair?.stop();
     await Promise.all([this.watchCache.bus?.close(), this.watchCache.history.close()]);
@@ -387,6 +417,7 @@ export async function writeComponentKubeconfigs(dir: string, pki: Pki, server: s
     { file: 'controller-manager', cn: 'system:orch-controller-manager', orgs: [] },
     { file: 'scheduler', cn: 'system:orch-scheduler', orgs: [] },
     { file: 'network-proxy', cn: 'system:orch-proxy', orgs: [] },
+    { file: 'metrics-server', cn: 'system:orch-metrics-server', orgs: [] },
     { file: 'node-agent', cn: `system:node:${nodeName.toLowerCase()}`, orgs: ['system:nodes'] },
   ];
   for (const id of identities) {

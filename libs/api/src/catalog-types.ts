@@ -68,6 +68,11 @@ export interface ResourceDef {
   storage?: StorageRef;
   /** Set for custom resources: the CustomResourceDefinition they are served from. */
   custom?: CustomResourceInfo;
+  /**
+   * Set for resources of an aggregated API: the APIService whose extension server serves them
+   * (requests are proxied there; the catalog entry is for discovery).
+   */
+  aggregated?: string;
 }
 
 /** Where a resource's objects are stored: the group/resource and the version (kind) of the stored form. */

@@ -96,6 +96,35 @@ export async function ensurePki(pkiDir: string, opts: { hosts?: readonly string[
   });
 }
 
+/** Common name of the front-proxy client certificate extension API servers accept (`requestheader-allowed-names`). */
+export const FRONT_PROXY_CLIENT_NAME = 'front-proxy-client';
+
+/** The gateway's identity towards extension API servers (upstream --requestheader-client-ca-file / --proxy-client-cert-file). */
+export interface FrontProxyPki {
+  /** CA extension servers trust for the identity headers; separate from the cluster CA. */
+  ca: CertAndKey;
+  /** Client certificate (CN front-proxy-client) the gateway presents when it proxies. */
+  client: CertAndKey;
+}
+
+/**
+ * Loads the front-proxy PKI from `pkiDir`, creating what is missing (`front-proxy-ca.crt/.key`,
+ * `front-proxy-client.crt/.key`), with the same renewal and locking rules as {@link ensurePki}.
+ */
+export async function ensureFrontProxyPki(pkiDir: string): Promise<FrontProxyPki> {
+  const dir = resolve(pkiDir);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  return withLock(join(dir, '.front-proxy.lock'), async () => {
+    const ca = await loadOrCreateCa({ caCert: join(dir, 'front-proxy-ca.crt'), caKey: join(dir, 'front-proxy-ca.key') }, 'orch-front-proxy-ca');
+    const signer = await caSigner(ca);
+    const client = await loadOrIssue(join(dir, 'front-proxy-client.crt'), join(dir, 'front-proxy-client.key'), signer, {
+      ok: () => true,
+      issue: () => issueLeaf(signer, { subject: [{ CN: [FRONT_PROXY_CLIENT_NAME] }], days: LEAF_DAYS, extKeyUsages: [x509.ExtendedKeyUsage.clientAuth] }),
+    });
+    return { ca, client };
+  });
+}
+
 /**
  * Issues a client certificate (clientAuth) signed by the cluster CA with a fresh ECDSA key:
  * CN = user name, one O per group, e.g. `{cn: 'system:node:n1', orgs: ['system:nodes']}`.
@@ -256,12 +285,12 @@ async function issueLeaf(signer: CaSigner, p: { subject: x509.JsonName; days: nu
   return { certPem: toPem(cert), keyPem: await privateKeyPem(keys.privateKey) };
 }
 
-async function createCa(): Promise<CertAndKey> {
+async function createCa(commonName = CA_COMMON_NAME): Promise<CertAndKey> {
   const keys = await generateKeyPair();
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
-    name: [{ CN: [CA_COMMON_NAME] }],
+    name: [{ CN: [commonName] }],
     keys,
     signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
     notBefore: new Date(now - BACKDATE_MS),
@@ -290,10 +319,10 @@ function parsePkiFile<T>(path: string, parse: () => T, advice: string): T {
   }
 }
 
-async function loadOrCreateCa(files: PkiFiles): Promise<CertAndKey> {
+async function loadOrCreateCa(files: Pick<PkiFiles, 'caCert' | 'caKey'>, commonName = CA_COMMON_NAME): Promise<CertAndKey> {
   const [certPem, keyPem] = await Promise.all([readOptional(files.caCert), readOptional(files.caKey)]);
   if (certPem === undefined) {
-    const ca = await createCa();
+    const ca = await createCa(commonName);
     await writeAtomic(files.caKey, ca.keyPem, 0o600);
     await writeAtomic(files.caCert, ca.certPem, 0o644);
     return ca;

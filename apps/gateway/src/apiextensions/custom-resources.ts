@@ -34,6 +34,8 @@ export interface CustomResourcesDeps {
   /** The context of the gateway's own writes. */
   systemContext(): RequestContext;
   logger: Logger;
+  /** Called after the served custom resources changed (aggregation registers their APIServices). */
+  onServedChange?: () => void;
 }
 
 /** Served catalog entries of one CRD and the state they were built from. */
@@ -170,6 +172,7 @@ export class CustomResources {
       this.deps.registries.set(def, store);
     }
     this.served.set(name, { fingerprint, defs });
+    this.deps.onServedChange?.();
     this.deps.logger.info(`serving ${defs.map((d) => `${d.resource}.${d.group}/${d.version}`).join(', ')}`);
   }
 
@@ -182,6 +185,7 @@ export class CustomResources {
       this.deps.registries.delete(def);
     }
     this.served.delete(name);
+    this.deps.onServedChange?.();
   }
 
   // ---------------------------------------------------------------- controllers

@@ -89,7 +89,8 @@ export class OpenApiV3 {
 
   /** The documents of the catalog's current state (built on first use and after a change). */
   private current(): Published {
-    const resources = this.catalog.resources();
+    // Aggregated APIs publish their own documents (not merged here).
+    const resources = this.catalog.resources().filter((r) => !r.aggregated);
     const fp = fingerprint(resources);
     if (this.published?.fingerprint === fp) return this.published;
     // Documents by path key, each with the group name it is published under.

@@ -9,6 +9,8 @@ import { admitStage } from './admit';
 import { authenticateStage } from './authenticate';
 import { authorizeStage } from './authorize';
 import { decodeStage } from './decode';
+import type { Aggregator } from '../aggregation/aggregator';
+import { aggregateStage } from '../aggregation/stage';
 import type { FlowControl } from '../flowcontrol/flow-control';
 import { flowControlStage } from '../flowcontrol/stage';
 import type { Encoder } from './encode';
@@ -31,6 +33,8 @@ export interface PipelineDeps extends InvokeDeps {
   logger: Logger;
   /** API Priority and Fairness (absent: --enable-priority-and-fairness=false). */
   flowControl?: FlowControl;
+  /** API aggregation: group versions served by extension servers (APIServices). */
+  aggregator?: Aggregator;
   options: { anonymousAuth: boolean; k8sAliases: boolean };
 }
 
@@ -39,7 +43,7 @@ export interface PipelineDeps extends InvokeDeps {
  * plus the REST handlers). Every request — reads, writes, watches, logs, proxies and
  * exec-style streams — passes the same authentication and authorization stages.
  *
- *   request-info → authenticate → impersonate → flow-control → authorize → resolve → decode → admit → invoke → encode
+ *   request-info → authenticate → impersonate → flow-control → authorize → aggregate → resolve → decode → admit → invoke → encode
  */
 export function buildPipeline(d: PipelineDeps): readonly Stage[] {
   return [
@@ -48,6 +52,7 @@ export function buildPipeline(d: PipelineDeps): readonly Stage[] {
     { name: 'impersonate', run: impersonateStage(d.authorizer, d.logger) },
     { name: 'flow-control', run: flowControlStage(d.flowControl) },
     { name: 'authorize', run: authorizeStage(d.authorizer) },
+    { name: 'aggregate', run: aggregateStage(d.aggregator) },
     { name: 'resolve', run: resolveStage(d.catalog, d.options) },
     { name: 'decode', run: decodeStage },
     { name: 'admit', run: admitStage(d.admission) },

@@ -1,0 +1,325 @@
+import { request, type RequestOptions } from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import { ALL_VERBS, canonicalGroup, type Catalog, type ResourceDef, type Verb } from '@orch/api';
+import { StatusError, type KubeObject } from '@orch/apimachinery';
+import type { FrontProxyPki, UserInfo } from '@orch/auth';
+import type { Logger } from '@orch/server-common';
+import type { ObjectCache } from '../admission/object-cache';
+import type { GenericStore } from '../registry/generic-store';
+import { nowTime } from '../registry/object-meta';
+import type { RequestContext } from '../registry/strategy';
+import type { ServiceResolver } from '../webhooks/service-resolver';
+
+/** apiregistration.orch.io/v1 APIService. */
+export interface APIService extends KubeObject {
+  spec: {
+    service?: { namespace?: string; name?: string; port?: number } | null;
+    group?: string;
+    version?: string;
+    insecureSkipTLSVerify?: boolean;
+    caBundle?: string;
+    groupPriorityMinimum?: number;
+    versionPriority?: number;
+  };
+  status?: { conditions?: { type: string; status: string; lastTransitionTime?: string; reason?: string; message?: string }[] };
+}
+
+interface APIResourceList {
+  resources?: { name: string; singularName?: string; namespaced: boolean; kind: string; verbs?: string[]; shortNames?: string[]; categories?: string[] }[];
+}
+
+/** Label of the APIServices the gateway registers for its own group versions (upstream kube-aggregator.kubernetes.io/automanaged). */
+export const AUTOMANAGED_LABEL = 'kube-aggregator.orch.io/automanaged';
+
+const DISCOVERY_TIMEOUT_MS = 5000;
+const RECHECK_AVAILABLE_MS = 30_000;
+const RECHECK_FAILING_MIN_MS = 500;
+const RECHECK_FAILING_MAX_MS = 30_000;
+
+/** Request headers never passed on to an extension server (credentials, identity headers a client could forge, hop-by-hop). */
+const DROPPED_HEADERS = new Set(['authorization', 'connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'host', 'content-length']);
+
+export interface AggregatorDeps {
+  apiServices: ObjectCache<APIService>;
+  apiServiceStore: () => GenericStore;
+  catalog: Catalog;
+  services: ServiceResolver;
+  frontProxy: FrontProxyPki;
+  systemContext: () => RequestContext;
+  logger: Logger;
+}
+
+/** What the replica knows of one remote APIService. */
+export interface Remote {
+  apiService: APIService;
+  /** The last check passed: requests are proxied (else 503). */
+  available: boolean;
+  /** The catalog entries registered from its discovery document (while Available). */
+  defs: ResourceDef[];
+  timer?: NodeJS.Timeout;
+  failures: number;
+}
+
+/**
+ * API aggregation on one gateway replica (upstream kube-aggregator): a group/version with an
+ * APIService that names a Service is proxied to that Service's endpoints, with the caller's
+ * identity in X-Remote-User/-Group/-Extra-* and the gateway's front-proxy client certificate,
+ * the extension's serving certificate checked against the APIService's caBundle (unless
+ * insecureSkipTLSVerify). Each remote APIService is checked (its `/apis/<group>/<version>`)
+ * and reports Available; while available, its resources are in the catalog (so in discovery,
+ * aggregated discovery and the controller-manager's view). APIServices without a Service are
+ * served locally and always Available; the gateway registers one for each of its own group
+ * versions (automanaged).
+ */
+export class Aggregator {
+  private readonly remotes = new Map<string, Remote>();
+  private unsubscribe?: () => void;
+  private debounce?: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(private readonly deps: AggregatorDeps) {}
+
+  start(): void {
+    this.unsubscribe = this.deps.apiServices.onChange(() => this.soon());
+    this.soon();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.unsubscribe?.();
+    clearTimeout(this.debounce);
+    for (const r of this.remotes.values()) clearTimeout(r.timer);
+  }
+
+  /** Another part of the gateway changed what it serves (a CRD): re-check the automanaged APIServices. */
+  servedChanged(): void {
+    this.soon();
+  }
+
+  /** The remote APIService that serves a group/version (`*.k8s.io` names find their `*.orch.io` group), if any. */
+  remoteFor(group: string, version: string): Remote | undefined {
+    return this.remotes.get(`${version}.${canonicalGroup(group)}`);
+  }
+
+  private soon(): void {
+    if (this.stopped) return;
+    clearTimeout(this.debounce);
+    this.debounce = setTimeout(() => void this.reconcile(), 50);
+    this.debounce.unref?.();
+  }
+
+  private async reconcile(): Promise<void> {
+    const all = this.deps.apiServices.list();
+    const remote = new Map(all.filter((a) => a.spec?.service?.name).map((a) => [a.metadata.name!, a]));
+    for (const [name, r] of this.remotes) {
+      if (remote.has(name)) continue;
+      clearTimeout(r.timer);
+      this.unregister(r);
+      this.remotes.delete(name);
+    }
+    for (const [name, apiService] of remote) {
+      const known = this.remotes.get(name);
+      if (known && known.apiService.metadata.resourceVersion === apiService.metadata.resourceVersion) continue;
+      const r: Remote = known ?? { apiService, available: false, defs: [], failures: 0 };
+      r.apiService = apiService;
+      this.remotes.set(name, r);
+      clearTimeout(r.timer);
+      void this.check(r);
+    }
+    await this.autoregister(all).catch((err: unknown) => this.deps.logger.warn(`aggregation: registering local APIServices: ${(err as Error).message}`));
+    for (const a of all) if (!a.spec?.service?.name) await this.setAvailable(a, { status: 'True', reason: 'Local', message: 'Local APIServices are always available' });
+  }
+
+  /** Local APIServices for every group version the gateway serves itself (built-in and CRDs); those of vanished CRDs go. */
+  private async autoregister(existing: readonly APIService[]): Promise<void> {
+    const byName = new Map(existing.map((a) => [a.metadata.name!, a]));
+    const served = new Map<string, { group: string; version: string; crd: boolean }>();
+    for (const def of this.deps.catalog.resources()) {
+      if (def.aggregated || def.group === '') continue;
+      served.set(`${def.version}.${def.group}`, { group: def.group, version: def.version, crd: !!def.custom });
+    }
+    const store = this.deps.apiServiceStore();
+    for (const [name, gv] of served) {
+      if (byName.has(name)) continue;
+      const apiService: APIService = {
+        apiVersion: 'apiregistration.orch.io/v1',
+        kind: 'APIService',
+        metadata: { name, labels: { [AUTOMANAGED_LABEL]: gv.crd ? 'true' : 'onstart' } },
+        spec: { service: null, group: gv.group, version: gv.version, groupPriorityMinimum: gv.crd ? 1000 : 18000, versionPriority: gv.crd ? 100 : 15 },
+      };
+      await store.create('', apiService, this.deps.systemContext()).catch((e: unknown) => {
+        if (!(e instanceof StatusError && e.code === 409)) throw e;
+      });
+    }
+    for (const a of existing) {
+      if (a.metadata.labels?.[AUTOMANAGED_LABEL] !== 'true' || served.has(a.metadata.name!)) continue;
+      await store.delete('', a.metadata.name!, {}, this.deps.systemContext()).catch((e: unknown) => {
+        if (!(e instanceof StatusError && e.code === 404)) throw e;
+      });
+    }
+  }
+
+  /** Checks a remote APIService (Service, endpoints, discovery), records Available and its catalog entries, schedules the next check. */
+  private async check(r: Remote): Promise<void> {
+    if (this.stopped) return;
+    const a = r.apiService;
+    let list: APIResourceList | undefined;
+    let failed: { reason: string; message: string } | undefined;
+    try {
+      const res = await this.send(a, { method: 'GET', path: `/apis/${a.spec.group}/${a.spec.version}`, headers: { accept: 'application/json' } }, { username: 'system:kube-aggregator', groups: ['system:masters'] });
+      const body = await readAll(res, 3 * 1024 * 1024);
+      if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) > 299) failed = { reason: 'FailedDiscoveryCheck', message: `failing or missing response from ${this.describe(a)}: bad status from ${this.describe(a)}: ${res.statusCode}` };
+      else list = JSON.parse(body.toString('utf8')) as APIResourceList;
+    } catch (err) {
+      const message = (err as Error).message;
+      const reason = err instanceof StatusError ? (/not found/.test(message) ? 'ServiceNotFound' : 'MissingEndpoints') : 'FailedDiscoveryCheck';
+      failed = { reason, message: reason === 'FailedDiscoveryCheck' ? `failing or missing response from ${this.describe(a)}: ${message}` : message };
+    }
+    if (this.remotes.get(a.metadata.name!) !== r) return; // replaced or removed meanwhile
+    if (failed || !list) {
+      this.unregister(r);
+      r.available = false;
+      r.failures++;
+      await this.setAvailable(a, { status: 'False', ...(failed ?? { reason: 'FailedDiscoveryCheck', message: 'no discovery document' }) });
+    } else {
+      r.failures = 0;
+      r.available = true;
+      this.register(r, list);
+      await this.setAvailable(a, { status: 'True', reason: 'Passed', message: 'all checks passed' });
+    }
+    const delay = r.failures === 0 ? RECHECK_AVAILABLE_MS : Math.min(RECHECK_FAILING_MAX_MS, RECHECK_FAILING_MIN_MS * 2 ** Math.min(r.failures, 10));
+    r.timer = setTimeout(() => void this.check(r), delay);
+    r.timer.unref?.();
+  }
+
+  private describe(a: APIService): string {
+    const s = a.spec.service!;
+    return `https://${s.name}.${s.namespace}.svc:${s.port ?? 443}/apis/${a.spec.group}/${a.spec.version}`;
+  }
+
+  private register(r: Remote, list: APIResourceList): void {
+    const a = r.apiService;
+    const group = a.spec.group!;
+    const version = a.spec.version!;
+    const entries = list.resources ?? [];
+    const defs: ResourceDef[] = entries
+      .filter((e) => !e.name.includes('/'))
+      .map((e) => ({
+        group,
+        version,
+        resource: e.name,
+        kind: e.kind,
+        listKind: `${e.kind}List`,
+        singular: e.singularName || e.kind.toLowerCase(),
+        shortNames: e.shortNames ?? [],
+        scope: e.namespaced ? 'Namespaced' : 'Cluster',
+        verbs: (e.verbs ?? ALL_VERBS) as Verb[],
+        subresources: entries.filter((s) => s.name.startsWith(`${e.name}/`)).map((s) => ({ name: s.name.slice(e.name.length + 1), kind: s.kind, verbs: (s.verbs ?? []) as Verb[] })),
+        categories: e.categories ?? [],
+        enabledByDefault: true,
+        virtual: false,
+        aggregated: a.metadata.name,
+      }));
+    if (JSON.stringify(defs) === JSON.stringify(r.defs)) return;
+    this.unregister(r);
+    for (const def of defs) this.deps.catalog.register(def);
+    r.defs = defs;
+  }
+
+  private unregister(r: Remote): void {
+    for (const def of r.defs) if (this.deps.catalog.lookup(def.group, def.version, def.resource) === def) this.deps.catalog.unregister(def.group, def.version, def.resource);
+    r.defs = [];
+  }
+
+  private async setAvailable(a: APIService, cond: { status: string; reason: string; message: string }): Promise<void> {
+    const have = a.status?.conditions?.find((c) => c.type === 'Available');
+    if (have?.status === cond.status && have.reason === cond.reason && have.message === cond.message) return;
+    const lastTransitionTime = have?.status === cond.status ? have.lastTransitionTime : nowTime();
+    const conditions = [...(a.status?.conditions ?? []).filter((c) => c.type !== 'Available'), { type: 'Available', ...cond, lastTransitionTime }];
+    try {
+      await this.deps.apiServiceStore().update('', a.metadata.name!, { ...structuredClone(a), status: { conditions } } as APIService, this.deps.systemContext(), 'status');
+    } catch (err) {
+      // Another replica wrote it, or it went away: the next change looks again.
+      if (!(err instanceof StatusError && (err.code === 409 || err.code === 404))) this.deps.logger.warn(`aggregation: status of APIService ${a.metadata.name}: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * Opens a request to the extension server behind `a` as `user`: TLS to one of its Service's
+   * endpoints, verified against caBundle under `<service>.<namespace>.svc` (unless
+   * insecureSkipTLSVerify), with the front-proxy client certificate and the identity headers.
+   */
+  async send(a: APIService, opts: { method: string; path: string; headers: Record<string, string | string[]> }, user: UserInfo, body?: Buffer): Promise<IncomingMessage> {
+    const s = a.spec.service!;
+    const target = await this.deps.services.resolve(s.namespace ?? 'default', s.name!, s.port ?? 443);
+    const headers: Record<string, string | string[]> = { ...opts.headers, 'x-remote-user': user.username, 'x-remote-group': user.groups };
+    for (const [k, v] of Object.entries(user.extra ?? {})) headers[`x-remote-extra-${encodeURIComponent(k).toLowerCase()}`] = v;
+    if (body && body.length) headers['content-length'] = String(body.length);
+    const options: RequestOptions = {
+      host: target.host,
+      port: target.port,
+      method: opts.method,
+      path: opts.path,
+      headers,
+      servername: target.serverName,
+      ca: a.spec.caBundle ? Buffer.from(a.spec.caBundle, 'base64').toString('utf8') : undefined,
+      rejectUnauthorized: !a.spec.insecureSkipTLSVerify,
+      cert: this.deps.frontProxy.client.certPem,
+      key: this.deps.frontProxy.client.keyPem,
+    };
+    return new Promise((resolve, reject) => {
+      const req = request(options, resolve);
+      req.on('error', reject);
+      if (opts.path === `/apis/${a.spec.group}/${a.spec.version}`) {
+        req.setTimeout(DISCOVERY_TIMEOUT_MS, () => req.destroy(new Error(`timed out after ${DISCOVERY_TIMEOUT_MS} ms`)));
+      }
+      req.end(body);
+    });
+  }
+
+  /**
+   * Proxies a request to the extension server of `a` and streams the answer back as it comes
+   * (watches included): 503 when the APIService is not available. Returns the HTTP status.
+   */
+  async proxy(remote: Remote, req: { method: string; url: string; headers: Record<string, string | string[] | undefined>; body?: unknown; raw: NodeJS.EventEmitter }, reply: { hijack(): void; raw: import('node:http').ServerResponse }, user: UserInfo): Promise<number> {
+    if (!remote.available) throw StatusError.serviceUnavailable(`service unavailable`);
+    const a = remote.apiService;
+    const headers: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (v === undefined || DROPPED_HEADERS.has(k) || k.startsWith('impersonate-') || k.startsWith('x-remote-')) continue;
+      headers[k] = v;
+    }
+    const body = Buffer.isBuffer(req.body) ? req.body : undefined;
+    let res: IncomingMessage;
+    try {
+      res = await this.send(a, { method: req.method, path: req.url, headers }, user, body);
+    } catch (err) {
+      if (err instanceof StatusError) throw err;
+      throw StatusError.serviceUnavailable(`error trying to reach service: ${(err as Error).message}`);
+    }
+    reply.hijack();
+    const out = reply.raw;
+    const responseHeaders: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined && k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding') responseHeaders[k] = v;
+    out.writeHead(res.statusCode ?? 502, responseHeaders);
+    out.flushHeaders();
+    // Chunks pass on as they arrive (a watch stays a stream); either side going away ends both.
+    res.pipe(out);
+    out.on('close', () => res.destroy());
+    return res.statusCode ?? 502;
+  }
+}
+
+function readAll(res: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    res.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > limit) res.destroy(new Error(`the response is larger than ${limit} bytes`));
+      else chunks.push(c);
+    });
+    res.on('end', () => resolve(Buffer.concat(chunks)));
+    res.on('error', reject);
+  });
+}
