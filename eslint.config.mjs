@@ -31,6 +31,7 @@ export default [
             { sourceTag: 'scope:controller-manager', onlyDependOnLibsWithTags: ['scope:controller-manager', 'scope:shared'] },
             { sourceTag: 'scope:node-agent', onlyDependOnLibsWithTags: ['scope:node-agent', 'scope:shared'] },
             { sourceTag: 'scope:network-proxy', onlyDependOnLibsWithTags: ['scope:network-proxy', 'scope:shared'] },
+            { sourceTag: 'scope:metrics-server', onlyDependOnLibsWithTags: ['scope:metrics-server', 'scope:shared'] },
             // Benchmarks measure the gateway's own layers (the store) beside the whole.
             { sourceTag: 'scope:bench', onlyDependOnLibsWithTags: ['scope:shared', 'scope:gateway'] },
           ],

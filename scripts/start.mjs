@@ -6,7 +6,8 @@
 // Ports (environment, default): ORCH_PORT gateway (6443), ORCH_CONTROLLER_MANAGER_PORT (10257),
 // ORCH_SCHEDULER_PORT (10259), ORCH_NODE_AGENT_PORT agent API (10250), ORCH_NODE_AGENT_HEALTHZ_PORT
 // (10248), ORCH_PROXY_HEALTHZ_PORT network-proxy health, plain HTTP (10256), ORCH_PROXY_METRICS_PORT
-// (10249). Set them all to run a second control plane on the same machine.
+// (10249), ORCH_METRICS_SERVER_PORT metrics API (4443; health on any free port). Set them all to run a second
+// control plane on the same machine.
 // ORCH_NODE_AGENT_RUNTIME picks the node-agent's pod runtime: auto (default: sandbox where the machine allows it,
 // else process), sandbox (fails where it cannot run) or process.
 import { spawn, spawnSync } from 'node:child_process';
@@ -38,6 +39,7 @@ const ports = {
   nodeAgentHealthz: portOf('ORCH_NODE_AGENT_HEALTHZ_PORT', '10248'),
   proxyHealthz: portOf('ORCH_PROXY_HEALTHZ_PORT', '10256'),
   proxyMetrics: portOf('ORCH_PROXY_METRICS_PORT', '10249'),
+  metricsServer: portOf('ORCH_METRICS_SERVER_PORT', '4443'),
 };
 const server = `https://127.0.0.1:${port}`;
 const kubeconfig = join(dataDir, 'admin.kubeconfig');
@@ -99,6 +101,21 @@ const components = [
       '--nodeport-addresses=127.0.0.0/8',
       `--healthz-bind-address=127.0.0.1:${ports.proxyHealthz}`,
       `--metrics-bind-address=127.0.0.1:${ports.proxyMetrics}`,
+    ],
+  },
+  // The resource metrics API (kubectl top, the HPA controller): an extension server the gateway
+  // proxies to; it registers its Service, Endpoints and APIService itself (--register).
+  {
+    name: 'metrics-server',
+    main: 'dist/apps/metrics-server/src/main.js',
+    args: [
+      `--kubeconfig=${componentKubeconfig('metrics-server')}`,
+      `--secure-port=${ports.metricsServer}`,
+      '--bind-address=127.0.0.1',
+      `--cert-dir=${join(dataDir, 'metrics-server')}`,
+      // Registration (Service, Endpoints, APIService) with the admin's credentials; the server runs as itself.
+      '--register',
+      `--registration-kubeconfig=${kubeconfig}`,
     ],
   },
 ];

@@ -51,6 +51,14 @@ export interface ControllerOptions {
    * of well-known labels and annotations, and publish the root CA as `kube-root-ca.crt`.
    */
   k8sCompatibility: boolean;
+  /** HorizontalPodAutoscaler controller (upstream --horizontal-pod-autoscaler-* flags). */
+  autoscaler?: {
+    syncPeriodMs: number;
+    tolerance: number;
+    downscaleStabilizationMs: number;
+    cpuInitializationPeriodMs: number;
+    delayOfInitialReadinessStatusMs: number;
+  };
 }
 
 /**

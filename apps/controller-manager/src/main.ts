@@ -26,6 +26,11 @@ const FLAGS = {
   'node-monitor-period': { type: 'duration', default: 5_000, description: 'The period for checking the health of nodes (lease renewals, Ready heartbeats).' },
   'node-startup-grace-period': { type: 'duration', default: 60_000, description: 'Time a starting node may go without posting Ready before it is marked unhealthy.' },
   'terminated-pod-gc-threshold': { type: 'int', default: 12500, description: 'Number of terminated pods that can exist before the pod garbage collector deletes them.' },
+  'horizontal-pod-autoscaler-sync-period': { type: 'duration', default: 15_000, description: 'The period for syncing the number of pods in horizontal pod autoscalers.' },
+  'horizontal-pod-autoscaler-tolerance': { type: 'float', default: 0.1, description: 'The minimum change (from 1.0) in the desired-to-actual metrics ratio for the horizontal pod autoscaler to consider scaling.' },
+  'horizontal-pod-autoscaler-downscale-stabilization': { type: 'duration', default: 300_000, description: 'The period for which the autoscaler looks backwards and does not scale down below any recommendation it made during that period.' },
+  'horizontal-pod-autoscaler-cpu-initialization-period': { type: 'duration', default: 300_000, description: 'The period after pod start when CPU samples might be skipped.' },
+  'horizontal-pod-autoscaler-initial-readiness-delay': { type: 'duration', default: 30_000, description: 'The period after pod start during which readiness changes are treated as initial readiness.' },
   'k8s-compatibility': {
     type: 'bool',
     default: true,
@@ -74,6 +79,13 @@ void runComponent({
         nodeStartupGracePeriodMs: f['node-startup-grace-period'],
         terminatedPodGcThreshold: f['terminated-pod-gc-threshold'],
         k8sCompatibility: f['k8s-compatibility'],
+        autoscaler: {
+          syncPeriodMs: f['horizontal-pod-autoscaler-sync-period'],
+          tolerance: f['horizontal-pod-autoscaler-tolerance'],
+          downscaleStabilizationMs: f['horizontal-pod-autoscaler-downscale-stabilization'],
+          cpuInitializationPeriodMs: f['horizontal-pod-autoscaler-cpu-initialization-period'],
+          delayOfInitialReadinessStatusMs: f['horizontal-pod-autoscaler-initial-readiness-delay'],
+        },
       },
     };
     const app = await NestFactory.createApplicationContext(ControllerManagerModule.forRoot(controllerContext, enabled), { logger: ['error', 'warn'] });

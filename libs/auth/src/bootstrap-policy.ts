@@ -15,6 +15,7 @@ export const BOOTSTRAPPING_LABEL = 'orch.io/bootstrapping';
 export const SCHEDULER_USER = 'system:orch-scheduler';
 export const CONTROLLER_MANAGER_USER = 'system:orch-controller-manager';
 export const NETWORK_PROXY_USER = 'system:orch-proxy';
+export const METRICS_SERVER_USER = 'system:orch-metrics-server';
 export const NODES_GROUP = 'system:nodes';
 
 const READ = ['get', 'list', 'watch'];
@@ -139,6 +140,23 @@ const SCHEDULER_RULES: PolicyRule[] = [
   rule(['create'], ['authorization.orch.io'], ['subjectaccessreviews']),
 ];
 
+/**
+ * The metrics server (upstream system:metrics-server, system:auth-delegator and
+ * extension-apiserver-authentication-reader): it lists nodes and pods, reads the node agents'
+ * summaries through the node proxy, delegates authorization, and reads how to authenticate the
+ * gateway's front proxy. Registering its APIService is done with other credentials.
+ */
+const METRICS_SERVER_RULES: PolicyRule[] = [
+  rule(READ, [''], ['nodes', 'pods']),
+  rule(['get'], [''], ['nodes/proxy']),
+  rule(['get', 'list', 'watch'], [''], ['configmaps'], ['extension-apiserver-authentication']),
+  rule(['create'], ['authentication.orch.io'], ['tokenreviews']),
+  rule(['create'], ['authorization.orch.io'], ['subjectaccessreviews']),
+];
+
+/** Reading resource metrics, aggregated into view, edit and admin (upstream system:aggregated-metrics-reader). */
+const METRICS_READER_RULES: PolicyRule[] = [rule(READ, ['metrics.orch.io', 'metrics.k8s.io'], ['pods', 'nodes'])];
+
 const NODE_PROXIER_RULES: PolicyRule[] = [
   ...EVENTS,
   rule(['list', 'watch'], [''], ['endpoints', 'services']),
@@ -170,6 +188,8 @@ export const BOOTSTRAP_CLUSTER_ROLES = [
   clusterRole('system:orch-scheduler', SCHEDULER_RULES),
   clusterRole('system:orch-controller-manager', CONTROLLER_MANAGER_RULES),
   clusterRole('system:node-proxier', NODE_PROXIER_RULES),
+  clusterRole('system:orch-metrics-server', METRICS_SERVER_RULES),
+  clusterRole('system:aggregated-metrics-reader', METRICS_READER_RULES, { labels: { ...aggregateTo('view'), ...aggregateTo('edit'), ...aggregateTo('admin') } }),
 ];
 
 /** The default ClusterRoleBindings. */
@@ -181,6 +201,7 @@ export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS = [
   binding('ClusterRoleBinding', 'system:orch-scheduler', 'ClusterRole', 'system:orch-scheduler', [user(SCHEDULER_USER)]),
   binding('ClusterRoleBinding', 'system:orch-controller-manager', 'ClusterRole', 'system:orch-controller-manager', [user(CONTROLLER_MANAGER_USER)]),
   binding('ClusterRoleBinding', 'system:node-proxier', 'ClusterRole', 'system:node-proxier', [user(NETWORK_PROXY_USER)]),
+  binding('ClusterRoleBinding', 'system:orch-metrics-server', 'ClusterRole', 'system:orch-metrics-server', [user(METRICS_SERVER_USER)]),
   binding('ClusterRoleBinding', 'system:node-bootstrapper', 'ClusterRole', 'system:node-bootstrapper', [group('system:bootstrappers')]),
   binding('ClusterRoleBinding', 'system:certificates.orch.io:certificatesigningrequests:nodeclient', 'ClusterRole', 'system:certificates.orch.io:certificatesigningrequests:nodeclient', [group('system:bootstrappers')]),
   binding('ClusterRoleBinding', 'system:certificates.orch.io:certificatesigningrequests:selfnodeclient', 'ClusterRole', 'system:certificates.orch.io:certificatesigningrequests:selfnodeclient', [group(NODES_GROUP)]),

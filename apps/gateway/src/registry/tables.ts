@@ -133,7 +133,38 @@ function jobDuration(job: Obj): string {
   return humanDuration(end - start);
 }
 
+/** An autoscaler's targets as kubectl shows them: `cpu: 85%/50%` per metric (`<unknown>` before the first measurement). */
+function hpaTargets(h: Obj): string {
+  const specs: any[] = h.spec?.metrics ?? [];
+  const current: any[] = h.status?.currentMetrics ?? [];
+  if (specs.length === 0) return '<none>';
+  return specs
+    .map((m, i) => {
+      if (m.type !== 'Resource' || !m.resource) return `<${String(m.type).toLowerCase()}>`;
+      const cur = current[i]?.resource?.current;
+      const t = m.resource.target ?? {};
+      if (t.type === 'Utilization') return `${m.resource.name}: ${cur?.averageUtilization !== undefined ? `${cur.averageUtilization}%` : '<unknown>'}/${t.averageUtilization}%`;
+      return `${m.resource.name}: ${cur?.averageValue ?? '<unknown>'}/${t.averageValue ?? t.value}`;
+    })
+    .join(', ');
+}
+
+const HPA_TABLE: TableColumns = {
+  columns: [col('Name'), col('Reference'), col('Targets'), col('MinPods', 'integer'), col('MaxPods', 'integer'), col('Replicas', 'integer'), col('Age')],
+  cells: (h: Obj) => [h.metadata.name, `${h.spec?.scaleTargetRef?.kind ?? ''}/${h.spec?.scaleTargetRef?.name ?? ''}`, hpaTargets(h), h.spec?.minReplicas ?? 1, h.spec?.maxReplicas ?? 0, h.status?.currentReplicas ?? 0, age(h.metadata.creationTimestamp)],
+};
+
 const TABLES: Record<string, TableColumns> = {
+  'autoscaling/horizontalpodautoscalers': HPA_TABLE,
+  'apiregistration.orch.io/apiservices': {
+    columns: [col('Name'), col('Service'), col('Available'), col('Age')],
+    cells: (a: Obj) => {
+      const svc = a.spec?.service;
+      const available = (a.status?.conditions ?? []).find((c: any) => c.type === 'Available');
+      const availableText = !available ? 'Unknown' : available.status === 'True' ? 'True' : `${available.status} (${available.reason})`;
+      return [a.metadata.name, svc?.name ? `${svc.namespace}/${svc.name}` : 'Local', availableText, age(a.metadata.creationTimestamp)];
+    },
+  },
   '/pods': {
     columns: [col('Name'), col('Ready'), col('Status'), col('Restarts'), col('Age'), col('IP', 'string', 1), col('Node', 'string', 1), col('Nominated Node', 'string', 1), col('Readiness Gates', 'string', 1)],
     cells: (p: Obj) => {
