@@ -1,4 +1,4 @@
-import { CompactedError, type KeyValue, type Store, type StoreEvent, type WatchHandle } from '@orch/storage';
+import { CompactedError, type KeyValue, type ListResult, type Store, type StoreEvent, type WatchHandle } from '@orch/storage';
 import type { BusSubscription, EventBatch, WatchBus } from './bus';
 import { HistoryExpiredError, MemoryHistory, type EventHistory } from './history';
 
@@ -96,6 +96,8 @@ const LIST_PAGE = 10_000;
 export class WatchCache {
   /** Cached objects by directory (the key up to its last '/': a namespace of a resource, or a cluster-scoped resource), then key. */
   private readonly objects = new Map<string, Map<string, CachedObject>>();
+  /** Objects of a directory ordered by key (list pages); dropped when the directory gains or loses a key. */
+  private readonly sorted = new Map<string, CachedObject[]>();
   private position = 0;
   private mode: FeedMode = 'starting';
   private failure?: string;
@@ -156,18 +158,42 @@ export class WatchCache {
   }
 
   /**
-   * Every cached object under prefix, ordered by key, as of currentRevision(). createRevision
-   * is not kept (0).
+   * The cached objects under prefix, ordered by key, as of currentRevision(): with `startAfter`
+   * only keys after it, with `limit` at most that many (the Store's list page, so a list can
+   * continue in the store at the same revision). createRevision is not kept (0).
    */
-  list(prefix: string): { items: KeyValue[]; revision: number } {
+  list(prefix: string, page: { startAfter?: string; limit?: number } = {}): ListResult {
+    const after = page.startAfter ?? '';
+    const limit = page.limit && page.limit > 0 ? page.limit : Number.POSITIVE_INFINITY;
+    // Directories under the prefix (a namespace of a resource is one), and those around it (filtered).
+    const dirs = [...this.objects.keys()].filter((dir) => dir.startsWith(prefix) || prefix.startsWith(dir)).sort();
+    // A directory's keys all sort together unless another directory begins with it (keys of
+    // a cluster-scoped resource beside namespaced ones under it): then one sort of them all.
+    const nested = dirs.some((dir, i) => i > 0 && dir.startsWith(dirs[i - 1]));
+    const runs: CachedObject[][] = nested
+      ? [dirs.flatMap((dir) => this.sortedBucket(dir)).sort((a, b) => compareKeys(a.key, b.key))]
+      : dirs.map((dir) => this.sortedBucket(dir));
     const items: KeyValue[] = [];
-    // Whole directories under the prefix (a namespace of a resource is one), filtered ones around it.
-    for (const [dir, bucket] of this.objects) {
-      if (dir.startsWith(prefix)) for (const o of bucket.values()) items.push({ key: o.key, value: o.value, createRevision: 0, modRevision: o.revision });
-      else if (prefix.startsWith(dir)) for (const o of bucket.values()) if (o.key.startsWith(prefix)) items.push({ key: o.key, value: o.value, createRevision: 0, modRevision: o.revision });
+    let remaining = 0;
+    for (const run of runs) {
+      for (let i = firstAfter(run, after); i < run.length; i++) {
+        const o = run[i];
+        if (!o.key.startsWith(prefix)) continue;
+        if (items.length < limit) items.push({ key: o.key, value: o.value, createRevision: 0, modRevision: o.revision });
+        else remaining++;
+      }
     }
-    items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    return { items, revision: this.position };
+    return { items, revision: this.position, remaining };
+  }
+
+  /** A directory's objects ordered by key (kept until an object is added to it or removed). */
+  private sortedBucket(dir: string): CachedObject[] {
+    let sorted = this.sorted.get(dir);
+    if (!sorted) {
+      sorted = [...(this.objects.get(dir)?.values() ?? [])].sort((a, b) => compareKeys(a.key, b.key));
+      this.sorted.set(dir, sorted);
+    }
+    return sorted;
   }
 
   /** Number of cached objects (metrics, tests). */
@@ -315,6 +341,7 @@ export class WatchCache {
       startAfter = page.items[page.items.length - 1].key;
     }
     this.objects.clear();
+    this.sorted.clear();
     for (const [k, v] of fresh) this.objects.set(k, v);
     this.position = revision ?? 0;
     if (this.history.scope === 'replica') await this.history.append(this.position, []);
@@ -336,12 +363,15 @@ export class WatchCache {
       if (prev !== undefined && e.type !== 'create') event.prevValue = prev;
       if (e.type === 'delete') {
         bucket.delete(key);
+        this.sorted.delete(directoryOf(key));
         if (bucket.size === 0) this.objects.delete(directoryOf(key));
-      }
-      else if (cached) {
+      } else if (cached) {
         cached.value = e.value!;
         cached.revision = e.revision;
-      } else bucket.set(key, { key, value: e.value!, revision: e.revision });
+      } else {
+        bucket.set(key, { key, value: e.value!, revision: e.revision });
+        this.sorted.delete(directoryOf(key));
+      }
       this.position = e.revision;
       applied.push(event);
       this.dispatch(event);
@@ -506,4 +536,19 @@ function bucketOf(objects: Map<string, Map<string, CachedObject>>, key: string):
 /** The key up to and including its last '/'. */
 function directoryOf(key: string): string {
   return key.slice(0, key.lastIndexOf('/') + 1);
+}
+
+const compareKeys = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Index of the first object whose key is greater than `after` in a run ordered by key. */
+function firstAfter(run: CachedObject[], after: string): number {
+  if (!after) return 0;
+  let lo = 0;
+  let hi = run.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (run[mid].key <= after) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

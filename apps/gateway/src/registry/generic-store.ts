@@ -260,6 +260,7 @@ export class GenericStore {
       ]);
     }
 
+    const legacyExact = limit > 0 && !match && !!opts.resourceVersion && opts.resourceVersion !== '0';
     let revision: number | undefined;
     let startAfter: string | undefined;
     let snapshotTime = Date.now();
@@ -274,30 +275,26 @@ export class GenericStore {
     } else if (opts.resourceVersion && opts.resourceVersion !== '0') {
       const rv = parseResourceVersion(opts.resourceVersion);
       await this.waitForResourceVersion(rv);
-      if (match === 'Exact') revision = rv;
+      // A limit with a resourceVersion and no match is upstream's legacy exact read.
+      if (match === 'Exact' || legacyExact) revision = rv;
     }
 
     const prefix = this.prefix(namespace);
-    const cached = !opts.continue && !limit && match !== 'Exact' ? await this.listFromCache(prefix, opts.resourceVersion) : undefined;
-    if (cached) {
-      const items: KubeObject[] = [];
-      if (raw) items.push(...(cached.items as unknown as KubeObject[]));
-      else for (const obj of await this.decodeAll(cached.items)) if (!filtered || this.matches(obj, labels, fields)) items.push(obj);
-      return { apiVersion: this.apiVersion, kind: this.def.listKind, metadata: { resourceVersion: String(cached.revision) }, items };
-    }
+    // Upstream's cacher rules: Exact and legacy exact read their snapshot (from the cache only
+    // while it holds exactly that one), continuing pages the snapshot of their token; others
+    // read the cache once it is provably fresh.
+    if (!opts.continue && match !== 'Exact' && !legacyExact) revision = (await this.freshCacheRevision(opts.resourceVersion)) ?? revision;
     const items: KubeObject[] = [];
     let lastKey: string | undefined;
     let more = false;
     let remaining = 0;
     let snapshot = revision;
     try {
-      // Read pages of the snapshot until `limit` items pass the filters or it is exhausted.
+      // Read pages of the snapshot until `limit` items pass the filters or it is exhausted:
+      // from the watch cache while it holds exactly that snapshot, else from the store.
       for (;;) {
-        const page = await this.store.list(prefix, {
-          revision: snapshot,
-          startAfter,
-          limit: limit ? (filtered ? Math.max(limit - items.length, 256) : limit - items.length) : 0,
-        });
+        const pageOpts = { revision: snapshot, startAfter, limit: limit ? (filtered ? Math.max(limit - items.length, 256) : limit - items.length) : 0 };
+        const page = this.cacheHolds(snapshot) ? this.watchCache.list(prefix, pageOpts) : await this.store.list(prefix, pageOpts);
         snapshot = page.revision;
         const decoded = raw ? undefined : await this.decodeAll(page.items);
         for (const [i, kv] of page.items.entries()) {
@@ -345,15 +342,20 @@ export class GenericStore {
   }
 
   /**
-   * The cache's snapshot of prefix when it provably holds every write the store acknowledged
-   * before this call (upstream ConsistentListFromCache): the cache reached the store's current
-   * revision, or the resourceVersion asked for (NotOlderThan). Undefined: read the store.
+   * The watch cache's revision when it provably holds every write the store acknowledged before
+   * this call (upstream ConsistentListFromCache): it reached the store's current revision, or
+   * the resourceVersion asked for (NotOlderThan). Undefined: read the store.
    */
-  private async listFromCache(prefix: string, resourceVersion: string | undefined): Promise<{ items: KeyValue[]; revision: number } | undefined> {
+  private async freshCacheRevision(resourceVersion: string | undefined): Promise<number | undefined> {
     if (!this.opts.consistentListFromCache || !this.watchCache.status().ready) return undefined;
     const atLeast = resourceVersion && resourceVersion !== '0' ? parseResourceVersion(resourceVersion) : await this.store.currentRevision();
     if (!(await this.watchCache.waitForRevision(atLeast, this.opts.cacheFreshnessWaitMs ?? 250))) return undefined;
-    return this.watchCache.list(prefix);
+    return this.watchCache.currentRevision();
+  }
+
+  /** Whether the watch cache holds exactly the snapshot at `revision` (it has applied it and nothing newer). */
+  private cacheHolds(revision: number | undefined): boolean {
+    return !!this.opts.consistentListFromCache && revision !== undefined && this.watchCache.currentRevision() === revision && this.watchCache.status().ready;
   }
 
   /**
