@@ -1,4 +1,21 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import tls from 'node:tls';
 import { startGateway, type GatewayProcess } from './support/gateway';
+
+/** Sends raw bytes over TLS (what no HTTP client library would send) and reads the answer to the end. */
+async function rawRequest(gw: GatewayProcess, request: string): Promise<string> {
+  const pki = join(gw.dataDir, 'pki');
+  const [ca, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f))));
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host: '127.0.0.1', port: gw.port, ca, cert, key }, () => socket.write(request));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => (answer += d));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', (err) => (answer ? resolve(answer) : reject(err)));
+  });
+}
 
 interface Row {
   name: string;
@@ -11,6 +28,7 @@ interface Row {
 
 const CM = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ok' } };
 const CMS = '/api/v1/namespaces/default/configmaps';
+const ROLES = '/apis/rbac.authorization.orch.io/v1/namespaces/default/roles';
 
 /**
  * Every row gets the right code and a Status naming the problem, and the server keeps
@@ -72,6 +90,25 @@ const ROWS: Row[] = [
   { name: 'bad dryRun', method: 'POST', path: `${CMS}?dryRun=Some`, body: CM, want: { code: 400, reason: 'BadRequest', message: /dryRun/ } },
   { name: 'bad propagationPolicy', method: 'DELETE', path: `${CMS}/x?propagationPolicy=Sideways`, want: { code: 422, reason: 'Invalid', message: /propagationPolicy/ } },
   { name: 'not acceptable', method: 'GET', path: CMS, headers: { accept: 'text/html' }, want: { code: 406, reason: 'NotAcceptable' } },
+  // Found by the fuzz suite (e2e/fuzz): each answered 500, dropped the connection or answered a non-Status before.
+  { name: 'GET configmaps?limit=99999999999999999999', method: 'GET', path: `${CMS}?limit=99999999999999999999`, want: { code: 400, reason: 'BadRequest', message: /invalid limit: "99999999999999999999": must be a non-negative 64-bit integer/ } },
+  { name: 'POST services/s (a single object path)', method: 'POST', path: '/api/v1/namespaces/default/services/s', body: { apiVersion: 'v1', kind: 'Service', metadata: { name: 's' } }, want: { code: 405, reason: 'MethodNotAllowed' } },
+  { name: 'POST roles with a null rule', method: 'POST', path: ROLES, body: { apiVersion: 'rbac.authorization.orch.io/v1', kind: 'Role', metadata: { name: 'r' }, rules: [null] }, want: { code: 422, reason: 'Invalid', message: /rules\[0\]\.verbs: Required value/ } },
+  { name: 'POST roles with a rule without resources', method: 'POST', path: ROLES, body: { apiVersion: 'rbac.authorization.orch.io/v1', kind: 'Role', metadata: { name: 'r' }, rules: [{ verbs: ['get'], apiGroups: [''] }] }, want: { code: 422, reason: 'Invalid', message: /rules\[0\]\.resources: Required value/ } },
+  { name: 'POST jobs with spec: null', method: 'POST', path: '/apis/batch/v1/namespaces/default/jobs', body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec: null }, want: { code: 422, reason: 'Invalid', message: /spec\.template\.spec\.containers: Required value/ } },
+  { name: 'POST nodes with a null taint', method: 'POST', path: '/api/v1/nodes', body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n' }, spec: { taints: [null] } }, want: { code: 422, reason: 'Invalid', message: /spec\.taints\[0\]\.key: Required value/ } },
+  { name: 'POST nodes with a taint of an unknown effect', method: 'POST', path: '/api/v1/nodes', body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n' }, spec: { taints: [{ key: 'a', effect: 'Sometimes' }] } }, want: { code: 422, reason: 'Invalid', message: /spec\.taints\[0\]\.effect: Unsupported value/ } },
+  { name: 'PROPFIND configmaps', method: 'PROPFIND', path: CMS, want: { code: 405, reason: 'MethodNotAllowed', message: /PROPFIND/ } },
+  { name: 'PROPFIND leases/% (unknown method, malformed URL)', method: 'PROPFIND', path: '/apis/coordination.orch.io/v1/namespaces/default/leases/%', want: { code: 400, reason: 'BadRequest', message: /the URL is not valid/ } },
+  { name: 'TRACE / (a method the API does not serve)', method: 'TRACE', path: '/', want: { code: 405, reason: 'MethodNotAllowed', message: /TRACE/ } },
+  // The gateway answers on the Content-Length and closes while the client is still writing.
+  { name: 'POST configmaps with a 30 MiB body (413 read, no EPIPE)', method: 'POST', path: CMS, body: Buffer.alloc(30 * 1024 * 1024, 'x'), want: { code: 413, reason: 'RequestEntityTooLarge' } },
+  { name: 'GET configmaps/%ZZ (malformed percent-encoding)', method: 'GET', path: `${CMS}/%ZZ`, want: { code: 400, reason: 'BadRequest', message: /the URL is not valid/ } },
+  { name: 'PATCH configmaps/x (apply, YAML nested 100,000 deep)', method: 'PATCH', path: `${CMS}/x?fieldManager=t`, body: '- '.repeat(100_000), headers: { 'content-type': 'application/apply-patch+yaml' }, want: { code: 400, reason: 'BadRequest', message: /exceeded max depth of 256/ } },
+  { name: 'POST configmaps (JSON nested 100,000 deep)', method: 'POST', path: CMS, body: `{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}`, want: { code: 400, reason: 'BadRequest', message: /exceeded max depth of 256/ } },
+  { name: 'POST configmaps (more than 200,000 values)', method: 'POST', path: CMS, body: `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"many"},"x":[${Array.from({ length: 200_001 }, () => '0').join(',')}]}`, want: { code: 400, reason: 'BadRequest', message: /more than 200000 values/ } },
+  { name: 'DELETE configmaps (collection) answered as PartialObjectMetadata', method: 'DELETE', path: CMS, headers: { accept: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1' }, want: { code: 406, reason: 'NotAcceptable' } },
+  { name: 'DELETE configmaps (collection) as a Table with includeObject=All', method: 'DELETE', path: `${CMS}?includeObject=All`, headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' }, want: { code: 400, reason: 'BadRequest', message: /includeObject/ } },
 ];
 
 describe('bad input gets a clear Status, and the server keeps serving', () => {
@@ -119,6 +156,28 @@ describe('bad input gets a clear Status, and the server keeps serving', () => {
     const r = await gw.admin.post(CMS, { ...CM, metadata: { name: 'stale' } });
     expect(r.status).toBe(409);
     expect(r.json.reason).toBe('AlreadyExists');
+  });
+
+  it('a refused collection delete deleted nothing (the answer is checked before the request runs)', async () => {
+    expect((await gw.admin.get(`${CMS}/stale`)).status).toBe(200);
+  });
+
+  it('GET configmaps?limit=9223372036854775807 is clamped to a page, with a continue token', async () => {
+    const r = await gw.admin.get(`${CMS}?limit=9223372036854775807`);
+    expect(r.status).toBe(200);
+    expect(r.json.items.length).toBeGreaterThan(0);
+  });
+
+  it.each([
+    { name: 'CONNECT (Node emits it apart from requests)', request: `CONNECT 127.0.0.1:1 HTTP/1.1\r\nhost: 127.0.0.1:1\r\n\r\n`, status: 'HTTP/1.1 405 Method Not Allowed', code: 405, message: /does not allow the method "CONNECT"/ },
+    { name: 'a method token the HTTP parser refuses (FOO)', request: `FOO ${CMS} HTTP/1.1\r\nhost: x\r\n\r\n`, status: 'HTTP/1.1 400 Bad Request', code: 400, message: /could not be parsed as HTTP\/1\.1 \(HPE_INVALID_METHOD/ },
+    { name: 'a request line over 16 KiB', request: `GET ${CMS}?labelSelector=${'a'.repeat(20_000)} HTTP/1.1\r\nhost: x\r\n\r\n`, status: 'HTTP/1.1 400 Bad Request', code: 400, message: /the request line and headers are too large \(limit 16 KiB\)/ },
+  ])('$name → $code Status on a closing connection', async ({ request, status: statusLine, code, message }) => {
+    const answer = await rawRequest(gw, request);
+    expect(answer.split('\r\n')[0]).toBe(statusLine);
+    const status = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    expect(status).toMatchObject({ kind: 'Status', code });
+    expect(status.message).toMatch(message);
   });
 
   it('is still serving', async () => {

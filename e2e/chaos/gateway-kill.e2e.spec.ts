@@ -1,6 +1,7 @@
 import { removeDir, startEtcd, tempDir, type EtcdServer } from '@orch/testing';
 import type { ApiClient } from '../support/api-client';
 import { startGateway, type GatewayProcess } from '../support/gateway';
+import { eventually } from '../support/node-agent';
 import { adminClient, between, chaosCycles, chaosTimeout, recordChaos, sleep, verifyStore } from './support/chaos';
 
 const CYCLES = chaosCycles(3);
@@ -40,7 +41,7 @@ interface Acked {
  * WRITERS clients create config maps in `ns` as fast as the gateway answers until their
  * connection breaks; resolves with every create answered 201.
  */
-async function createUntilKilled(client: ApiClient, ns: string, cycle: number): Promise<Acked[]> {
+function createUntilKilled(client: ApiClient, ns: string, cycle: number): { acked: Acked[]; done: Promise<Acked[]> } {
   const acked: Acked[] = [];
   const writer = async (w: number) => {
     for (let i = 0; ; i++) {
@@ -55,8 +56,7 @@ async function createUntilKilled(client: ApiClient, ns: string, cycle: number): 
       acked.push({ name, uid: r.json.metadata.uid, rv: Number(r.json.metadata.resourceVersion) });
     }
   };
-  await Promise.all(Array.from({ length: WRITERS }, (_, w) => writer(w)));
-  return acked;
+  return { acked, done: Promise.all(Array.from({ length: WRITERS }, (_, w) => writer(w))).then(() => acked) };
 }
 
 describe.each(BACKENDS)('chaos: kill -9 of the gateway during a stream of creates ($name)', (backend) => {
@@ -94,10 +94,12 @@ describe.each(BACKENDS)('chaos: kill -9 of the gateway during a stream of create
         const before = watcher.watch(`/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${startRv}`, () => false, 120_000);
         const writers = await adminClient(gw);
         const writing = createUntilKilled(writers, ns, cycle);
-        await sleep(between(300, 1200));
+        // Killed a random while after the first acknowledged create (a loaded machine may take a while for it).
+        await eventually('a first acknowledged create', () => (writing.acked.length > 0 ? true : undefined), 30_000, 10);
+        await sleep(between(200, 1000));
         const killedAt = Date.now();
         await gw.process.kill9();
-        const acked = await writing;
+        const acked = await writing.done;
         const seenBefore = (await before.catch(() => ({ events: [] as any[] }))).events;
         watcher.close();
         writers.close();

@@ -78,6 +78,15 @@ describe('chaos: kill -9 of the controller-manager and scheduler leaders mid-rol
     return live.length === REPLICAS && live.every((p) => p.spec.nodeName && p.status?.phase === 'Running') ? d : undefined;
   };
 
+  /** Where a rollout stands, for a failure message: the Deployment's status, its ReplicaSets and pods, the leases. */
+  const diagnosis = async () => {
+    const d = (await gw.admin.get(DEPLOYMENT)).json;
+    const sets = ((await gw.admin.get('/apis/apps/v1/namespaces/default/replicasets?labelSelector=app%3Dchaos')).json.items as any[]).map((rs) => `${rs.metadata.name} spec ${rs.spec.replicas} status ${JSON.stringify(rs.status)}`);
+    const all = ((await gw.admin.get('/api/v1/namespaces/default/pods?labelSelector=app%3Dchaos')).json.items as any[]).map((p) => `${p.metadata.name} ${p.spec.nodeName ?? '(unbound)'} ${p.status?.phase} ${p.metadata.deletionTimestamp ? 'deleting' : ''}`);
+    const leases = await Promise.all(components.map(async (c) => `${c.name}: ${JSON.stringify((await lease(c.name))?.spec)} running ${c.running.map((p) => p.pid).join(',')}`));
+    return [`deployment generation ${d.metadata.generation} status ${JSON.stringify(d.status)}`, ...sets, ...all, ...leases].join('\n');
+  };
+
   it(
     `${CYCLES} cycles: leadership moves within the lease, the rollout completes, no duplicate or orphaned pods`,
     async () => {
@@ -111,7 +120,9 @@ describe('chaos: kill -9 of the controller-manager and scheduler leaders mid-rol
           }),
         );
 
-        const done = await eventually(`rollout ${cycle} completes`, rolledOut, 60_000);
+        const done = await eventually(`rollout ${cycle} completes`, rolledOut, 120_000).catch(async (err) => {
+          throw new Error(`${(err as Error).message}\n${await diagnosis()}`);
+        });
         // Settled: nothing more is created (no controller double-acts once the rollout is done).
         await sleep(1000);
         const live = await pods();

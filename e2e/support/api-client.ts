@@ -43,10 +43,12 @@ export class ApiClient {
     if (payload) headers['content-length'] = String(payload.length);
     if (this.creds.token) headers.authorization = `Bearer ${this.creds.token}`;
     return new Promise((resolve, reject) => {
+      let answered = false;
       const req = https.request(
         new URL(path, this.baseUrl),
         { method, headers, agent: opts.insecure ? new https.Agent({ rejectUnauthorized: false }) : this.agent, rejectUnauthorized: !opts.insecure },
         (res) => {
+          answered = true;
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
@@ -63,7 +65,12 @@ export class ApiClient {
           res.on('error', reject);
         },
       );
-      req.on('error', reject);
+      // A server may answer before it has read the whole body (413 for one over its limit) and
+      // close: the answer counts, the rest of the upload does not. (The gateway reads what is
+      // still sent while it closes, so the answer arrives instead of EPIPE: edge.ts lingerOnClose.)
+      req.on('error', (err) => {
+        if (!answered) reject(err);
+      });
       if (payload) req.write(payload);
       req.end();
     });

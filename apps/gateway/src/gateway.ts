@@ -47,6 +47,7 @@ import { MAX_REQUEST_BODY_BYTES } from './pipeline/media';
 import { NonResourceEndpoints } from './pipeline/non-resource';
 import { WatchStreams } from './pipeline/watch';
 import { ApiHandler, toStatusError } from './server/api-handler';
+import { API_METHODS, OTHER_METHODS, answerConnect, lingerOnClose, methodNotAllowed } from './server/edge';
 import { NodeProxy } from './server/node-proxy';
 import { SubresourceHandlers } from './server/subresources';
 import { VirtualResources } from './server/virtual';
@@ -227,12 +228,13 @@ export class Gateway {
       catalog: this.catalog,
       registries: this.registries,
       requestMetrics: httpRequestMetrics(metricsRegistry),
+      requestTimeoutMs: this.options['request-timeout'],
       authenticator: parts.authenticator,
       authorizer: parts.authorizer,
       admission: parts.admission,
       encoder: new Encoder({ compression: this.features.enabled('APIResponseCompression') }),
       logger: this.logger,
-      watches: new WatchStreams({ minRequestTimeoutSeconds: this.options['min-request-timeout'] }),
+      watches: new WatchStreams({ minRequestTimeoutSeconds: this.options['min-request-timeout'], maxWatchesPerUser: this.options['max-watches-per-user'], maxWatches: this.options['max-watches'] }),
       nonResource: new NonResourceEndpoints({ discovery: new Discovery(this.catalog, { k8sAliases }), health: this.health, metricsRegistry, openapi: new OpenApiV3(this.catalog, { k8sAliases }), k8sAliases }),
       subresources: new SubresourceHandlers(new NodeProxy({ pki: this.pki }), parts.tokens),
       virtual: new VirtualResources({
@@ -355,14 +357,19 @@ export class Gateway {
     fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_REQUEST_BODY_BYTES }, (_req, body, done) => done(null, body));
     fastify.setErrorHandler((err, req, reply) => {
       const se = toStatusError(err);
+      // A body refused on its Content-Length is still on its way: close without a reset.
+      if (reply.getHeader('connection') === 'close') lingerOnClose(req.raw.socket);
       reply.code(se.code).header('content-type', 'application/json').send(JSON.stringify(se.toStatus()));
     });
     const handler = (req: Parameters<ApiHandler['handle']>[0], reply: Parameters<ApiHandler['handle']>[1]) => this.handler.handle(req, reply);
+    for (const method of OTHER_METHODS) if (!fastify.supportedMethods.includes(method)) fastify.addHttpMethod(method);
     for (const url of ['/', '/*']) {
-      fastify.route({ method: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'], url, handler, exposeHeadRoute: false });
+      fastify.route({ method: [...API_METHODS], url, handler, exposeHeadRoute: false });
+      fastify.route({ method: OTHER_METHODS, url, handler: methodNotAllowed, exposeHeadRoute: false });
     }
     // WebSocket and SPDY upgrades (exec, attach, port-forward) never reach Fastify's routes.
     fastify.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.handler.handleUpgrade(req, socket, head));
+    fastify.server.on('connect', (_req: IncomingMessage, socket: Duplex) => answerConnect(socket));
   }
 
   /** Writes the admin kubeconfig for `server` into the data directory. */

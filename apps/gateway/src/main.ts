@@ -12,6 +12,7 @@ import { dataDir, Gateway } from './gateway';
 import { GatewayModule } from './gateway.module';
 import { MAX_REQUEST_BODY_BYTES } from './pipeline/media';
 import { GATEWAY_FLAGS } from './options';
+import { answerClientError, answerFrameworkError } from './server/edge';
 import { verifyStoreCommand } from './verify-store';
 
 const DESCRIPTION = `The orch gateway validates and configures data for the API objects and serves the API over HTTPS.
@@ -47,6 +48,8 @@ async function main(): Promise<void> {
     maxParamLength: 4096,
     ignoreDuplicateSlashes: true,
     logger: false,
+    clientErrorHandler: answerClientError,
+    frameworkErrors: answerFrameworkError,
   });
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot({ options, pki, clientCa }), adapter, { bodyParser: false, logger: ['error', 'warn'] });
   await app.init();

@@ -51,7 +51,8 @@ describe('decodeJson', () => {
     { name: 'trailing garbage', input: '{} x', want: "line 1, column 4: invalid character 'x' after top-level value" },
     { name: 'single quote', input: "{'a':1}", want: "line 1, column 2: invalid character '\\'' looking for beginning of object key string" },
     { name: 'position on a later line', input: '{\n  "a": 1,\n  "b":\n}', want: "line 4, column 1: invalid character '}' looking for beginning of value" },
-    { name: 'too deep', input: '['.repeat(10001) + ']'.repeat(10001), want: 'line 1, column 10001: exceeded max depth of 10000' },
+    { name: 'too deep', input: '['.repeat(257) + ']'.repeat(257), want: 'line 1, column 257: exceeded max depth of 256' },
+    { name: 'far too deep (no stack overflow)', input: '['.repeat(100_000) + ']'.repeat(100_000), want: 'line 1, column 257: exceeded max depth of 256' },
   ])('rejects $name', ({ input, want }) => {
     const err = statusOf(() => decodeJson(input));
     expect({ code: err.code, message: err.message }).toEqual({ code: 400, message: `json parse error at ${want}` });
@@ -107,6 +108,11 @@ describe('decodeYaml', () => {
     { name: 'empty', input: '', want: 'the YAML body must decode to an object, got nothing' },
     { name: 'complex key', input: '? [a]\n: b\n', want: 'error converting YAML to JSON: yaml: line 1: mapping keys must be strings, numbers or booleans' },
     { name: 'alias bomb', input: `a: &a [x, x]\n${Array.from({ length: 12 }, (_, i) => `l${i}: &l${i} [*${i ? `l${i - 1}` : 'a'}, *${i ? `l${i - 1}` : 'a'}]`).join('\n')}\n`, want: 'error converting YAML to JSON: yaml: Excessive alias count indicates a resource exhaustion attack' },
+    // Nesting the yaml parser would follow until the stack overflows: refused before parsing.
+    { name: 'compact sequences 100,000 deep', input: '- '.repeat(100_000), want: 'error converting YAML to JSON: yaml: exceeded max depth of 256' },
+    { name: 'flow collections 300 deep', input: `a: ${'['.repeat(300)}${']'.repeat(300)}`, want: 'error converting YAML to JSON: yaml: exceeded max depth of 256' },
+    { name: 'indentation 300 deep', input: Array.from({ length: 300 }, (_, i) => `${' '.repeat(i)}a:`).join('\n'), want: 'error converting YAML to JSON: yaml: exceeded max depth of 256' },
+    { name: 'more than 200,000 values', input: `a: [${Array.from({ length: 200_001 }, () => '1').join(',')}]`, want: 'the body holds more than 200000 values (objects, lists and scalars); split it or make it smaller' },
   ])('rejects $name', ({ input, want }) => {
     const err = statusOf(() => decodeYaml(input));
     expect({ code: err.code, message: err.message }).toEqual({ code: 400, message: want });
@@ -159,5 +165,20 @@ describe('encodeYaml', () => {
   ])('$name', ({ obj, want }) => {
     expect(encodeYaml(obj)).toBe(want);
     expect(decodeYaml(want).value).toEqual(JSON.parse(JSON.stringify(obj)));
+  });
+});
+
+describe('body limits', () => {
+  it('a JSON body of more than 200,000 values is a 400 naming the limit', () => {
+    const err = statusOf(() => decodeJson(`[${Array.from({ length: 200_001 }, () => '0').join(',')}]`));
+    expect({ code: err.code, message: err.message }).toEqual({ code: 400, message: 'the body holds more than 200000 values (objects, lists and scalars); split it or make it smaller' });
+  });
+
+  it.each([
+    { name: 'YAML nested 200 deep by indentation', input: Array.from({ length: 200 }, (_, i) => `${' '.repeat(i)}a:`).join('\n') + ' 1' },
+    { name: 'quoted brackets are not nesting', input: `a: "${'['.repeat(1000)}"` },
+    { name: 'a comment with brackets', input: `a: 1 # ${'['.repeat(1000)}` },
+  ])('accepts $name', ({ input }) => {
+    expect(() => decodeYaml(input)).not.toThrow();
   });
 });

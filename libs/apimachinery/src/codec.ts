@@ -10,8 +10,16 @@ export interface Decoded {
   duplicates: string[];
 }
 
-/** Nesting limit of objects and arrays (Go's encoding/json limit). */
-const MAX_DEPTH = 10000;
+/**
+ * Nesting limit of objects and arrays in request bodies. Go's encoding/json allows 10000; here
+ * every layer after decoding (schema walk, merge patches, managed fields, encoding) recurses
+ * once per level, so the limit sits far below the JavaScript stack while far above any real
+ * object (the deepest CRD schemas nest about 60 levels).
+ */
+export const MAX_BODY_DEPTH = 256;
+const MAX_DEPTH = MAX_BODY_DEPTH;
+/** Values (objects, arrays, scalars) one request body may hold, so one body cannot occupy the gateway for long. */
+export const MAX_BODY_VALUES = 200_000;
 
 /**
  * Parses a JSON body. Native JSON.parse builds the value; a validating scanner then finds
@@ -27,7 +35,60 @@ export function decodeJson(buf: Buffer | string): Decoded {
     scanJson(text); // throws the positioned error
     throw StatusError.badRequest(`json parse error: ${(e as Error).message}`);
   }
-  return { value, duplicates: scanJson(text) };
+  const duplicates = scanJson(text);
+  checkValueCount(value);
+  return { value, duplicates };
+}
+
+/** A 400 when a decoded body holds more than MAX_BODY_VALUES values (counted without recursion). */
+function checkValueCount(value: unknown): void {
+  const pending: unknown[] = [value];
+  let count = 0;
+  while (pending.length) {
+    const v = pending.pop();
+    if (++count > MAX_BODY_VALUES) throw StatusError.badRequest(`the body holds more than ${MAX_BODY_VALUES} values (objects, lists and scalars); split it or make it smaller`);
+    if (Array.isArray(v)) for (const x of v) pending.push(x);
+    else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) pending.push(x);
+  }
+}
+
+/**
+ * An upper bound of a YAML text's nesting depth, found without parsing it (the yaml library
+ * recurses once per level and overflows the stack a few hundred levels down): per line, the
+ * open indentation levels, the block indicators opening levels within the line (`- `, `? `,
+ * `key: `) and the flow collections (`[`, `{`) open outside quoted scalars.
+ */
+export function yamlNestingBound(text: string): number {
+  let max = 0;
+  let flow = 0;
+  const indents: number[] = [];
+  for (const line of text.split('\n')) {
+    const content = line.trimStart();
+    if (!content || content.startsWith('#')) continue;
+    const indent = line.length - content.length;
+    while (indents.length && indents[indents.length - 1] >= indent) indents.pop();
+    indents.push(indent);
+    let inline = 0;
+    let quote = '';
+    for (let i = 0; i < content.length; i++) {
+      const c = content[i];
+      if (quote) {
+        if (c === quote) quote = '';
+      } else if (c === '"' || c === "'") {
+        quote = c;
+      } else if (c === '#' && content[i - 1] === ' ') {
+        break;
+      } else if (c === '[' || c === '{') {
+        flow++;
+      } else if ((c === ']' || c === '}') && flow > 0) {
+        flow--;
+      } else if ((c === '-' || c === '?' || c === ':') && (i + 1 === content.length || content[i + 1] === ' ')) {
+        inline++;
+      }
+      max = Math.max(max, indents.length + inline + flow);
+    }
+  }
+  return max;
 }
 
 class JsonProblem extends Error {
@@ -278,8 +339,13 @@ export function decodeYaml(buf: Buffer | string): Decoded {
     } catch {
       value = undefined;
     }
-    if (value !== undefined) return { value, duplicates: scanJson(text) };
+    if (value !== undefined) {
+      const duplicates = scanJson(text);
+      checkValueCount(value);
+      return { value, duplicates };
+    }
   }
+  if (yamlNestingBound(text) > MAX_DEPTH) throw yamlError(`exceeded max depth of ${MAX_DEPTH}`);
   const docs = YAML.parseAllDocuments(text, YAML_PARSE_OPTIONS);
   for (const doc of docs) {
     const err = doc.errors[0];
@@ -300,6 +366,7 @@ export function decodeYaml(buf: Buffer | string): Decoded {
   } catch (e) {
     throw yamlError((e as Error).message);
   }
+  checkValueCount(value);
   return { value, duplicates };
 }
 

@@ -1,4 +1,4 @@
-import { canonicalGroup, checkFields, objectSchema, pruneUnknownFields, schemaForKind, supportsStrategicMerge, type GroupVersionKind, type JSONSchemaProps } from '@orch/api';
+import { canonicalGroup, checkFields, normalizeNulls, objectSchema, pruneUnknownFields, schemaForKind, supportsStrategicMerge, type GroupVersionKind, type JSONSchemaProps } from '@orch/api';
 import { StatusError, applyJsonPatch, applyMergePatch, strategicMergePatch, type DeleteOptions, type KubeObject } from '@orch/apimachinery';
 import { metadataTypeErrors } from '../registry/metadata-validation';
 import type { ApiRequest, DecodedRequestBody } from './api-request';
@@ -141,6 +141,8 @@ export function validateFields(obj: KubeObject, kind: BodyKind, duplicates: read
     }
     unknown = checked.unknown;
   }
+  // What Go's typed decoding leaves for null (dropped fields, zero-valued list items): nothing later meets a null.
+  normalizeNulls(obj, kind.group, kind.version, kind.kind);
   if (directive === 'Ignore') return;
   const problems = [...duplicates.map((p) => `duplicate field "${p.replace(/^\./, '')}"`), ...unknown.map((p) => `unknown field "${p.replace(/^\./, '')}"`)];
   if (problems.length === 0) return;

@@ -19,7 +19,8 @@ export class Encoder {
 
   /** The encode stage: writes the invoke stage's result (resource requests) unless a stage already answered. */
   readonly stage = async (r: ApiRequest): Promise<void> => {
-    if (r.done || !r.result) return;
+    // Answered already: by a stage, or with 504 when --request-timeout passed first.
+    if (r.done || !r.result || r.reply.sent) return;
     const t = r.target!;
     const { status, body, rawJson } = r.result;
     if (t.ctx.warnings.length) r.reply.header('warning', t.ctx.warnings.map((w) => `299 - ${JSON.stringify(w)}`));

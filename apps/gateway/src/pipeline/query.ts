@@ -25,13 +25,21 @@ export function parseDryRun(query: URLSearchParams): boolean {
   return true;
 }
 
-/** Parses list/watch query parameters; bad limits are 400. */
+/**
+ * The most items one list page carries: a larger `limit` is clamped to it, and the client
+ * follows the continue token as for any page (the API allows fewer items than asked for).
+ */
+export const MAX_LIST_LIMIT = 10_000;
+/** `limit` is an int64 in the API. */
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** Parses list/watch query parameters; a limit that is not an int64 is 400, a large one clamped. */
 export function listOptions(query: URLSearchParams): ListOptions {
   const limitParam = query.get('limit');
   let limit: number | undefined;
   if (limitParam !== null && limitParam !== '') {
-    limit = Number(limitParam);
-    if (!Number.isInteger(limit) || limit < 0) throw StatusError.badRequest(`invalid limit: ${JSON.stringify(limitParam)}: must be a non-negative integer`);
+    if (!/^\d+$/.test(limitParam) || BigInt(limitParam) > INT64_MAX) throw StatusError.badRequest(`invalid limit: ${JSON.stringify(limitParam)}: must be a non-negative 64-bit integer`);
+    limit = Math.min(Number(limitParam), MAX_LIST_LIMIT);
   }
   return {
     labelSelector: query.get('labelSelector') ?? undefined,

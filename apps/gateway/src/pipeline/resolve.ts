@@ -1,7 +1,7 @@
 import { hasProtobufSchema, type Catalog, type GroupVersionKind } from '@orch/api';
 import { StatusError, managerFromUserAgent } from '@orch/apimachinery';
 import type { RequestContext } from '../registry/strategy';
-import { chooseRepresentation } from '../server/representation';
+import { checkIncludeObject, chooseRepresentation } from '../server/representation';
 import type { ApiRequest } from './api-request';
 import { requestUser } from './api-request';
 import { parseFieldValidation } from './decode';
@@ -34,7 +34,8 @@ export function resolveStage(catalog: Catalog, opts: { k8sAliases: boolean }): (
         throw StatusError.methodNotSupported({ group: def.group, resource: `${def.resource}/${sub.name}` }, String(info.verb));
       }
       bodyKind = { group: sub.group ?? def.group, version: sub.version ?? def.version, kind: sub.kind };
-    } else if (!def.virtual && !def.verbs.includes(info.verb as never)) {
+    } else if (!def.virtual && (!def.verbs.includes(info.verb as never) || (info.verb === 'create' && info.name))) {
+      // POST names a collection: one to a single object's path is not a create (upstream 405).
       throw StatusError.methodNotSupported({ group: def.group, resource: def.resource }, String(info.verb));
     }
     const ctx: RequestContext = {
@@ -46,13 +47,21 @@ export function resolveStage(catalog: Catalog, opts: { k8sAliases: boolean }): (
       warnings: [],
       ifMatchResourceVersion: parseIfMatch(req.headers['if-match']),
     };
+    const repr = chooseRepresentation(req.headers.accept, info.verb === 'watch', !def.custom && hasProtobufSchema(def.group, def.version, def.kind));
+    // Everything about the answer is checked before the request runs: a write is never refused after it happened.
+    if (repr.kind === 'table') checkIncludeObject(query.get('includeObject'));
+    if (repr.kind === 'partial' && info.verb !== 'watch') {
+      const list = info.verb === 'list' || info.verb === 'deletecollection';
+      if (list && repr.as === 'PartialObjectMetadata') throw new StatusError(406, 'NotAcceptable', 'you requested PartialObjectMetadata, but the requested object is a list');
+      if (!list && repr.as === 'PartialObjectMetadataList') throw new StatusError(406, 'NotAcceptable', 'you requested PartialObjectMetadataList, but the requested object is not a list');
+    }
     r.target = {
       def,
       sub,
       bodyKind,
       namespace: def.scope === 'Namespaced' ? info.namespace : '',
       ctx,
-      repr: chooseRepresentation(req.headers.accept, info.verb === 'watch', !def.custom && hasProtobufSchema(def.group, def.version, def.kind)),
+      repr,
       fieldValidation: WRITES.has(String(info.verb)) ? parseFieldValidation(query) : 'Ignore',
     };
   };

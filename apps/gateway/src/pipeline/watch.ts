@@ -3,7 +3,7 @@ import { StatusError, type KubeObject } from '@orch/apimachinery';
 import type { GenericStore, WatchEventOut } from '../registry/generic-store';
 import { serializationOf, toPartialObjectMetadata, toTable } from '../server/representation';
 import type { ApiRequest } from './api-request';
-import { requestTarget } from './api-request';
+import { requestTarget, requestUser } from './api-request';
 import { inRequestedGroup } from './encode';
 import { listOptions, queryBool } from './query';
 
@@ -19,6 +19,20 @@ import { listOptions, queryBool } from './query';
  * watchers: the encoded bytes are kept beside the event object while it lives.
  */
 export const MAX_WATCH_SEND_BUFFER = 16 * 1024 * 1024;
+/**
+ * Live events a client may leave unsent before it is cut off the same way (upstream: a
+ * watcher's channel of 100 events). Encoded events are shared between watchers, so bytes alone
+ * do not bound what thousands of unread watches hold: each queued write does.
+ */
+export const MAX_WATCH_QUEUED_EVENTS = 1000;
+
+export interface WatchLimits {
+  minRequestTimeoutSeconds: number;
+  /** --max-watches-per-user: open watches one user may hold (429 beyond). */
+  maxWatchesPerUser: number;
+  /** --max-watches: open watches of the gateway (429 beyond). */
+  maxWatches: number;
+}
 
 /** Encoded watch events by event object, then by representation (see WatchStreams). */
 const encodedEvents = new WeakMap<object, Map<string, string | Buffer>>();
@@ -26,8 +40,36 @@ const encodedEvents = new WeakMap<object, Map<string, string | Buffer>>();
 export class WatchStreams {
   /** Open watch streams, ended by closeAll() on shutdown. */
   private readonly open = new Set<() => void>();
+  /** Open watches per user name (--max-watches-per-user). */
+  private readonly perUser = new Map<string, number>();
 
-  constructor(private readonly opts: { minRequestTimeoutSeconds: number }) {}
+  constructor(private readonly opts: WatchLimits) {}
+
+  /** Open watches of the gateway. */
+  get count(): number {
+    return this.open.size;
+  }
+
+  /**
+   * Counts one more watch of `user` against --max-watches-per-user and --max-watches (429 with
+   * Retry-After when one is reached); returns what gives it back (idempotent).
+   */
+  private admit(user: string): () => void {
+    const held = this.perUser.get(user) ?? 0;
+    if (held >= this.opts.maxWatchesPerUser) {
+      throw StatusError.tooManyRequests(`too many open watches for user ${JSON.stringify(user)}: the limit is ${this.opts.maxWatchesPerUser} per user (--max-watches-per-user); close some first`, 1);
+    }
+    if (this.open.size >= this.opts.maxWatches) throw StatusError.tooManyRequests(`the gateway holds its maximum of ${this.opts.maxWatches} open watches (--max-watches); retry later`, 1);
+    this.perUser.set(user, held + 1);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      const left = (this.perUser.get(user) ?? 1) - 1;
+      if (left > 0) this.perUser.set(user, left);
+      else this.perUser.delete(user);
+    };
+  }
 
   /** Ends every open watch stream cleanly (graceful shutdown). */
   closeAll(): void {
@@ -56,9 +98,13 @@ export class WatchStreams {
       const min = this.opts.minRequestTimeoutSeconds;
       timeoutSeconds = Math.floor(min * (1 + Math.random()));
     }
+    const release = this.admit(requestUser(r).username);
     const res = reply.raw;
     let headersSent = false;
     let firstTable = true;
+    /** Live events written since the socket last drained. */
+    let queued = 0;
+    res.on('drain', () => (queued = 0));
     let closed = false;
     const writeHeaders = () => {
       if (headersSent) return;
@@ -98,43 +144,50 @@ export class WatchStreams {
     };
     // Initial events are written in one burst before the watch goes live: the bound applies after.
     let live = false;
-    const handle = await registry.watch(
-      ns,
-      {
-        labelSelector: opts.labelSelector,
-        fieldSelector,
-        resourceVersion: opts.resourceVersion,
-        resourceVersionMatch: opts.resourceVersionMatch,
-        allowWatchBookmarks: queryBool(query, 'allowWatchBookmarks') ?? false,
-        sendInitialEvents: queryBool(query, 'sendInitialEvents'),
-      },
-      {
-        send: (ev) => {
-          if (closed) return;
-          writeHeaders();
-          let chunk: string | Buffer;
-          try {
-            chunk = encodeEvent(ev);
-          } catch (err) {
-            // An object that cannot be encoded ends the stream; the client re-watches.
-            req.log.error({ err }, 'watch event encoding failed');
-            finish();
-            return;
-          }
-          // Events of one tick (one bus batch) go out as one TLS record and one syscall.
-          if (!res.writableCorked) {
-            res.cork();
-            process.nextTick(() => res.uncork());
-          }
-          const ok = res.write(chunk);
-          if (!ok && live && res.writableLength > MAX_WATCH_SEND_BUFFER) {
-            req.log.warn({ buffered: res.writableLength }, 'watch client too slow: stream cut off');
-            abort();
-          }
+    let handle: Awaited<ReturnType<GenericStore['watch']>>;
+    try {
+      handle = await registry.watch(
+        ns,
+        {
+          labelSelector: opts.labelSelector,
+          fieldSelector,
+          resourceVersion: opts.resourceVersion,
+          resourceVersionMatch: opts.resourceVersionMatch,
+          allowWatchBookmarks: queryBool(query, 'allowWatchBookmarks') ?? false,
+          sendInitialEvents: queryBool(query, 'sendInitialEvents'),
         },
-        end: () => finish(),
-      },
-    );
+        {
+          send: (ev) => {
+            if (closed) return;
+            writeHeaders();
+            let chunk: string | Buffer;
+            try {
+              chunk = encodeEvent(ev);
+            } catch (err) {
+              // An object that cannot be encoded ends the stream; the client re-watches.
+              req.log.error({ err }, 'watch event encoding failed');
+              finish();
+              return;
+            }
+            // Events of one tick (one bus batch) go out as one TLS record and one syscall.
+            if (!res.writableCorked) {
+              res.cork();
+              process.nextTick(() => res.uncork());
+            }
+            const ok = res.write(chunk);
+            if (ok || !live) return;
+            if (res.writableLength > MAX_WATCH_SEND_BUFFER || ++queued > MAX_WATCH_QUEUED_EVENTS) {
+              req.log.warn({ buffered: res.writableLength, queued }, 'watch client too slow: stream cut off');
+              abort();
+            }
+          },
+          end: () => finish(),
+        },
+      );
+    } catch (err) {
+      release();
+      throw err;
+    }
     writeHeaders();
     live = true;
     const timer = setTimeout(() => handle.stop(), timeoutSeconds * 1000);
@@ -155,6 +208,7 @@ export class WatchStreams {
     }
     open.add(finish);
     res.on('close', () => {
+      release();
       if (!closed) {
         closed = true;
         open.delete(finish);

@@ -6,7 +6,9 @@ import type { RequestInfo } from '../request/request-info';
 import { attributesOf, authorizeOrThrow } from '../pipeline/authorize';
 import { toStatusError } from '../pipeline/encode';
 import { buildPipeline, newApiRequest, runPipeline, type PipelineDeps, type Stage } from '../pipeline/pipeline';
-import { requestTarget, requestUser } from '../pipeline/api-request';
+import { requestTarget, requestUser, type ApiRequest } from '../pipeline/api-request';
+import { StatusError } from '@orch/apimachinery';
+import { isLongRunning } from '../flowcontrol/stage';
 import { rejectStream } from './node-proxy';
 
 import { errorInRequestedGroup } from '../pipeline/encode';
@@ -15,6 +17,8 @@ export { toStatusError } from '../pipeline/encode';
 
 export interface ApiHandlerDeps extends PipelineDeps {
   requestMetrics: HttpRequestMetrics;
+  /** --request-timeout: requests other than watches and streams answer 504 after this long. */
+  requestTimeoutMs: number;
 }
 
 /**
@@ -39,6 +43,7 @@ export class ApiHandler {
   async handle(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const started = process.hrtime.bigint();
     const r = newApiRequest(req, reply);
+    const timer = setTimeout(() => void this.timeOut(r), this.deps.requestTimeoutMs);
     try {
       await runPipeline(this.stages, r);
     } catch (err) {
@@ -46,8 +51,21 @@ export class ApiHandler {
       const served = r.target?.def.group ?? '';
       r.status = await this.deps.encoder.sendError(req, reply, errorInRequestedGroup(err, served, r.info.apiGroup));
     } finally {
+      clearTimeout(timer);
       this.observe(r.info, r.status, started);
     }
+  }
+
+  /**
+   * --request-timeout passed: a request that is neither a watch nor a stream and has not
+   * answered yet gets 504 Timeout now (upstream WithTimeoutForNonLongRunningRequests). Its work
+   * is not interrupted and may still take effect; its own answer is dropped.
+   */
+  private async timeOut(r: ApiRequest): Promise<void> {
+    if (r.done || r.reply.sent || r.reply.raw.headersSent || isLongRunning(r.info)) return;
+    const seconds = this.deps.requestTimeoutMs / 1000;
+    const err = new StatusError(504, 'Timeout', `Timeout: request did not complete within the allowed duration (--request-timeout=${seconds}s); it may still take effect`);
+    r.status = await this.deps.encoder.sendError(r.req, r.reply, err);
   }
 
   /**

@@ -68,15 +68,20 @@ export function errorRepresentation(accept: string | undefined): 'json' | 'proto
 
 const INCLUDE_OBJECT = ['None', 'Object', 'Metadata'];
 
+/** `includeObject` of a Table request: absent, or one of None, Object, Metadata (400 otherwise). */
+export function checkIncludeObject(includeObject: string | null): void {
+  if (includeObject !== null && !INCLUDE_OBJECT.includes(includeObject)) {
+    throw StatusError.badRequest(`includeObject must be one of None, Object, Metadata: ${JSON.stringify(includeObject)}`);
+  }
+}
+
 /**
  * A Table of one object or a list: the kind's columns (SPEC default Name, Created At), rows carrying
  * the object's metadata (`includeObject=Metadata`, the default), the whole object (`Object`)
  * or nothing (`None`). `noHeaders` drops column definitions (watch events after the first).
  */
 export function toTable(body: KubeObject, def: ResourceDef, repr: Representation & { kind: 'table' }, noHeaders: boolean, includeObject = 'Metadata'): unknown {
-  if (!INCLUDE_OBJECT.includes(includeObject)) {
-    throw StatusError.badRequest(`includeObject must be one of None, Object, Metadata: ${JSON.stringify(includeObject)}`);
-  }
+  checkIncludeObject(includeObject);
   const isList = Array.isArray((body as { items?: unknown }).items);
   const items = isList ? (body as unknown as { items: KubeObject[] }).items : [body];
   const listMeta = isList ? (body as unknown as { metadata: Record<string, unknown> }).metadata : { resourceVersion: body.metadata?.resourceVersion };

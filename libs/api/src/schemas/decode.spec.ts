@@ -1,4 +1,4 @@
-import { checkFields } from './decode';
+import { checkFields, normalizeNulls } from './decode';
 
 type Gvk = readonly [group: string, version: string, kind: string];
 const POD: Gvk = ['', 'v1', 'Pod'];
@@ -216,5 +216,22 @@ describe('checkFields', () => {
 
   it('throws for a kind without a schema', () => {
     expect(() => checkFields({}, 'example.com', 'v1', 'Widget')).toThrow('no schema for kind Widget in example.com/v1');
+  });
+});
+
+describe('normalizeNulls (what Go typed decoding leaves for null)', () => {
+  const NODE: Gvk = ['', 'v1', 'Node'];
+  const ROLE: Gvk = ['rbac.authorization.orch.io', 'v1', 'Role'];
+  const JOB: Gvk = ['batch', 'v1', 'Job'];
+  it.each<{ name: string; gvk: Gvk; obj: Record<string, unknown>; want: Record<string, unknown> }>([
+    { name: 'a null field is dropped', gvk: JOB, obj: { kind: 'Job', metadata: { name: 'j' }, spec: null }, want: { kind: 'Job', metadata: { name: 'j' } } },
+    { name: 'a null nested field is dropped', gvk: JOB, obj: { spec: { template: null, parallelism: null } }, want: { spec: {} } },
+    { name: 'a null struct list item becomes an empty struct', gvk: NODE, obj: { spec: { taints: [null, { key: 'a', effect: 'NoSchedule' }] } }, want: { spec: { taints: [{}, { key: 'a', effect: 'NoSchedule' }] } } },
+    { name: 'a null rule becomes an empty rule', gvk: ROLE, obj: { rules: [null] }, want: { rules: [{}] } },
+    { name: 'a null string list item becomes ""', gvk: ROLE, obj: { rules: [{ verbs: [null, 'get'] }] }, want: { rules: [{ verbs: ['', 'get'] }] } },
+    { name: 'a null string map value becomes ""', gvk: POD, obj: { metadata: { labels: { a: null } } }, want: { metadata: { labels: { a: '' } } } },
+    { name: 'raw and unknown fields are left alone', gvk: POD, obj: { bogus: null, metadata: { managedFields: [{ fieldsV1: { x: null } }] } }, want: { bogus: null, metadata: { managedFields: [{ fieldsV1: { x: null } }] } } },
+  ])('$name', ({ gvk, obj, want }) => {
+    expect(normalizeNulls(obj, ...gvk)).toEqual(want);
   });
 });

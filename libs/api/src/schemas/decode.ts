@@ -207,3 +207,70 @@ export function checkFields(obj: unknown, group: string, version: string, kind: 
   checkValue(ctx, { ref: schema.name }, obj, { path: '', goStack: [], struct: '' });
   return ctx.result;
 }
+
+/** The zero value Go's decoder leaves for `null` where a value of `type` is required (a list item, a map value). */
+function zeroValue(type: FieldType): unknown {
+  if (isScalar(type)) {
+    switch (type) {
+      case 'string':
+      case 'bytes':
+      case 'duration':
+        return '';
+      case 'boolean':
+        return false;
+      case 'int32':
+      case 'int64':
+      case 'double':
+      case 'int-or-string':
+        return 0;
+      default:
+        return null; // time, quantity, raw: Go keeps them as "unset"
+    }
+  }
+  if ('array' in type || 'map' in type) return null;
+  const schema = typeSchema(type.ref)!;
+  if (schema.scalar) return zeroValue(schema.scalar);
+  return schema.items || schema.union ? null : {};
+}
+
+function normalizeValue(type: FieldType, value: unknown): unknown {
+  if (value === null || value === undefined) return value;
+  const items = (t: FieldType, list: unknown[]) => list.map((item) => (item === null ? zeroValue(t) : normalizeValue(t, item)));
+  if (isScalar(type)) return value;
+  if ('array' in type) return Array.isArray(value) ? items(type.array, value) : value;
+  if ('map' in type) {
+    if (!isObject(value)) return value;
+    for (const [k, v] of Object.entries(value)) value[k] = v === null ? zeroValue(type.map) : normalizeValue(type.map, v);
+    return value;
+  }
+  const schema = typeSchema(type.ref)!;
+  if (schema.scalar) return value;
+  if (schema.items) return Array.isArray(value) ? items(schema.items, value) : value;
+  if (schema.union) {
+    const alt = unionAlternative(schema, value);
+    return alt ? normalizeValue(alt, value) : value;
+  }
+  if (!isObject(value)) return value;
+  const fields = jsonFields(schema);
+  for (const [key, v] of Object.entries(value)) {
+    const field = fields.get(key);
+    if (!field) continue;
+    if (v === null) delete value[key];
+    else value[key] = normalizeValue(field.type, v);
+  }
+  return value;
+}
+
+/**
+ * Gives a decoded object (already accepted by checkFields) the shape Go's typed decoding
+ * leaves, so no later code meets a `null` the schema does not allow: a `null` field is dropped
+ * (unset), a `null` list item or map value becomes the zero value of its type (`{}` for a
+ * struct, `""`, `0`, `false`), as in upstream where `taints: [null]` decodes to one empty Taint
+ * (which validation then reports). `raw` fields and unknown fields are left as they are.
+ * Mutates `obj` in place and returns it.
+ */
+export function normalizeNulls<T>(obj: T, group: string, version: string, kind: string): T {
+  const schema = schemaForKind(group, version, kind);
+  if (schema && isObject(obj)) normalizeValue({ ref: schema.name }, obj);
+  return obj;
+}

@@ -9,6 +9,7 @@ import { secretStrategy } from './secret';
 import { webhookStrategy, admissionPolicyStrategy, admissionPolicyBindingStrategy } from './webhooks';
 import { jobStrategy } from './job';
 import { namespaceStrategy } from './namespace';
+import { nodeStrategy, roleStrategy } from './node-rbac';
 import { podStrategy } from './pod';
 
 export { NAMESPACE_FINALIZER, NAMESPACE_NAME_LABEL, PROTECTED_NAMESPACES, systemNamespaces } from './namespace';
@@ -47,7 +48,7 @@ const CONFIGURED_STRATEGIES: Record<string, (options: StrategyOptions) => Strate
 const STRATEGIES: Record<string, Strategy> = {
   '/pods': podStrategy,
   '/services': { ...defaultStrategy, nameRule: 'dns1035Label', fieldAttributes: fieldsFrom(['spec.clusterIP', 'spec.type']) },
-  '/nodes': { ...defaultStrategy, fieldAttributes: fieldsFrom(['spec.unschedulable']) },
+  '/nodes': nodeStrategy,
   '/secrets': secretStrategy,
   '/replicationcontrollers': { ...defaultStrategy, fieldAttributes: fieldsFrom(['status.replicas']) },
   '/events': { ...createOnUpdate, fieldAttributes: coreEventFields },
@@ -59,9 +60,9 @@ const STRATEGIES: Record<string, Strategy> = {
   'admissionregistration.orch.io/validatingadmissionpolicies': admissionPolicyStrategy,
   'admissionregistration.orch.io/validatingadmissionpolicybindings': admissionPolicyBindingStrategy,
   'certificates.orch.io/certificatesigningrequests': csrStrategy,
-  'rbac.authorization.orch.io/roles': { ...createOnUpdate, nameRule: 'pathSegment' },
+  'rbac.authorization.orch.io/roles': roleStrategy(true),
   'rbac.authorization.orch.io/rolebindings': { ...createOnUpdate, nameRule: 'pathSegment' },
-  'rbac.authorization.orch.io/clusterroles': { ...createOnUpdate, nameRule: 'pathSegment' },
+  'rbac.authorization.orch.io/clusterroles': roleStrategy(false),
   'rbac.authorization.orch.io/clusterrolebindings': { ...createOnUpdate, nameRule: 'pathSegment' },
 };
 

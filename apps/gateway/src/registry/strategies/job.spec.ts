@@ -25,7 +25,7 @@ describe('Job strategy', () => {
       },
     },
   ])('$name', ({ twins, want }) => {
-    const j = job({ template: { metadata: { labels: { app: 'pi' } }, spec: { containers: [] } } });
+    const j = job({ template: { metadata: { labels: { app: 'pi' } }, spec: { containers: [{ name: 'c', image: 'x' }] } } });
     jobStrategy(twins).prepareForCreate!(j, ctx);
     expect(j.spec.selector).toEqual({ matchLabels: { 'batch.orch.io/controller-uid': 'uid-1' } });
     expect(j.spec.template.metadata.labels).toEqual(want);
@@ -52,5 +52,17 @@ describe('Job strategy', () => {
     { name: 'selector not matching the template', spec: { manualSelector: true, selector: { matchLabels: { a: 'b' } }, template: { metadata: { labels: { a: 'c' } } } }, want: '`selector` does not match template `labels`' },
   ])('validation: $name', ({ spec, want }) => {
     expect(validateJobSelector(job(spec)).map((e) => e.toString()).join('; ')).toContain(want);
+  });
+});
+
+describe('Job validation', () => {
+  it.each([
+    { name: 'no spec', spec: undefined },
+    { name: 'no template', spec: {} },
+    { name: 'a template without containers', spec: { template: { spec: { containers: [] } } } },
+  ])('$name: spec.template.spec.containers is required', ({ spec }) => {
+    const j = { ...job({}), spec } as KubeObject & { spec: any };
+    jobStrategy(false).prepareForCreate!(j, ctx);
+    expect(jobStrategy(false).validate!(j, ctx).map((e) => `${e.field}: ${e.type}`)).toContain('spec.template.spec.containers: FieldValueRequired');
   });
 });

@@ -38,6 +38,12 @@ export function generateJobSelector(job: JobLike, upstreamTwins: boolean): void 
   selector.matchLabels[JOB_CONTROLLER_UID_LABEL] ??= job.metadata.uid ?? '';
 }
 
+/** upstream validateJobSpec: the pod template has containers. */
+export function validateJobTemplate(job: JobLike): FieldError[] {
+  const containers = (job.spec?.template as { spec?: { containers?: unknown[] } } | undefined)?.spec?.containers;
+  return containers?.length ? [] : [FieldError.required('spec.template.spec.containers', '')];
+}
+
 /** upstream validateJobSpec: a selector is required and must select the template's labels. */
 export function validateJobSelector(job: JobLike): FieldError[] {
   const selector = job.spec?.selector;
@@ -59,6 +65,6 @@ export const jobStrategy = (upstreamTwins: boolean): Strategy => ({
     const job = obj as JobLike;
     if (job.spec?.manualSelector !== true) generateJobSelector(job, upstreamTwins);
   },
-  validate: (obj) => validateJobSelector(obj as JobLike),
-  validateUpdate: (obj) => validateJobSelector(obj as JobLike),
+  validate: (obj) => [...validateJobTemplate(obj as JobLike), ...validateJobSelector(obj as JobLike)],
+  validateUpdate: (obj) => [...validateJobTemplate(obj as JobLike), ...validateJobSelector(obj as JobLike)],
 });

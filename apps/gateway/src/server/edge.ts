@@ -1,0 +1,96 @@
+import { METHODS } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Socket } from 'node:net';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { StatusError } from '@orch/apimachinery';
+
+/** The methods the API serves (every path routes them to the pipeline). */
+export const API_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+export function isApiMethod(method: string): boolean {
+  return (API_METHODS as readonly string[]).includes(method);
+}
+
+/**
+ * Every other method Node's HTTP parser accepts (TRACE, PROPFIND, ...), routed to
+ * methodNotAllowed on every path. Routed rather than caught by a hook: Fastify answers an
+ * unrouted method on a malformed URL (`PROPFIND /x/%`) from its 404 handler, hooks skipped.
+ * CONNECT never reaches the routes (Node emits it as 'connect': see answerConnect).
+ */
+export const OTHER_METHODS = METHODS.filter((m) => !isApiMethod(m) && m !== 'CONNECT');
+
+/** A closing raw HTTP/1.1 answer carrying a Status (for sockets outside Fastify). */
+function rawStatusAnswer(se: StatusError, statusLine: string, extraHeaders = ''): string {
+  const body = JSON.stringify(se.toStatus());
+  return `HTTP/1.1 ${se.code} ${statusLine}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extraHeaders}connection: close\r\n\r\n${body}`;
+}
+
+/** CONNECT (Node's 'connect' event; without a listener the socket is dropped): 405 like other methods. */
+export function answerConnect(socket: Duplex): void {
+  const se = new StatusError(405, 'MethodNotAllowed', `the server does not allow the method "CONNECT": the API serves ${API_METHODS.join(', ')}`);
+  socket.on('error', () => socket.destroy());
+  socket.end(rawStatusAnswer(se, 'Method Not Allowed', `allow: ${API_METHODS.join(', ')}\r\n`));
+}
+
+/**
+ * What the HTTP edge answers for a method the API does not have (TRACE, PROPFIND, ...): 405
+ * with `Allow`, as a Status like every answer of the gateway.
+ */
+export function methodNotAllowed(req: FastifyRequest, reply: FastifyReply): void {
+  const se = new StatusError(405, 'MethodNotAllowed', `the server does not allow the method ${JSON.stringify(req.method)}: the API serves ${API_METHODS.join(', ')}`);
+  reply.code(se.code).header('allow', API_METHODS.join(', ')).header('content-type', 'application/json').send(JSON.stringify(se.toStatus()));
+}
+
+/**
+ * Errors Fastify meets before any route (a URL whose percent-encoding is malformed, `%ZZ`):
+ * a 400 Status naming the problem instead of Fastify's own error body.
+ */
+export function answerFrameworkError(err: Error & { code?: string }, _req: FastifyRequest, reply: FastifyReply): void {
+  const message = err.code === 'FST_ERR_BAD_URL' ? `the URL is not valid: ${err.message}` : `the request could not be routed: ${err.message}`;
+  reply.code(400).header('content-type', 'application/json').send(JSON.stringify(StatusError.badRequest(message).toStatus()));
+}
+
+/** Node's HTTP parser codes that mean the request line and headers are too large. */
+const TOO_LARGE = new Set(['HPE_HEADER_OVERFLOW']);
+
+/**
+ * Answers a request the HTTP parser refused (bad method token, malformed header, request line
+ * and headers over Node's limit): a 400 Status naming the problem on a closing connection,
+ * instead of Node's bare status line. The parser's state is lost, so the connection ends.
+ */
+export function answerClientError(err: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable || (err.code === 'ECONNRESET' && socket.destroyed)) {
+    socket.destroy();
+    return;
+  }
+  const message = TOO_LARGE.has(err.code ?? '')
+    ? 'the request line and headers are too large (limit 16 KiB): shorten the URL (query parameters such as labelSelector) or the headers'
+    : `the request could not be parsed as HTTP/1.1 (${err.code ?? 'error'}: ${err.message})`;
+  socket.end(rawStatusAnswer(StatusError.badRequest(message), 'Bad Request'));
+}
+
+/**
+ * How long a closing connection goes on reading what its client still sends (Go waits 500 ms,
+ * rstAvoidanceDelay; a client on a loaded machine may need longer to read the answer).
+ */
+const LINGER_MS = 2000;
+
+/**
+ * Makes the coming close of a connection whose request body was not read (413 on the
+ * Content-Length alone, with `connection: close`) a lingering one, as Go's server does
+ * (closeWriteAndWait): the answer and a FIN go out, then what the client still sends is read
+ * and dropped until it closes or LINGER_MS pass. Closed at once, the socket would be reset
+ * with unread input, and a client still writing its body would get EPIPE or ECONNRESET instead
+ * of the answer. (Node's server closes an answered `connection: close` socket through
+ * destroySoon.)
+ */
+export function lingerOnClose(socket: Socket): void {
+  socket.destroySoon = function lingeringClose(this: Socket) {
+    const timer = setTimeout(() => this.destroy(), LINGER_MS).unref();
+    this.once('close', () => clearTimeout(timer));
+    this.once('end', () => this.destroy());
+    this.on('error', () => this.destroy());
+    this.end();
+    this.resume();
+  };
+}
