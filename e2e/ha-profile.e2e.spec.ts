@@ -1,5 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -94,6 +96,62 @@ describe('npm run start:ha', () => {
     }
     if (dir) await removeDir(dir);
   }, 60_000);
+
+  it('runs under Node,RBAC with a least-privilege identity per component: a Deployment\'s pod is scheduled and runs', async () => {
+    await readTopology();
+    const pki = join(dir, 'pki');
+    const admin = new ApiClient(`https://127.0.0.1:${portOf('gateway-2')}`, { ca: await readFile(join(pki, 'ca.crt'), 'utf8'), cert: await readFile(join(pki, 'admin.crt'), 'utf8'), key: await readFile(join(pki, 'admin.key'), 'utf8') });
+    try {
+      // Every running gateway was started with Node,RBAC (its real command line).
+      for (const g of topology.services.filter((s) => s.component === 'gateway')) {
+        expect({ gateway: g.name, args: readFileSync(`/proc/${g.pid}/cmdline`, 'utf8').split('\0') }).toEqual({ gateway: g.name, args: expect.arrayContaining(['--authorization-mode=Node,RBAC']) });
+      }
+      // Each component's kubeconfig carries its own identity, not the admin's.
+      const nodeName = hostname().toLowerCase();
+      const subjectOf = (component: string) => {
+        const kc = parse(readFileSync(join(dir, `${component}.kubeconfig`), 'utf8')) as { users: { user: Record<string, string> }[] };
+        return new X509Certificate(Buffer.from(kc.users[0].user['client-certificate-data'], 'base64')).subject.split('\n').sort();
+      };
+      expect(subjectOf('controller-manager')).toEqual(['CN=system:orch-controller-manager']);
+      expect(subjectOf('scheduler')).toEqual(['CN=system:orch-scheduler']);
+      expect(subjectOf('network-proxy')).toEqual(['CN=system:orch-proxy']);
+      expect(subjectOf('node-agent')).toEqual([`CN=system:node:${nodeName}`, 'O=system:nodes']);
+      // Least privilege: what an identity must not do, asked of the cluster's authorizers.
+      const allowed = async (user: string, groups: string[], verb: string, resource: string, namespace = 'default') => {
+        const r = await admin.post('/apis/authorization.k8s.io/v1/subjectaccessreviews', { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec: { user, groups: [...groups, 'system:authenticated'], resourceAttributes: { verb, resource, namespace } } });
+        expect(r.status).toBe(201);
+        return (r.json as { status: { allowed: boolean } }).status.allowed;
+      };
+      expect({
+        schedulerBindsPods: await allowed('system:orch-scheduler', [], 'create', 'pods/binding'),
+        schedulerReadsSecrets: await allowed('system:orch-scheduler', [], 'list', 'secrets'),
+        proxyWatchesServices: await allowed('system:orch-proxy', [], 'watch', 'services'),
+        proxyCreatesPods: await allowed('system:orch-proxy', [], 'create', 'pods'),
+        nodeListsSecrets: await allowed(`system:node:${nodeName}`, ['system:nodes'], 'list', 'secrets'),
+        nodeDeletesNamespaces: await allowed(`system:node:${nodeName}`, ['system:nodes'], 'delete', 'namespaces', ''),
+      }).toEqual({ schedulerBindsPods: true, schedulerReadsSecrets: false, proxyWatchesServices: true, proxyCreatesPods: false, nodeListsSecrets: false, nodeDeletesNamespaces: false });
+
+      // The components work with those identities: controller-manager (Deployment → ReplicaSet → Pod), scheduler, node-agent.
+      const labels = { app: 'ha-identity' };
+      const deployment = {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'ha-identity', namespace: 'default' },
+        spec: { replicas: 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'c', image: 'none', command: [process.execPath, '-e', 'setInterval(() => {}, 1000)'] }] } } },
+      };
+      expect((await admin.post('/apis/apps/v1/namespaces/default/deployments', deployment)).status).toBe(201);
+      const deadline = Date.now() + 90_000;
+      let pods: { spec: { nodeName?: string }; status?: { phase?: string } }[] = [];
+      while (!pods.some((p) => p.status?.phase === 'Running')) {
+        if (Date.now() > deadline) throw new Error(`the Deployment's pod did not run: ${JSON.stringify(pods)}`);
+        await sleep(250);
+        pods = ((await admin.get('/api/v1/namespaces/default/pods?labelSelector=app%3Dha-identity')).json as { items: typeof pods }).items;
+      }
+      expect(pods.find((p) => p.status?.phase === 'Running')!.spec.nodeName).toBe(nodeName);
+    } finally {
+      admin.close();
+    }
+  }, 150_000);
 
   it('a client-node informer on one gateway stays exact while NATS, Redis, a gateway and an etcd member fail in turn', async () => {
     const pki = join(dir, 'pki');
