@@ -1,4 +1,4 @@
-import type { BindingObject, PolicyRule, RoleObject, Subject } from './rbac';
+import { aggregatedRules, sameRules, type BindingObject, type PolicyRule, type RoleObject, type Subject } from './rbac';
 
 /**
  * The default RBAC policy (upstream plugin/pkg/auth/authorizer/rbac/bootstrappolicy with
@@ -122,6 +122,8 @@ const CONTROLLER_MANAGER_RULES: PolicyRule[] = [
   rule(['create'], ['authentication.orch.io'], ['tokenreviews']),
   rule(['create'], ['authorization.orch.io'], ['subjectaccessreviews']),
   rule(['approve', 'sign'], ['certificates.orch.io'], ['signers']),
+  // ClusterRole aggregation writes rules it does not hold itself (upstream clusterrole-aggregation-controller).
+  rule(['escalate'], [RBAC_GROUP], ['clusterroles']),
 ];
 
 const SCHEDULER_RULES: PolicyRule[] = [
@@ -164,8 +166,12 @@ const NODE_PROXIER_RULES: PolicyRule[] = [
   rule(['list', 'watch'], ['discovery.orch.io'], ['endpointslices']),
 ];
 
-/** The default ClusterRoles. */
-export const BOOTSTRAP_CLUSTER_ROLES = [
+/**
+ * The default ClusterRoles. The aggregated ones (admin, edit, view) ship with the rules of the
+ * default pieces already aggregated ({@link withSettledAggregation}), so they grant from the
+ * first start; the controller-manager's clusterrole-aggregation controller adds later pieces.
+ */
+export const BOOTSTRAP_CLUSTER_ROLES = withSettledAggregation([
   clusterRole('cluster-admin', [rule(['*'], ['*'], ['*']), urls(['*'], ['*'])]),
   clusterRole('admin', [], { aggregationRule: aggregationOf('admin') }),
   clusterRole('edit', [], { aggregationRule: aggregationOf('edit'), labels: aggregateTo('admin') }),
@@ -190,7 +196,26 @@ export const BOOTSTRAP_CLUSTER_ROLES = [
   clusterRole('system:node-proxier', NODE_PROXIER_RULES),
   clusterRole('system:orch-metrics-server', METRICS_SERVER_RULES),
   clusterRole('system:aggregated-metrics-reader', METRICS_READER_RULES, { labels: { ...aggregateTo('view'), ...aggregateTo('edit'), ...aggregateTo('admin') } }),
-];
+]);
+
+/**
+ * `roles` with every aggregated role's rules set as the aggregation controller would leave them
+ * (applied until nothing changes, so view → edit → admin chains settle).
+ */
+export function withSettledAggregation<T extends RoleObject>(roles: T[]): T[] {
+  const out = roles.map((r) => structuredClone(r));
+  for (let pass = 0, changed = true; changed && pass < 8; pass++) {
+    changed = false;
+    for (const r of out) {
+      const rules = aggregatedRules(r, out);
+      if (rules && !sameRules(rules, r.rules ?? [])) {
+        r.rules = rules;
+        changed = true;
+      }
+    }
+  }
+  return out;
+}
 
 /** The default ClusterRoleBindings. */
 export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS = [

@@ -1,6 +1,6 @@
 import type { AuthorizationAttributes } from './authz';
-import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS, BOOTSTRAP_ROLES, BOOTSTRAP_ROLE_BINDINGS, reconcileDefault } from './bootstrap-policy';
-import { RbacIndex, rbacAuthorizer, ruleString, uncoveredRules, type BindingObject, type PolicyRule, type RoleObject } from './rbac';
+import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS, BOOTSTRAP_ROLES, BOOTSTRAP_ROLE_BINDINGS, reconcileDefault, withSettledAggregation } from './bootstrap-policy';
+import { RbacIndex, aggregatedRules, rbacAuthorizer, ruleString, uncoveredRules, type BindingObject, type PolicyRule, type RoleObject } from './rbac';
 import type { UserInfo } from './user';
 
 const RBAC = 'rbac.authorization.orch.io';
@@ -26,9 +26,13 @@ const res = (user: UserInfo, verb: string, resource: string, namespace = '', nam
 });
 const url = (user: UserInfo, verb: string, path: string): AuthorizationAttributes => ({ user, isResourceRequest: false, path, verb, apiGroup: '', apiVersion: '', resource: '', subresource: '', namespace: '', name: '' });
 
+const WIDGETS_VIEW = role('widgets-view', [{ verbs: ['get', 'list'], apiGroups: ['example.com'], resources: ['widgets'] }], undefined, { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' });
+
 function policy(): RbacIndex {
   const index = new RbacIndex();
-  for (const r of BOOTSTRAP_CLUSTER_ROLES) index.upsert('ClusterRole', r);
+  // An aggregated piece added later (k8s.io label spelling): view, and through it edit and admin,
+  // hold its rules once aggregated (the controller's work, settled here).
+  for (const r of withSettledAggregation([...BOOTSTRAP_CLUSTER_ROLES, WIDGETS_VIEW])) index.upsert('ClusterRole', r);
   for (const b of BOOTSTRAP_CLUSTER_ROLE_BINDINGS) index.upsert('ClusterRoleBinding', b);
   for (const r of BOOTSTRAP_ROLES) index.upsert('Role', r);
   for (const b of BOOTSTRAP_ROLE_BINDINGS) index.upsert('RoleBinding', b);
@@ -42,8 +46,6 @@ function policy(): RbacIndex {
   index.upsert('ClusterRoleBinding', binding('metrics', 'ClusterRole', 'metrics-reader', [{ kind: 'User', name: 'prom' }]));
   index.upsert('ClusterRoleBinding', binding('bob-views', 'ClusterRole', 'view', [{ kind: 'User', name: 'bob' }]));
   index.upsert('RoleBinding', binding('carol-edits', 'ClusterRole', 'edit', [{ kind: 'User', name: 'carol' }], 'team'));
-  // An aggregated piece added later: view picks it up.
-  index.upsert('ClusterRole', role('widgets-view', [{ verbs: ['get', 'list'], apiGroups: ['example.com'], resources: ['widgets'] }], undefined, { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' }));
   return index;
 }
 
@@ -104,12 +106,52 @@ describe('RBAC decision matrix', () => {
     expect((authz.authorize(a) as { decision: string }).decision).toBe(allowed ? 'allow' : 'no-opinion');
   });
 
+  it('an aggregated role grants what it holds: a piece not yet aggregated grants nothing through it', () => {
+    const index = new RbacIndex();
+    for (const r of BOOTSTRAP_CLUSTER_ROLES) index.upsert('ClusterRole', r);
+    index.upsert('ClusterRole', WIDGETS_VIEW);
+    index.upsert('ClusterRoleBinding', binding('bob-views', 'ClusterRole', 'view', [{ kind: 'User', name: 'bob' }]));
+    const authz = rbacAuthorizer(index);
+    expect((authz.authorize(res(bob, 'list', 'deployments', 'x', '', 'apps')) as { decision: string }).decision).toBe('allow');
+    expect((authz.authorize(res(bob, 'get', 'widgets', 'x', 'w', 'example.com')) as { decision: string }).decision).toBe('no-opinion');
+  });
+
   it('a removed binding no longer allows', () => {
     const index = policy();
     const a = res(alice, 'get', 'pods', 'team', 'p');
     expect((rbacAuthorizer(index).authorize(a) as { decision: string }).decision).toBe('allow');
     index.remove('RoleBinding', 'team', 'alice-reads');
     expect((rbacAuthorizer(index).authorize(a) as { decision: string }).decision).toBe('no-opinion');
+  });
+});
+
+describe('aggregatedRules (what the clusterrole-aggregation controller writes)', () => {
+  const r1 = { verbs: ['get'], apiGroups: [''], resources: ['pods'] };
+  const r2 = { verbs: ['list'], apiGroups: ['apps'], resources: ['deployments'] };
+  const r3 = { verbs: ['get'], nonResourceURLs: ['/x'] };
+  const agg = (selectors: NonNullable<RoleObject['aggregationRule']>['clusterRoleSelectors'], own: PolicyRule[] = []): RoleObject => ({ metadata: { name: 'agg', labels: { team: 'a' } }, rules: own, aggregationRule: { clusterRoleSelectors: selectors } });
+  const pieces = [
+    role('b-piece', [r2, r1], undefined, { team: 'a', tier: 'gold' }),
+    role('a-piece', [r1], undefined, { team: 'a' }),
+    role('c-piece', [r3], undefined, { team: 'b' }),
+    role('unlabelled', [r3]),
+  ];
+  it.each([
+    { name: 'matchLabels: matched pieces by name, each rule once; its own rules dropped', role: agg([{ matchLabels: { team: 'a' } }], [r3]), want: [r1, r2] },
+    { name: 'several selectors: in selector order', role: agg([{ matchLabels: { team: 'b' } }, { matchLabels: { team: 'a' } }]), want: [r3, r1, r2] },
+    { name: 'matchExpressions In / Exists / DoesNotExist', role: agg([{ matchExpressions: [{ key: 'team', operator: 'In', values: ['b'] }] }, { matchExpressions: [{ key: 'tier', operator: 'Exists' }] }]), want: [r3, r2, r1] },
+    { name: 'NotIn matches pieces without the label too', role: agg([{ matchExpressions: [{ key: 'team', operator: 'NotIn', values: ['a'] }] }]), want: [r3] },
+    { name: 'no piece matches: no rules', role: agg([{ matchLabels: { team: 'z' } }], [r1]), want: [] },
+    { name: 'not aggregated', role: role('plain', [r1]), want: undefined },
+  ])('$name', ({ role: r, want }) => {
+    expect(aggregatedRules(r, [...pieces, r])).toEqual(want);
+  });
+
+  it('bootstrap view → edit → admin settle: admin holds everything edit and view hold', () => {
+    const byName = new Map(BOOTSTRAP_CLUSTER_ROLES.map((r) => [r.metadata.name, r.rules ?? []]));
+    expect(uncoveredRules(byName.get('edit')!, byName.get('view')!)).toEqual([]);
+    expect(uncoveredRules(byName.get('admin')!, byName.get('edit')!)).toEqual([]);
+    expect(byName.get('view')!.length).toBeGreaterThan(0);
   });
 });
 

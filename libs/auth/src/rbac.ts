@@ -127,6 +127,44 @@ function selectorMatches(sel: SelectorLike, labels: Record<string, string>): boo
   return true;
 }
 
+/** A rule's identity for "the same rule" (field order and absent-vs-empty do not matter). */
+function ruleKey(r: PolicyRule): string {
+  return JSON.stringify([r.verbs ?? [], r.apiGroups ?? [], r.resources ?? [], r.resourceNames ?? [], r.nonResourceURLs ?? []]);
+}
+
+/**
+ * The rules an aggregated ClusterRole holds (upstream clusterrole-aggregation controller): the
+ * rules of every other ClusterRole one of its `clusterRoleSelectors` matches, selector by
+ * selector and by name within one, each rule once. Undefined for a role without an
+ * aggregationRule. One level only: a matched role that is itself aggregated contributes the
+ * rules it holds now (the controller settles chains such as view → edit → admin as each
+ * update brings the next).
+ */
+export function aggregatedRules(role: RoleObject, clusterRoles: Iterable<RoleObject>): PolicyRule[] | undefined {
+  const selectors = role.aggregationRule?.clusterRoleSelectors;
+  if (!selectors?.length) return undefined;
+  const others = [...clusterRoles].filter((r) => r.metadata.name !== role.metadata.name).sort((a, b) => ((a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : 1));
+  const seen = new Set<string>();
+  const out: PolicyRule[] = [];
+  for (const sel of selectors) {
+    for (const other of others) {
+      if (!selectorMatches(sel, other.metadata.labels ?? {})) continue;
+      for (const r of other.rules ?? []) {
+        const key = ruleKey(r);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        out.push(r);
+      }
+    }
+  }
+  return out;
+}
+
+/** Whether two rule lists are the same rules in the same order. */
+export function sameRules(a: readonly PolicyRule[], b: readonly PolicyRule[]): boolean {
+  return a.length === b.length && a.every((r, i) => ruleKey(r) === ruleKey(b[i]));
+}
+
 /** A binding as filed in the index: where its rules come from. */
 interface IndexedBinding {
   /** Namespace of a RoleBinding ('' for ClusterRoleBindings). */
@@ -139,9 +177,10 @@ interface IndexedBinding {
 /**
  * The RBAC objects of the cluster, indexed for decisions (ISSUE: decisions indexed by subject,
  * not scanned): bindings are filed under each subject they name, so a decision looks only
- * at the bindings of the requesting user and its groups. Aggregated ClusterRoles
- * (`aggregationRule`) answer with the union of the rules of the ClusterRoles their selectors
- * match. Fed by `upsert`/`remove` from a watch of the four RBAC resources.
+ * at the bindings of the requesting user and its groups. A role's rules are the ones it holds:
+ * aggregated ClusterRoles get theirs written by the controller-manager's
+ * clusterrole-aggregation controller (as upstream). Fed by `upsert`/`remove` from a watch of
+ * the four RBAC resources.
  */
 export class RbacIndex {
   private readonly clusterRoles = new Map<string, RoleObject>();
@@ -150,8 +189,6 @@ export class RbacIndex {
   private readonly bySubject = new Map<string, Map<string, IndexedBinding>>();
   /** binding id → the subject keys it is filed under. */
   private readonly bindingKeys = new Map<string, string[]>();
-  /** Aggregated ClusterRole rules, cleared whenever a ClusterRole changes. */
-  private readonly aggregated = new Map<string, PolicyRule[]>();
 
   upsert(kind: 'Role' | 'ClusterRole' | 'RoleBinding' | 'ClusterRoleBinding', obj: RoleObject | BindingObject): void {
     const ns = obj.metadata.namespace ?? '';
@@ -159,7 +196,6 @@ export class RbacIndex {
     switch (kind) {
       case 'ClusterRole':
         this.clusterRoles.set(name, obj as RoleObject);
-        this.aggregated.clear();
         return;
       case 'Role':
         this.roles.set(`${ns}/${name}`, obj as RoleObject);
@@ -184,10 +220,8 @@ export class RbacIndex {
   }
 
   remove(kind: 'Role' | 'ClusterRole' | 'RoleBinding' | 'ClusterRoleBinding', namespace: string, name: string): void {
-    if (kind === 'ClusterRole') {
-      this.clusterRoles.delete(name);
-      this.aggregated.clear();
-    } else if (kind === 'Role') this.roles.delete(`${namespace}/${name}`);
+    if (kind === 'ClusterRole') this.clusterRoles.delete(name);
+    else if (kind === 'Role') this.roles.delete(`${namespace}/${name}`);
     else this.removeBinding(`${kind}/${kind === 'RoleBinding' ? namespace : ''}/${name}`);
   }
 
@@ -200,22 +234,9 @@ export class RbacIndex {
     this.bindingKeys.delete(id);
   }
 
-  /** The rules of a ClusterRole, aggregated ones included (cycles and depth bounded). */
-  clusterRoleRules(name: string, depth = 0): PolicyRule[] {
-    const role = this.clusterRoles.get(name);
-    if (!role) return [];
-    const selectors = role.aggregationRule?.clusterRoleSelectors;
-    if (!selectors?.length || depth > 4) return role.rules ?? [];
-    const cached = this.aggregated.get(name);
-    if (cached && depth === 0) return cached;
-    const rules = [...(role.rules ?? [])];
-    for (const [other, r] of this.clusterRoles) {
-      if (other === name) continue;
-      const labels = r.metadata.labels ?? {};
-      if (selectors.some((s) => selectorMatches(s, labels))) rules.push(...this.clusterRoleRules(other, depth + 1));
-    }
-    if (depth === 0) this.aggregated.set(name, rules);
-    return rules;
+  /** The rules a ClusterRole holds. */
+  clusterRoleRules(name: string): PolicyRule[] {
+    return this.clusterRoles.get(name)?.rules ?? [];
   }
 
   private refRules(b: IndexedBinding): PolicyRule[] {

@@ -1,5 +1,6 @@
 import type { ControllerDescriptor } from '../controller';
 import { bootstrapSignerController } from './bootstrapsigner/signer';
+import { clusterRoleAggregationController } from './clusterrole-aggregation/aggregation-controller';
 import { csrApprovingController } from './csrapproving/approver';
 import { csrSigningController } from './csrsigning/signer';
 import { endpointsController } from './endpoints/endpoints-controller';
@@ -14,7 +15,7 @@ import { serviceAccountController } from './serviceaccount/serviceaccounts-contr
 import { serviceAccountTokenController } from './serviceaccount-token/tokens-controller';
 import { tokenCleanerController } from './tokencleaner/tokencleaner';
 
-/** Cluster controllers (namespace, service accounts, tokens, root CA, bootstrap, endpoints, nodes, pod GC, resource quota, CSR), by upstream `--controllers` name. */
+/** Cluster controllers (namespace, service accounts, tokens, root CA, bootstrap, endpoints, nodes, pod GC, resource quota, CSR, ClusterRole aggregation), by upstream `--controllers` name. */
 export const CLUSTER_CONTROLLERS: ControllerDescriptor[] = [
   namespaceController,
   serviceAccountController,
@@ -30,4 +31,5 @@ export const CLUSTER_CONTROLLERS: ControllerDescriptor[] = [
   resourceQuotaController,
   csrApprovingController,
   csrSigningController,
+  clusterRoleAggregationController,
 ];
