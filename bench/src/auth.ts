@@ -3,9 +3,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensurePki, issueClientCert } from '@orch/auth';
+import { Worker } from 'node:worker_threads';
+import { decodeJwt } from 'jose';
+import { ensurePki, issueClientCert, type CertAndKey } from '@orch/auth';
 import { startBenchGateway } from './gateway-process';
-import { call, runLoad, target, type HttpsTarget } from './load';
+import type { AttackJob } from './auth-attacker';
+import { call, percentile, runLoad, target, type HttpsTarget } from './load';
 import type { Row } from './report';
 
 const RBAC = 'rbac.authorization.orch.io';
@@ -111,13 +114,71 @@ export async function authBench(opts: { durationMs: number; concurrency: number;
     const tokenFile_ = rate('token-file');
     const sa = rate('service-account');
     const row = (metric: string, value: number): Row => ({ metric, orch: value, baseline, baselineName: 'AlwaysAllow + x509, same run', unit: 'gets/s', higherIsBetter: true });
+    const victim = target(rbac.url, { ca: rbac.creds.ca, cert: cert.certPem, key: cert.keyPem }, 4);
+    const attack = await badCredentialsAttack(rbac.url, rbac.creds.ca, decodeJwt(saToken).iss as string, dir, victim, path);
     return [
       row(`RBAC (${opts.bindings} bindings, ${opts.roles} roles) + x509`, x509),
       row(`RBAC + static token file`, tokenFile_),
       row(`RBAC + service-account JWT (ES256, lookup on)`, sa),
+      attackRow(`${attack.tokens.attempts} garbled bearer tokens`, attack.tokens),
+      attackRow(`${attack.tokens16.attempts} garbled bearer tokens`, attack.tokens16),
+      attackRow(`${attack.certs.attempts} TLS connections with client certificates of another CA`, attack.certs),
+      attackRow(`(for comparison) ${attack.handshakes.attempts} TLS connections without a client certificate, each with a garbled token`, attack.handshakes),
     ];
   } finally {
     for (const c of children) c.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+function attackRow(what: string, r: { concurrency: number; idle: number; attacked: number }): Row {
+  return { metric: `p99 of an x509 client (4 concurrent) while ${what} are tried (${r.concurrency} concurrent, all 401)`, orch: r.attacked, baseline: r.idle, baselineName: 'its p99 alone just before (goal: ≤ 2x)', unit: 'ms', higherIsBetter: false };
+}
+
+/**
+ * Pairs of the victim's p99 alone (3 s) and then while a worker thread (auth-attacker.ts: its own event
+ * loop, so the attack's client work does not slow the victim's) tries 10,000 garbled bearer
+ * tokens (as many connections as the victim, then 16), 1,000 TLS connections with client
+ * certificates of another CA, and for comparison 1,000 fresh connections without one. Every
+ * attempt must be a 401 Status (the worker fails otherwise).
+ */
+async function badCredentialsAttack(url: string, ca: string, issuer: string, dir: string, victim: HttpsTarget, path: string) {
+  const strangerPki = await ensurePki(join(dir, 'stranger-ca'));
+  const strangers: CertAndKey[] = await Promise.all(Array.from({ length: 8 }, (_, i) => issueClientCert(strangerPki, i === 0 ? { cn: 'admin', orgs: ['system:masters'] } : { cn: `stranger-${i}` })));
+  const victimLoad = async (until: () => boolean) => {
+    const latencies: number[] = [];
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (!until()) {
+          const t = performance.now();
+          if (!(await get(victim, path))) throw new Error('the victim client was refused');
+          latencies.push(performance.now() - t);
+        }
+      }),
+    );
+    return percentile(latencies.sort((a, b) => a - b), 99);
+  };
+  /** The victim's p99 alone for 3 s, then while the attacker worker runs `job`. */
+  const pair = async (job: AttackJob) => {
+    const idleUntil = performance.now() + 3000;
+    const idle = await victimLoad(() => performance.now() > idleUntil);
+    let done = false;
+    const worker = new Worker(join(__dirname, 'auth-attacker.js'), { workerData: job });
+    const finished = new Promise<number>((resolve, reject) => {
+      worker.once('message', (m: { attempts: number }) => resolve(m.attempts));
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`the attacker exited with ${code}`)));
+    }).finally(() => (done = true));
+    const [attempts, attacked] = await Promise.all([finished, victimLoad(() => done)]);
+    await worker.terminate();
+    return { attempts, concurrency: job.concurrency, idle, attacked };
+  };
+  const base: AttackJob = { url, ca, path, issuer, concurrency: 4, tokens: 0, certs: [] };
+  const certs = strangers.map((c) => ({ certPem: c.certPem, keyPem: c.keyPem }));
+  return {
+    tokens: await pair({ ...base, tokens: 10_000 }),
+    tokens16: await pair({ ...base, tokens: 10_000, concurrency: 16 }),
+    certs: await pair({ ...base, certs, certAttempts: 1_000 }),
+    handshakes: await pair({ ...base, tokens: 1_000, freshConnections: true }),
+  };
 }
