@@ -95,6 +95,11 @@ export const GATEWAY_FLAGS = {
   'bookmark-interval': { type: 'duration', default: 60_000, description: 'Interval of BOOKMARK events on watches that allow them.' },
   'enable-admission-plugins': { type: 'stringSlice', default: [], description: 'Admission plugins to enable in addition to the default-enabled ones (NamespaceLifecycle, LimitRanger, ServiceAccount, PodSecurity, Priority, DefaultTolerationSeconds, DefaultStorageClass, DefaultIngressClass, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota). Also: NodeRestriction, PodNodeSelector, PodTolerationRestriction. Comma separated; order does not matter.' },
   'disable-admission-plugins': { type: 'stringSlice', default: [], description: 'Admission plugins to disable, even if they are on by default. Comma separated.' },
+  'admission-control-config-file': {
+    type: 'string',
+    default: '',
+    description: 'File with an AdmissionConfiguration (apiserver.config.orch.io/v1; the k8s.io spelling and v1alpha1 are accepted) configuring admission plugins (PodSecurity: PodSecurityConfiguration defaults and exemptions; PodNodeSelector: podNodeSelectorPluginConfig), inline or by path. Read at start.',
+  },
   'default-not-ready-toleration-seconds': { type: 'int', default: 300, description: 'The tolerationSeconds of the toleration for notReady:NoExecute that the DefaultTolerationSeconds admission plugin adds to every pod without one.' },
   'default-unreachable-toleration-seconds': { type: 'int', default: 300, description: 'The tolerationSeconds of the toleration for unreachable:NoExecute that the DefaultTolerationSeconds admission plugin adds to every pod without one.' },
   'v': { type: 'int', default: 0, description: 'Log verbosity.', short: 'v' },

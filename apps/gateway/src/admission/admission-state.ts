@@ -11,6 +11,7 @@ import type { WebhookClient } from '../webhooks/webhook-client';
 import type { AdmissionAttributes, AdmissionResource } from '../pipeline/admit';
 import type { VersionedAttributes } from './admission-request';
 import type { MatchedAs } from './matching';
+import { readAdmissionConfiguration } from './admission-config';
 import { ObjectCache } from './object-cache';
 
 /** The identity admission uses for its own writes (quota usage). */
@@ -30,8 +31,22 @@ export const ADMISSION_CONTEXT: RequestContext = {
 @Injectable()
 export class AdmissionState implements OnApplicationShutdown {
   private readonly caches = new Map<string, ObjectCache>();
+  /** Plugin name → configuration, from --admission-control-config-file (read once; an unusable file fails start-up). */
+  private readonly pluginConfigurations: Map<string, unknown>;
 
-  constructor(@Inject(Gateway) private readonly gateway: Gateway) {}
+  constructor(@Inject(Gateway) private readonly gateway: Gateway) {
+    this.pluginConfigurations = readAdmissionConfiguration(gateway.options['admission-control-config-file']);
+  }
+
+  /** The configuration document the admission configuration file gives a plugin, if any. */
+  pluginConfiguration(name: string): unknown {
+    return this.pluginConfigurations.get(name);
+  }
+
+  /** The plugins the admission configuration file configures. */
+  get configuredPlugins(): string[] {
+    return [...this.pluginConfigurations.keys()];
+  }
 
   get options(): GatewayOptions {
     return this.gateway.options;

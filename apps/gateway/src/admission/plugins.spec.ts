@@ -19,6 +19,16 @@ describe('--enable-admission-plugins / --disable-admission-plugins', () => {
     expect(() => selectAdmissionPlugins(PROVIDED, enable, disable)).toThrow(message);
   });
 
+  it.each([
+    { name: 'a configurable plugin that runs', configured: ['PodSecurity'], want: undefined },
+    { name: 'a plugin that does not run (not read, as upstream)', configured: ['PodNodeSelector'], want: undefined },
+    { name: 'a running plugin that takes no configuration', configured: ['LimitRanger'], want: /configures admission plugin\(s\) LimitRanger, which take no configuration here/ },
+  ])('configuration file naming $name', ({ configured, want }) => {
+    const select = () => selectAdmissionPlugins(PROVIDED, [], [], configured);
+    if (want) expect(select).toThrow(want);
+    else expect(select).not.toThrow();
+  });
+
   it('orders webhooks, policies and quota last, as upstream', () => {
     expect(orderPlugins(['ResourceQuota', 'ValidatingAdmissionWebhook', 'NamespaceLifecycle', 'ValidatingAdmissionPolicy', 'MutatingAdmissionWebhook'])).toEqual(['NamespaceLifecycle', 'MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook', 'ResourceQuota']);
     expect(DEFAULT_ENABLED_PLUGINS).toContain('ServiceAccount');

@@ -69,12 +69,17 @@ export const DEFAULT_ENABLED_PLUGINS: readonly string[] = [
   'ResourceQuota',
 ];
 
+/** The plugins of this gateway that take a configuration from --admission-control-config-file. */
+export const CONFIGURABLE_PLUGINS: readonly string[] = ['PodSecurity', 'PodNodeSelector'];
+
 /**
  * The names of the plugins to run, in chain order: the default set (those this gateway
  * provides), plus `enable`, minus `disable`. Throws (a start-up error) for a name this gateway
- * does not provide or a name in both lists.
+ * does not provide, a name in both lists, or a configuration (`configured`) for a plugin that
+ * runs here without taking one (a configuration of a plugin that is off is not refused, as
+ * upstream).
  */
-export function selectAdmissionPlugins(provided: readonly string[], enable: readonly string[], disable: readonly string[]): string[] {
+export function selectAdmissionPlugins(provided: readonly string[], enable: readonly string[], disable: readonly string[], configured: readonly string[] = []): string[] {
   const available = new Set(provided);
   const unknown = [...enable, ...disable].filter((n) => !available.has(n));
   if (unknown.length) {
@@ -85,6 +90,8 @@ export function selectAdmissionPlugins(provided: readonly string[], enable: read
   if (both.length) throw new Error(`admission plugin(s) ${both.join(', ')} appear in both --enable-admission-plugins and --disable-admission-plugins`);
   const chosen = new Set([...DEFAULT_ENABLED_PLUGINS.filter((n) => available.has(n)), ...enable]);
   for (const n of disable) chosen.delete(n);
+  const unconfigurable = configured.filter((n) => chosen.has(n) && !CONFIGURABLE_PLUGINS.includes(n));
+  if (unconfigurable.length) throw new Error(`--admission-control-config-file configures admission plugin(s) ${unconfigurable.join(', ')}, which take no configuration here (configurable: ${CONFIGURABLE_PLUGINS.join(', ')})`);
   return orderPlugins([...chosen]);
 }
 

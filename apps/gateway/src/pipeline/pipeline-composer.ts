@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { ServiceAccountTokenIssuer, authorizerChain, privilegedGroupAuthorizer, unionAuthenticator, type Authenticator, type Authorizer } from '@orch/auth';
 import { apiAudiences, type AuthenticatorModule } from '../authn/authentication.module';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../gateway-config';
+import { AdmissionState } from '../admission/admission-state';
 import { selectAdmissionPlugins } from '../admission/plugins';
 import { Gateway } from '../gateway';
 import { AdmissionChain, AdmissionPluginProvider, type AdmissionPlugin } from './admit';
@@ -23,6 +24,7 @@ export class PipelineComposer implements OnModuleInit {
     @Inject(DiscoveryService) private readonly discovery: DiscoveryService,
     @Inject(Gateway) private readonly gateway: Gateway,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Inject(AdmissionState) private readonly admissionState: AdmissionState,
   ) {}
 
   onModuleInit(): void {
@@ -61,7 +63,10 @@ export class PipelineComposer implements OnModuleInit {
     return { issuer: new ServiceAccountTokenIssuer(key, o['service-account-issuer'][0] ?? 'https://orch.default.svc'), apiAudiences: apiAudiences(this.config) };
   }
 
-  /** The plugins --enable-admission-plugins / --disable-admission-plugins select (an unknown name fails start-up). */
+  /**
+   * The plugins --enable-admission-plugins / --disable-admission-plugins select (an unknown
+   * name, or a configuration for a plugin that takes none, fails start-up).
+   */
   private admission(): AdmissionChain {
     const provided = this.discovery.getProviders({ metadataKey: AdmissionPluginProvider.KEY }).map((w) => w.instance as AdmissionPlugin);
     const options = this.gateway.options;
@@ -69,6 +74,7 @@ export class PipelineComposer implements OnModuleInit {
       provided.filter((p) => !p.alwaysOn).map((p) => p.name),
       options['enable-admission-plugins'],
       options['disable-admission-plugins'],
+      this.admissionState.configuredPlugins,
     );
     // Audit annotations (PodSecurity audit, policies' auditAnnotations) go to the log as audit records.
     const audit = this.gateway.logger.with({ audit: 'admission' });

@@ -1,4 +1,4 @@
-import { mergeNodeSelector, parseNodeSelector } from './pod-node-selector';
+import { mergeNodeSelector, parseNodeSelector, podNodeSelectorConfiguration, withinNodeSelectorWhitelist } from './pod-node-selector';
 
 describe('PodNodeSelector', () => {
   it.each([
@@ -13,5 +13,32 @@ describe('PodNodeSelector', () => {
 
   it('refuses a selector that is not a set of equalities', () => {
     expect(() => parseNodeSelector('env in (a,b)')).toThrow(/invalid node selector/);
+  });
+
+  it.each([
+    { name: 'an empty whitelist allows all', labels: { a: 'b' }, whitelist: {}, want: true },
+    { name: 'no whitelist allows all', labels: { a: 'b' }, whitelist: undefined, want: true },
+    { name: 'labels within', labels: { env: 'prod' }, whitelist: { env: 'prod', zone: 'a' }, want: true },
+    { name: 'another value', labels: { env: 'dev' }, whitelist: { env: 'prod' }, want: false },
+    { name: 'another key', labels: { disk: 'ssd' }, whitelist: { env: 'prod' }, want: false },
+  ])('whitelist: $name', ({ labels, whitelist, want }) => {
+    expect(withinNodeSelectorWhitelist(labels, whitelist)).toBe(want);
+  });
+});
+
+describe('podNodeSelectorPluginConfig', () => {
+  it('reads the cluster default and the namespace whitelists', () => {
+    const c = podNodeSelectorConfiguration({ podNodeSelectorPluginConfig: { clusterDefaultNodeSelector: 'pool=general', team: 'pool=team,disk=ssd' } });
+    expect(c.clusterDefault).toEqual({ pool: 'general' });
+    expect([...c.whitelists]).toEqual([['team', { pool: 'team', disk: 'ssd' }]]);
+    expect(podNodeSelectorConfiguration(undefined)).toEqual({ clusterDefault: {}, whitelists: new Map() });
+  });
+
+  it.each([
+    { name: 'not a map', doc: { podNodeSelectorPluginConfig: ['a=b'] }, want: 'podNodeSelectorPluginConfig: must be a map of names to node selectors' },
+    { name: 'not a string', doc: { podNodeSelectorPluginConfig: { team: 3 } }, want: 'podNodeSelectorPluginConfig.team: must be a string' },
+    { name: 'not equalities', doc: { podNodeSelectorPluginConfig: { clusterDefaultNodeSelector: 'env in (a)' } }, want: 'podNodeSelectorPluginConfig.clusterDefaultNodeSelector: invalid node selector' },
+  ])('refuses $name', ({ doc, want }) => {
+    expect(() => podNodeSelectorConfiguration(doc, 'cfg: plugin PodNodeSelector')).toThrow(`cfg: plugin PodNodeSelector: invalid admission configuration: ${want}`);
   });
 });

@@ -1,5 +1,5 @@
-import { evaluatePod, violationText, type PodSpecLike } from './checks';
-import { invalidLabels, policyFor } from './pod-security';
+import { evaluatePod, minorOf, violationText, type PodSpecLike } from './checks';
+import { DEFAULT_POD_SECURITY_CONFIG, existingPodWarnings, invalidLabels, podSecurityConfiguration, policiesFor, policyFor } from './pod-security';
 
 const restrictedOk: PodSpecLike = {
   securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
@@ -24,10 +24,11 @@ describe('Pod Security Standards', () => {
       level: 'restricted',
       spec: { containers: [{ name: 'c' }] },
       want: [
+        // upstream's order (baseline, then restricted, each by check ID), as kubectl shows it for a bare pod
         'allowPrivilegeEscalation != false (container "c" must set securityContext.allowPrivilegeEscalation=false)',
+        'unrestricted capabilities (container "c" must set securityContext.capabilities.drop=["ALL"])',
         'runAsNonRoot != true (pod or container "c" must set securityContext.runAsNonRoot=true)',
         'seccompProfile (pod or container "c" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")',
-        'unrestricted capabilities (container "c" must set securityContext.capabilities.drop=["ALL"])',
       ],
     },
     { name: 'restricted volume types', level: 'restricted', spec: { ...restrictedOk, volumes: [{ name: 'd', nfs: { server: 's' } }] }, want: ['restricted volume types (volume "d" uses restricted volume type "nfs")'] },
@@ -35,6 +36,10 @@ describe('Pod Security Standards', () => {
     { name: 'NET_BIND_SERVICE is allowed', level: 'restricted', spec: withContainer({ capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] } }), want: [] },
   ] as const)('$name', ({ level, spec, want }) => {
     expect(evaluatePod(level, {}, spec as PodSpecLike).map((v) => `${v.reason} (${v.detail})`)).toEqual(want);
+  });
+
+  it('lists baseline violations before restricted ones (upstream)', () => {
+    expect(evaluatePod('restricted', {}, { containers: [{ name: 'c', securityContext: { privileged: true } }] }).map((v) => v.reason)).toEqual(['privileged', 'allowPrivilegeEscalation != false', 'unrestricted capabilities', 'runAsNonRoot != true', 'seccompProfile']);
   });
 
   it('words the message as upstream', () => {
@@ -58,5 +63,112 @@ describe('namespace labels', () => {
       'pod-security.orch.io/enforce: Invalid value: "strict": must be one of privileged, baseline, restricted',
       'pod-security.kubernetes.io/warn-version: Invalid value: "1.2": must be "latest" or "v1.x"',
     ]);
+  });
+});
+
+describe('versions of the standards (-version labels)', () => {
+  const sysctl = (name: string): PodSpecLike => ({ ...restrictedOk, securityContext: { ...restrictedOk.securityContext, sysctls: [{ name }] } });
+  // Each row: a pod that one version allows and the next one forbids (or the reverse).
+  it.each([
+    { name: 'runAsUser=0 is checked from v1.23', level: 'restricted', spec: withContainer({ runAsUser: 0 }), before: 'v1.22', since: 'v1.23', reason: 'runAsUser=0' },
+    { name: 'restricted capabilities from v1.22', level: 'restricted', spec: { ...restrictedOk, containers: [{ name: 'c', securityContext: { allowPrivilegeEscalation: false } }] }, before: 'v1.21', since: 'v1.22', reason: 'unrestricted capabilities' },
+    { name: 'seccompProfile must be set in restricted from v1.19', level: 'restricted', spec: { ...restrictedOk, securityContext: { runAsNonRoot: true } }, before: 'v1.18', since: 'v1.19', reason: 'seccompProfile' },
+  ] as const)('$name', ({ level, spec, before, since, reason }) => {
+    expect(evaluatePod(level, {}, spec as PodSpecLike, before).map((v) => v.reason)).not.toContain(reason);
+    expect(evaluatePod(level, {}, spec as PodSpecLike, since).map((v) => v.reason)).toContain(reason);
+    expect(evaluatePod(level, {}, spec as PodSpecLike, 'latest').map((v) => v.reason)).toContain(reason);
+  });
+
+  it.each([
+    { name: 'ip_local_reserved_ports is safe from v1.27', spec: sysctl('net.ipv4.ip_local_reserved_ports'), forbidden: 'v1.26', allowed: 'v1.27' },
+    { name: 'tcp_keepalive_time is safe from v1.29', spec: sysctl('net.ipv4.tcp_keepalive_time'), forbidden: 'v1.28', allowed: 'v1.29' },
+    { name: 'tcp_rmem is safe from v1.32', spec: sysctl('net.ipv4.tcp_rmem'), forbidden: 'v1.31', allowed: 'v1.32' },
+    { name: 'SELinux type container_engine_t from v1.31', spec: withContainer({ seLinuxOptions: { type: 'container_engine_t' } }), forbidden: 'v1.30', allowed: 'v1.31' },
+    { name: 'Windows pods skip Linux-only restricted checks from v1.25', spec: { os: { name: 'windows' }, securityContext: { runAsNonRoot: true }, containers: [{ name: 'c' }] }, forbidden: 'v1.24', allowed: 'v1.25' },
+  ])('$name', ({ spec, forbidden, allowed }) => {
+    expect(evaluatePod('restricted', {}, spec as PodSpecLike, forbidden)).not.toEqual([]);
+    expect(evaluatePod('restricted', {}, spec as PodSpecLike, allowed)).toEqual([]);
+  });
+
+  it('checks seccomp annotations before v1.19 and fields after', () => {
+    const meta = { annotations: { 'seccomp.security.alpha.kubernetes.io/pod': 'unconfined' } };
+    const fields = withContainer({ seccompProfile: { type: 'Unconfined' } });
+    expect(evaluatePod('baseline', meta, { containers: [{ name: 'c' }] }, 'v1.18').map((v) => v.detail)).toEqual(['forbidden annotation seccomp.security.alpha.kubernetes.io/pod="unconfined"']);
+    expect(evaluatePod('baseline', meta, { containers: [{ name: 'c' }] }, 'v1.19')).toEqual([]);
+    expect(evaluatePod('baseline', {}, fields, 'v1.18')).toEqual([]);
+    expect(evaluatePod('baseline', {}, fields, 'v1.19')).not.toEqual([]);
+  });
+
+  it.each([
+    ['latest', 32],
+    ['v1.0', 0],
+    ['v1.25', 25],
+    ['v1.99', 32],
+  ])('%s means minor %d', (version, minor) => {
+    expect(minorOf(version)).toBe(minor);
+  });
+});
+
+describe('namespace policies with configured defaults', () => {
+  const defaults = { enforce: { level: 'baseline', version: 'v1.30' }, audit: { level: 'restricted', version: 'latest' }, warn: { level: 'restricted', version: 'latest' } } as const;
+  it.each([
+    { name: 'no labels: the defaults', labels: {}, want: defaults },
+    { name: 'a label replaces the level, keeping the default version', labels: { 'pod-security.kubernetes.io/enforce': 'restricted' }, want: { ...defaults, enforce: { level: 'restricted', version: 'v1.30' } } },
+    { name: 'a version label alone', labels: { 'pod-security.orch.io/enforce-version': 'latest' }, want: { ...defaults, enforce: { level: 'baseline', version: 'latest' } } },
+  ])('$name', ({ labels, want }) => {
+    expect(policiesFor(labels, defaults)).toEqual(want);
+  });
+
+  it('warn follows a stricter enforce level when warn is not set (upstream)', () => {
+    expect(policiesFor({ 'pod-security.kubernetes.io/enforce': 'restricted', 'pod-security.kubernetes.io/enforce-version': 'v1.28' }).warn).toEqual({ level: 'restricted', version: 'v1.28' });
+    expect(policiesFor({ 'pod-security.kubernetes.io/enforce': 'restricted', 'pod-security.kubernetes.io/warn': 'baseline' }).warn).toEqual({ level: 'baseline', version: 'latest' });
+  });
+});
+
+describe('PodSecurityConfiguration', () => {
+  const doc = (over: Record<string, unknown>) => ({ apiVersion: 'pod-security.admission.config.k8s.io/v1', kind: 'PodSecurityConfiguration', ...over });
+  it('reads defaults and exemptions', () => {
+    expect(podSecurityConfiguration(doc({ defaults: { enforce: 'baseline', 'enforce-version': 'v1.29', warn: 'restricted' }, exemptions: { namespaces: ['kube-system'], usernames: ['system:serviceaccount:ci:deployer'], runtimeClasses: ['gvisor'] } }))).toEqual({
+      defaults: { enforce: { level: 'baseline', version: 'v1.29' }, audit: { level: 'privileged', version: 'latest' }, warn: { level: 'restricted', version: 'latest' } },
+      exemptions: { namespaces: ['kube-system'], usernames: ['system:serviceaccount:ci:deployer'], runtimeClasses: ['gvisor'] },
+    });
+    expect(podSecurityConfiguration(undefined)).toBe(DEFAULT_POD_SECURITY_CONFIG);
+  });
+
+  it.each([
+    { name: 'unknown apiVersion', doc: doc({ apiVersion: 'v1' }), want: 'apiVersion: Unsupported value: "v1"' },
+    { name: 'wrong kind', doc: doc({ kind: 'AdmissionConfiguration' }), want: 'kind: Unsupported value: "AdmissionConfiguration"' },
+    { name: 'bad level', doc: doc({ defaults: { audit: 'strict' } }), want: 'defaults.audit: Invalid value: "strict"' },
+    { name: 'bad version', doc: doc({ defaults: { 'warn-version': '1.30' } }), want: 'defaults.warn-version: Invalid value: "1.30"' },
+    { name: 'bad namespace name', doc: doc({ exemptions: { namespaces: ['Kube_System'] } }), want: 'exemptions.namespaces[0]: Invalid value: "Kube_System": must be a lowercase RFC 1123 label' },
+    { name: 'duplicate user', doc: doc({ exemptions: { usernames: ['u', 'u'] } }), want: 'exemptions.usernames[1]: Duplicate value: "u"' },
+    { name: 'empty user', doc: doc({ exemptions: { usernames: [''] } }), want: 'exemptions.usernames[0]: Invalid value: "": username must not be empty' },
+    { name: 'not a list', doc: doc({ exemptions: { runtimeClasses: 'gvisor' } }), want: 'exemptions.runtimeClasses: must be a list of strings' },
+  ])('refuses $name', ({ doc: d, want }) => {
+    expect(() => podSecurityConfiguration(d, 'admission.yaml: plugin PodSecurity')).toThrow(`admission.yaml: plugin PodSecurity: invalid admission configuration: ${want}`);
+  });
+});
+
+describe('warnings about existing pods when the enforce level changes', () => {
+  const pod = (name: string, spec: PodSpecLike, owner?: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'ns', ...(owner ? { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: owner, uid: owner, controller: true }] } : {}) }, spec });
+  const privilegedSpec = withContainer({ privileged: true });
+  const reason = 'privileged (container "c" must not set securityContext.privileged=true)';
+  it.each([
+    { name: 'no violating pods: no warnings', pods: [pod('ok', restrictedOk)], max: 10, want: [] },
+    { name: 'one pod', pods: [pod('root', privilegedSpec), pod('ok', restrictedOk)], max: 10, want: ['existing pods in namespace "ns" violate the new PodSecurity enforce level "baseline:latest"', `root: ${reason}`] },
+    { name: 'two pods with one reason', pods: [pod('b', privilegedSpec), pod('a', privilegedSpec)], max: 10, want: ['existing pods in namespace "ns" violate the new PodSecurity enforce level "baseline:latest"', `a (and 1 other pod): ${reason}`] },
+    { name: 'three pods with one reason', pods: [pod('c', privilegedSpec), pod('b', privilegedSpec), pod('a', privilegedSpec)], max: 10, want: ['existing pods in namespace "ns" violate the new PodSecurity enforce level "baseline:latest"', `a (and 2 other pods): ${reason}`] },
+    {
+      name: 'more pods than checked: one per controller first',
+      pods: [pod('rs-1', restrictedOk, 'rs'), pod('rs-2', restrictedOk, 'rs'), pod('root', privilegedSpec)],
+      max: 2,
+      want: ['new PodSecurity enforce level only checked against the first 2 of 3 existing pods', 'existing pods in namespace "ns" violate the new PodSecurity enforce level "baseline:latest"', `root: ${reason}`],
+    },
+  ])('$name', ({ pods, max, want }) => {
+    expect(existingPodWarnings('ns', { level: 'baseline', version: 'latest' }, pods, [], max)).toEqual(want);
+  });
+
+  it('skips pods of an exempt RuntimeClass', () => {
+    expect(existingPodWarnings('ns', { level: 'baseline', version: 'latest' }, [pod('root', { ...privilegedSpec, runtimeClassName: 'gvisor' })], ['gvisor'])).toEqual([]);
   });
 });
