@@ -2,7 +2,8 @@
 // controller) and HTTPS webhook server: a validating webhook refusing with its message, a
 // mutating one adding a label, a ValidatingAdmissionPolicy refusing a Deployment over its
 // replica limit, quota exceeded, LimitRange defaults, PodSecurity restricted refusing a
-// privileged pod and warn printing a warning.
+// privileged pod and warn printing a warning, ServiceAccount admission (default account, the
+// API-access volume at both paths, refusals).
 
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -60,7 +61,7 @@ beforeAll(async () => {
   });
   gw = await startGateway();
   cm = await startControllerManager(gw.kubeconfig, ['resourcequota']);
-  for (const ns of ['webhooks', 'policies', 'quota', 'limits', 'restricted', 'warned']) expect((await kubectl(['create', 'namespace', ns])).code).toBe(0);
+  for (const ns of ['webhooks', 'policies', 'quota', 'limits', 'restricted', 'warned', 'accounts']) expect((await kubectl(['create', 'namespace', ns])).code).toBe(0);
 }, 60_000);
 
 afterAll(async () => {
@@ -200,4 +201,89 @@ it('PodSecurity warn returns a warning kubectl prints, and admits the pod', asyn
   const r = await kubectlUntil(['apply', '-f', '-'], (x) => x.err.includes('Warning:'), privilegedPod('warned'), ['delete', 'pod', 'root', '-n', 'warned', '--ignore-not-found', '--wait=false']);
   expect(r.code).toBe(0);
   expect(r.err).toContain('Warning: would violate PodSecurity "baseline:v1.32": privileged (container "shell" must not set securityContext.privileged=true)');
+});
+
+describe('ServiceAccount admission', () => {
+  const accounts = `apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: no-token
+  namespace: accounts
+automountServiceAccountToken: false
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: puller
+  namespace: accounts
+imagePullSecrets:
+- name: registry-creds
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: locked
+  namespace: accounts
+  annotations:
+    orch.io/enforce-mountable-secrets: "true"
+secrets:
+- name: allowed
+`;
+  const podOf = (name: string, account?: string, extra = '') => `apiVersion: v1
+kind: Pod
+metadata:
+  name: ${name}
+  namespace: accounts
+spec:
+${account ? `  serviceAccountName: ${account}\n` : ''}  containers:
+  - name: app
+    image: busybox
+${extra}`;
+  interface PodSpec {
+    serviceAccountName?: string;
+    imagePullSecrets?: { name: string }[];
+    volumes?: { name: string; projected?: { sources: Record<string, unknown>[] } }[];
+    containers: { volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[] }[];
+  }
+  const specOf = async (name: string) => JSON.parse((await kubectl(['get', 'pod', name, '-n', 'accounts', '-o', 'jsonpath={.spec}'])).out) as PodSpec;
+
+  beforeAll(async () => {
+    expect((await kubectl(['apply', '-f', '-'], accounts)).code).toBe(0);
+  });
+
+  it('a pod without an account runs as default, with the API-access volume mounted at the orch.io and kubernetes.io paths', async () => {
+    expect((await kubectl(['apply', '-f', '-'], podOf('plain'))).code).toBe(0);
+    const spec = await specOf('plain');
+    expect(spec.serviceAccountName).toBe('default');
+    const volume = spec.volumes?.find((v) => v.name.startsWith('orch-api-access-'));
+    expect(volume?.projected?.sources).toEqual([
+      { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+      { configMap: { name: 'orch-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+      { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+    ]);
+    expect(spec.containers[0].volumeMounts).toEqual([
+      { name: volume!.name, readOnly: true, mountPath: '/var/run/secrets/orch.io/serviceaccount' },
+      { name: volume!.name, readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+    ]);
+  });
+
+  it('an account with automount off gets no volume; its imagePullSecrets are copied', async () => {
+    expect((await kubectl(['apply', '-f', '-'], podOf('quiet', 'no-token'))).code).toBe(0);
+    expect((await specOf('quiet')).volumes ?? []).toEqual([]);
+    expect((await kubectl(['apply', '-f', '-'], podOf('pulling', 'puller'))).code).toBe(0);
+    expect((await specOf('pulling')).imagePullSecrets).toEqual([{ name: 'registry-creds' }]);
+  });
+
+  it.each([
+    { name: 'a missing account', pod: podOf('ghostly', 'ghost'), want: 'pods "ghostly" is forbidden: error looking up service account accounts/ghost: serviceaccount "ghost" not found' },
+    {
+      name: 'a secret the account does not list (enforce-mountable-secrets)',
+      pod: podOf('leaky', 'locked', '    envFrom:\n    - secretRef:\n        name: other\n'),
+      want: 'pods "leaky" is forbidden: container app with envFrom referencing secret.secretName="other" is not allowed because service account locked does not reference that secret',
+    },
+  ])('refuses $name', async ({ pod, want }) => {
+    const r = await kubectl(['apply', '-f', '-'], pod);
+    expect(r.code).not.toBe(0);
+    expect(r.err).toContain(want);
+  });
 });

@@ -15,7 +15,6 @@ import type { NODE_AGENT_FLAGS } from './options';
 import { PodWorker } from './pods/pod-worker';
 import type { ObjectSource } from './runtime/process/env';
 import { loadEntrypointTable } from './runtime/process/entrypoints';
-import { serviceAccountMounts } from './runtime/process/volumes';
 import { hostIsolation, type Isolation } from './runtime/process/isolation';
 import type { ServiceLike } from './runtime/process/service-env';
 import { ProcessRuntime } from './runtime/process/process-runtime';
@@ -211,7 +210,6 @@ export async function runAgent(ctx: Ctx, signal: AbortSignal): Promise<void> {
       rootCaPem: ctx.clientConfig.caPem ?? '',
       nodeAllocatable: () => allocatable,
       entrypoints: await loadEntrypointTable(f['image-entrypoints']),
-      serviceAccountMounts: serviceAccountMounts(f['k8s-compatibility']),
       services: () => services?.list() ?? [],
       gateway: gatewayAddress(ctx.clientConfig.server),
       log: { maxBytes: Quantity.parse(f['container-log-max-size']).value(), maxFiles: Math.max(1, f['container-log-max-files']) },

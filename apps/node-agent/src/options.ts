@@ -21,11 +21,6 @@ export const NODE_AGENT_FLAGS = {
   'authorization-mode': { type: 'string', default: 'AlwaysAllow', description: 'AlwaysAllow or Webhook (SubjectAccessReview through the gateway).' },
   'authorization-webhook-cache-authorized-ttl': { type: 'duration', default: 300_000, description: 'How long allowed SubjectAccessReview answers are cached.' },
   'authorization-webhook-cache-unauthorized-ttl': { type: 'duration', default: 30_000, description: 'How long denied SubjectAccessReview answers are cached.' },
-  'k8s-compatibility': {
-    type: 'bool',
-    default: true,
-    description: 'Also mount the service-account volume at /var/run/secrets/kubernetes.io/serviceaccount, where stock in-cluster clients read it (the node-agent side of the gateway\'s --k8s-group-aliases).',
-  },
   'image-entrypoints': {
     type: 'string',
     default: '',

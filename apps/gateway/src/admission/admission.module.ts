@@ -12,6 +12,7 @@ import { PolicyTypeChecker } from './policy/type-checking';
 import { ValidatingAdmissionPolicyPlugin } from './policy/validating-admission-policy';
 import { Priority } from './priority/priority';
 import { ResourceQuota } from './resource-quota/resource-quota';
+import { ServiceAccount } from './service-account/service-account';
 import { MutatingAdmissionWebhook, ValidatingAdmissionWebhook } from './webhook/webhooks';
 
 /**
@@ -24,6 +25,7 @@ import { MutatingAdmissionWebhook, ValidatingAdmissionWebhook } from './webhook/
     AdmissionState,
     NamespaceLifecycle,
     LimitRanger,
+    ServiceAccount,
     PodSecurity,
     PodNodeSelector,
     Priority,

@@ -15,7 +15,7 @@ describe('PodNodeSelector', () => {
     expect(() => parseNodeSelector('env in (a,b)')).toThrow(/invalid node selector/);
   });
 
-  it.each([
+  it.each<{ name: string; labels: Record<string, string>; whitelist?: Record<string, string>; want: boolean }>([
     { name: 'an empty whitelist allows all', labels: { a: 'b' }, whitelist: {}, want: true },
     { name: 'no whitelist allows all', labels: { a: 'b' }, whitelist: undefined, want: true },
     { name: 'labels within', labels: { env: 'prod' }, whitelist: { env: 'prod', zone: 'a' }, want: true },

@@ -116,7 +116,7 @@ describe('namespace policies with configured defaults', () => {
     { name: 'a label replaces the level, keeping the default version', labels: { 'pod-security.kubernetes.io/enforce': 'restricted' }, want: { ...defaults, enforce: { level: 'restricted', version: 'v1.30' } } },
     { name: 'a version label alone', labels: { 'pod-security.orch.io/enforce-version': 'latest' }, want: { ...defaults, enforce: { level: 'baseline', version: 'latest' } } },
   ])('$name', ({ labels, want }) => {
-    expect(policiesFor(labels, defaults)).toEqual(want);
+    expect(policiesFor(labels as Record<string, string>, defaults)).toEqual(want);
   });
 
   it('warn follows a stricter enforce level when warn is not set (upstream)', () => {

@@ -15,8 +15,6 @@ export interface ContainerContext {
   volumes: Map<string, string>;
   /** Host pid of a running container whose process namespace this one joins (ephemeral `targetContainerName`). */
   sharePidWith?: number;
-  /** Where the implicit service-account volume is mounted (see `serviceAccountMounts`). */
-  serviceAccountMounts?: readonly string[];
 }
 
 /** How a container looks from inside, and how to start its command. */
@@ -55,7 +53,7 @@ export const hostIsolation: Isolation = {
   name: 'process',
   async preparePod() {},
   async container(ctx) {
-    const root = await containerRoot(ctx.pod, ctx.podDir, ctx.container, ctx.volumes, ctx.kind, ctx.serviceAccountMounts);
+    const root = await containerRoot(ctx.pod, ctx.podDir, ctx.container, ctx.volumes, ctx.kind);
     const workingDir = ctx.container.workingDir || root;
     return { root, workingDir, terminationLog: join(root, 'dev', 'termination-log'), launch: async (command) => ({ argv: command, cwd: workingDir }) };
   },

@@ -31,8 +31,6 @@ export interface ProcessRuntimeOptions {
   nodeAllocatable(): Record<string, string>;
   /** What images run when a container names no command (--image-entrypoints). */
   entrypoints: EntrypointTable;
-  /** Where the implicit service-account volume is mounted (the upstream path too under --k8s-compatibility). */
-  serviceAccountMounts?: readonly string[];
   /** The Services whose link variables containers get (the informer's cache; see service-env.ts). */
   services?: () => readonly ServiceLike[];
   /** The gateway's host and port: ORCH_SERVICE_HOST / ORCH_SERVICE_PORT while the `default/orch` Service is not known. */
@@ -323,7 +321,7 @@ export class ProcessRuntime implements Runtime {
       return await this.launchSpec(rec, cr, facts);
     } catch (err) {
       if (!(err instanceof ContainerConfigError || err instanceof VolumeError)) throw err;
-      const root = await containerRoot(rec.pod, rec.dir, cr.spec, rec.volumes ?? new Map(), cr.kind, this.opts.serviceAccountMounts);
+      const root = await containerRoot(rec.pod, rec.dir, cr.spec, rec.volumes ?? new Map(), cr.kind);
       return { command: cr.spec.command ?? [], env: {}, cwd: cr.spec.workingDir || root, root };
     }
   }
@@ -343,7 +341,6 @@ export class ProcessRuntime implements Runtime {
       container: c,
       volumes: rec.volumes ?? new Map(),
       sharePidWith: targetPid !== undefined ? await this.isolation.namespacePid(targetPid) : undefined,
-      serviceAccountMounts: this.opts.serviceAccountMounts,
     });
     const base: Record<string, string> = {
       PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { removeDir, tempDir } from '@orch/testing';
 import type { ConfigMap, Pod, Secret } from '../../api/types';
 import type { ObjectSource } from './env';
-import { SERVICE_ACCOUNT_MOUNT, UPSTREAM_SERVICE_ACCOUNT_MOUNT, VolumeError, containerMounts, containerRoot, implicitServiceAccountVolume, materializeVolumes, serviceAccountMounts, writeAtomicDir } from './volumes';
+import { VolumeError, containerMounts, containerRoot, materializeVolumes, writeAtomicDir } from './volumes';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 let dir: string;
@@ -91,30 +91,29 @@ describe('materializeVolumes', () => {
     expect((await readdir(paths.get('cfg')!)).filter((e) => !e.startsWith('..'))).toEqual([]);
   });
 
-  it('adds the service-account volume unless automounting is off or something is mounted there', async () => {
+  // The service-account volume as the gateway's ServiceAccount admission adds it (the agent adds none of its own).
+  const apiAccess = { name: 'orch-api-access-x1y2z', projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3607 } }, { configMap: { name: 'orch-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } }, { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } }] } };
+
+  it('adds no volume or mount of its own: a pod without the service-account volume gets none', async () => {
     const p = pod([{ name: 'cfg', emptyDir: {} }], true);
-    expect(implicitServiceAccountVolume(p)?.name).toBe('orch-api-access');
-    expect(implicitServiceAccountVolume(pod([], false))).toBeUndefined();
-    const mounted: Pod = { ...p, spec: { ...p.spec, containers: [{ name: 'c', volumeMounts: [{ name: 'x', mountPath: SERVICE_ACCOUNT_MOUNT }] }] } };
-    expect(implicitServiceAccountVolume(mounted)).toBeUndefined();
-    // Without the root CA config map, the agent's CA is used; without TokenRequest, no token.
     const { paths } = await materializeVolumes(ctx(p));
-    const sa = paths.get('orch-api-access')!;
+    expect([...paths.keys()]).toEqual(['cfg']);
+    expect(containerMounts(p, p.spec.containers[0], paths).map((m) => m.target)).toEqual(['/etc/app']);
+  });
+
+  it('fills the service-account volume; without the root CA config map the agent’s CA, without TokenRequest no token', async () => {
+    const p = pod([{ name: 'cfg', emptyDir: {} }, apiAccess], true);
+    p.spec.containers = [{ name: 'c', volumeMounts: [{ name: apiAccess.name, mountPath: '/var/run/secrets/orch.io/serviceaccount', readOnly: true }, { name: apiAccess.name, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' }] }];
+    const { paths } = await materializeVolumes(ctx(p));
+    const sa = paths.get(apiAccess.name)!;
     expect(await readFile(join(sa, 'ca.crt'), 'utf8')).toBe('CA PEM');
     expect(await readFile(join(sa, 'namespace'), 'utf8')).toBe('ns');
     expect((await readdir(sa)).includes('token')).toBe(false);
-  });
-
-  it.each([
-    { name: 'both paths under the compatibility option', compat: true, own: [], want: [SERVICE_ACCOUNT_MOUNT, UPSTREAM_SERVICE_ACCOUNT_MOUNT] },
-    { name: 'the orch path only without it', compat: false, own: [], want: [SERVICE_ACCOUNT_MOUNT] },
-    { name: 'not over a mount of the container', compat: true, own: [{ name: 'cfg', mountPath: UPSTREAM_SERVICE_ACCOUNT_MOUNT }], want: [SERVICE_ACCOUNT_MOUNT] },
-  ])('mounts the service-account volume at $name', async ({ compat, own, want }) => {
-    const p = pod([{ name: 'cfg', emptyDir: {} }], true);
-    p.spec.containers = [{ name: 'c', volumeMounts: own }];
-    const { paths } = await materializeVolumes(ctx(p));
-    const sa = containerMounts(p, p.spec.containers[0], paths, serviceAccountMounts(compat)).filter((m) => m.volume === 'orch-api-access');
-    expect(sa.map((m) => [m.target, m.readOnly])).toEqual(want.map((t) => [t, true]));
+    // Projected volumes are read-only whatever the mount says.
+    expect(containerMounts(p, p.spec.containers[0], paths).map((m) => [m.target, m.readOnly])).toEqual([
+      ['/var/run/secrets/orch.io/serviceaccount', true],
+      ['/var/run/secrets/kubernetes.io/serviceaccount', true],
+    ]);
   });
 
   it('links mounts into the container root', async () => {

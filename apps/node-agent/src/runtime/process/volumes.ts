@@ -1,23 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, readFile, readdir, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
-import { dirname, join, normalize, posix } from 'node:path';
-import type { Container, ConfigMap, DownwardApiFile, KeyToPath, Pod, ProjectionSource, Secret, Volume } from '../../api/types';
+import { dirname, join, posix } from 'node:path';
+import type { Container, ConfigMap, DownwardApiFile, KeyToPath, Pod, ProjectionSource, Secret } from '../../api/types';
 import type { ContainerKind } from '../runtime';
 import { fieldValue, resourceFieldValue, type ObjectSource, type PodFacts } from './env';
 
-/** Where pods find their service-account credentials (inside their container root). */
-export const SERVICE_ACCOUNT_MOUNT = '/var/run/secrets/orch.io/serviceaccount';
-/**
- * Where stock in-cluster clients (client-go InClusterConfig, Python load_incluster_config) read
- * the same files: the agent mounts the implicit volume there too under the compatibility option.
- */
-export const UPSTREAM_SERVICE_ACCOUNT_MOUNT = '/var/run/secrets/kubernetes.io/serviceaccount';
-/** The paths the implicit service-account volume is mounted at (`--k8s-compatibility` adds the upstream one). */
-export function serviceAccountMounts(k8sCompatibility: boolean): readonly string[] {
-  return k8sCompatibility ? [SERVICE_ACCOUNT_MOUNT, UPSTREAM_SERVICE_ACCOUNT_MOUNT] : [SERVICE_ACCOUNT_MOUNT];
-}
-/** Name of the volume the agent adds when a pod has none mounted at {@link SERVICE_ACCOUNT_MOUNT}. */
-export const IMPLICIT_SA_VOLUME = 'orch-api-access';
 /** The config map holding the cluster's root CA in every namespace. */
 export const ROOT_CA_CONFIGMAP = 'orch-root-ca.crt';
 
@@ -35,7 +22,7 @@ export interface VolumeContext {
   podDir: string;
   /** A service-account token for the pod (TokenRequest), or undefined when none can be had. */
   token(audience: string | undefined, expirationSeconds: number): Promise<string | undefined>;
-  /** The cluster CA, used when the `orch-root-ca.crt` config map is not there (implicit volume). */
+  /** The cluster CA, used when the `orch-root-ca.crt` config map is not there (yet). */
   rootCaPem: string;
 }
 
@@ -201,34 +188,6 @@ async function projectedFiles(ctx: VolumeContext, sources: ProjectionSource[], m
 }
 
 /**
- * The volume the agent adds when no container mounts anything at the service-account path
- * and automounting is not switched off (what upstream's ServiceAccount admission adds):
- * token (when one can be had), `ca.crt` and `namespace`.
- */
-export function implicitServiceAccountVolume(pod: Pod): Volume | undefined {
-  if (pod.spec.automountServiceAccountToken === false) return undefined;
-  const mounted = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].some((c) => c.volumeMounts?.some((m) => normalize(m.mountPath) === SERVICE_ACCOUNT_MOUNT));
-  if (mounted) return undefined;
-  return {
-    name: IMPLICIT_SA_VOLUME,
-    projected: {
-      defaultMode: DEFAULT_MODE,
-      sources: [
-        { serviceAccountToken: { path: 'token', expirationSeconds: 3607 } },
-        { configMap: { name: ROOT_CA_CONFIGMAP, items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-        { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
-      ],
-    },
-  };
-}
-
-/** The pod's volumes, the implicit service-account volume included. */
-export function podVolumes(pod: Pod): Volume[] {
-  const implicit = implicitServiceAccountVolume(pod);
-  return [...(pod.spec.volumes ?? []), ...(implicit ? [implicit] : [])];
-}
-
-/**
  * Materializes (or refreshes) every volume of the pod as files under
  * `<podDir>/volumes/<name>` and returns each volume's host path. emptyDir volumes are plain
  * directories; config map, secret, downwardAPI and projected volumes are written atomically
@@ -238,7 +197,7 @@ export function podVolumes(pod: Pod): Volume[] {
 export async function materializeVolumes(ctx: VolumeContext): Promise<{ paths: Map<string, string>; unsupported: string[] }> {
   const paths = new Map<string, string>();
   const unsupported: string[] = [];
-  for (const v of podVolumes(ctx.pod)) {
+  for (const v of ctx.pod.spec.volumes ?? []) {
     const dir = join(ctx.podDir, 'volumes', v.name);
     try {
       if (v.hostPath) {
@@ -282,18 +241,13 @@ export interface MountEntry {
 const READ_ONLY_KINDS = ['configMap', 'secret', 'downwardAPI', 'projected'] as const;
 
 /**
- * The mounts of a container, parents before children: its volumeMounts, plus the implicit
- * service-account volume at each of `saMounts` (see {@link serviceAccountMounts}) the container
- * does not mount anything at, when the pod has one. Config map, secret, downward API and
- * projected volumes are read-only whatever the mount says.
+ * The mounts of a container, parents before children: its volumeMounts (the service-account
+ * volume among them: the gateway's ServiceAccount admission adds it). Config map, secret,
+ * downward API and projected volumes are read-only whatever the mount says.
  */
-export function containerMounts(pod: Pod, container: Container, volumes: Map<string, string>, saMounts: readonly string[] = [SERVICE_ACCOUNT_MOUNT]): MountEntry[] {
-  const defs = new Map(podVolumes(pod).map((v) => [v.name, v]));
+export function containerMounts(pod: Pod, container: Container, volumes: Map<string, string>): MountEntry[] {
+  const defs = new Map((pod.spec.volumes ?? []).map((v) => [v.name, v]));
   const mounts = [...(container.volumeMounts ?? [])];
-  if (volumes.has(IMPLICIT_SA_VOLUME)) {
-    const taken = new Set(mounts.map((m) => normalize(m.mountPath)));
-    for (const path of saMounts) if (!taken.has(path)) mounts.push({ name: IMPLICIT_SA_VOLUME, mountPath: path, readOnly: true });
-  }
   const out: MountEntry[] = [];
   for (const m of mounts) {
     const src = volumes.get(m.name);
@@ -317,10 +271,10 @@ export function containerDir(podDir: string, kind: ContainerKind, name: string):
  * `<root><mountPath>` as a symlink to the volume (or its `subPath`). The process gets this
  * directory as `ORCH_CONTAINER_ROOT` and, without a workingDir, as its working dir.
  */
-export async function containerRoot(pod: Pod, podDir: string, container: Container, volumes: Map<string, string>, kind: ContainerKind, saMounts?: readonly string[]): Promise<string> {
+export async function containerRoot(pod: Pod, podDir: string, container: Container, volumes: Map<string, string>, kind: ContainerKind): Promise<string> {
   const root = join(containerDir(podDir, kind, container.name), 'root');
   await mkdir(root, { recursive: true });
-  for (const m of containerMounts(pod, container, volumes, saMounts)) {
+  for (const m of containerMounts(pod, container, volumes)) {
     const at = join(root, m.target);
     if (m.source !== volumes.get(m.volume)) await mkdir(m.source, { recursive: true }).catch(() => undefined);
     await mkdir(dirname(at), { recursive: true });

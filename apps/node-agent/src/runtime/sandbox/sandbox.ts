@@ -263,7 +263,7 @@ export class Sandbox implements Isolation {
     const terminationLog = join(dir, 'termination-log');
     await writeFile(terminationLog, '');
     const mounts = await Promise.all(
-      containerMounts(ctx.pod, ctx.container, ctx.volumes, ctx.serviceAccountMounts).map(async (m) => ({ ...m, file: await stat(m.source).then((s) => s.isFile(), () => false) })),
+      containerMounts(ctx.pod, ctx.container, ctx.volumes).map(async (m) => ({ ...m, file: await stat(m.source).then((s) => s.isFile(), () => false) })),
     );
     const workingDir = posix.normalize(ctx.container.workingDir || '/');
     const plan: InitPlan = {
