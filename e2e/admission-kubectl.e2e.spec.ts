@@ -1,12 +1,13 @@
 // Admission through stock kubectl against a real gateway, controller-manager (resource quota
-// controller) and HTTPS webhook server: a validating webhook refusing with its message, a
-// mutating one adding a label, a ValidatingAdmissionPolicy refusing a Deployment over its
-// replica limit, quota exceeded, LimitRange defaults, PodSecurity restricted refusing a
-// privileged pod and warn printing a warning, ServiceAccount admission (default account, the
-// API-access volume at both paths, refusals).
+// controller, as its own least-privilege identity under Node,RBAC) and HTTPS webhook server: a
+// validating webhook refusing with its message, a mutating one adding a label, a
+// ValidatingAdmissionPolicy refusing a Deployment over its replica limit, quota exceeded,
+// LimitRange defaults, PodSecurity restricted refusing a privileged pod and warn printing a
+// warning, ServiceAccount admission (default account, the API-access volume at both paths,
+// refusals).
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunningProcess } from '@orch/testing';
@@ -59,8 +60,12 @@ beforeAll(async () => {
     '/deny-secret-words': (req) => (JSON.stringify(req.object ?? {}).includes('password') ? { allowed: false, status: { code: 403, message: 'data must not mention passwords' } } : { allowed: true }),
     '/add-owner-label': () => ({ allowed: true, patch: [{ op: 'add', path: '/metadata/labels', value: { owner: 'platform-team' } }] }),
   });
-  gw = await startGateway();
-  cm = await startControllerManager(gw.kubeconfig, ['resourcequota']);
+  // Node,RBAC (the default); the quota controller runs as the controller-manager's own
+  // least-privilege identity (system:orch-controller-manager), not as an admin.
+  gw = await startGateway({ args: ['--write-component-kubeconfigs'] });
+  const cmKubeconfig = join(gw.dataDir, 'controller-manager.kubeconfig');
+  await eventually('the controller-manager kubeconfig', () => (existsSync(cmKubeconfig) ? true : undefined), 10_000);
+  cm = await startControllerManager(cmKubeconfig, ['resourcequota']);
   for (const ns of ['webhooks', 'policies', 'quota', 'limits', 'restricted', 'warned', 'accounts']) expect((await kubectl(['create', 'namespace', ns])).code).toBe(0);
 }, 60_000);
 
@@ -153,6 +158,9 @@ it('a ResourceQuota refuses what exceeds it, naming the resource', async () => {
   const r = await kubectl(['run', 'second', '-n', 'quota', '--image=nginx']);
   expect(r.code).not.toBe(0);
   expect(r.err).toContain('pods "second" is forbidden: exceeded quota: pods-quota, requested: pods=1, used: pods=1, limited: pods=1');
+  // The controller (its own identity) keeps status.used: a deleted pod is given back.
+  expect((await kubectl(['delete', 'pod', 'first', '-n', 'quota', '--wait=false'])).code).toBe(0);
+  await kubectlUntil(['get', 'quota', 'pods-quota', '-n', 'quota', '-o', 'jsonpath={.status.used.pods}'], (x) => x.out === '0');
 });
 
 it('a LimitRange defaults container resources', async () => {
