@@ -113,6 +113,25 @@ spec:
     expect(ok('get', 'deploy/roll', '-n', NS, '-o', 'jsonpath={.spec.template.spec.containers[0].image}')).toBe('example/app:1');
   });
 
+  // Before: the protobuf body of `kubectl create` stored `stdin: false`, `generation: 0`... that the
+  // JSON template of the undo lacks, so the undo made a third ReplicaSet instead of reusing the first.
+  it('rollout undo of a Deployment made by kubectl create (a protobuf body) reuses its first ReplicaSet', async () => {
+    ok('create', 'deployment', 'made', '-n', NS, '--image=example/app:1', '--', 'sleep', '3600');
+    const replicaSets = () =>
+      ok('get', 'rs', '-n', NS, '-l', 'app=made', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.metadata.annotations.deployment\\.kubernetes\\.io/revision} {end}')
+        .trim()
+        .split(' ')
+        .filter(Boolean)
+        .sort();
+    await eventually('revision 1', () => (replicaSets().length === 1 ? true : undefined), 30_000, 250);
+    const [first] = replicaSets()[0].split('=');
+    ok('set', 'image', 'deploy/made', '-n', NS, 'app=example/app:2');
+    await eventually('revision 2', () => (replicaSets().length === 2 ? true : undefined), 30_000, 250);
+    expect(ok('rollout', 'undo', 'deploy/made', '-n', NS, '--to-revision=1')).toContain('rolled back');
+    await eventually('the first ReplicaSet at revision 3', () => (replicaSets().includes(`${first}=3`) ? true : undefined), 30_000, 250);
+    expect(replicaSets()).toHaveLength(2);
+  });
+
   // Before: 404 (autoscaling/v1 was not served).
   it('kubectl autoscale creates an autoscaling/v1 HorizontalPodAutoscaler, read back in v2', () => {
     expect(ok('autoscale', 'deploy/roll', '-n', NS, '--cpu-percent=55', '--min=1', '--max=4')).toContain('autoscaled');

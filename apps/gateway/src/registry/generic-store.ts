@@ -1,5 +1,5 @@
 import type { ResourceDef } from '@orch/api';
-import { ConversionError, applyDefaults, convertObject, groupVersionString, schemaForKind } from '@orch/api';
+import { ConversionError, applyDefaults, convertObject, groupVersionString, omitEmptyFields, schemaForKind } from '@orch/api';
 import {
   FieldError,
   StatusError,
@@ -434,6 +434,7 @@ export class GenericStore {
     else delete meta.generation;
     this.applyDefaults(obj, 'create');
     this.strategy.prepareForCreate?.(obj, ctx);
+    this.omitEmptyFields(obj);
     const errs = [...(this.strategy.validate?.(obj, ctx) ?? []), ...validateObjectMeta(meta, this.namespaced, this.strategy.nameRule)];
     if (errs.length > 0) throw StatusError.invalid(obj.kind, this.def.group, meta.name ?? meta.generateName ?? '', errs);
     this.strategy.canonicalize?.(obj);
@@ -585,6 +586,7 @@ export class GenericStore {
       const sub = this.subresourceStrategies[subresource];
       if (!sub) throw StatusError.notFound(this.qr, `${oldMeta.name}/${subresource}`);
       sub.prepareForUpdate(obj, old);
+      this.omitEmptyFields(obj);
       const errs = sub.validateUpdate?.(obj, old) ?? [];
       if (errs.length) throw StatusError.invalid(old.kind, this.def.group, oldMeta.name!, errs);
     } else {
@@ -592,6 +594,7 @@ export class GenericStore {
       if (hasStatus && 'status' in old) (obj as Record<string, unknown>).status = (old as Record<string, unknown>).status;
       else if (hasStatus) delete (obj as Record<string, unknown>).status;
       this.strategy.prepareForUpdate?.(obj, old, ctx);
+      this.omitEmptyFields(obj);
       const errs = [
         ...(this.strategy.validateUpdate?.(obj, old, ctx) ?? []),
         ...validateObjectMeta(meta, this.namespaced, this.strategy.nameRule),
@@ -876,6 +879,15 @@ export class GenericStore {
   /** Schema defaults of built-in kinds (SPEC Versioning defaults); custom kinds have none here. */
   private applyDefaults(obj: KubeObject, operation: 'create' | 'update'): void {
     if (this.hasSchema) applyDefaults(obj, this.def.group, this.def.version, this.def.kind, { operation });
+  }
+
+  /**
+   * Built-in kinds are stored as Go's JSON encoding would write them: without the empty values
+   * of `omitempty` fields, whatever the request's format spelled out (protobuf bodies carry
+   * `stdin: false`); so equal objects compare equal (a rollout undo finds its ReplicaSet).
+   */
+  private omitEmptyFields(obj: KubeObject): void {
+    if (this.hasSchema) omitEmptyFields(obj as unknown as Record<string, unknown>, this.def.group, this.def.version, this.def.kind);
   }
 
   /** Fields a field selector may use on this resource. */

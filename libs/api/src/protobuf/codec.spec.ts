@@ -129,17 +129,18 @@ describe('encoding uses the upstream field numbers', () => {
 
 describe('decoding what kubectl 1.32 sends', () => {
   // Request bodies captured from kubectl v1.32.4 (gogo-encoded: zero values of
-  // non-pointer fields are on the wire and are dropped as Go's omitempty JSON does).
+  // non-pointer fields are on the wire; those of omitempty fields are dropped as Go's JSON
+  // encoding does: metadata.generation 0, status.denied false; status.allowed has no omitempty).
   it.each([
     {
       name: 'create namespace x',
       hex: '6b3873000a0f0a02763112094e616d65737061636512190a110a017812001a0022002a0032003800420012001a020a001a002200',
-      want: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x', generation: 0 }, spec: {}, status: {} },
+      want: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' }, spec: {}, status: {} },
     },
     {
       name: 'create configmap c --from-literal=a=b',
       hex: '6b3873000a0f0a0276311209436f6e6669674d6170121b0a110a016312001a0022002a0032003800420012060a01611201621a002200',
-      want: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', generation: 0 }, data: { a: 'b' } },
+      want: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: 'b' } },
     },
     {
       name: 'create role r --verb=get --resource=pods',
@@ -147,7 +148,7 @@ describe('decoding what kubectl 1.32 sends', () => {
       want: {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'Role',
-        metadata: { name: 'r', generation: 0 },
+        metadata: { name: 'r' },
         rules: [{ verbs: ['get'], apiGroups: [''], resources: ['pods'] }],
       },
     },
@@ -157,7 +158,7 @@ describe('decoding what kubectl 1.32 sends', () => {
       want: {
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'RoleBinding',
-        metadata: { name: 'rb', generation: 0 },
+        metadata: { name: 'rb' },
         subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'alice' }],
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'r' },
       },
@@ -168,9 +169,9 @@ describe('decoding what kubectl 1.32 sends', () => {
       want: {
         apiVersion: 'authorization.k8s.io/v1',
         kind: 'SelfSubjectAccessReview',
-        metadata: { generation: 0 },
+        metadata: {},
         spec: { resourceAttributes: { namespace: 'default', verb: 'create', resource: 'pods' } },
-        status: { allowed: false, denied: false },
+        status: { allowed: false },
       },
     },
     {
@@ -249,9 +250,29 @@ describe('errors', () => {
 describe('decoding zero values written by Go clients', () => {
   it.each([
     {
-      name: 'a pointer field holding 0 and false stays (replicas: 0)',
-      raw: [...bytesField(1, bytesField(1, 'd')), ...bytesField(2, [...intField(1, 0), ...intField(7, 0)])],
-      want: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { replicas: 0, paused: false } },
+      name: 'a pointer field holding 0 stays (replicas: 0); an omitempty non-pointer false and 0 go (paused, minReadySeconds, generation)',
+      raw: [...bytesField(1, [...bytesField(1, 'd'), ...intField(7, 0)]), ...bytesField(2, [...intField(1, 0), ...intField(5, 0), ...intField(7, 0)])],
+      want: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec: { replicas: 0 } },
+    },
+    {
+      name: 'container stdin/tty false go; a non-omitempty empty name stays',
+      raw: bytesField(2, bytesField(2, [...bytesField(1, ''), ...intField(16, 0), ...intField(18, 0)])),
+      want: { apiVersion: 'v1', kind: 'Pod', spec: { containers: [{ name: '' }] } },
+    },
+    {
+      name: 'a pointer string holding "" stays (PersistentVolumeClaim storageClassName: no class)',
+      raw: bytesField(2, bytesField(5, '')),
+      want: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', spec: { storageClassName: '' } },
+    },
+    {
+      name: 'an omitempty non-pointer string holding "" goes (PersistentVolume storageClassName)',
+      raw: bytesField(2, bytesField(6, '')),
+      want: { apiVersion: 'v1', kind: 'PersistentVolume', spec: {} },
+    },
+    {
+      name: 'a non-omitempty false stays (SubjectAccessReview status.allowed)',
+      raw: bytesField(3, [...intField(1, 0), ...intField(4, 0)]),
+      want: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', status: { allowed: false } },
     },
     {
       name: 'empty optional strings and zero times are left out; empty messages stay',

@@ -1,5 +1,6 @@
 import { formatMicroTime, formatTime, parseMicroTime, parseTime } from '@orch/apimachinery';
 import { isScalar, type FieldSchema, type FieldType, type ScalarType, type TypeSchema } from '../schemas/model';
+import { isEmptyValue, omittedWhenEmpty } from '../schemas/omit-empty';
 import { typeSchema } from '../schemas/registry';
 import { formatGoDuration, parseGoDuration } from '@orch/apimachinery';
 import { protoFieldName } from './types';
@@ -9,10 +10,11 @@ import { protoFieldName } from './types';
 //
 // Presence follows the wire: a field is written when the JSON has it (not null), and a
 // decoded field is emitted when it was on the wire, so JSON → protobuf → JSON is the
-// identity. Upstream (gogo) encoders also write zero values of non-pointer fields; of
-// those, empty optional strings and bytes, empty lists and maps and zero times are
-// dropped on decode, as Go's `omitempty` JSON does. Zero numbers and false stay (a Go
-// pointer field may hold them on purpose).
+// identity for objects without Go-omitted values. Upstream (gogo) encoders also write the
+// zero values of non-pointer fields (`stdin: false`, `generation: 0`); on decode those of
+// `omitempty` fields are dropped, as Go's JSON encoding of the decoded struct does
+// (omittedWhenEmpty), and so are empty lists and maps and zero times. A pointer field's
+// zero value (`replicas: 0`, `storageClassName: ""`) stays.
 
 /** A JSON value could not be converted to or from its protobuf form. */
 export class ProtobufError extends Error {
@@ -290,11 +292,14 @@ function shapeOf(t: FieldType): Plan['shape'] {
   return isScalar(t) || 'ref' in t ? 'single' : 'array' in t ? 'list' : 'map';
 }
 
-/** Field-level decoding: empty optional strings and bytes are Go's omitted zero values. */
+/** Field-level decoding: the empty value of an `omitempty` non-pointer field is left out. */
 function fieldDecoder(f: FieldSchema): Decode {
   const dec = decoderOf(f.type);
-  if (f.required || (f.type !== 'string' && f.type !== 'bytes')) return dec;
-  return (v) => ((v as { length: number }).length === 0 ? undefined : dec(v));
+  if (!omittedWhenEmpty(f)) return dec;
+  return (v) => {
+    const d = dec(v);
+    return isEmptyValue(f.type, d) ? undefined : d;
+  };
 }
 
 function plans(schema: TypeSchema): Plan[] {

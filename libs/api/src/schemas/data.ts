@@ -16,6 +16,10 @@ export interface FieldOpts {
   mt?: MapType;
   st?: StructType;
   d?: unknown;
+  /** Go pointer field. */
+  ptr?: 1;
+  /** Go JSON tag with `omitempty`. */
+  oe?: 1;
 }
 
 export type FieldTuple = [name: string, type: string, proto: number, opts?: FieldOpts];

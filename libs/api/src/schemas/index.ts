@@ -3,4 +3,5 @@ export { typeSchema, allTypeSchemas, schemaForKind, packageKey, jsonFields, goTy
 export * from './semantics';
 export * from './decode';
 export * from './defaults';
+export * from './omit-empty';
 export * from './walker';

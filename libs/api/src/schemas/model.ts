@@ -65,6 +65,10 @@ export interface FieldSchema {
   readonly structType?: StructType;
   /** Default declared by the upstream type definition (`+default`). */
   readonly default?: unknown;
+  /** The Go field is a pointer: its zero value (`replicas: 0`, `storageClassName: ""`) is a value. */
+  readonly pointer?: boolean;
+  /** The Go JSON tag has `omitempty`: see omittedWhenEmpty. */
+  readonly omitEmpty?: boolean;
 }
 
 export interface TypeSchema {

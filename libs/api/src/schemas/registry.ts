@@ -13,8 +13,8 @@ interface Registry {
 }
 
 const TYPE_META_FIELDS: FieldSchema[] = [
-  { name: 'apiVersion', type: 'string', proto: 0 },
-  { name: 'kind', type: 'string', proto: 0 },
+  { name: 'apiVersion', type: 'string', proto: 0, omitEmpty: true },
+  { name: 'kind', type: 'string', proto: 0, omitEmpty: true },
 ];
 
 function goPackage(key: string): string {
@@ -54,6 +54,8 @@ function buildField(packages: Map<string, PackageData>, from: PackageData, name:
   if (o.mt) field.mapType = o.mt;
   if (o.st) field.structType = o.st;
   if (o.d !== undefined) field.default = o.d;
+  if (o.ptr) field.pointer = true;
+  if (o.oe) field.omitEmpty = true;
   return field;
 }
 

@@ -10,6 +10,7 @@ import {
   planProportionalScale,
   replicaSetsToCleanUp,
   rolloutStatus,
+  sameStatus,
   setNewReplicaSetAnnotations,
   stuckRecheckAfterMs,
   templateHash,
@@ -262,6 +263,16 @@ describe('rollout status and conditions', () => {
     { name: 'timed out stays timed out', reason: 'ProgressDeadlineExceeded', updated: NOW, want: true },
   ])('deploymentTimedOut: $name', ({ reason, updated, want }) => {
     expect(deploymentTimedOut(deploy(), { conditions: [progressing(reason, updated)] }, NOW)).toBe(want);
+  });
+
+  // The gateway stores statuses as Go writes them (no zero counts): a computed status with zeros is the same.
+  it.each([
+    { name: 'zero counts and absent ones', a: { replicas: 1, updatedReplicas: 1 }, b: { replicas: 1, updatedReplicas: 1, readyReplicas: 0, availableReplicas: 0 }, want: true },
+    { name: 'key order', a: { replicas: 1, updatedReplicas: 2 }, b: { updatedReplicas: 2, replicas: 1 }, want: true },
+    { name: 'a count changed', a: { replicas: 1 }, b: { replicas: 1, readyReplicas: 1 }, want: false },
+    { name: 'a condition changed', a: { conditions: [progressing('ReplicaSetUpdated', NOW)] }, b: { conditions: [progressing('ProgressDeadlineExceeded', NOW)] }, want: false },
+  ])('sameStatus: $name', ({ a, b, want }) => {
+    expect(sameStatus(a, b)).toBe(want);
   });
 
   it.each([

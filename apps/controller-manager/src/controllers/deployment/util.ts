@@ -3,7 +3,7 @@
  * template hashing and matching, revisions and annotations, surge/unavailability math,
  * proportional scaling, status and conditions. Nothing here talks to the API.
  */
-import { mirrorUpstreamKeys, readWellKnown, upstreamKeysMissing, withTwin } from '@orch/api';
+import { mirrorUpstreamKeys, omitEmptyFields, readWellKnown, upstreamKeysMissing, withTwin } from '@orch/api';
 import { parseTime } from '@orch/apimachinery';
 import { computeHash } from '../workload-common/hash';
 import { scaledValue } from '../workload-common/intstr';
@@ -562,7 +562,16 @@ export function stuckRecheckAfterMs(d: Deployment, next: DeploymentStatus, nowMs
   return after < 1000 ? 0 : after + 1000;
 }
 
-/** Statuses equal for the purpose of skipping a write. */
+/**
+ * Statuses equal for the purpose of skipping a write, as Go compares them: a zero count is the
+ * same as an absent one (the stored status has none: its counts are omitempty).
+ */
 export function sameStatus(a: DeploymentStatus | undefined, b: DeploymentStatus): boolean {
-  return JSON.stringify(sortKeys(normalize(a ?? {}))) === JSON.stringify(sortKeys(normalize(b)));
+  return JSON.stringify(sortKeys(normalize(goForm(a ?? {})))) === JSON.stringify(sortKeys(normalize(goForm(b))));
+}
+
+function goForm(status: DeploymentStatus): DeploymentStatus {
+  const d = { status: structuredClone(status) };
+  omitEmptyFields(d, 'apps', 'v1', 'Deployment');
+  return d.status;
 }
