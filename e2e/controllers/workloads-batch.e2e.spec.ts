@@ -1,5 +1,5 @@
-import type { KubeObject } from '@orch/apimachinery';
-import { isNotFound, type ResourceClient } from '@orch/client';
+import type { KubeObject, WatchEvent } from '@orch/apimachinery';
+import { type ResourceClient } from '@orch/client';
 import { eventually, startControllerCluster, staysUnchanged, type ControllerCluster } from './support/cluster';
 import { PodSimulator } from './support/pod-simulator';
 
@@ -119,16 +119,24 @@ describe('workload controllers: jobs and cron jobs (real gateway)', () => {
   });
 
   it('deletes a finished job ttlSecondsAfterFinished later, pods included', async () => {
-    await jobs.create(job('ephemeral', 'succeed', { ttlSecondsAfterFinished: 1 }));
-    await finished('ephemeral', 'Complete');
-    await eventually('ttl expired', async () => {
-      try {
-        await jobs.get('ephemeral');
-        return undefined;
-      } catch (err) {
-        return isNotFound(err) ? true : undefined;
-      }
-    });
+    // Watched from before the create, not polled: completionTime has whole seconds, so a job
+    // finishing at x.95 s with a TTL of 1 s may be deleted 50 ms later, before a poll saw it Complete.
+    const seen: WatchEvent<Job>[] = [];
+    const from = (await jobs.list()).metadata.resourceVersion;
+    const watch = jobs.watch({ resourceVersion: from, fieldSelector: 'metadata.name=ephemeral' }, { onEvent: (e) => seen.push(e) });
+    try {
+      await jobs.create(job('ephemeral', 'succeed', { ttlSecondsAfterFinished: 1 }));
+      await eventually('ttl expired', () => (seen.some((e) => e.type === 'DELETED') ? true : undefined));
+    } finally {
+      watch.stop();
+      await watch.done;
+    }
+    const completed = seen.map((e) => condition(e.object, 'Complete')).find(Boolean) as (Condition & { lastTransitionTime?: string }) | undefined;
+    const deleting = seen.find((e) => e.object.metadata.deletionTimestamp)?.object;
+    expect(completed?.lastTransitionTime).toBeDefined();
+    // Deleted in the foreground (pods first), no earlier than the TTL after the finish.
+    expect(deleting?.metadata.finalizers).toContain('foregroundDeletion');
+    expect(Date.parse(deleting!.metadata.deletionTimestamp!)).toBeGreaterThanOrEqual(Date.parse(completed!.lastTransitionTime!) + 1000);
     await eventually('pods collected', async () => ((await pods.list({ labelSelector: 'job=ephemeral' })).items.length === 0 ? true : undefined));
   });
 
