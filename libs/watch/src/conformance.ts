@@ -152,6 +152,23 @@ export function describeWatchConformance(name: string, backends: WatchBackends):
         }
       });
 
+      it('hands its own subscribers each batch it publishes once, at publish (no round trip)', async () => {
+        const bus = await openBus();
+        const other = await openBus();
+        const got: number[] = [];
+        bus.subscribe((b) => got.push(b.after));
+        await Promise.all([bus.flush(), other.flush()]);
+        bus.publish({ after: 1, events: [] });
+        expect(got).toEqual([1]);
+        other.publish({ after: 2, events: [] });
+        await other.flush();
+        await until(() => got.length === 2, 'the other publisher’s batch');
+        bus.publish({ after: 3, events: [] });
+        // A server echo of 1 or 3 would have arrived before the answer to this ping.
+        await bus.flush();
+        expect(got).toEqual([1, 2, 3]);
+      });
+
       it('stops delivering after unsubscribe and advertises a batch size limit', async () => {
         const bus = await openBus();
         const got: EventBatch[] = [];

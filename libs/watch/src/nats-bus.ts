@@ -18,13 +18,18 @@ export interface NatsBusOptions {
  * The watch bus on core NATS. One publisher's messages reach each subscriber in order; NATS
  * may drop messages (disconnect, slow consumer), which receivers detect by the batches'
  * `after` and recover from the store: JetStream's replay is not needed for correctness, and
- * core NATS keeps the publish→receive path to one hop.
+ * core NATS keeps the publish→receive path to one hop. The server does not echo a
+ * connection's own messages back (noEcho): this process's subscribers get its batches
+ * directly, in publish order, as LocalBus delivers them — the pump's replica does not wait
+ * for a round trip through the server (and a wake-up on a busy machine) to see its own feed.
  */
 export class NatsBus implements WatchBus {
   readonly name = 'nats';
   readonly distributed = true;
   private isConnected = true;
   private readonly subs = new Set<Subscription>();
+  /** This process's subscribers, handed its own batches directly (the server does not echo them). */
+  private readonly local = new Set<(batch: EventBatch) => void>();
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -44,6 +49,7 @@ export class NatsBus implements WatchBus {
       reconnectTimeWait: 250,
       pingInterval: opts.pingIntervalMs ?? 2000,
       maxPingOut: 2,
+      noEcho: true,
     });
     return new NatsBus(nc, opts.subject, opts.log ?? ((m) => console.warn(m)));
   }
@@ -60,6 +66,7 @@ export class NatsBus implements WatchBus {
     } catch (err) {
       this.log(`nats watch bus: publish failed: ${(err as Error).message}`);
     }
+    for (const listener of this.local) listener(batch);
   }
 
   subscribe(listener: (batch: EventBatch) => void): BusSubscription {
@@ -80,8 +87,11 @@ export class NatsBus implements WatchBus {
       },
     });
     this.subs.add(sub);
+    const own = (batch: EventBatch) => listener(batch);
+    this.local.add(own);
     return {
       unsubscribe: () => {
+        this.local.delete(own);
         this.subs.delete(sub);
         if (!this.nc.isClosed()) sub.unsubscribe();
       },
@@ -98,6 +108,7 @@ export class NatsBus implements WatchBus {
   }
 
   async close(): Promise<void> {
+    this.local.clear();
     if (this.nc.isClosed()) return;
     await this.nc.drain().catch(() => this.nc.close());
   }
