@@ -69,8 +69,11 @@ async function main(): Promise<void> {
     gateway.logger.info('shutting down', { signal });
     gateway.health.markShuttingDown();
     await new Promise((r) => setTimeout(r, options['shutdown-delay-duration']));
+    const httpServer = app.getHttpServer() as { close(): void; closeAllConnections?: () => void };
+    // New connections are refused before any watch ends (app.close ends them): a client whose
+    // watch ends finds the server gone and waits for its return instead of backing off.
+    httpServer.close();
     // Other long-running requests (log follow, proxies) get a bounded time to finish.
-    const httpServer = app.getHttpServer() as { closeAllConnections?: () => void };
     setTimeout(() => {
       gateway.logger.warn('requests still open after the shutdown grace period; closing their connections', { seconds: SHUTDOWN_GRACE_MS / 1000 });
       httpServer.closeAllConnections?.();

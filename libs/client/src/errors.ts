@@ -110,6 +110,11 @@ export function isTooManyRequests(err: unknown): boolean {
   return hasCode(err, 429, ['TooManyRequests']);
 }
 
+/** 503 Service Unavailable (also what a server that is closing answers requests on its open connections). */
+export function isServiceUnavailable(err: unknown): boolean {
+  return hasCode(err, 503, ['ServiceUnavailable']);
+}
+
 /** The client gave up waiting for a response. */
 export class RequestTimeoutError extends Error {
   constructor(readonly method: string, readonly url: string, readonly timeoutMs: number) {

@@ -202,6 +202,26 @@ describe('SharedInformer against a wire peer', () => {
     await waitFor(() => rec.calls.includes('add c'), 'event written after the restart');
   });
 
+  // The gateway's graceful shutdown: the listener closes, then watches end; the re-watch, sent on
+  // the kept-alive connection, is answered 503. Not a reason to wait out a ten-minute backoff.
+  it('comes back as soon as a restarted server listens when the closing server answered the re-watch 503', async () => {
+    peer.put(PODS, pod('a'));
+    informer = new SharedInformer<Pod>(client.resource<Pod>(podsDef, 'ns'), { backoff: { initialMs: 600_000, maxMs: 600_000 }, logger: log });
+    const rec = recorder();
+    informer.addEventHandler(rec.handler);
+    informer.run();
+    await informer.waitForSync();
+    await waitFor(() => peer.openWatches === 1, 'watching');
+    peer.put(PODS, pod('b')); // the watch delivers an event: its clean end is a healthy one, re-watched at once
+    await waitFor(() => rec.calls.includes('add b'), 'watch event');
+    await peer.shutDown();
+    await waitFor(() => log.lines.some((l) => l.includes('the server does not accept connections; waiting for it')), `the informer waits for the server: ${log.lines.join(' | ')}`);
+    expect(peer.refusedWhileClosing).toBe(1);
+    peer.put(PODS, pod('c')); // written while the server is down
+    await peer.comeBack();
+    await waitFor(() => rec.calls.includes('add c'), 'event written during the downtime', 10_000);
+  });
+
   it('keeps its backoff when the server accepts connections but breaks them', async () => {
     let broken = 0;
     peer.intercept((r) => (r.query.get('watch') === 'true' && ++broken ? { status: 0, reset: true } : undefined));
@@ -310,8 +330,12 @@ describe('SharedInformer against a wire peer', () => {
     expect(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length).toBeLessThanOrEqual(timersBefore);
   });
 
-  it('stops an open watch', async () => {
-    start();
+  // A young watch (no event yet) ends unhealthy when stopped: stop() must not wait out the backoff.
+  it.each([
+    { name: 'short backoff', backoff: { initialMs: 5, maxMs: 20 } },
+    { name: 'ten-minute backoff', backoff: { initialMs: 600_000, maxMs: 600_000 } },
+  ])('stops an open watch ($name)', async ({ backoff }) => {
+    start({ backoff });
     await informer.waitForSync();
     await waitFor(() => peer.openWatches === 1);
     await informer.stop();

@@ -1,7 +1,7 @@
 import type { ResourceDef } from '@orch/api';
 import { Backoff, sleep, type BackoffOptions } from './backoff';
 import { Indexer, NAMESPACE_INDEX, deepFreeze, namespaceIndexFunc, type IndexFunc } from './cache';
-import { isGone } from './errors';
+import { isGone, isServiceUnavailable } from './errors';
 import { isConnectionError } from './reachability';
 import type { RestClient, WatchHandle, WatchHandlers } from './rest';
 import type { KubeList, KubeObject, WatchEvent } from '@orch/apimachinery';
@@ -72,10 +72,12 @@ export interface ReflectorSink<T> {
  * watch from the list's resourceVersion with bookmarks. A watch that closes normally, or whose
  * connection was refused or cut (a server stopping or restarting), is resumed from the last
  * resourceVersion seen (events and bookmarks); 410 Gone or any other failure leads to a relist.
- * Between failures it waits with exponential backoff + jitter (capped at 30 s), except that a
- * connection failure ends the wait as soon as the server accepts connections again (plus up to
- * 1 s of jitter): a restarted server is not left unwatched for a grown backoff. It never gives
- * up until {@link stop}.
+ * Between failures it waits with exponential backoff + jitter (capped at 30 s), except after a
+ * failure that may mean the server is going away (a connection refused or cut, a watch ended
+ * early, a 503 — what a closing server answers on its open connections): if the server then
+ * refuses connections, the wait ends as soon as it accepts them again (plus up to 1 s of
+ * jitter), so a restarted server is not left unwatched for a grown backoff. It never gives up
+ * until {@link stop}.
  */
 export class Reflector<T extends KubeObject> {
   private readonly abort = new AbortController();
@@ -116,7 +118,7 @@ export class Reflector<T extends KubeObject> {
     const backoff = new Backoff(this.opts.backoff);
     while (!signal.aborted) {
       let healthy = false;
-      // The server may be gone (a cut connection, or a watch it ended early): wait for it to listen again.
+      // The server may be gone (a cut connection, a 503, or a watch it ended early): wait for it to listen again.
       let serverMayBeGone = false;
       let watching = false;
       try {
@@ -126,9 +128,10 @@ export class Reflector<T extends KubeObject> {
         serverMayBeGone = !healthy;
       } catch (err) {
         if (signal.aborted) break;
-        serverMayBeGone = isConnectionError(err);
+        const connectionLost = isConnectionError(err);
+        serverMayBeGone = connectionLost || isServiceUnavailable(err);
         // A watch cut with its connection resumes where it was; the server says 410 if it cannot.
-        const resume = watching && serverMayBeGone;
+        const resume = watching && connectionLost;
         if (!resume) this.needList = true;
         const what = `${this.opts.name ?? 'reflector'}: ${(err as Error).message}`;
         if (isGone(err)) this.logger.info(`${what}; relisting`);
@@ -145,6 +148,8 @@ export class Reflector<T extends KubeObject> {
    * did not at first (then a random wait of at most 1 s). Resolves false if stopped.
    */
   private async pause(delayMs: number, serverMayBeGone: boolean, signal: AbortSignal): Promise<boolean> {
+    // Stopped while watching: an abort listener added now would never fire.
+    if (signal.aborted) return false;
     if (!serverMayBeGone || !this.lw.serverReturned) return sleep(delayMs, signal);
     const waiting = new AbortController();
     const onStop = () => waiting.abort();

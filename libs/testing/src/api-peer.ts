@@ -139,6 +139,10 @@ export class ApiPeer {
   private readonly watchers = new Set<Watcher>();
   private readonly interceptors: ((req: PeerRequest) => PeerResponse | undefined)[] = [];
   private downPort?: number;
+  /** Set by shutDown(): requests on connections still open are answered 503. */
+  private closing = false;
+  /** Requests answered 503 because the peer was shutting down. */
+  refusedWhileClosing = 0;
 
   private constructor(private readonly server: http.Server) {}
 
@@ -179,11 +183,24 @@ export class ApiPeer {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  /** Listens again on the port it had before {@link goDown}. */
+  /**
+   * A server restart, first half, done gracefully as the gateway does it: stops listening,
+   * then ends every watch normally; requests still arriving on open connections are answered
+   * 503 with `Connection: close` (as a closing Fastify server does) until {@link comeBack}.
+   */
+  async shutDown(): Promise<void> {
+    this.downPort = (this.server.address() as AddressInfo).port;
+    this.closing = true;
+    this.server.close();
+    this.closeWatches();
+  }
+
+  /** Listens again on the port it had before {@link goDown} or {@link shutDown}. */
   async comeBack(): Promise<void> {
-    if (this.downPort === undefined) throw new Error('comeBack() without goDown()');
+    if (this.downPort === undefined) throw new Error('comeBack() without goDown() or shutDown()');
     const port = this.downPort;
     this.downPort = undefined;
+    this.closing = false;
     await new Promise<void>((resolve) => this.server.listen(port, '127.0.0.1', resolve));
   }
 
@@ -286,6 +303,11 @@ export class ApiPeer {
       const u = new URL(req.url ?? '/', 'http://peer');
       const pr: PeerRequest = { method: req.method ?? 'GET', path: u.pathname, query: u.searchParams, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), remotePort: req.socket.remotePort };
       this.requests.push(pr);
+      if (this.closing) {
+        this.refusedWhileClosing++;
+        this.json(res, 503, status(503, 'ServiceUnavailable', 'the server is shutting down'), { Connection: 'close' });
+        return;
+      }
       for (const fn of this.interceptors) {
         const answer = fn(pr);
         if (answer) {

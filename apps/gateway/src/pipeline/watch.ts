@@ -10,7 +10,8 @@ import { listOptions, queryBool } from './query';
 /**
  * Watch streams (SPEC Events): chunked JSON lines, one-row Tables, or length-prefixed protobuf
  * frames. Streams end at `timeoutSeconds` (default: --min-request-timeout, randomized up to
- * 2x), when the client goes away, or at shutdown (`closeAll`). A client that falls more than
+ * 2x), when the client goes away, or at shutdown (`closeAll`; a watch begun after it ends at
+ * once, so none holds a closing server open). A client that falls more than
  * MAX_WATCH_SEND_BUFFER behind on live events is cut off with an error (the connection is
  * destroyed, which frees its buffer at once); it re-watches from its last resourceVersion.
  *
@@ -42,6 +43,7 @@ export class WatchStreams {
   private readonly open = new Set<() => void>();
   /** Open watches per user name (--max-watches-per-user). */
   private readonly perUser = new Map<string, number>();
+  private closing = false;
 
   constructor(private readonly opts: WatchLimits) {}
 
@@ -71,8 +73,9 @@ export class WatchStreams {
     };
   }
 
-  /** Ends every open watch stream cleanly (graceful shutdown). */
+  /** Ends every open watch stream cleanly, and any begun later at once (graceful shutdown). */
   closeAll(): void {
+    this.closing = true;
     for (const finish of [...this.open]) finish();
   }
 
@@ -216,6 +219,7 @@ export class WatchStreams {
         handle.stop();
       }
     });
+    if (this.closing) finish();
     return 200;
   }
 }
