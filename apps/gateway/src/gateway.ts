@@ -26,6 +26,7 @@ import { openEtcdStore, openSqliteStore, type Store } from '@orch/storage';
 import { clusterIdentity, LocalBus, MemoryHistory, NatsBus, Pump, RedisHistory, storeLeaseLock, WatchCache, watchChannels, type EventHistory, type WatchBus } from '@orch/watch';
 import { Aggregator, type APIService } from './aggregation/aggregator';
 import { publishAuthenticationConfigMap } from './aggregation/authentication-configmap';
+import { requestedDeprecatedApisGauge } from './deprecation/deprecation';
 import { CustomResourceConverter } from './apiextensions/conversion';
 import { CustomResources } from './apiextensions/custom-resources';
 import { crdRuleErrors, validationRulesFor } from './apiextensions/validation-rules';
@@ -229,6 +230,7 @@ export class Gateway {
       registries: this.registries,
       requestMetrics: httpRequestMetrics(metricsRegistry),
       requestTimeoutMs: this.options['request-timeout'],
+      deprecatedApis: requestedDeprecatedApisGauge(metricsRegistry),
       authenticator: parts.authenticator,
       authorizer: parts.authorizer,
       admission: parts.admission,

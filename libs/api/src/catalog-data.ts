@@ -1,4 +1,4 @@
-import type { ResourceDef, Scope, StorageRef, SubresourceDef, Verb } from './catalog-types';
+import type { ApiDeprecation, ResourceDef, Scope, StorageRef, SubresourceDef, Verb } from './catalog-types';
 
 /** The verbs of an ordinary stored resource. */
 export const ALL_VERBS: Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -24,6 +24,7 @@ interface Row {
   enabled?: boolean;
   singular?: string;
   storage?: StorageRef;
+  deprecation?: ApiDeprecation;
 }
 
 function group(group: string, version: string, defaultScope: Scope, rows: Row[]): ResourceDef[] {
@@ -42,6 +43,7 @@ function group(group: string, version: string, defaultScope: Scope, rows: Row[])
     enabledByDefault: r.enabled ?? true,
     virtual: r.virtual ?? false,
     ...(r.storage ? { storage: r.storage } : {}),
+    ...(r.deprecation ? { deprecation: r.deprecation } : {}),
   }));
 }
 
@@ -55,7 +57,7 @@ const C: Scope = 'Cluster';
 export const BUILTIN_RESOURCES: ResourceDef[] = [
   ...group('', 'v1', N, [
     { resource: 'bindings', kind: 'Binding', verbs: CREATE_ONLY, virtual: true },
-    { resource: 'componentstatuses', kind: 'ComponentStatus', short: ['cs'], scope: C, verbs: ['get', 'list'], virtual: true },
+    { resource: 'componentstatuses', kind: 'ComponentStatus', short: ['cs'], scope: C, verbs: ['get', 'list'], virtual: true, deprecation: { deprecatedIn: '1.19' } },
     { resource: 'configmaps', kind: 'ConfigMap', short: ['cm'] },
     { resource: 'endpoints', kind: 'Endpoints', short: ['ep'], singular: 'endpoints' },
     { resource: 'events', kind: 'Event', short: ['ev'] },
@@ -181,7 +183,13 @@ export const BUILTIN_RESOURCES: ResourceDef[] = [
   ]),
   // Served no more since 1.27; SPEC Versioning 2 names it as one a single-resource runtime-config can enable.
   ...group('storage.orch.io', 'v1beta1', N, [
-    { resource: 'csistoragecapacities', kind: 'CSIStorageCapacity', enabled: false, storage: { group: 'storage.orch.io', version: 'v1', resource: 'csistoragecapacities', kind: 'CSIStorageCapacity' } },
+    {
+      resource: 'csistoragecapacities',
+      kind: 'CSIStorageCapacity',
+      enabled: false,
+      storage: { group: 'storage.orch.io', version: 'v1', resource: 'csistoragecapacities', kind: 'CSIStorageCapacity' },
+      deprecation: { deprecatedIn: '1.24', removedIn: '1.27', replacement: { group: 'storage.orch.io', version: 'v1', kind: 'CSIStorageCapacity' } },
+    },
   ]),
   ...group('admissionregistration.orch.io', 'v1', C, [
     { resource: 'mutatingwebhookconfigurations', kind: 'MutatingWebhookConfiguration', categories: ['api-extensions'] },

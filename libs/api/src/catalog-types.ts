@@ -73,6 +73,19 @@ export interface ResourceDef {
    * (requests are proxied there; the catalog entry is for discovery).
    */
   aggregated?: string;
+  /**
+   * Set for built-in versions still served after their deprecation (upstream
+   * prerelease-lifecycle): requests get a `Warning` header and count in
+   * apiserver_requested_deprecated_apis.
+   */
+  deprecation?: ApiDeprecation;
+}
+
+/** When a built-in version was deprecated, when it stops being served and what replaces it (releases as `1.19`). */
+export interface ApiDeprecation {
+  deprecatedIn: string;
+  removedIn?: string;
+  replacement?: GroupVersionKind;
 }
 
 /** Where a resource's objects are stored: the group/resource and the version (kind) of the stored form. */

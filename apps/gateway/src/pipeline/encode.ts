@@ -10,6 +10,11 @@ import { queryBool } from './query';
 
 const gzipAsync = promisify(gzip);
 
+/** `Warning` header values (RFC 7234, code 299, as upstream sends them). */
+export function warningHeader(warnings: readonly string[]): string[] {
+  return warnings.map((w) => `299 - ${JSON.stringify(w)}`);
+}
+
 /**
  * Writes response bodies in the negotiated representation (JSON, YAML, Table, protobuf),
  * gzip when the client asks and the APIResponseCompression gate allows; errors as Status.
@@ -23,7 +28,7 @@ export class Encoder {
     if (r.done || !r.result || r.reply.sent) return;
     const t = r.target!;
     const { status, body, rawJson } = r.result;
-    if (t.ctx.warnings.length) r.reply.header('warning', t.ctx.warnings.map((w) => `299 - ${JSON.stringify(w)}`));
+    if (t.ctx.warnings.length) r.reply.header('warning', warningHeader(t.ctx.warnings));
     r.status = rawJson !== undefined ? await this.sendText(r.req, r.reply, status, rawJson, t.repr.contentType) : await this.send(r.req, r.reply, status, inRequestedGroup(body, t.def.group, r.info.apiGroup), t.repr, r.query, t.def);
     r.done = true;
   };

@@ -11,6 +11,7 @@ import { authorizeStage } from './authorize';
 import { decodeStage } from './decode';
 import type { Aggregator } from '../aggregation/aggregator';
 import { aggregateStage } from '../aggregation/stage';
+import { deprecationStage, type requestedDeprecatedApisGauge } from '../deprecation/deprecation';
 import type { FlowControl } from '../flowcontrol/flow-control';
 import { flowControlStage } from '../flowcontrol/stage';
 import type { Encoder } from './encode';
@@ -35,6 +36,8 @@ export interface PipelineDeps extends InvokeDeps {
   flowControl?: FlowControl;
   /** API aggregation: group versions served by extension servers (APIServices). */
   aggregator?: Aggregator;
+  /** apiserver_requested_deprecated_apis (absent in tests without metrics). */
+  deprecatedApis?: ReturnType<typeof requestedDeprecatedApisGauge>;
   options: { anonymousAuth: boolean; k8sAliases: boolean };
 }
 
@@ -43,7 +46,7 @@ export interface PipelineDeps extends InvokeDeps {
  * plus the REST handlers). Every request — reads, writes, watches, logs, proxies and
  * exec-style streams — passes the same authentication and authorization stages.
  *
- *   request-info → authenticate → impersonate → flow-control → authorize → aggregate → resolve → decode → admit → invoke → encode
+ *   request-info → authenticate → impersonate → flow-control → authorize → aggregate → resolve → deprecation → decode → admit → invoke → encode
  */
 export function buildPipeline(d: PipelineDeps): readonly Stage[] {
   return [
@@ -54,6 +57,7 @@ export function buildPipeline(d: PipelineDeps): readonly Stage[] {
     { name: 'authorize', run: authorizeStage(d.authorizer) },
     { name: 'aggregate', run: aggregateStage(d.aggregator) },
     { name: 'resolve', run: resolveStage(d.catalog, d.options) },
+    { name: 'deprecation', run: deprecationStage(d.catalog, d.deprecatedApis) },
     { name: 'decode', run: decodeStage },
     { name: 'admit', run: admitStage(d.admission) },
     { name: 'invoke', run: invokeStage(d) },

@@ -4,7 +4,7 @@ import type { GenericStore, WatchEventOut } from '../registry/generic-store';
 import { serializationOf, toPartialObjectMetadata, toTable } from '../server/representation';
 import type { ApiRequest } from './api-request';
 import { requestTarget, requestUser } from './api-request';
-import { inRequestedGroup } from './encode';
+import { inRequestedGroup, warningHeader } from './encode';
 import { listOptions, queryBool } from './query';
 
 /**
@@ -82,7 +82,7 @@ export class WatchStreams {
   /** Serves a watch of `registry` for the request; returns the HTTP status. */
   async serve(r: ApiRequest, registry: GenericStore): Promise<number> {
     const { req, reply, info, query } = r;
-    const { namespace: ns, repr } = requestTarget(r);
+    const { namespace: ns, repr, ctx } = requestTarget(r);
     // `watch` itself (request-info read it leniently to decide the verb): a bad value is a 400 here.
     queryBool(query, 'watch');
     if (repr.kind === 'partial' && repr.as !== 'PartialObjectMetadata') {
@@ -113,6 +113,7 @@ export class WatchStreams {
       if (headersSent) return;
       headersSent = true;
       reply.hijack();
+      if (ctx.warnings.length) res.setHeader('warning', warningHeader(ctx.warnings));
       res.writeHead(200, {
         // Protobuf watches are length-prefixed WatchEvent frames (upstream stream=watch).
         'content-type': serialization === 'protobuf' ? `${repr.contentType};stream=watch` : 'application/json',
