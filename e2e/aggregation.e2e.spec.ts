@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { selfSignedServingCert } from '@orch/auth';
 import { startGateway, type GatewayProcess } from './support/gateway';
+import { eventually } from './support/node-agent';
 
 // API aggregation against a real gateway: an extension API server with its own CA, reached
 // through an APIService and a Service's endpoints. The extension authenticates the gateway's
@@ -25,6 +26,9 @@ describe('API aggregation', () => {
   let caBundle: string;
   const seen: Seen[] = [];
   let proxyCa: X509Certificate | undefined;
+  /** Resolved by the watch test when its client has the first event. */
+  let clientHasFirstEvent: () => void = () => undefined;
+  const firstEventReceived = new Promise<void>((resolve) => (clientHasFirstEvent = resolve));
 
   beforeAll(async () => {
     gw = await startGateway();
@@ -51,15 +55,16 @@ describe('API aggregation', () => {
         return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${GROUP}/v1`, resources: [{ name: 'ticks', singularName: 'tick', namespaced: false, kind: 'Tick', verbs: ['get', 'list', 'watch'] }] }));
       }
       if (req.url?.startsWith(`/apis/${GROUP}/v1/ticks`) && req.url.includes('watch=')) {
-        // Three events 300 ms apart: a client that gets the first before the last was not buffered.
+        // t0, then t1 and t2 only once the client holds t0: a proxy that buffered would never deliver.
         res.writeHead(200, { 'content-type': 'application/json' });
-        let n = 0;
-        const tick = () => {
-          res.write(JSON.stringify({ type: 'ADDED', object: { apiVersion: `${GROUP}/v1`, kind: 'Tick', metadata: { name: `t${n}` }, sentAt: Date.now(), user: req.headers['x-remote-user'] } }) + '\n');
-          if (++n < 3) setTimeout(tick, 300);
-          else res.end();
-        };
-        return tick();
+        const tick = (n: number) => res.write(JSON.stringify({ type: 'ADDED', object: { apiVersion: `${GROUP}/v1`, kind: 'Tick', metadata: { name: `t${n}` }, user: req.headers['x-remote-user'] } }) + '\n');
+        tick(0);
+        void firstEventReceived.then(() => {
+          tick(1);
+          tick(2);
+          res.end();
+        });
+        return;
       }
       if (req.url?.startsWith(`/apis/${GROUP}/v1/ticks`)) {
         return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'TickList', apiVersion: `${GROUP}/v1`, metadata: {}, items: [], user: req.headers['x-remote-user'], groups }));
@@ -85,14 +90,12 @@ describe('API aggregation', () => {
     await gw?.stop();
   });
 
-  const available = async (want: string) => {
-    let cond: { status: string; reason: string } | undefined;
-    for (let i = 0; i < 100 && cond?.status !== want; i++) {
-      cond = (await gw.admin.get(`/apis/apiregistration.orch.io/v1/apiservices/v1.${GROUP}`)).json.status?.conditions?.find((c: { type: string }) => c.type === 'Available');
-      if (cond?.status !== want) await new Promise((r) => setTimeout(r, 100));
-    }
-    return cond;
-  };
+  /** The Available condition of an APIService once its status is `want` (and its reason `reason`, when given). */
+  const available = (want: string, reason?: string, name = `v1.${GROUP}`) =>
+    eventually(`APIService ${name} Available=${want}`, async () => {
+      const cond = (await gw.admin.get(`/apis/apiregistration.orch.io/v1/apiservices/${name}`)).json.status?.conditions?.find((c: { type: string }) => c.type === 'Available');
+      return cond?.status === want && (!reason || cond.reason === reason) ? (cond as { status: string; reason: string; message: string }) : undefined;
+    });
 
   it('checks the extension and reports it Available; its group joins discovery', async () => {
     expect(await available('True')).toMatchObject({ status: 'True', reason: 'Passed' });
@@ -114,26 +117,26 @@ describe('API aggregation', () => {
     expect(seen.length).toBe(proxied); // refused by the gateway's RBAC: never reached the extension
     expect((await gw.admin.post('/apis/rbac.authorization.k8s.io/v1/clusterroles', { metadata: { name: 'tick-reader' }, rules: [{ apiGroups: [GROUP], resources: ['ticks'], verbs: ['list'] }] })).status).toBe(201);
     expect((await gw.admin.post('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', { metadata: { name: 'tick-reader' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'tick-reader' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'dev' }] })).status).toBe(201);
-    let asAlice = await gw.admin.get(`/apis/${GROUP}/v1/ticks`, alice);
-    for (let i = 0; i < 50 && asAlice.status === 403; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      asAlice = await gw.admin.get(`/apis/${GROUP}/v1/ticks`, alice);
-    }
+    const asAlice = await eventually('the binding reaches the authorizer', async () => {
+      const r = await gw.admin.get(`/apis/${GROUP}/v1/ticks`, alice);
+      return r.status === 403 ? undefined : r;
+    });
     expect(asAlice.json).toMatchObject({ user: 'alice', groups: expect.arrayContaining(['dev', 'system:authenticated']) });
     expect(asAlice.json.groups).not.toContain('system:masters');
   });
 
   it('streams a proxied watch as it comes, without buffering', async () => {
-    const arrivals: number[] = [];
-    const r = await gw.admin.watch(`/apis/${GROUP}/v1/ticks?watch=true`, (events) => {
-      arrivals.push(Date.now());
-      return events.length >= 3;
-    });
+    const r = await gw.admin.watch(
+      `/apis/${GROUP}/v1/ticks?watch=true`,
+      (events) => {
+        if (events.length >= 1) clientHasFirstEvent();
+        return events.length >= 3;
+      },
+      20_000,
+    );
     expect(r.status).toBe(200);
     expect(r.events.map((e) => e.object.metadata.name)).toEqual(['t0', 't1', 't2']);
     expect(r.events[0].object.user).toBe('admin');
-    // The first event was in the client's hands before the extension sent the last one.
-    expect(arrivals[0]).toBeLessThan(r.events[2].object.sentAt);
   });
 
   it('verifies the extension against the caBundle: a wrong CA makes it unavailable (503), insecureSkipTLSVerify ignores it', async () => {
@@ -148,14 +151,28 @@ describe('API aggregation', () => {
     expect((await gw.admin.get(`/apis/${GROUP}/v1/ticks`)).status).toBe(200);
   });
 
+  it.each<{ name: string; setup: () => Promise<unknown>; reason: string }>([
+    { name: 'no such Service', setup: async () => undefined, reason: 'ServiceNotFound' },
+    { name: 'a Service without that port', setup: () => gw.admin.post('/api/v1/namespaces/default/services', { metadata: { name: 'lost' }, spec: { ports: [{ port: 8443 }] } }), reason: 'ServicePortError' },
+    { name: 'a Service without endpoints', setup: () => gw.admin.patch('/api/v1/namespaces/default/services/lost', { spec: { ports: [{ port: 443 }] } }, 'application/merge-patch+json'), reason: 'MissingEndpoints' },
+  ])('reports why an extension is unavailable: $name', async ({ setup, reason }) => {
+    await setup();
+    const name = 'v1.lost.example.com';
+    const spec = { group: 'lost.example.com', version: 'v1', service: { namespace: 'default', name: 'lost', port: 443 }, insecureSkipTLSVerify: true, groupPriorityMinimum: 1000, versionPriority: 15 };
+    await gw.admin.delete(`/apis/apiregistration.orch.io/v1/apiservices/${name}`);
+    expect((await gw.admin.post('/apis/apiregistration.orch.io/v1/apiservices', { metadata: { name }, spec })).status).toBe(201);
+    expect(await available('False', reason, name)).toMatchObject({ status: 'False', reason });
+    const r = await gw.admin.get('/apis/lost.example.com/v1/things');
+    expect(r.status).toBe(503);
+    expect(r.json).toMatchObject({ kind: 'Status', code: 503, reason: 'ServiceUnavailable' });
+  });
+
   it('an APIService deleted stops the proxying and leaves discovery', async () => {
     expect((await gw.admin.delete(`/apis/apiregistration.orch.io/v1/apiservices/v1.${GROUP}`)).status).toBe(200);
-    let groups: string[] = [GROUP];
-    for (let i = 0; i < 50 && groups.includes(GROUP); i++) {
-      groups = (await gw.admin.get('/apis')).json.groups.map((g: { name: string }) => g.name);
-      if (groups.includes(GROUP)) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(groups).not.toContain(GROUP);
+    await eventually('the group leaves discovery', async () => {
+      const groups = (await gw.admin.get('/apis')).json.groups.map((g: { name: string }) => g.name);
+      return groups.includes(GROUP) ? undefined : true;
+    });
     expect((await gw.admin.get(`/apis/${GROUP}/v1/ticks`)).status).toBe(404);
   });
 });

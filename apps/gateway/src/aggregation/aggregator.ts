@@ -172,7 +172,8 @@ export class Aggregator {
       else list = JSON.parse(body.toString('utf8')) as APIResourceList;
     } catch (err) {
       const message = (err as Error).message;
-      const reason = err instanceof StatusError ? (/not found/.test(message) ? 'ServiceNotFound' : 'MissingEndpoints') : 'FailedDiscoveryCheck';
+      // The resolver's StatusErrors say which part is missing (upstream reasons).
+      const reason = !(err instanceof StatusError) ? 'FailedDiscoveryCheck' : /not found/.test(message) ? 'ServiceNotFound' : /has no port/.test(message) ? 'ServicePortError' : 'MissingEndpoints';
       failed = { reason, message: reason === 'FailedDiscoveryCheck' ? `failing or missing response from ${this.describe(a)}: ${message}` : message };
     }
     if (this.remotes.get(a.metadata.name!) !== r) return; // replaced or removed meanwhile
