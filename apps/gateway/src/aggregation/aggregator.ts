@@ -58,6 +58,8 @@ export interface Remote {
   defs: ResourceDef[];
   timer?: NodeJS.Timeout;
   failures: number;
+  /** Bumped when the spec changes: a check started for an older spec drops its result. */
+  specVersion: number;
 }
 
 /**
@@ -120,9 +122,14 @@ export class Aggregator {
     for (const [name, apiService] of remote) {
       const known = this.remotes.get(name);
       if (known && known.apiService.metadata.resourceVersion === apiService.metadata.resourceVersion) continue;
-      const r: Remote = known ?? { apiService, available: false, defs: [], failures: 0 };
+      const specChanged = !known || JSON.stringify(known.apiService.spec) !== JSON.stringify(apiService.spec);
+      const r: Remote = known ?? { apiService, available: false, defs: [], failures: 0, specVersion: 0 };
+      // Status writes (this replica's or another's) only refresh the object; a new spec is checked at once.
       r.apiService = apiService;
       this.remotes.set(name, r);
+      if (!specChanged) continue;
+      r.specVersion++;
+      r.failures = 0;
       clearTimeout(r.timer);
       void this.check(r);
     }
@@ -163,6 +170,7 @@ export class Aggregator {
   private async check(r: Remote): Promise<void> {
     if (this.stopped) return;
     const a = r.apiService;
+    const specVersion = r.specVersion;
     let list: APIResourceList | undefined;
     let failed: { reason: string; message: string } | undefined;
     try {
@@ -176,18 +184,20 @@ export class Aggregator {
       const reason = !(err instanceof StatusError) ? 'FailedDiscoveryCheck' : /not found/.test(message) ? 'ServiceNotFound' : /has no port/.test(message) ? 'ServicePortError' : 'MissingEndpoints';
       failed = { reason, message: reason === 'FailedDiscoveryCheck' ? `failing or missing response from ${this.describe(a)}: ${message}` : message };
     }
-    if (this.remotes.get(a.metadata.name!) !== r) return; // replaced or removed meanwhile
+    // Removed, or its spec changed meanwhile (that spec's own check is under way): this result is stale.
+    if (this.remotes.get(a.metadata.name!) !== r || r.specVersion !== specVersion) return;
     if (failed || !list) {
       this.unregister(r);
       r.available = false;
       r.failures++;
-      await this.setAvailable(a, { status: 'False', ...(failed ?? { reason: 'FailedDiscoveryCheck', message: 'no discovery document' }) });
+      await this.setAvailable(r.apiService, { status: 'False', ...(failed ?? { reason: 'FailedDiscoveryCheck', message: 'no discovery document' }) });
     } else {
       r.failures = 0;
       r.available = true;
       this.register(r, list);
-      await this.setAvailable(a, { status: 'True', reason: 'Passed', message: 'all checks passed' });
+      await this.setAvailable(r.apiService, { status: 'True', reason: 'Passed', message: 'all checks passed' });
     }
+    if (this.stopped || this.remotes.get(a.metadata.name!) !== r || r.specVersion !== specVersion) return; // a newer check owns the timer
     const delay = r.failures === 0 ? RECHECK_AVAILABLE_MS : Math.min(RECHECK_FAILING_MAX_MS, RECHECK_FAILING_MIN_MS * 2 ** Math.min(r.failures, 10));
     r.timer = setTimeout(() => void this.check(r), delay);
     r.timer.unref?.();
