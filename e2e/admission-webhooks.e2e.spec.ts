@@ -376,6 +376,21 @@ describe('validating admission policies', () => {
     });
   });
 
+  it('an expression asking the authorizer (evaluated asynchronously) decides like any other', async () => {
+    const p = policy('ask-authorizer', {
+      variables: [{ name: 'mayDelete', expression: "authorizer.group('').resource('configmaps').namespace(object.metadata.namespace).check('delete').allowed()" }],
+      validations: [{ expression: '!variables.mayDelete', message: 'the requester may delete config maps here', reason: 'Forbidden' }],
+    });
+    await withPolicy(p, binding('ask-authorizer', 'ask-authorizer'), async () => {
+      const r = await eventually('the policy to refuse', async () => {
+        await gw.admin.delete(`/api/v1/namespaces/${NS}/configmaps/asked`);
+        const x = await gw.admin.post(`/api/v1/namespaces/${NS}/configmaps`, cm('asked'));
+        return x.status === 403 ? x : undefined;
+      }, 5_000);
+      expect(r.json.message).toBe("configmaps \"asked\" is forbidden: ValidatingAdmissionPolicy 'ask-authorizer' with binding 'ask-authorizer' denied request: the requester may delete config maps here");
+    });
+  });
+
   it.each([
     { action: 'Warn', status: 201, header: "Validation failed for ValidatingAdmissionPolicy 'no-x' with binding 'no-x-binding': failed expression: !('x' in object.data)" },
     { action: 'Audit', status: 201, header: undefined },

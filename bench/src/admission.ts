@@ -12,6 +12,7 @@ import type { Row } from './report';
 const DEFAULT_PLUGINS = [
   'NamespaceLifecycle',
   'LimitRanger',
+  'ServiceAccount',
   'PodSecurity',
   'Priority',
   'DefaultTolerationSeconds',

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { parseApiVersion, type ResourceDef } from '@orch/api';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
-import { celToJson, CelCompileError, CelCostLimitError, PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET, type CelProgram } from '@orch/cel';
+import { celToJson, CelCompileError, CelCostLimitError, PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET, type CelProgram, type CelResult } from '@orch/cel';
 import { AdmissionPluginProvider, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResponse } from '../../pipeline/admit';
 import { admissionActivation } from '../admission-request';
 import { AdmissionState } from '../admission-state';
@@ -73,6 +73,8 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
   readonly name = VALIDATING_ADMISSION_POLICY;
   private compiled = new Map<string, CompiledPolicy>();
   private generation = -1;
+  /** The bindings in name order, sorted once per generation of the binding cache. */
+  private sortedBindings: { generation: number; list: ValidatingAdmissionPolicyBinding[] } = { generation: -1, list: [] };
   /** `namespaceObject` of a request, converted once for all its bindings. */
   private readonly namespaceObjects = new WeakMap<AdmissionAttributes, Promise<unknown>>();
 
@@ -80,6 +82,15 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
 
   handles(): boolean {
     return true;
+  }
+
+  private bindings(): ValidatingAdmissionPolicyBinding[] {
+    const cache = this.state.cache<ValidatingAdmissionPolicyBinding>('admissionregistration.orch.io', 'validatingadmissionpolicybindings');
+    if (cache.generation !== this.sortedBindings.generation) {
+      const name = (b: ValidatingAdmissionPolicyBinding) => b.metadata.name ?? '';
+      this.sortedBindings = { generation: cache.generation, list: cache.list().sort((x, y) => (name(x) < name(y) ? -1 : name(x) > name(y) ? 1 : 0)) };
+    }
+    return this.sortedBindings.list;
   }
 
   /** Policies by name, compiled (recompiled only for changed policies). */
@@ -116,12 +127,12 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
   }
 
   async validate(a: AdmissionAttributes): Promise<AdmissionResponse | void> {
-    const bindings = this.state.cache<ValidatingAdmissionPolicyBinding>('admissionregistration.orch.io', 'validatingadmissionpolicybindings').list();
+    const bindings = this.bindings();
     if (bindings.length === 0) return;
     const policies = this.policies();
     const out: AdmissionResponse = {};
     const audit: unknown[] = [];
-    for (const binding of [...bindings].sort((x, y) => (x.metadata.name ?? '').localeCompare(y.metadata.name ?? ''))) {
+    for (const binding of bindings) {
       const cp = policies.get(binding.spec?.policyName ?? '');
       if (!cp) continue;
       const matched = await this.matches(cp.policy.spec?.matchConstraints, a, true);
@@ -190,23 +201,35 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
     if (!nsPromise) this.namespaceObjects.set(a, (nsPromise = a.namespace ? findNamespace(this.state, a.namespace).then((ns) => env.toCel(ns)) : Promise.resolve(null)));
     const namespaceObject = await nsPromise;
     let budget = RUNTIME_COST_BUDGET;
-    const run = async (c: Compiled, activation: Record<string, unknown>): Promise<unknown> => {
+    const failed = (c: Compiled, e: unknown): PolicyError => {
+      if (e instanceof CelCostLimitError && budget < PER_CALL_COST_LIMIT) return new PolicyError('validation failed due to running out of cost budget, no further validation rules will be run');
+      return new PolicyError(`expression '${c.expression}' resulted in error: ${(e as Error).message}`);
+    };
+    const settle = (r: CelResult): unknown => {
+      budget -= r.cost;
+      return r.value;
+    };
+    /** An expression's value: synchronous unless the expression calls the authorizer (then a promise). */
+    const run = (c: Compiled, activation: Record<string, unknown>): unknown => {
       if (c.error) throw new PolicyError(`compilation error: ${c.error}`);
+      let pending: CelResult | Promise<CelResult>;
       try {
-        const r = await c.program!.evaluateAsync(activation, { costLimit: Math.min(PER_CALL_COST_LIMIT, budget) });
-        budget -= r.cost;
-        return r.value;
+        pending = c.program!.evaluate(activation, { costLimit: Math.min(PER_CALL_COST_LIMIT, budget) });
       } catch (e) {
-        if (e instanceof CelCostLimitError && budget < PER_CALL_COST_LIMIT) throw new PolicyError('validation failed due to running out of cost budget, no further validation rules will be run');
-        throw new PolicyError(`expression '${c.expression}' resulted in error: ${(e as Error).message}`);
+        throw failed(c, e);
       }
+      if (!(pending instanceof Promise)) return settle(pending);
+      return pending.then(settle, (e) => {
+        throw failed(c, e);
+      });
     };
     for (const param of this.params(cp, binding, a)) {
       const variables: Record<string, unknown> = Object.create(null);
       const activation: Record<string, unknown> = { ...base, params: param ? env.toCel(param) : null, namespaceObject, variables };
       let selected = true;
       for (const mc of cp.matchConditions) {
-        if ((await run(mc, activation)) !== true) {
+        const selects = run(mc, activation);
+        if ((selects instanceof Promise ? await selects : selects) !== true) {
           selected = false;
           break;
         }
@@ -214,14 +237,16 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
       if (!selected) continue;
       for (const v of cp.variables) {
         try {
-          variables[v.name] = await run(v, activation);
+          const value = run(v, activation);
+          variables[v.name] = value instanceof Promise ? await value : value;
         } catch (e) {
           // A variable that fails fails only the expressions that use it.
           Object.defineProperty(variables, v.name, { enumerable: true, get: () => { throw e; } });
         }
       }
       for (const [index, v] of cp.validations.entries()) {
-        if ((await run(v, activation)) === true) continue;
+        const holds = run(v, activation);
+        if ((holds instanceof Promise ? await holds : holds) === true) continue;
         let message = v.message ?? `failed expression: ${v.expression}`;
         if (v.messageExpression) {
           try {
