@@ -19,13 +19,15 @@ import { startBenchGateway } from './gateway-process';
 import { printRows, type Row } from './report';
 import { SCALE_PHASES, scaleBench, type ScalePhase } from './scale';
 import { schedulerBench } from './scheduler';
+import { watchLoadBench } from './watch-load';
 
 const FLAGS = {
   duration: { type: 'duration', default: 10_000, description: 'Duration of each throughput phase.' },
   concurrency: { type: 'int', default: 64, description: 'Concurrent clients of the throughput phases.' },
   'list-size': { type: 'int', default: 10_000, description: 'ConfigMaps in the list-latency phase.' },
   watchers: { type: 'int', default: 100, description: 'Watchers in the watch-latency phase.' },
-  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler, scale, crd, apf, admission, auth.' },
+  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler, scale, crd, apf, admission, auth, watch-load.' },
+  'idle-watches': { type: 'int', default: 5000, description: 'Unread watches one client opens in the watch-load benchmark.' },
   'apf-list-size': { type: 'int', default: 1000, description: 'ConfigMaps in each list of the flooding client in the priority-and-fairness benchmark.' },
   'scale-watchers': { type: 'int', default: 1000, description: 'Watchers spread over three gateways in the scale benchmark.' },
   'scale-events': { type: 'int', default: 1000, description: 'Events per second written in the scale benchmark’s watch phase.' },
@@ -101,6 +103,7 @@ async function main(): Promise<void> {
     for (const note of apf.notes) console.log(`- ${note}`);
   }
   if (want('auth')) printRows('authentication and authorization (two real gateways)', await authBench({ durationMs: opts.duration, concurrency: opts.concurrency, bindings: opts['rbac-bindings'], roles: opts['rbac-roles'] }));
+  if (want('watch-load')) printRows('one client holds unread watches; another reads (same gateway, same run)', await watchLoadBench({ watches: opts['idle-watches'], gets: 2000, writesPerSecond: 5, writeSeconds: 20 }));
   if (want('scheduler')) printRows('scheduler (real gateway and scheduler processes)', await schedulerBench({ nodes: opts['sched-nodes'], pods: opts['sched-pods'] }));
   if (want('admission')) printRows('admission (creates through the admission chain)', await admissionBench({ durationMs: Math.min(opts.duration, 5000), concurrency: opts.concurrency }));
 }

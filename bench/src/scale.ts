@@ -66,7 +66,7 @@ interface DeliveryResult {
 }
 
 /** A bench child process with IPC that says `{ ready }`, later `{ done: report }`, or `{ error }`. */
-function benchChild(main: string, env: Record<string, string>, nodeArgs: string[] = []): { proc: ChildProcess; next: <T>(key: 'ready' | 'done') => Promise<T> } {
+export function benchChild(main: string, env: Record<string, string>, nodeArgs: string[] = []): { proc: ChildProcess; next: <T>(key: 'ready' | 'done') => Promise<T> } {
   const proc = spawn(process.execPath, [...nodeArgs, join(__dirname, main)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...env } });
   const next = <T>(key: 'ready' | 'done') =>
     new Promise<T>((resolve, reject) => {

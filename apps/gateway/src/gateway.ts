@@ -226,6 +226,7 @@ export class Gateway {
     this.handler = new ApiHandler({
       flowControl: this.flowControl,
       aggregator: this.aggregator,
+      maxInFlight: { readOnly: this.options['max-requests-inflight'], mutating: this.options['max-mutating-requests-inflight'] },
       catalog: this.catalog,
       registries: this.registries,
       requestMetrics: httpRequestMetrics(metricsRegistry),

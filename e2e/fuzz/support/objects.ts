@@ -109,11 +109,20 @@ export const mutationArb: fc.Arbitrary<Mutation> = mutations(100_000);
 /** Mutations of a value that is serialized recursively (YAML, protobuf): nesting up to 50 deep. */
 export const shallowMutationArb: fc.Arbitrary<Mutation> = mutations(50);
 
-/** Every path of a JSON value, root first. */
-function paths(v: Json, prefix: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
-  out.push(prefix);
-  if (Array.isArray(v)) v.forEach((x, i) => paths(x, [...prefix, i], out));
-  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) paths(x, [...prefix, k], out);
+/** Paths deeper than this are not mutation targets (a value may already be nested 100,000 deep). */
+const MAX_PATH_DEPTH = 64;
+
+/** Every path of a JSON value down to MAX_PATH_DEPTH, root first (no recursion: see MAX_PATH_DEPTH). */
+function paths(v: Json): (string | number)[][] {
+  const out: (string | number)[][] = [];
+  const stack: [Json, (string | number)[]][] = [[v, []]];
+  while (stack.length) {
+    const [value, prefix] = stack.pop()!;
+    out.push(prefix);
+    if (prefix.length >= MAX_PATH_DEPTH) continue;
+    const children: [string | number, Json][] = Array.isArray(value) ? value.map((x, i) => [i, x]) : value && typeof value === 'object' ? Object.entries(value) : [];
+    for (let i = children.length - 1; i >= 0; i--) stack.push([children[i][1], [...prefix, children[i][0]]]);
+  }
   return out;
 }
 
@@ -132,8 +141,10 @@ export function mutate(v: Json, mutations: readonly Mutation[]): Json {
       else (get(path.slice(0, -1)) as Record<string, Json>)[path[path.length - 1] as string] = value;
     };
     switch (m.op) {
+      // Values are copied in: fast-check hands out the same constant instances run after run,
+      // and a later mutation inside one would change (and could nest) it for every later run.
       case 'set':
-        put(m.value);
+        put(structuredClone(m.value));
         break;
       case 'delete':
         if (path.length === 0) root = null;
@@ -145,8 +156,8 @@ export function mutate(v: Json, mutations: readonly Mutation[]): Json {
         break;
       case 'add': {
         const target = get(path);
-        if (target && typeof target === 'object' && !Array.isArray(target)) Object.defineProperty(target, m.key, { value: m.value, enumerable: true, writable: true, configurable: true });
-        else put({ [m.key]: m.value });
+        if (target && typeof target === 'object' && !Array.isArray(target)) Object.defineProperty(target, m.key, { value: structuredClone(m.value), enumerable: true, writable: true, configurable: true });
+        else put({ [m.key]: structuredClone(m.value) });
         break;
       }
       case 'nest': {

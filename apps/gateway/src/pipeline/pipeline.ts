@@ -13,6 +13,7 @@ import type { Aggregator } from '../aggregation/aggregator';
 import { aggregateStage } from '../aggregation/stage';
 import { deprecationStage, type requestedDeprecatedApisGauge } from '../deprecation/deprecation';
 import type { FlowControl } from '../flowcontrol/flow-control';
+import { maxInFlightStage, type MaxInFlightLimits } from '../flowcontrol/max-inflight';
 import { flowControlStage } from '../flowcontrol/stage';
 import type { Encoder } from './encode';
 import { impersonateStage } from './impersonate';
@@ -38,6 +39,8 @@ export interface PipelineDeps extends InvokeDeps {
   aggregator?: Aggregator;
   /** apiserver_requested_deprecated_apis (absent in tests without metrics). */
   deprecatedApis?: ReturnType<typeof requestedDeprecatedApisGauge>;
+  /** Without API Priority and Fairness: the plain in-flight limits. */
+  maxInFlight: MaxInFlightLimits;
   options: { anonymousAuth: boolean; k8sAliases: boolean };
 }
 
@@ -53,7 +56,7 @@ export function buildPipeline(d: PipelineDeps): readonly Stage[] {
     { name: 'request-info', run: (r) => void (r.info = parseRequestInfo(r.req.method, r.path, r.query)) },
     { name: 'authenticate', run: authenticateStage(d.authenticator, d.options) },
     { name: 'impersonate', run: impersonateStage(d.authorizer, d.logger) },
-    { name: 'flow-control', run: flowControlStage(d.flowControl) },
+    { name: 'flow-control', run: d.flowControl ? flowControlStage(d.flowControl) : maxInFlightStage(d.maxInFlight) },
     { name: 'authorize', run: authorizeStage(d.authorizer) },
     { name: 'aggregate', run: aggregateStage(d.aggregator) },
     { name: 'resolve', run: resolveStage(d.catalog, d.options) },

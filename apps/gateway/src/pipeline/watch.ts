@@ -21,11 +21,55 @@ import { listOptions, queryBool } from './query';
  */
 export const MAX_WATCH_SEND_BUFFER = 16 * 1024 * 1024;
 /**
- * Live events a client may leave unsent before it is cut off the same way (upstream: a
- * watcher's channel of 100 events). Encoded events are shared between watchers, so bytes alone
- * do not bound what thousands of unread watches hold: each queued write does.
+ * Live events that may wait for a client whose socket pushes back before it is cut off the
+ * same way (upstream: a watcher's channel of 100 events). Encoded events are shared between
+ * watchers, so bytes alone do not bound what thousands of unread watches hold: each queued
+ * event does.
  */
 export const MAX_WATCH_QUEUED_EVENTS = 1000;
+
+/** Watch streams written per event-loop turn (see WatchWriter). */
+const STREAMS_PER_TURN = 250;
+
+/** A watch stream's side of the WatchWriter. */
+interface PacedStream {
+  /** Writes what the stream has queued (until its socket pushes back). */
+  flush(): void;
+}
+
+/**
+ * Writes watch events to their streams a few hundred streams per event-loop turn, never all
+ * at once: one event for thousands of watchers means thousands of TLS encryptions, and done in
+ * one go they would hold every other request up for that long. A stream whose socket pushes
+ * back is left out until it drains (its events wait, unencrypted and shared, in its queue).
+ */
+class WatchWriter {
+  private readonly ready = new Set<PacedStream>();
+  private scheduled = false;
+
+  /** Asks for the stream's queued events to be written soon. */
+  schedule(stream: PacedStream): void {
+    this.ready.add(stream);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.turn());
+    }
+  }
+
+  private turn(): void {
+    this.scheduled = false;
+    let n = 0;
+    for (const stream of this.ready) {
+      this.ready.delete(stream);
+      stream.flush();
+      if (++n >= STREAMS_PER_TURN) break;
+    }
+    if (this.ready.size > 0) {
+      this.scheduled = true;
+      setImmediate(() => this.turn());
+    }
+  }
+}
 
 export interface WatchLimits {
   minRequestTimeoutSeconds: number;
@@ -44,6 +88,7 @@ export class WatchStreams {
   /** Open watches per user name (--max-watches-per-user). */
   private readonly perUser = new Map<string, number>();
   private closing = false;
+  private readonly writer = new WatchWriter();
 
   constructor(private readonly opts: WatchLimits) {}
 
@@ -105,9 +150,33 @@ export class WatchStreams {
     const res = reply.raw;
     let headersSent = false;
     let firstTable = true;
-    /** Live events written since the socket last drained. */
-    let queued = 0;
-    res.on('drain', () => (queued = 0));
+    /** Encoded events not written yet (the writer comes by, or the socket drains). */
+    const queue: (string | Buffer)[] = [];
+    /** Bytes in `queue` (with what the socket buffers: at most MAX_WATCH_SEND_BUFFER once live). */
+    let queuedBytes = 0;
+    /** The socket pushed back: nothing is written until it drains. */
+    let blocked = false;
+    const stream: PacedStream = {
+      flush: () => {
+        if (closed || blocked || queue.length === 0) return;
+        res.cork();
+        while (queue.length > 0 && !blocked) {
+          const chunk = queue.shift()!;
+          queuedBytes -= Buffer.byteLength(chunk);
+          blocked = !res.write(chunk);
+        }
+        res.uncork();
+        if (live && res.writableLength > MAX_WATCH_SEND_BUFFER) tooSlow();
+      },
+    };
+    res.on('drain', () => {
+      blocked = false;
+      if (queue.length > 0) this.writer.schedule(stream);
+    });
+    const tooSlow = () => {
+      req.log.warn({ buffered: res.writableLength, queued: queue.length }, 'watch client too slow: stream cut off');
+      abort();
+    };
     let closed = false;
     const writeHeaders = () => {
       if (headersSent) return;
@@ -173,17 +242,11 @@ export class WatchStreams {
               finish();
               return;
             }
-            // Events of one tick (one bus batch) go out as one TLS record and one syscall.
-            if (!res.writableCorked) {
-              res.cork();
-              process.nextTick(() => res.uncork());
-            }
-            const ok = res.write(chunk);
-            if (ok || !live) return;
-            if (res.writableLength > MAX_WATCH_SEND_BUFFER || ++queued > MAX_WATCH_QUEUED_EVENTS) {
-              req.log.warn({ buffered: res.writableLength, queued }, 'watch client too slow: stream cut off');
-              abort();
-            }
+            queue.push(chunk);
+            queuedBytes += Buffer.byteLength(chunk);
+            if (live && (queue.length > MAX_WATCH_QUEUED_EVENTS || queuedBytes + res.writableLength > MAX_WATCH_SEND_BUFFER)) return tooSlow();
+            // The events of one turn go out together (one TLS record, one syscall) on a later turn.
+            if (!blocked) this.writer.schedule(stream);
           },
           end: () => finish(),
         },
@@ -199,6 +262,8 @@ export class WatchStreams {
     const open = this.open;
     function finish() {
       if (closed) return;
+      // What is queued still goes out before the end (a clean end loses no event).
+      for (const chunk of queue.splice(0)) res.write(chunk);
       closed = true;
       open.delete(finish);
       clearTimeout(timer);
@@ -207,6 +272,8 @@ export class WatchStreams {
     }
     /** Ends the stream with an error: the socket goes, and with it the buffered bytes. */
     function abort() {
+      queue.length = 0;
+      queuedBytes = 0;
       finish();
       res.destroy();
     }
