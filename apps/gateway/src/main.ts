@@ -55,11 +55,13 @@ async function main(): Promise<void> {
   await app.init();
   const gateway = app.get(Gateway);
   gateway.install(app.getHttpAdapter().getInstance());
-  await app.listen(options['secure-port'], options['bind-address']);
   const host = options['bind-address'] === '0.0.0.0' ? '127.0.0.1' : options['bind-address'];
   const server = options['advertise-url'] || `https://${host.includes(':') ? `[${host}]` : host}:${options['secure-port']}`;
+  // Written before the port opens: whoever sees the gateway ready finds them (npm start starts the
+  // components on the first /readyz 200; before, a component could start before its kubeconfig existed).
   const kubeconfig = await gateway.writeAdminKubeconfig(server);
   if (options['write-component-kubeconfigs']) await gateway.writeComponentKubeconfigs(server);
+  await app.listen(options['secure-port'], options['bind-address']);
   gateway.logger.info('serving', { server, storage: gateway.store.backend, kubeconfig });
 
   let stopping = false;
