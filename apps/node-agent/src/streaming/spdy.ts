@@ -37,6 +37,12 @@ export const SPDY3_DICTIONARY: Buffer = (() => {
 
 const VERSION = 3;
 const MAX_DATA_FRAME = 64 * 1024;
+/**
+ * Bytes a stream (and a WebSocket carrying a session) buffers before it pushes back: several
+ * frames, so copying from the pod's socket and writing to the client overlap instead of
+ * taking turns one 64 KiB frame at a time (Node's default is 16 KiB).
+ */
+export const STREAM_BUFFER_BYTES = 1024 * 1024;
 
 export const enum FrameType {
   SynStream = 1,
@@ -212,11 +218,16 @@ export function controlFrame(type: FrameType, flags: number, payload: Buffer): B
   return Buffer.concat([head, payload]);
 }
 
-export function dataFrame(streamId: number, data: Buffer, fin: boolean): Buffer {
-  const head = Buffer.alloc(8);
+/** The 8-byte header of a DATA frame carrying `length` bytes. */
+export function dataFrameHeader(streamId: number, length: number, fin: boolean): Buffer {
+  const head = Buffer.allocUnsafe(8);
   head.writeUInt32BE(streamId & 0x7fffffff, 0);
-  head.writeUInt32BE((((fin ? FLAG_FIN : 0) << 24) | data.length) >>> 0, 4);
-  return Buffer.concat([head, data]);
+  head.writeUInt32BE((((fin ? FLAG_FIN : 0) << 24) | length) >>> 0, 4);
+  return head;
+}
+
+export function dataFrame(streamId: number, data: Buffer, fin: boolean): Buffer {
+  return Buffer.concat([dataFrameHeader(streamId, data.length, fin), data]);
 }
 
 /**
@@ -234,7 +245,7 @@ export class SpdyStream extends Duplex {
     readonly id: number,
     readonly headers: SpdyHeaders,
   ) {
-    super({ allowHalfOpen: true });
+    super({ allowHalfOpen: true, highWaterMark: STREAM_BUFFER_BYTES });
   }
 
   /** Accepts the stream (SYN_REPLY); data can only flow after it. */
@@ -414,15 +425,22 @@ export class SpdySession extends EventEmitter<SpdySessionEvents> {
     this.write(controlFrame(FrameType.RstStream, 0, Buffer.concat([u32(id), u32(status)])));
   }
 
-  /** @internal Sends data in frames of at most 64 KiB; `cb` runs once the transport took it. */
+  /**
+   * @internal Sends data in frames of at most 64 KiB; `cb` runs once the transport took it.
+   * Each frame's header and payload are written one after the other (corked: one writev on a
+   * socket), so the payload is never copied.
+   */
   sendData(id: number, data: Buffer, fin: boolean, cb: (err?: Error | null) => void): void {
     if (this.closed) return cb(new Error('SPDY session closed'));
     let ok = true;
-    if (data.length === 0) ok = this.transport.write(dataFrame(id, data, fin));
+    this.transport.cork();
+    if (data.length === 0) ok = this.transport.write(dataFrameHeader(id, 0, fin));
     for (let at = 0; at < data.length; at += MAX_DATA_FRAME) {
       const end = Math.min(data.length, at + MAX_DATA_FRAME);
-      ok = this.transport.write(dataFrame(id, data.subarray(at, end), fin && end === data.length));
+      this.transport.write(dataFrameHeader(id, end - at, fin && end === data.length));
+      ok = this.transport.write(data.subarray(at, end));
     }
+    this.transport.uncork();
     if (ok) cb();
     else this.transport.once('drain', () => cb());
   }
