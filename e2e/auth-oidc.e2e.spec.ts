@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { selfSignedServingCert, writeKubeconfig } from '@orch/auth';
@@ -32,7 +32,10 @@ afterAll(async () => {
 async function whoami(gw: GatewayProcess, token: string): Promise<{ username?: string; groups?: string[]; err?: string }> {
   const kubeconfig = join(dir, `token-${gw.port}.kubeconfig`);
   await writeKubeconfig(kubeconfig, { server: gw.url, caPem: gw.creds.ca, token, user: 'oidc', context: 'oidc' });
-  const r = spawnSync('kubectl', ['--kubeconfig', kubeconfig, 'auth', 'whoami', '-o', 'json'], { encoding: 'utf8', timeout: 30_000 });
+  // Asynchronous, so the gateway's output keeps being read while kubectl runs.
+  const r = await new Promise<{ status: number; stdout: string; stderr: string }>((resolve) =>
+    execFile('kubectl', ['--kubeconfig', kubeconfig, 'auth', 'whoami', '-o', 'json'], { encoding: 'utf8', timeout: 30_000 }, (err, stdout, stderr) => resolve({ status: err ? 1 : 0, stdout, stderr })),
+  );
   if (r.status !== 0) return { err: r.stderr.trim() };
   const review = JSON.parse(r.stdout) as { status: { userInfo: { username: string; groups: string[] } } };
   return review.status.userInfo;
@@ -95,16 +98,19 @@ describe('--authentication-config', () => {
     expect((await whoami(gw, t2)).err).toMatch(/Unauthorized/);
 
     await writeFile(file(), config([{ iss: idp, prefix: 'uno:' }, { iss: idp2, prefix: 'two:' }]));
-    await eventually('the edited file to apply', async () => ((await whoami(gw, t2)).username === 'two:carol' ? true : undefined), 10_000);
+    // Liveness bounds: the reload is logged within a poll (1 s); the new issuer's keys are
+    // fetched then, and a fetch that failed on a loaded machine is retried after 10 s.
+    await eventually('the gateway to reload the edited file', async () => (gw.process.output().includes('--authentication-config: reloaded') ? true : undefined), 30_000);
+    await eventually('the edited file to apply', async () => ((await whoami(gw, t2)).username === 'two:carol' ? true : undefined), 30_000);
     expect((await whoami(gw, t1)).username).toBe('uno:bob');
 
     // A file that does not validate (two audiences without MatchAny) keeps the last good configuration.
     await writeFile(file(), config([{ iss: idp, prefix: 'x:' }]).replace('audiences: [orch]', 'audiences: [orch, other]'));
-    await eventually('the gateway to report the invalid file', async () => (gw.process.output().includes('the changed file is invalid') ? true : undefined), 10_000);
+    await eventually('the gateway to report the invalid file', async () => (gw.process.output().includes('the changed file is invalid') ? true : undefined), 30_000);
     expect(gw.process.output()).toContain('audienceMatchPolicy must be MatchAny for multiple audiences');
     expect((await whoami(gw, t2)).username).toBe('two:carol');
     expect((await whoami(gw, t1)).username).toBe('uno:bob');
-  });
+  }, 120_000);
 
   it('is refused together with --oidc-* flags', () => {
     const run = (args: string[]) => spawnSync(process.execPath, [GATEWAY_MAIN, '--secure-port=0', `--data-dir=${join(dir, 'refused')}`, ...args], { encoding: 'utf8', timeout: 30_000 });
