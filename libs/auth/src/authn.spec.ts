@@ -198,7 +198,15 @@ describe('unionAuthenticator', () => {
     { name: 'empty list', list: [], want: { anonymous: true } },
     { name: 'invalid credential and no success is 401', list: [none, bad], want: { status: 401 } },
     { name: 'other errors become 401', list: [broken, none], want: { status: 401 } },
+    { name: 'one authenticator, invalid credential: 401', list: [bad], want: { status: 401 } },
+    { name: 'one authenticator, not claimed', list: [none], want: { anonymous: true } },
   ])('$name', async ({ list, want }) => {
     expect(await outcome(unionAuthenticator(list), { headers: {} })).toEqual(want);
+  });
+
+  it('reports the first error (its reason as the 401 cause, for the log)', async () => {
+    const err = await unionAuthenticator([none, broken, bad]).authenticate({ headers: {} }).catch((e: StatusError) => e);
+    expect(err).toBeInstanceOf(StatusError);
+    expect(((err as StatusError).cause as Error).message).toBe('authentication failed: webhook unreachable');
   });
 });

@@ -2,6 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import { X509Certificate, createHash } from 'node:crypto';
 import { TLSSocket } from 'node:tls';
 import * as x509 from '@peculiar/x509';
+import { Passport } from 'passport';
+import { Strategy } from 'passport-strategy';
 import { StatusError } from '@orch/apimachinery';
 import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, UserInfo } from './user';
 
@@ -130,27 +132,58 @@ function cacheKey(peer: PeerCertificate): string {
 }
 
 /**
- * Tries each authenticator in order; the first that returns a user wins, and
- * `system:authenticated` is added to its groups (unless it is anonymous). When none
- * returns a user: if any threw, the first error is rethrown (a 401 StatusError; other errors
- * are wrapped in one), else null, and the caller decides about anonymous access.
+ * One authenticator as a passport strategy: a user is `success`, null is `fail` (the next
+ * strategy tries), a thrown error is `fail` with the error kept as its challenge (upstream's
+ * union also goes on after an authenticator's error).
+ */
+class AuthenticatorStrategy extends Strategy {
+  constructor(private readonly authenticator: Authenticator) {
+    super();
+  }
+
+  override authenticate(req: Parameters<Strategy['authenticate']>[0]): void {
+    this.authenticator.authenticate(req as unknown as AuthRequest).then(
+      (user) => (user ? this.success(user) : this.fail(null, 401)),
+      (err: unknown) => this.fail(err ?? new Error('authentication failed'), 401),
+    );
+  }
+}
+
+/**
+ * Tries each authenticator in order, composed as passport strategies in one
+ * `passport.authenticate([...])` chain (sessionless); the first that returns a user wins, and
+ * `system:authenticated` is added to its groups (unless it is anonymous). When none returns a
+ * user: if any threw, the first error is rethrown (a 401 StatusError; other errors are wrapped
+ * in one), else null, and the caller decides about anonymous access.
  */
 export function unionAuthenticator(list: readonly Authenticator[]): Authenticator {
+  const passport = new Passport();
+  const names = list.map((a, i) => {
+    const name = `authenticator-${i}`;
+    passport.use(name, new AuthenticatorStrategy(a));
+    return name;
+  });
   return {
-    async authenticate(req) {
-      let first: unknown;
-      for (const a of list) {
-        try {
-          const user = await a.authenticate(req);
-          if (user) return withAuthenticatedGroup(user);
-        } catch (e) {
-          first ??= e;
-        }
-      }
-      if (first === undefined) return null;
-      throw first instanceof StatusError ? first : unauthorized(`authentication failed: ${(first as Error)?.message ?? String(first)}`);
+    authenticate(req) {
+      if (names.length === 0) return Promise.resolve(null);
+      return new Promise<UserInfo | null>((resolve, reject) => {
+        const settle = (err: unknown, user: UserInfo | false, challenges: unknown) => {
+          if (err) return reject(asUnauthorized(err));
+          if (user) return resolve(withAuthenticatedGroup(user));
+          // One strategy reports its challenge alone, several as a list; null challenges are plain declines.
+          const first = (Array.isArray(challenges) ? challenges : [challenges]).find((c) => c !== null && c !== undefined);
+          if (first === undefined) resolve(null);
+          else reject(asUnauthorized(first));
+        };
+        const middleware = passport.authenticate(names, { session: false }, settle) as (req: unknown, res: unknown, next: (err?: unknown) => void) => void;
+        middleware(req, {}, (err) => reject(asUnauthorized(err)));
+      });
     },
   };
+}
+
+function asUnauthorized(err: unknown): StatusError {
+  return err instanceof StatusError ? err : unauthorized(`authentication failed: ${(err as Error)?.message ?? String(err)}`);
 }
 
 /** Adds `system:authenticated` unless present or the user is anonymous / unauthenticated. */
