@@ -165,3 +165,11 @@ describe('ABAC and Webhook authorization modes', () => {
     expect(status.resourceRules).toEqual(expect.arrayContaining([{ verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['configmaps'] }]));
   });
 });
+
+describe('secrets never leak', () => {
+  it('the gateway log names none of the tokens the suite sent (accepted, refused, webhook-checked)', () => {
+    const log = gw.process.output();
+    expect(log.length).toBeGreaterThan(0);
+    for (const token of ['ldap-wendy', 'ldap-mallory', 'abby-token']) expect(log).not.toContain(token);
+  });
+});
