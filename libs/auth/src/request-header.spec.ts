@@ -18,7 +18,7 @@ async function certificates() {
   const [rootKeys, otherKeys, leafKeys] = await Promise.all([gen(), gen(), gen()]);
   const root = await x509.X509CertificateGenerator.createSelfSigned({ name: 'CN=front-proxy-ca', keys: rootKeys, signingAlgorithm: alg, extensions: caExt() });
   const other = await x509.X509CertificateGenerator.createSelfSigned({ name: 'CN=other-ca', keys: otherKeys, signingAlgorithm: alg, extensions: caExt() });
-  const leaf = (cn: string, issuer: x509.X509Certificate, key: CryptoKey, usage = x509.ExtendedKeyUsage.clientAuth) =>
+  const leaf = (cn: string, issuer: x509.X509Certificate, key: webcrypto.CryptoKey, usage = x509.ExtendedKeyUsage.clientAuth) =>
     x509.X509CertificateGenerator.create({
       subject: `CN=${cn}`,
       issuer: issuer.subject,
