@@ -134,6 +134,16 @@ describe('service-account tokens', () => {
     expect(w.stamped).toHaveLength(1);
   });
 
+  it('concurrent first uses of a legacy token stamp its secret once (before the stamp is seen)', async () => {
+    const w = world();
+    const t = await legacy();
+    w.secrets.get('team/builder-token')!.token = t;
+    const a = authenticator(w);
+    await Promise.all(Array.from({ length: 20 }, () => a.authenticate(bearer(t))));
+    await a.authenticate(bearer(t));
+    expect(w.stamped).toEqual(['team/builder-token@2026-01-10']);
+  });
+
   it('ServiceAccountTokenIssuer output is accepted, with pod and node in extra', async () => {
     const issuer = new ServiceAccountTokenIssuer(pem(ec.privateKey, 'pkcs8'), ISSUER, () => NOW);
     const { token, expiresAt } = await issuer.issue({ namespace: 'team', serviceAccountName: 'builder', serviceAccountUid: 'sa-uid-1', audiences: [ISSUER], expirationSeconds: 600, boundObject: { kind: 'Pod', name: 'runner', uid: 'pod-uid-1' }, nodeName: 'n1' });

@@ -165,6 +165,9 @@ export function serviceAccountAuthenticator(opts: ServiceAccountAuthenticatorOpt
   const now = opts.now ?? Date.now;
   const byKid = new Map(opts.keys.map((k) => [serviceAccountKeyId(k), k]));
   const issuers = new Set(opts.issuers);
+  // Secrets this authenticator stamped, with the day: concurrent first uses of a legacy token
+  // (the informer has not seen the stamp yet) patch once, not once per request.
+  const stamped = new Map<string, string>();
   return {
     async authenticate(req) {
       const token = bearerJwt(req.headers);
@@ -199,12 +202,12 @@ export function serviceAccountAuthenticator(opts: ServiceAccountAuthenticatorOpt
         }
       }
       if (!payload) throw rejected(lastError);
-      return legacy ? legacyUser(payload, token, opts.lookup, now) : boundUser(payload, opts.lookup);
+      return legacy ? legacyUser(payload, token, opts.lookup, now, stamped) : boundUser(payload, opts.lookup);
     },
   };
 }
 
-async function legacyUser(p: JWTPayload, token: string, lookup: ServiceAccountLookup | undefined, now: () => number): Promise<UserInfo> {
+async function legacyUser(p: JWTPayload, token: string, lookup: ServiceAccountLookup | undefined, now: () => number, stamped: Map<string, string>): Promise<UserInfo> {
   const claim = (k: string) => (typeof p[`${LEGACY_CLAIM_PREFIX}${k}`] === 'string' ? (p[`${LEGACY_CLAIM_PREFIX}${k}`] as string) : '');
   const ns = claim('namespace');
   const name = claim('service-account.name');
@@ -218,8 +221,11 @@ async function legacyUser(p: JWTPayload, token: string, lookup: ServiceAccountLo
     if (held !== token) throw rejected(`secret ${ns}/${secretName} no longer holds this token`);
     await checkAccount(lookup, ns, name, uid);
     const today = new Date(now()).toISOString().slice(0, 10);
-    if (secret.metadata.annotations?.[LEGACY_TOKEN_LAST_USED] !== today) {
-      await lookup.markLegacyTokenUsed(ns, secretName, today).catch(() => undefined);
+    const key = `${ns}/${secretName}`;
+    if (secret.metadata.annotations?.[LEGACY_TOKEN_LAST_USED] !== today && stamped.get(key) !== today) {
+      if (stamped.size >= 10_000) stamped.clear();
+      stamped.set(key, today);
+      await lookup.markLegacyTokenUsed(ns, secretName, today).catch(() => stamped.delete(key));
     }
   }
   return serviceAccountUser(ns, name, uid, { 'authentication.orch.io/credential-id': [`JTI=legacy:${secretName}`] });
