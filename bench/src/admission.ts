@@ -1,11 +1,11 @@
-import https from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { selfSignedServingCert } from '@orch/auth';
 import { startBenchGateway, type BenchGateway } from './gateway-process';
 import { call, percentile, runLoad, target, type HttpsTarget } from './load';
+import type { WebhookJob } from './admission-webhook';
 import type { Row } from './report';
 
 /** Every default-on plugin of the gateway: disabled for the "no plugins" baseline. */
@@ -29,26 +29,21 @@ const ROUNDS = 6;
 const median = (xs: number[]) => percentile([...xs].sort((x, y) => x - y), 50);
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 
-/** A minimal HTTPS validating webhook that admits everything (its own CA). */
+/** The allowing webhook (admission-webhook.ts) in a worker thread of its own, with its own CA. */
 async function startAllowingWebhook(): Promise<{ url: string; caBundle: string; calls: () => number; stop(): Promise<void> }> {
   const tls = await selfSignedServingCert(['127.0.0.1'], 'bench-webhook');
-  let calls = 0;
-  const server = https.createServer({ key: tls.keyPem, cert: tls.certPem, keepAliveTimeout: 60_000 }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      calls++;
-      const uid = (JSON.parse(Buffer.concat(chunks).toString()) as { request: { uid: string } }).request.uid;
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid, allowed: true } }));
-    });
+  const job: WebhookJob = { keyPem: tls.keyPem, certPem: tls.certPem, calls: new SharedArrayBuffer(4) };
+  const worker = new Worker(join(__dirname, 'admission-webhook.js'), { workerData: job });
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once('message', (m: { port: number }) => resolve(m.port));
+    worker.once('error', reject);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const calls = new Int32Array(job.calls);
   return {
-    url: `https://127.0.0.1:${(server.address() as AddressInfo).port}/validate`,
+    url: `https://127.0.0.1:${port}/validate`,
     caBundle: Buffer.from(tls.caPem).toString('base64'),
-    calls: () => calls,
-    stop: () => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))),
+    calls: () => Atomics.load(calls, 0),
+    stop: async () => void (await worker.terminate()),
   };
 }
 
