@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:https';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -206,6 +206,25 @@ describe('custom resources through kubectl', () => {
     expect(r.code).not.toBe(0);
     expect(r.err).toContain('spec.storage: Invalid value: "string": storage is immutable');
     expect(kubectl('patch', 'widget', 'w1', '--type=merge', '-p', '{"spec":{"color":"blue"}}').code).toBe(0);
+  });
+
+  it.each([
+    { name: 'a valid change is saved', edit: 's/color: blue/color: green/', code: 0, color: 'green', refusal: undefined },
+    { name: 'an invalid one is refused naming the field, nothing saved', edit: 's/color: green/color: pink/', code: 1, color: 'green', refusal: '# * spec.color: Unsupported value: "pink"' },
+  ])('kubectl edit: $name', ({ edit, code, color, refusal }) => {
+    // kubectl runs $EDITOR through the shell with the file to edit appended.
+    const env = { ...process.env, EDITOR: `sed -i '${edit}'` };
+    const r = spawnSync('kubectl', ['--kubeconfig', gw.kubeconfig, '--cache-dir', join(dir, 'cache'), 'edit', 'widget', 'w1'], { encoding: 'utf8', timeout: 30_000, env });
+    expect(r.status).toBe(code);
+    if (refusal) {
+      // kubectl shows the server's causes in the file it reopens, and keeps a copy of it.
+      const copy = /A copy of your changes has been stored to "([^"]+)"/.exec(r.stderr)?.[1];
+      expect(copy).toBeDefined();
+      const text = readFileSync(copy!, 'utf8');
+      rmSync(copy!, { force: true });
+      expect(text).toContain(refusal);
+    }
+    expect(JSON.parse(kubectl('get', 'widget', 'w1', '-o', 'json').out).spec.color).toBe(color);
   });
 
   it('writes status only through the status subresource, and scales through scale', () => {
