@@ -151,6 +151,16 @@ describe('API aggregation', () => {
     expect((await gw.admin.get(`/apis/${GROUP}/v1/ticks`)).status).toBe(200);
   });
 
+  it('orders discovery by groupPriorityMinimum: raised above the built-in groups (18000), the extension is listed first', async () => {
+    const before = (await gw.admin.get('/apis')).json.groups.map((g: { name: string }) => g.name);
+    expect(before.indexOf(GROUP)).toBeGreaterThan(before.indexOf('apps'));
+    const path = `/apis/apiregistration.orch.io/v1/apiservices/v1.${GROUP}`;
+    expect((await gw.admin.patch(path, { spec: { groupPriorityMinimum: 20000 } }, 'application/merge-patch+json')).status).toBe(200);
+    await eventually('the extension first in /apis', async () => ((await gw.admin.get('/apis')).json.groups[0].name === GROUP ? true : undefined));
+    const aggregated = (await gw.admin.get('/apis', { headers: { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' } })).json;
+    expect(aggregated.items[0].metadata.name).toBe(GROUP);
+  });
+
   it.each<{ name: string; setup: () => Promise<unknown>; reason: string }>([
     { name: 'no such Service', setup: async () => undefined, reason: 'ServiceNotFound' },
     { name: 'a Service without that port', setup: () => gw.admin.post('/api/v1/namespaces/default/services', { metadata: { name: 'lost' }, spec: { ports: [{ port: 8443 }] } }), reason: 'ServicePortError' },

@@ -5,6 +5,7 @@ import { StatusError, type KubeObject } from '@orch/apimachinery';
 import type { FrontProxyPki, UserInfo } from '@orch/auth';
 import type { Logger } from '@orch/server-common';
 import type { ObjectCache } from '../admission/object-cache';
+import type { GroupPriorities } from '../discovery/discovery';
 import type { GenericStore } from '../registry/generic-store';
 import { nowTime } from '../registry/object-meta';
 import type { RequestContext } from '../registry/strategy';
@@ -97,6 +98,16 @@ export class Aggregator {
   servedChanged(): void {
     this.soon();
   }
+
+  /** Discovery order from the APIServices: the highest groupPriorityMinimum of a group, a version's versionPriority. */
+  readonly priorities: GroupPriorities = {
+    group: (group) => {
+      let best: number | undefined;
+      for (const a of this.deps.apiServices.list()) if (a.spec?.group === group && a.spec.groupPriorityMinimum !== undefined) best = Math.max(best ?? -Infinity, a.spec.groupPriorityMinimum);
+      return best;
+    },
+    version: (group, version) => this.deps.apiServices.list().find((a) => a.spec?.group === group && a.spec.version === version)?.spec.versionPriority,
+  };
 
   /** The remote APIService that serves a group/version (`*.k8s.io` names find their `*.orch.io` group), if any. */
   remoteFor(group: string, version: string): Remote | undefined {

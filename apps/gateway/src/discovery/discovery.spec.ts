@@ -56,3 +56,27 @@ describe('discovery of both brands (compatibility option)', () => {
     expect((core.resources as Json[]).find((r) => r.name === 'pods/eviction')).toMatchObject({ group: 'policy', version: 'v1', kind: 'Eviction' });
   });
 });
+
+describe('discovery order from the APIServices (groupPriorityMinimum, versionPriority)', () => {
+  // autoscaling serves v2 and v1; a made-up priority table over the catalog's groups.
+  const groupPriority: Record<string, number> = { batch: 20000, autoscaling: 100 };
+  const versionPriority: Record<string, number> = { 'autoscaling/v1': 20, 'autoscaling/v2': 10 };
+  const d = new Discovery(new Catalog(), {
+    k8sAliases: false,
+    priorities: { group: (g) => groupPriority[g], version: (g, v) => versionPriority[`${g}/${v}`] },
+  });
+
+  it('orders groups by groupPriorityMinimum, highest first; unnamed groups keep the catalog order at 18000', () => {
+    const groups = names(d);
+    expect(groups[0]).toBe('batch');
+    expect(groups[groups.length - 1]).toBe('autoscaling');
+    const rest = names(withoutAliases).filter((g) => g !== 'batch' && g !== 'autoscaling');
+    expect(groups.slice(1, -1)).toEqual(rest);
+  });
+
+  it('orders versions by versionPriority, highest first: the preferred version', () => {
+    expect(d.apiGroup('autoscaling')).toMatchObject({ preferredVersion: { version: 'v1' }, versions: [{ version: 'v1' }, { version: 'v2' }] });
+    expect(withoutAliases.apiGroup('autoscaling')).toMatchObject({ preferredVersion: { version: 'v2' } });
+    expect((d.aggregated(false, 'v2').items as Json[]).find((i) => i.metadata.name === 'autoscaling')!.versions.map((v: Json) => v.version)).toEqual(['v1', 'v2']);
+  });
+});

@@ -1,5 +1,5 @@
 import type { Catalog, ResourceDef } from '@orch/api';
-import { groupVersionString, upstreamGroup } from '@orch/api';
+import { compareVersionPriority, groupVersionString, upstreamGroup } from '@orch/api';
 
 /** Content type that makes kubectl read aggregated discovery (notes/kubectl-wire.md §1). */
 export const AGGREGATED_DISCOVERY_V2 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
@@ -71,7 +71,22 @@ export interface DiscoveryOptions {
    * resource pick the `orch` one).
    */
   k8sAliases: boolean;
+  /**
+   * The APIServices' ordering (upstream aggregator): a group's groupPriorityMinimum (highest
+   * first) and a version's versionPriority (highest first, then by version level). Groups
+   * without one keep the catalog's order among themselves.
+   */
+  priorities?: GroupPriorities;
 }
+
+/** Discovery order from the APIServices (undefined: no APIService names the group or version). */
+export interface GroupPriorities {
+  group(group: string): number | undefined;
+  version(group: string, version: string): number | undefined;
+}
+
+/** Upstream's groupPriorityMinimum of the gateway's own groups (automanaged APIServices). */
+export const BUILT_IN_GROUP_PRIORITY = 18000;
 
 /**
  * Discovery documents derived from the catalog (legacy and aggregated). Rebuilt when the
@@ -90,7 +105,7 @@ export class Discovery {
 
   /** Every declared named group: the served ones, then their `*.k8s.io` names. */
   private namedGroups(): { served: string; brand: Brand; versions: string[] }[] {
-    const groups = this.catalog.groups().filter((g) => g.name !== '');
+    const groups = this.ordered(this.catalog.groups().filter((g) => g.name !== ''));
     const primary = groups.map((g) => ({ served: g.name, brand: { name: g.name, primary: true }, versions: g.versions }));
     if (!this.options.k8sAliases) return primary;
     const aliases = groups.flatMap((g) => {
@@ -98,6 +113,16 @@ export class Discovery {
       return alias ? [{ served: g.name, brand: { name: alias, primary: false }, versions: g.versions }] : [];
     });
     return [...primary, ...aliases];
+  }
+
+  /** Groups and their versions in the APIServices' priority order (stable: ties keep the catalog's order). */
+  private ordered(groups: { name: string; versions: string[] }[]): { name: string; versions: string[] }[] {
+    const p = this.options.priorities;
+    if (!p) return groups;
+    const groupPriority = (name: string) => p.group(name) ?? BUILT_IN_GROUP_PRIORITY;
+    return groups
+      .map((g) => ({ name: g.name, versions: [...g.versions].sort((a, b) => (p.version(g.name, b) ?? 0) - (p.version(g.name, a) ?? 0) || compareVersionPriority(a, b)) }))
+      .sort((a, b) => groupPriority(b.name) - groupPriority(a.name));
   }
 
   /** The declared group named `name` (served or alias), if any. */
