@@ -47,7 +47,7 @@ export interface CgroupDriver {
   readonly base: string;
   /** Creates (or updates) the group at `path` (e.g. ['pod<uid>', 'main-web']) with these limits. */
   ensure(path: string[], limits: CgroupLimits): Promise<Cgroup>;
-  /** Removes the group at `path` and everything below it (groups that still hold processes stay). */
+  /** Removes the group at `path` and everything below it, killing processes still in them (see removeTree). */
   remove(path: string[]): Promise<void>;
 }
 
@@ -282,9 +282,32 @@ async function readPids(file: string): Promise<number[]> {
     .map(Number);
 }
 
-/** Removes a cgroup directory and its child groups, deepest first (a group with processes stays). */
+/** First wait before retrying the removal of a busy group; doubled up to REMOVE_RETRY_LAST_MS (about 2.5 s in all). */
+const REMOVE_RETRY_FIRST_MS = 10;
+const REMOVE_RETRY_LAST_MS = 1280;
+
+/**
+ * Removes a cgroup directory and its child groups, deepest first. A group the kernel calls busy
+ * still holds processes (what is left of a stopped pod: the last processes of a PID namespace
+ * are still being ended when its init has exited): they are killed and the removal retried,
+ * as runc does, for about 2.5 s; a group still busy then is left.
+ */
 async function removeTree(dir: string): Promise<void> {
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
   for (const e of entries) if (e.isDirectory()) await removeTree(join(dir, e.name));
-  await rmdir(dir).catch(() => undefined);
+  for (let waitMs = REMOVE_RETRY_FIRST_MS; ; waitMs *= 2) {
+    const err = await rmdir(dir).then(
+      () => undefined,
+      (e: NodeJS.ErrnoException) => e,
+    );
+    if (err?.code !== 'EBUSY' || waitMs > REMOVE_RETRY_LAST_MS) return;
+    for (const pid of await readPids(join(dir, 'cgroup.procs'))) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    await new Promise((r) => setTimeout(r, waitMs));
+  }
 }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLogger } from '@orch/server-common';
@@ -6,17 +7,28 @@ import type { Container, Pod } from '../../api/types';
 import { PodIpAllocator } from '../../node/pod-cidr';
 import { ProcessRuntime } from '../process/process-runtime';
 import type { ContainerRuntimeState } from '../runtime';
+import { detectCgroups, type CgroupDriver } from './cgroups';
 import { Sandbox } from './sandbox';
 
 /**
- * The process runtime with the sandbox isolation (namespaces; root and util-linux, as on the
- * machines this project runs on): how a container's end is reported, and that a clean stop
- * leaves no process of any pod behind.
+ * The process runtime with the sandbox isolation and cgroups (namespaces and cgroups; root and
+ * util-linux, as on the machines this project runs on): how a container's end is reported, and
+ * that neither a deleted pod nor a clean stop leaves anything of a pod behind.
  */
 jest.setTimeout(60_000);
 
 let dir: string;
 let runtime: ProcessRuntime;
+let cgroups: CgroupDriver;
+
+beforeAll(async () => {
+  const found = await detectCgroups(`orch-test-${process.pid}`);
+  if (!found.driver) throw new Error(`no cgroups for containers on this machine: ${found.reason}`);
+  cgroups = found.driver;
+});
+afterAll(async () => {
+  await cgroups?.remove([]);
+});
 
 const logger = createLogger('test', { level: 'error' });
 
@@ -41,6 +53,7 @@ beforeEach(async () => {
     onChange: () => undefined,
     event: () => undefined,
     isolation: sandbox,
+    cgroups,
   });
 });
 afterEach(async () => {
@@ -83,14 +96,29 @@ async function namespaceInit(pid: number): Promise<number> {
   throw new Error(`no child under ${pid}`);
 }
 
-/** Every live process (not a zombie) whose UTS namespace is `uts`. */
-async function processesIn(uts: string): Promise<number[]> {
+/** Kernel clock ticks per second (USER_HZ; `getconf CLK_TCK`), the unit of start times in /proc/<pid>/stat. */
+const CLK_TCK = 100;
+
+/** Now, in the unit of process start times (clock ticks since boot). */
+async function ticksSinceBoot(): Promise<number> {
+  return Math.ceil(parseFloat(await readFile('/proc/uptime', 'utf8')) * CLK_TCK);
+}
+
+/**
+ * Every live process (not a zombie) in the namespace `ns` (a link of /proc/<pid>/ns/<kind>)
+ * that started by `startedBy` (clock ticks since boot): namespace inode numbers are reused
+ * once freed, so a process started later may be in another namespace of the same name.
+ */
+async function processesIn(ns: string, kind: 'uts' | 'mnt' = 'uts', startedBy = Infinity): Promise<number[]> {
   const found: number[] = [];
   for (const name of await readdir('/proc')) {
     const pid = Number(name);
     if (!Number.isInteger(pid)) continue;
-    const [ns, stat] = await Promise.all([readlink(`/proc/${pid}/ns/uts`).catch(() => ''), readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')]);
-    if (ns === uts && stat && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') found.push(pid);
+    const [link, stat] = await Promise.all([readlink(`/proc/${pid}/ns/${kind}`).catch(() => ''), readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')]);
+    if (link !== ns || !stat) continue;
+    // Fields after the command: state is the first, starttime the 20th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields[0] !== 'Z' && Number(fields[19]) <= startedBy) found.push(pid);
   }
   return found;
 }
@@ -110,6 +138,29 @@ describe('sandbox runtime', () => {
     expect(ended.terminated?.exitCode).toBe(want);
   });
 
+  it('deleting a pod releases its sandbox: no process, namespace, mount or cgroup of it remains, nor its directory', async () => {
+    const p = pod([{ name: 'c', image: 'busybox', command: ['sh', '-c', 'sleep 600 & sleep 600'], resources: { limits: { memory: '64Mi', cpu: '100m' } } }]);
+    const uid = p.metadata.uid!;
+    const podDir = join(dir, 'pods', uid);
+    const [c] = await syncUntil(p, running, 'running');
+    const holder = Number(await readFile(join(podDir, 'pids', 'sandbox'), 'utf8'));
+    const uts = await readlink(`/proc/${holder}/ns/uts`);
+    const init = await namespaceInit(pidOf(c));
+    const mnt = await readlink(`/proc/${init}/ns/mnt`);
+    // The container runs in its pod's cgroup, under the agent's.
+    expect(await readFile(`/proc/${init}/cgroup`, 'utf8')).toContain(`/pod${uid}/main-c`);
+    expect(existsSync(join(cgroups.base, `pod${uid}`))).toBe(true);
+    expect(await processesIn(mnt, 'mnt')).toContain(init);
+
+    const removing = await ticksSinceBoot();
+    await runtime.removePod(uid);
+    expect(await processesIn(uts, 'uts', removing)).toEqual([]);
+    expect(await processesIn(mnt, 'mnt', removing)).toEqual([]);
+    expect(existsSync(join(cgroups.base, `pod${uid}`))).toBe(false);
+    expect(existsSync(podDir)).toBe(false);
+    expect((await readFile('/proc/self/mountinfo', 'utf8')).includes(podDir)).toBe(false);
+  });
+
   it('a clean stop leaves no process of any pod: containers, interactive ones and namespace holders included', async () => {
     const p = pod([
       { name: 'plain', image: 'busybox', command: ['sh', '-c', 'sleep 600 & sleep 600'] },
@@ -127,7 +178,8 @@ describe('sandbox runtime', () => {
     }
     expect(before).toEqual(expect.arrayContaining([holder, ...cs.map(pidOf)]));
     expect(before.length).toBeGreaterThanOrEqual(want);
+    const stopping = await ticksSinceBoot();
     await runtime.shutdown(2000);
-    expect(await processesIn(uts)).toEqual([]);
+    expect(await processesIn(uts, 'uts', stopping)).toEqual([]);
   });
 });
