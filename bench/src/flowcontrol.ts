@@ -50,6 +50,7 @@ async function phase(victim: HttpsTarget, flooder: HttpsTarget, flooders: number
     }
   });
   let victim429 = 0;
+  let victimOther: number | undefined;
   const latencies: number[] = [];
   const end = performance.now() + durationMs;
   while (performance.now() < end) {
@@ -57,9 +58,12 @@ async function phase(victim: HttpsTarget, flooder: HttpsTarget, flooders: number
     const r = await call(victim, 'GET', '/api/v1/namespaces/default/configmaps/probe');
     if (r.status === 200) latencies.push(performance.now() - t);
     else if (r.status === 429) victim429++;
+    else victimOther = r.status;
   }
   stop = true;
   await Promise.all(flood);
+  // A victim that is never served measures nothing: say why instead of printing n/a.
+  if (latencies.length === 0) throw new Error(`apf bench: the victim's gets all failed (last status ${victimOther ?? 429})`);
   latencies.sort((a, b) => a - b);
   return { victimP50: percentile(latencies, 50), victimP99: percentile(latencies, 99), victim429, flooder429, flooderOk };
 }
@@ -108,6 +112,9 @@ export async function flowControlBench(opts: { durationMs: number; listSize: num
         await call(admin, 'POST', `${FC}/prioritylevelconfigurations`, JSON.stringify(VICTIM_LEVEL));
         await call(admin, 'POST', `${FC}/flowschemas`, JSON.stringify(VICTIM_SCHEMA));
       }
+      // Both users may read ConfigMaps (RBAC is on).
+      await call(admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', JSON.stringify({ metadata: { name: 'bench-reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }] }));
+      await call(admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', JSON.stringify({ metadata: { name: 'bench-reader' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'bench-reader' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'bench-users' }] }));
       await call(admin, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'flood' } }));
       await call(admin, 'POST', '/api/v1/namespaces/default/configmaps', JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'probe' }, data: { k: 'v' } }));
       const cm = (i: number) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `f-${i}`, namespace: 'flood' }, data: { key: 'x'.repeat(64) } });
