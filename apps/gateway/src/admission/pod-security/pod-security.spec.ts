@@ -1,5 +1,7 @@
 import { evaluatePod, minorOf, violationText, type PodSpecLike } from './checks';
-import { DEFAULT_POD_SECURITY_CONFIG, existingPodWarnings, invalidLabels, podSecurityConfiguration, policiesFor, policyFor } from './pod-security';
+import type { AdmissionAttributes } from '../../pipeline/admit';
+import type { AdmissionState } from '../admission-state';
+import { AUDIT_ENFORCE_POLICY, AUDIT_EXEMPT, AUDIT_VIOLATIONS, DEFAULT_POD_SECURITY_CONFIG, PodSecurity, existingPodWarnings, invalidLabels, podSecurityConfiguration, policiesFor, policyFor } from './pod-security';
 
 const restrictedOk: PodSpecLike = {
   securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
@@ -170,5 +172,52 @@ describe('warnings about existing pods when the enforce level changes', () => {
 
   it('skips pods of an exempt RuntimeClass', () => {
     expect(existingPodWarnings('ns', { level: 'baseline', version: 'latest' }, [pod('root', { ...privilegedSpec, runtimeClassName: 'gvisor' })], ['gvisor'])).toEqual([]);
+  });
+});
+
+describe('PodSecurity plugin: responses and audit annotations', () => {
+  // The plugin reads the namespace from the admission caches; this state has one namespace.
+  const stateWith = (labels: Record<string, string>, config?: unknown) =>
+    ({
+      options: { 'admission-control-config-file': 'admission.yaml' },
+      pluginConfiguration: () => config,
+      cache: () => ({ get: () => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns', labels } }), list: () => [] }),
+    }) as unknown as AdmissionState;
+  const attrs = (spec: PodSpecLike, resource = 'pods', username = 'alice'): AdmissionAttributes => ({
+    operation: 'CREATE',
+    object: resource === 'pods' ? { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec } : { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'p', namespace: 'ns' }, spec: { template: { metadata: {}, spec } } },
+    kind: resource === 'pods' ? { group: '', version: 'v1', kind: 'Pod' } : { group: 'apps', version: 'v1', kind: 'Deployment' },
+    resource: resource === 'pods' ? { group: '', version: 'v1', resource: 'pods' } : { group: 'apps', version: 'v1', resource: 'deployments' },
+    subresource: '',
+    namespace: 'ns',
+    name: 'p',
+    userInfo: { username, groups: [] },
+    dryRun: false,
+  });
+  const exemptConfig = { apiVersion: 'pod-security.admission.config.k8s.io/v1', kind: 'PodSecurityConfiguration', exemptions: { usernames: ['ci-bot'] } };
+  const bare: PodSpecLike = { containers: [{ name: 'c' }] };
+
+  it.each<{ name: string; labels: Record<string, string>; spec: PodSpecLike; username?: string; resource?: string; want: unknown }>([
+    { name: 'a privileged namespace: the enforce policy is recorded', labels: {}, spec: bare, want: { auditAnnotations: { [AUDIT_ENFORCE_POLICY]: 'privileged:latest' } } },
+    { name: 'an admitted pod', labels: { 'pod-security.kubernetes.io/enforce': 'baseline', 'pod-security.kubernetes.io/enforce-version': 'v1.30' }, spec: bare, want: { auditAnnotations: { [AUDIT_ENFORCE_POLICY]: 'baseline:v1.30' } } },
+    {
+      name: 'audit and warn violations',
+      labels: { 'pod-security.kubernetes.io/audit': 'restricted', 'pod-security.kubernetes.io/warn': 'restricted' },
+      spec: { ...restrictedOk, securityContext: {} },
+      want: {
+        warnings: ['would violate PodSecurity "restricted:latest": runAsNonRoot != true (pod or container "c" must set securityContext.runAsNonRoot=true), seccompProfile (pod or container "c" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")'],
+        auditAnnotations: { [AUDIT_ENFORCE_POLICY]: 'privileged:latest', [AUDIT_VIOLATIONS]: 'would violate PodSecurity "restricted:latest": runAsNonRoot != true (pod or container "c" must set securityContext.runAsNonRoot=true), seccompProfile (pod or container "c" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")' },
+      },
+    },
+    { name: 'an exempt user', labels: { 'pod-security.kubernetes.io/enforce': 'restricted' }, spec: bare, username: 'ci-bot', want: { auditAnnotations: { [AUDIT_EXEMPT]: 'user' } } },
+    { name: 'a workload template: warnings, no enforce policy', labels: { 'pod-security.kubernetes.io/warn': 'baseline' }, spec: withContainer({ privileged: true }), resource: 'deployments', want: { warnings: ['would violate PodSecurity "baseline:latest": privileged (container "c" must not set securityContext.privileged=true)'] } },
+  ])('$name', async ({ labels, spec, username, resource, want }) => {
+    const plugin = new PodSecurity(stateWith(labels, exemptConfig));
+    expect(await plugin.validate(attrs(spec, resource, username))).toEqual(want);
+  });
+
+  it('refuses a pod that violates the enforce level', async () => {
+    const plugin = new PodSecurity(stateWith({ 'pod-security.orch.io/enforce': 'baseline' }));
+    await expect(plugin.validate(attrs(withContainer({ privileged: true })))).rejects.toThrow('pods "p" is forbidden: violates PodSecurity "baseline:latest": privileged (container "c" must not set securityContext.privileged=true)');
   });
 });

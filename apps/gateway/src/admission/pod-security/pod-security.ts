@@ -18,6 +18,8 @@ const VERSION_RE = /^(latest|v1\.(0|[1-9][0-9]*))$/;
 /** Audit annotation keys (upstream's). */
 export const AUDIT_VIOLATIONS = 'pod-security.kubernetes.io/audit-violations';
 export const AUDIT_EXEMPT = 'pod-security.kubernetes.io/exempt';
+/** The enforce policy a pod was admitted under (upstream EnforcedPolicyAnnotationKey). */
+export const AUDIT_ENFORCE_POLICY = 'pod-security.kubernetes.io/enforce-policy';
 
 /** apiVersions of a PodSecurityConfiguration (upstream v1, v1beta1, v1alpha1 and the orch spelling). */
 export const POD_SECURITY_CONFIG_VERSIONS = ['pod-security.admission.config.orch.io/v1', 'pod-security.admission.config.k8s.io/v1', 'pod-security.admission.config.k8s.io/v1beta1', 'pod-security.admission.config.k8s.io/v1alpha1'];
@@ -246,7 +248,7 @@ export class PodSecurity implements AdmissionPlugin {
     if (a.userInfo.username && ex.usernames.includes(a.userInfo.username)) return { auditAnnotations: { [AUDIT_EXEMPT]: 'user' } };
     const isPod = a.resource.group === '' && a.resource.resource === 'pods';
     const policies = policiesFor((await findNamespace(this.state, a.namespace))?.metadata.labels, this.config.defaults);
-    if (fullyPrivileged(policies, isPod ? MODES : ['audit', 'warn'])) return;
+    if (fullyPrivileged(policies, isPod ? MODES : ['audit', 'warn'])) return isPod ? { auditAnnotations: { [AUDIT_ENFORCE_POLICY]: 'privileged:latest' } } : undefined;
     const pod = isPod ? { metadata: a.object.metadata as PodMetaLike, spec: (a.object as PodLike).spec } : podTemplate(a.resource, a.object);
     if (!pod?.spec) return;
     if (pod.spec.runtimeClassName && ex.runtimeClasses.includes(pod.spec.runtimeClassName)) return { auditAnnotations: { [AUDIT_EXEMPT]: 'runtimeClass' } };
@@ -268,7 +270,8 @@ export class PodSecurity implements AdmissionPlugin {
     const audited = judge('audit');
     const res: AdmissionResponse = {};
     if (warned) res.warnings = [`would violate ${warned}`];
-    if (audited) res.auditAnnotations = { [AUDIT_VIOLATIONS]: `would violate ${audited}` };
+    if (isPod) res.auditAnnotations = { [AUDIT_ENFORCE_POLICY]: text(policies.enforce) };
+    if (audited) res.auditAnnotations = { ...res.auditAnnotations, [AUDIT_VIOLATIONS]: `would violate ${audited}` };
     return res;
   }
 
