@@ -175,12 +175,23 @@ export class WatchCache {
       : dirs.map((dir) => this.sortedBucket(dir));
     const items: KeyValue[] = [];
     let remaining = 0;
-    for (const run of runs) {
+    for (let r = 0; r < runs.length; r++) {
+      const run = runs[r];
+      // A run of one directory under the prefix matches whole: its rest is counted, not walked.
+      const whole = !nested && dirs[r].startsWith(prefix);
       for (let i = firstAfter(run, after); i < run.length; i++) {
         const o = run[i];
-        if (!o.key.startsWith(prefix)) continue;
-        if (items.length < limit) items.push({ key: o.key, value: o.value, createRevision: 0, modRevision: o.revision });
-        else remaining++;
+        if (!whole && !o.key.startsWith(prefix)) continue;
+        if (items.length < limit) {
+          items.push({ key: o.key, value: o.value, createRevision: 0, modRevision: o.revision });
+          continue;
+        }
+        if (!whole) {
+          remaining++;
+          continue;
+        }
+        remaining += run.length - i;
+        break;
       }
     }
     return { items, revision: this.position, remaining };
