@@ -28,6 +28,7 @@ interface Row {
 
 const CM = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ok' } };
 const CMS = '/api/v1/namespaces/default/configmaps';
+const FLOWSCHEMAS = '/apis/flowcontrol.apiserver.orch.io/v1/flowschemas';
 const ROLES = '/apis/rbac.authorization.orch.io/v1/namespaces/default/roles';
 
 /**
@@ -98,6 +99,9 @@ const ROWS: Row[] = [
   { name: 'POST jobs with spec: null', method: 'POST', path: '/apis/batch/v1/namespaces/default/jobs', body: { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' }, spec: null }, want: { code: 422, reason: 'Invalid', message: /spec\.template\.spec\.containers: Required value/ } },
   { name: 'POST nodes with a null taint', method: 'POST', path: '/api/v1/nodes', body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n' }, spec: { taints: [null] } }, want: { code: 422, reason: 'Invalid', message: /spec\.taints\[0\]\.key: Required value/ } },
   { name: 'POST nodes with a taint of an unknown effect', method: 'POST', path: '/api/v1/nodes', body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n' }, spec: { taints: [{ key: 'a', effect: 'Sometimes' }] } }, want: { code: 422, reason: 'Invalid', message: /spec\.taints\[0\]\.effect: Unsupported value/ } },
+  // A FlowSchema without a priority level was stored, then every request classified past it answered 500 (fuzz seed 777001).
+  { name: 'POST flowschemas without spec.priorityLevelConfiguration', method: 'POST', path: FLOWSCHEMAS, body: { apiVersion: 'flowcontrol.apiserver.orch.io/v1', kind: 'FlowSchema', metadata: { name: 'f' }, spec: { matchingPrecedence: 10 } }, want: { code: 422, reason: 'Invalid', message: /spec\.priorityLevelConfiguration\.name: Required value/ } },
+  { name: 'POST flowschemas with a User subject without user', method: 'POST', path: FLOWSCHEMAS, body: { apiVersion: 'flowcontrol.apiserver.orch.io/v1', kind: 'FlowSchema', metadata: { name: 'f' }, spec: { priorityLevelConfiguration: { name: 'global-default' }, rules: [{ subjects: [{ kind: 'User' }] }] } }, want: { code: 422, reason: 'Invalid', message: /spec\.rules\[0\]\.subjects\[0\]\.user\.name: Required value/ } },
   { name: 'PROPFIND configmaps', method: 'PROPFIND', path: CMS, want: { code: 405, reason: 'MethodNotAllowed', message: /PROPFIND/ } },
   { name: 'PROPFIND leases/% (unknown method, malformed URL)', method: 'PROPFIND', path: '/apis/coordination.orch.io/v1/namespaces/default/leases/%', want: { code: 400, reason: 'BadRequest', message: /the URL is not valid/ } },
   { name: 'TRACE / (a method the API does not serve)', method: 'TRACE', path: '/', want: { code: 405, reason: 'MethodNotAllowed', message: /TRACE/ } },

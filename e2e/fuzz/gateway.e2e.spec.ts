@@ -100,7 +100,9 @@ describe('fuzz: the gateway answers every request with a success or a clear 4xx'
             if (SURVEY) process.stdout.write(`fuzz: ${cases} requests, ${failures.size} distinct failures\n`);
           }
           if (!found.length) return;
-          const failure = `${r.shape}: ${found.join('; ')}\n  ${describeRequest(r)}`;
+          // A 5xx or no answer: the gateway's own account of it (its log's last lines) goes with the request.
+          const log = !answer || answer.status >= 500 ? `\n  gateway log (end):\n${gw.process.output().slice(-3000)}` : '';
+          const failure = `${r.shape}: ${found.join('; ')}\n  ${describeRequest(r)}${log}`;
           if (!SURVEY) throw new Error(failure);
           const key = `${r.shape}: ${found[0].slice(0, 80)}`;
           if (!failures.has(key)) failures.set(key, failure);

@@ -114,7 +114,7 @@ export class FlowControl {
    * streams) are classified but never hold a seat. Throws a 429 StatusError when rejected.
    */
   async admit(d: RequestDigest, longRunning: boolean, signal?: AbortSignal): Promise<Admitted> {
-    const flowSchema = classify(this.ordered, d, (fs) => this.levels.has(fs.spec.priorityLevelConfiguration.name)) ?? MANDATORY_FLOW_SCHEMAS[1];
+    const flowSchema = classify(this.ordered, d, (fs) => this.levels.has(fs.spec?.priorityLevelConfiguration?.name ?? '')) ?? MANDATORY_FLOW_SCHEMAS[1];
     const plName = flowSchema.spec.priorityLevelConfiguration.name;
     const level = this.levels.get(plName) ?? this.levels.get('catch-all')!;
     const labels = { flow_schema: flowSchema.metadata.name!, priority_level: level.plc.metadata.name! };

@@ -47,6 +47,8 @@ export class ApiHandler {
     try {
       await runPipeline(this.stages, r);
     } catch (err) {
+      // An error that is not a Status is a bug (500): its stack goes to the log (Fastify's own logger is off).
+      if (!(err instanceof StatusError)) this.deps.logger.error('request failed', { verb: r.info?.verb, path: r.path, err: (err as Error)?.stack ?? String(err) });
       // Errors of requests to a *.k8s.io alias name the group asked for.
       const served = r.target?.def.group ?? '';
       r.status = await this.deps.encoder.sendError(req, reply, errorInRequestedGroup(err, served, r.info.apiGroup));

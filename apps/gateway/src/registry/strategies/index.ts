@@ -2,6 +2,7 @@ import type { ResourceDef } from '@orch/api';
 import type { StatusStrategy, Strategy } from '../strategy';
 import { defaultStrategy, fieldsFrom, statusSubresource } from './common';
 import { crdStrategy, type CrdRuleCheck } from './crd';
+import { flowSchemaStrategy } from './flowcontrol';
 import { csrStrategy } from './csr';
 import { coreEventFields, eventsV1Strategy } from './events';
 import { ingressStrategy, pdbStrategy } from './networking-policy';
@@ -60,6 +61,7 @@ const STRATEGIES: Record<string, Strategy> = {
   'admissionregistration.orch.io/validatingadmissionpolicies': admissionPolicyStrategy,
   'admissionregistration.orch.io/validatingadmissionpolicybindings': admissionPolicyBindingStrategy,
   'certificates.orch.io/certificatesigningrequests': csrStrategy,
+  'flowcontrol.apiserver.orch.io/flowschemas': flowSchemaStrategy,
   'rbac.authorization.orch.io/roles': roleStrategy(true),
   'rbac.authorization.orch.io/rolebindings': { ...createOnUpdate, nameRule: 'pathSegment' },
   'rbac.authorization.orch.io/clusterroles': roleStrategy(false),
