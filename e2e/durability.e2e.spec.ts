@@ -25,7 +25,7 @@ describe('durability', () => {
     };
     const workers = Array.from({ length: 16 }, (_, w) => worker(w));
     // The kill comes after a count of acknowledged writes, not after a time: a loaded machine only slows the burst down.
-    await waitFor(() => acked.length >= 60, '60 acknowledged creates', 60_000);
+    await waitFor(() => acked.length >= 60, '60 acknowledged creates', 30_000);
     await first.kill9();
     stop = true;
     await Promise.all(workers);
