@@ -4,7 +4,8 @@ import WebSocket from 'ws';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RestClient, type ClientConfig } from '@orch/client';
+import { RestClient, SharedInformer, type ClientConfig } from '@orch/client';
+import type { KubeObject } from '@orch/apimachinery';
 import { call, percentile, runLoad, target } from './load';
 import type { Row } from './report';
 import { freePort } from '@orch/testing';
@@ -69,22 +70,26 @@ async function startAgent(c: Cluster, name: string, args: string[]): Promise<Chi
   return agent;
 }
 
-/** Watches pods from `resourceVersion` and calls `onRunning(name, ms)` once per pod that reaches Running. */
-function watchRunning(client: RestClient, resourceVersion: string, onRunning: (name: string, at: number) => void): { stop(): void } {
+type BenchPod = KubeObject & { status?: { phase?: string } };
+
+/**
+ * Calls `onRunning(name, ms)` once per pod that reaches Running, through an informer (a plain
+ * watch would end for good when the gateway cuts a watcher that falls behind). Resolves once synced.
+ */
+async function watchRunning(client: RestClient, onRunning: (name: string, at: number) => void): Promise<{ stop(): Promise<void> }> {
   const seen = new Set<string>();
-  const h = client.resource<{ apiVersion: string; kind: string; metadata: { name?: string }; status?: { phase?: string } }>({ group: '', version: 'v1', resource: 'pods' }).watch(
-    { resourceVersion, timeoutSeconds: 3600 },
-    {
-      onEvent: (ev) => {
-        const name = ev.object.metadata?.name ?? '';
-        if (ev.object.status?.phase === 'Running' && !seen.has(name)) {
-          seen.add(name);
-          onRunning(name, performance.now());
-        }
-      },
-    },
-  );
-  return { stop: () => h.stop() };
+  const informer = new SharedInformer<BenchPod>(client.resource<BenchPod>({ group: '', version: 'v1', resource: 'pods' }), { name: 'bench-pods', freeze: 'shallow' });
+  const check = (p: BenchPod) => {
+    const name = p.metadata.name ?? '';
+    if (p.status?.phase === 'Running' && !seen.has(name)) {
+      seen.add(name);
+      onRunning(name, performance.now());
+    }
+  };
+  informer.addEventHandler({ onAdd: check, onUpdate: (_old, p) => check(p) });
+  informer.run();
+  await informer.waitForSync();
+  return { stop: () => informer.stop() };
 }
 
 const pod = (name: string, node: string, command?: string[]) =>
@@ -209,13 +214,12 @@ export async function benchSimulatedRuntime(opts: { nodes?: number; pods?: numbe
     const t = target(c.url, { ca: c.admin.caPem, cert: c.admin.certPem, key: c.admin.keyPem }, opts.concurrency ?? 64);
     const created = await runLoad(opts.concurrency ?? 64, 3_600_000, async (i) => (await call(t, 'POST', '/api/v1/namespaces/default/pods', pod(`sim-${i}`, `sim-node-${i % nodes}`))).status === 201, pods);
     if (created.ops !== pods) throw new Error(`created ${created.ops} of ${pods} pods (${created.errors} errors)`);
-    const list = await client.request<{ metadata: { resourceVersion: string } }>({ method: 'GET', path: '/api/v1/pods', query: { limit: 1 } });
     let first = 0;
     let last = 0;
     let running = 0;
     let done!: () => void;
     const all = new Promise<void>((r) => (done = r));
-    const w = watchRunning(client, list.metadata.resourceVersion, (_n, at) => {
+    const w = await watchRunning(client, (_n, at) => {
       if (running++ === 0) first = at;
       last = at;
       if (running === pods) done();
@@ -224,7 +228,7 @@ export async function benchSimulatedRuntime(opts: { nodes?: number; pods?: numbe
     await startAgent(c, 'sim-node', ['--runtime=simulated', `--simulated-nodes=${nodes}`, '--max-pods=250', '--pod-workers=64']);
     const registered = performance.now();
     await Promise.race([all, new Promise((_r, reject) => setTimeout(() => reject(new Error(`only ${running} of ${pods} pods Running after 15 min`)), 900_000).unref())]);
-    w.stop();
+    await w.stop();
     const steady = pods / ((last - first) / 1000);
     const overall = pods / ((last - started) / 1000);
     return [
@@ -269,12 +273,11 @@ async function podStartLatencies(runtime: 'process' | 'sandbox', pods: number, i
   const client = new RestClient(c.admin, { component: 'bench' });
   try {
     await startAgent(c, 'bench-node', [`--runtime=${runtime}`]);
-    const list = await client.request<{ metadata: { resourceVersion: string } }>({ method: 'GET', path: '/api/v1/pods', query: { limit: 1 } });
     const createdAt = new Map<string, number>();
     const latencies: number[] = [];
     let done!: () => void;
     const all = new Promise<void>((r) => (done = r));
-    const w = watchRunning(client, list.metadata.resourceVersion, (name, at) => {
+    const w = await watchRunning(client, (name, at) => {
       const t0 = createdAt.get(name);
       if (t0 !== undefined) latencies.push(at - t0);
       if (latencies.length === pods) done();
@@ -288,7 +291,7 @@ async function podStartLatencies(runtime: 'process' | 'sandbox', pods: number, i
       await new Promise((r2) => setTimeout(r2, intervalMs));
     }
     await Promise.race([all, new Promise((_r, reject) => setTimeout(() => reject(new Error(`only ${latencies.length} of ${pods} pods Running after 2 min`)), 120_000).unref())]);
-    w.stop();
+    await w.stop();
     return latencies.sort((a, b) => a - b);
   } finally {
     client.close();
