@@ -18,8 +18,9 @@ const MASTERS = 'system:masters';
  * The max-in-flight stage, in the flow-control position when API Priority and Fairness is off
  * (upstream WithMaxInFlightLimit): at most `readOnly` reads and `mutating` writes are served at
  * once; one more is refused at once with 429 and `Retry-After: 1`. Watches and streams are not
- * counted, nor are members of system:masters (as upstream). A seat is given back when its
- * response is done.
+ * counted, nor are members of system:masters (as upstream). A seat is given back as soon as its
+ * response is ended (upstream: when the handler returns), so a client that read the answer never
+ * finds its own seat still taken.
  */
 export function maxInFlightStage(limits: MaxInFlightLimits): (r: ApiRequest) => void {
   let reads = 0;
@@ -43,6 +44,11 @@ export function maxInFlightStage(limits: MaxInFlightLimits): (r: ApiRequest) => 
     };
     const res = r.reply.raw;
     if (res.writableFinished || res.destroyed) giveBack();
-    else res.once('close', giveBack);
+    else {
+      // 'prefinish' comes synchronously from end() once the body is queued; 'close' only after the
+      // socket write completes, which may be after the client has read the answer and asked again.
+      res.once('prefinish', giveBack);
+      res.once('close', giveBack);
+    }
   };
 }
