@@ -171,10 +171,8 @@ describe('server-side apply and managedFields (real gateway)', () => {
   });
 });
 
-const haveKubectl = spawnSync('sh', ['-c', 'command -v kubectl']).status === 0;
-const describeKubectl = haveKubectl ? describe : describe.skip;
 
-describeKubectl('kubectl apply (client-side, server-side) and diff', () => {
+describe('kubectl apply (client-side, server-side) and diff', () => {
   let gw: GatewayProcess;
   let dir: string;
   const kubectl = (...args: string[]) => {

@@ -4,8 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGateway, type GatewayProcess } from './support/gateway';
 
-const haveKubectl = spawnSync('sh', ['-c', 'command -v kubectl']).status === 0;
-const describeKubectl = haveKubectl ? describe : describe.skip;
 
 const MANIFESTS = `apiVersion: v1
 kind: Namespace
@@ -61,7 +59,7 @@ spec:
         image: example/web:1
 `;
 
-describeKubectl('kubectl against a real gateway', () => {
+describe('kubectl against a real gateway', () => {
   let gw: GatewayProcess;
   let dir: string;
   const kubectl = (...args: string[]) => {

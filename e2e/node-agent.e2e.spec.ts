@@ -35,7 +35,6 @@ interface Node extends KubeObject {
 const NODE = 'e2e-node-1';
 const PODS = { group: '', version: 'v1', resource: 'pods' };
 const NODES = { group: '', version: 'v1', resource: 'nodes' };
-const haveKubectl = spawnSync('sh', ['-c', 'command -v kubectl']).status === 0;
 
 /** A small web server on $POD_IP:8080 that logs a tick every 200 ms and says goodbye on SIGTERM. */
 const WEB = `
@@ -124,7 +123,7 @@ describe('node agent (process runtime)', () => {
     expect(await httpGet(`http://${b.status?.podIP}:8080/`)).toBe(`hello from web-b at ${b.status?.podIP}\n`);
   });
 
-  (haveKubectl ? it : it.skip)('streams logs through the gateway: kubectl logs and kubectl logs -f', async () => {
+  it('streams logs through the gateway: kubectl logs and kubectl logs -f', async () => {
     expect(kubectl(gw, ['logs', 'web-a', '--tail=2']).trimEnd().split('\n')).toEqual([expect.stringMatching(/^tick \d+$/), expect.stringMatching(/^tick \d+$/)]);
     expect(kubectl(gw, ['logs', 'web-a', '--limit-bytes=9'])).toBe('listening');
     const follow = spawn('kubectl', ['--kubeconfig', gw.kubeconfig, 'logs', '-f', 'web-a', '--tail=1', '--timestamps'], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -157,7 +156,7 @@ describe('node agent (process runtime)', () => {
     const newPid = pidOf(after);
     expect(newPid).not.toBe(pid);
     expect(alive(newPid)).toBe(true);
-    if (haveKubectl) expect(kubectl(gw, ['logs', 'web-a', '--previous', '--tail=1'])).toMatch(/^tick \d+\n$/);
+    expect(kubectl(gw, ['logs', 'web-a', '--previous', '--tail=1'])).toMatch(/^tick \d+\n$/);
   });
 
   it('restarts a container whose liveness probe fails', async () => {
