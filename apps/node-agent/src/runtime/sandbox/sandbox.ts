@@ -329,51 +329,24 @@ export class Sandbox implements Isolation {
     return { argv: ['nsenter', `--target=${target}`, '--mount', '--uts', '--ipc', '--pid', '-w', '--', ...(tty ? ['setsid', '-c'] : []), ...command], cwd: '/' };
   }
 
-  /**
-   * Ends the pod's sandbox: the namespace holder and any process still in the pod's UTS
-   * namespace are killed, and this resolves once none of them runs (at most
-   * RELEASE_WAIT_MS), so no process of the pod outlives its release.
-   */
+  /** Kills the pod's namespace holder and resolves once it has ended (at most RELEASE_WAIT_MS). */
   async releasePod(_uid: string, podDir: string): Promise<void> {
     const pid = await this.holder(podDir);
     if (pid) {
-      const uts = await readlink(`/proc/${pid}/ns/uts`).catch(() => undefined);
       signalGroup(pid, 'SIGKILL');
-      if (uts) await killNamespace(uts, pid);
+      const deadline = Date.now() + RELEASE_WAIT_MS;
+      while (Date.now() < deadline && (await isRunning(pid))) await new Promise((r) => setTimeout(r, 10));
     }
     await rm(this.holderPidFile(podDir), { force: true });
   }
 }
 
-/** How long a release waits for the processes of a pod's namespace to end. */
+/** How long a release waits for the namespace holder to end. */
 const RELEASE_WAIT_MS = 5000;
 
-/**
- * Kills the processes (zombies aside) still in the UTS namespace `uts` until none is left or
- * RELEASE_WAIT_MS passed; the holder (`holderPid`) was killed already and is only waited for.
- */
-async function killNamespace(uts: string, holderPid: number): Promise<void> {
-  const deadline = Date.now() + RELEASE_WAIT_MS;
-  for (;;) {
-    const left: number[] = [];
-    for (const name of await readdir('/proc').catch(() => [] as string[])) {
-      const pid = Number(name);
-      if (!Number.isInteger(pid) || pid === process.pid) continue;
-      const ns = await readlink(`/proc/${pid}/ns/uts`).catch(() => undefined);
-      if (ns !== uts) continue;
-      const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      if (state && state !== 'Z' && state !== 'X') left.push(pid);
-    }
-    if (left.length === 0 || Date.now() > deadline) return;
-    for (const pid of left) {
-      if (pid === holderPid) continue;
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // ended meanwhile
-      }
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/** The process exists and is not a zombie. */
+async function isRunning(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+  return !!state && state !== 'Z' && state !== 'X';
 }
