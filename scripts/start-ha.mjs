@@ -11,10 +11,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
-import { createServer } from 'node:net';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { LOCAL_PORTS, services } from '../deploy/topology.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -22,19 +21,15 @@ process.chdir(root);
 const planOnly = process.argv.includes('--plan');
 const dataDir = resolve(process.env.ORCH_DATA_DIR || '.orch-ha');
 
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
+/** Free ports picked the way the test harness picks them (below the ephemeral range); tests only, after a build. */
+async function freePortPicker() {
+  const ports = await import(pathToFileURL(join(root, 'dist/libs/testing/src/ports.js')).href);
+  return (ports.default ?? ports).freePort;
 }
 
 const ports = {};
-for (const [name, list] of Object.entries(LOCAL_PORTS)) ports[name] = process.env.ORCH_HA_PORTS === 'free' ? await Promise.all(list.map(() => freePort())) : list;
+const freePort = process.env.ORCH_HA_PORTS === 'free' ? await freePortPicker() : undefined;
+for (const [name, list] of Object.entries(LOCAL_PORTS)) ports[name] = freePort ? await Promise.all(list.map(() => freePort())) : list;
 
 /** @type {import('../deploy/topology.mjs').Target} */
 const target = {

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -15,6 +15,14 @@ describe('freePort', () => {
       await new Promise((resolve) => server.close(resolve));
     }
     expect(ports.every((p) => p > 0 && p < 65536)).toBe(true);
+    expect(new Set(ports).size).toBe(ports.length);
+  });
+
+  it('picks below the kernel ephemeral range, where no outgoing connection can take the port', async () => {
+    const [ephemeralLow] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    const ports = await Promise.all(Array.from({ length: 50 }, () => freePort()));
+    expect(ports.filter((p) => p >= ephemeralLow)).toEqual([]);
+    expect(new Set(ports).size).toBe(50);
   });
 });
 
