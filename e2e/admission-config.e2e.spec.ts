@@ -4,40 +4,21 @@
 // level rises, PodNodeSelector's cluster default and namespace whitelist (its configuration
 // read from a path relative to the file), and start-up refusing a configuration it cannot use.
 
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGateway, type GatewayProcess } from './support/gateway';
 import { eventually } from './support/node-agent';
+import { kubectlAsync, type KubectlRun } from './support/kubectl';
 
 let gw: GatewayProcess;
 let dir: string;
 
-interface Run {
-  code: number | null;
-  out: string;
-  err: string;
+function kubectl(args: string[], stdin?: string): Promise<KubectlRun> {
+  return kubectlAsync({ kubeconfig: gw.kubeconfig, cacheDir: join(dir, 'kube-cache') }, args, stdin);
 }
 
-function kubectl(args: string[], stdin = ''): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', ['--kubeconfig', gw.kubeconfig, '--cache-dir', join(dir, 'kube-cache'), ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-    child.stdin.end(stdin);
-  });
-}
-
-async function ok(args: string[], stdin?: string): Promise<Run> {
+async function ok(args: string[], stdin?: string): Promise<KubectlRun> {
   const r = await kubectl(args, stdin);
   if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${r.err}`);
   return r;

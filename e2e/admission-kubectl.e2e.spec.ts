@@ -6,7 +6,6 @@
 // warning, ServiceAccount admission (default account, the API-access volume at both paths,
 // refusals).
 
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,38 +14,20 @@ import { startControllerManager } from './support/controller-manager';
 import { startGateway, type GatewayProcess } from './support/gateway';
 import { eventually } from './support/node-agent';
 import { startWebhookServer, type WebhookServer } from './support/webhook-server';
+import { kubectlAsync, type KubectlRun } from './support/kubectl';
 
 let gw: GatewayProcess;
 let cm: RunningProcess;
 let hooks: WebhookServer;
 let cacheDir: string;
 
-interface Run {
-  code: number | null;
-  out: string;
-  err: string;
-}
-
 /** Runs kubectl asynchronously (the webhook server answers from this process meanwhile). */
-function kubectl(args: string[], stdin?: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', ['--kubeconfig', gw.kubeconfig, '--cache-dir', cacheDir, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, out, err });
-    });
-    child.stdin.end(stdin ?? '');
-  });
+function kubectl(args: string[], stdin?: string): Promise<KubectlRun> {
+  return kubectlAsync({ kubeconfig: gw.kubeconfig, cacheDir }, args, stdin);
 }
 
 /** Runs kubectl until `ok` holds (configuration reaches the gateway's caches within the watch delay); `cleanup` runs first each time. */
-function kubectlUntil(args: string[], ok: (r: Run) => boolean, stdin?: string, cleanup?: string[]): Promise<Run> {
+function kubectlUntil(args: string[], ok: (r: KubectlRun) => boolean, stdin?: string, cleanup?: string[]): Promise<KubectlRun> {
   return eventually(`kubectl ${args.join(' ')}`, async () => {
     if (cleanup) await kubectl(cleanup);
     const r = await kubectl(args, stdin);

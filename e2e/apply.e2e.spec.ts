@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGateway, type GatewayProcess } from './support/gateway';
+import { kubectlSync } from './support/kubectl';
 
 // Server-side apply, managedFields and strategic merge patches against the real gateway
 // (SPEC "Apply ownership", "Patch content types"), through raw HTTPS and through kubectl.
@@ -175,10 +175,7 @@ describe('server-side apply and managedFields (real gateway)', () => {
 describe('kubectl apply (client-side, server-side) and diff', () => {
   let gw: GatewayProcess;
   let dir: string;
-  const kubectl = (...args: string[]) => {
-    const r = spawnSync('kubectl', ['--kubeconfig', gw.kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { encoding: 'utf8', timeout: 30_000 });
-    return { code: r.status, out: r.stdout, err: r.stderr };
-  };
+  const kubectl = (...args: string[]) => kubectlSync({ kubeconfig: gw.kubeconfig, cacheDir: join(dir, 'cache') }, args);
   const manifest = (file: string, replicas: number, image: string) => {
     writeFileSync(
       join(dir, file),

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { selfSignedServingCert } from '@orch/auth';
 import { startGateway, type GatewayProcess } from './support/gateway';
+import { kubectlAsync, kubectlSync } from './support/kubectl';
 
 // The life cycle of a CustomResourceDefinition driven by stock kubectl (and, for the informer,
 // @kubernetes/client-node 1.4.0) against a real gateway process, with a real HTTPS conversion
@@ -112,27 +113,16 @@ describe('custom resources through kubectl', () => {
   let webhookUrl: string;
   let caBundle: string;
   const reviews: { apiVersion: string; desired: string; count: number }[] = [];
-  const kubectl = (...args: string[]) => {
-    const r = spawnSync('kubectl', ['--kubeconfig', gw.kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { encoding: 'utf8', timeout: 30_000 });
-    return { code: r.status, out: r.stdout, err: r.stderr };
-  };
+  const kubectl = (...args: string[]) => kubectlSync({ kubeconfig: gw.kubeconfig, cacheDir: join(dir, 'cache') }, args);
   const apply = (name: string, text: string, ...flags: string[]) => {
     writeFileSync(join(dir, name), text);
     return kubectl('apply', '-f', join(dir, name), ...flags);
   };
   /** kubectl without blocking this process (the conversion webhook answers from it meanwhile). */
-  const kubectlAsync = (...args: string[]) =>
-    new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-      const child = spawn('kubectl', ['--kubeconfig', gw.kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { timeout: 30_000 });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-      child.on('close', (code) => resolve({ code, out, err }));
-    });
+  const kubectlInBackground = (...args: string[]) => kubectlAsync({ kubeconfig: gw.kubeconfig, cacheDir: join(dir, 'cache') }, args);
   const applyAsync = (name: string, text: string) => {
     writeFileSync(join(dir, name), text);
-    return kubectlAsync('apply', '-f', join(dir, name));
+    return kubectlInBackground('apply', '-f', join(dir, name));
   };
 
   beforeAll(async () => {
@@ -295,26 +285,26 @@ describe('custom resources through kubectl', () => {
 
   it('converts between two versions through an HTTPS conversion webhook and keeps storedVersions', async () => {
     expect(await applyAsync('gadgets.yaml', gadgets(webhookUrl, caBundle, 'v1'))).toMatchObject({ code: 0 });
-    expect((await kubectlAsync('wait', '--for=condition=Established', 'crd/gadgets.example.com', '--timeout=20s')).code).toBe(0);
+    expect((await kubectlInBackground('wait', '--for=condition=Established', 'crd/gadgets.example.com', '--timeout=20s')).code).toBe(0);
     expect(await applyAsync('g1.yaml', 'apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g1, namespace: default}\nspec: {color: red}\n')).toMatchObject({ code: 0 });
     expect(await applyAsync('g2.yaml', 'apiVersion: example.com/v2\nkind: Gadget\nmetadata: {name: g2, namespace: default}\nspec: {paint: {color: blue}}\n')).toMatchObject({ code: 0 });
-    const asV2 = JSON.parse((await kubectlAsync('get', 'gadgets.v2.example.com', 'g1', '-o', 'json')).out);
+    const asV2 = JSON.parse((await kubectlInBackground('get', 'gadgets.v2.example.com', 'g1', '-o', 'json')).out);
     expect(asV2).toMatchObject({ apiVersion: 'example.com/v2', spec: { paint: { color: 'red' } } });
-    const asV1 = JSON.parse((await kubectlAsync('get', 'gadgets.v1.example.com', 'g2', '-o', 'json')).out);
+    const asV1 = JSON.parse((await kubectlInBackground('get', 'gadgets.v1.example.com', 'g2', '-o', 'json')).out);
     expect(asV1).toMatchObject({ apiVersion: 'example.com/v1', spec: { color: 'blue' } });
     expect(reviews.length).toBeGreaterThan(0);
     expect(reviews.every((r) => r.apiVersion === 'apiextensions.k8s.io/v1')).toBe(true);
     // The storage version moves to v2: both are stored versions now.
     expect(await applyAsync('gadgets.yaml', gadgets(webhookUrl, caBundle, 'v2'))).toMatchObject({ code: 0 });
-    const crd = JSON.parse((await kubectlAsync('get', 'crd', 'gadgets.example.com', '-o', 'json')).out);
+    const crd = JSON.parse((await kubectlInBackground('get', 'crd', 'gadgets.example.com', '-o', 'json')).out);
     expect(crd.status.storedVersions).toEqual(['v1', 'v2']);
     // A webhook that is gone: reads that need conversion fail with a 500 naming it, others still work.
     webhook.close();
     webhook.closeAllConnections();
-    const failed = await kubectlAsync('get', 'gadgets.v2.example.com', 'g1', '-o', 'json');
+    const failed = await kubectlInBackground('get', 'gadgets.v2.example.com', 'g1', '-o', 'json');
     expect(failed.code).not.toBe(0);
     expect(failed.err).toContain('conversion webhook for example.com/v2, Kind=Gadget failed');
-    expect((await kubectlAsync('get', 'gadgets.v1.example.com', 'g1', '-o', 'json')).code).toBe(0);
+    expect((await kubectlInBackground('get', 'gadgets.v1.example.com', 'g1', '-o', 'json')).code).toBe(0);
   });
 
   it('applies a default added to the CRD later to objects written before it', async () => {

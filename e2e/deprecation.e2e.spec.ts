@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGateway, type GatewayProcess } from './support/gateway';
+import { kubectlSync } from './support/kubectl';
 
 // Deprecation signals (SPEC Versioning): requests to deprecated versions get the upstream
 // Warning text (kubectl prints it), are counted in apiserver_requested_deprecated_apis, and
@@ -24,10 +24,7 @@ spec:
 describe('deprecation signals', () => {
   let gw: GatewayProcess;
   let dir: string;
-  const kubectl = (...args: string[]) => {
-    const r = spawnSync('kubectl', ['--kubeconfig', gw.kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { encoding: 'utf8', timeout: 30_000 });
-    return { code: r.status, out: r.stdout, err: r.stderr };
-  };
+  const kubectl = (...args: string[]) => kubectlSync({ kubeconfig: gw.kubeconfig, cacheDir: join(dir, 'cache') }, args);
 
   beforeAll(async () => {
     gw = await startGateway({ args: ['--runtime-config=storage.orch.io/v1beta1/csistoragecapacities=true'] });

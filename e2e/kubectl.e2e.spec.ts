@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startGateway, type GatewayProcess } from './support/gateway';
+import { kubectlSync } from './support/kubectl';
 
 
 const MANIFESTS = `apiVersion: v1
@@ -62,10 +63,7 @@ spec:
 describe('kubectl against a real gateway', () => {
   let gw: GatewayProcess;
   let dir: string;
-  const kubectl = (...args: string[]) => {
-    const r = spawnSync('kubectl', ['--kubeconfig', gw.kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], { encoding: 'utf8', timeout: 30_000 });
-    return { code: r.status, out: r.stdout, err: r.stderr };
-  };
+  const kubectl = (...args: string[]) => kubectlSync({ kubeconfig: gw.kubeconfig, cacheDir: join(dir, 'cache') }, args);
 
   beforeAll(async () => {
     gw = await startGateway();

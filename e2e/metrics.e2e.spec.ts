@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiClient } from './support/api-client';
 import { startLocalPlane, type LocalPlane } from './support/local-plane';
+import { kubectlAsync } from './support/kubectl';
 
 // The metrics API through aggregation on the plane `npm start` runs: the metrics server (an
 // extension API server process with its own CA) registers itself, `kubectl top` reads it, it
@@ -43,15 +43,7 @@ spec:
 
 describe('metrics API and autoscaling on npm start', () => {
   let plane: LocalPlane;
-  const kubectl = (...args: string[]) =>
-    new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-      const child = spawn('kubectl', ['--kubeconfig', plane.kubeconfig, '--cache-dir', join(plane.dataDir, 'kubectl-cache'), ...args], { timeout: 30_000 });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-      child.on('close', (code) => resolve({ code, out, err }));
-    });
+  const kubectl = (...args: string[]) => kubectlAsync({ kubeconfig: plane.kubeconfig, cacheDir: join(plane.dataDir, 'kubectl-cache') }, args);
   /** Retries `probe` every second until it returns a value (the metrics pipeline has scrape and sync periods). */
   const eventually = async <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> => {
     const deadline = Date.now() + timeoutMs;

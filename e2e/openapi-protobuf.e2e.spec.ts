@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
@@ -6,6 +5,7 @@ import { join } from 'node:path';
 import { decodeProtobuf, decodeWatchEventProtobuf, encodeProtobuf, splitProtobufFrames } from '@orch/api';
 import { removeDir } from '@orch/testing';
 import { startGateway, type GatewayProcess } from './support/gateway';
+import { kubectlSync } from './support/kubectl';
 
 // OpenAPI v3 and protobuf against a real gateway process: stock kubectl with validation on
 // (it reads /openapi/v3 and sends protobuf bodies from its typed clients), and raw requests.
@@ -49,8 +49,7 @@ describe('kubectl with validation on and protobuf bodies', () => {
     cache = mkdtempSync(join(dir, 'cache-'));
   });
   const kubectl = (...args: string[]) => {
-    const r = spawnSync('kubectl', ['--kubeconfig', gw.kubeconfig, '--cache-dir', cache, ...args], { encoding: 'utf8', timeout: 30_000 });
-    return { code: r.status, out: r.stdout, err: r.stderr };
+    return kubectlSync({ kubeconfig: gw.kubeconfig, cacheDir: cache }, args);
   };
 
   it('apply -f validates against /openapi/v3 (fieldValidation=Strict) and re-applies a change', () => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
 import { startLocalPlane, type LocalPlane } from '../support/local-plane';
 import { eventually } from '../support/node-agent';
+import { kubectlSync } from '../support/kubectl';
 
 x509.cryptoProvider.set(webcrypto);
 
@@ -22,8 +23,7 @@ const NS = 'stock';
 describe('stock kubectl against npm start', () => {
   let plane: LocalPlane;
   const kubectl = (...args: string[]) => {
-    const r = spawnSync('kubectl', ['--kubeconfig', plane.kubeconfig, '--cache-dir', join(plane.dataDir, 'kubectl-cache'), ...args], { encoding: 'utf8', timeout: 60_000 });
-    return { code: r.status, out: r.stdout ?? '', err: r.stderr ?? '' };
+    return kubectlSync({ kubeconfig: plane.kubeconfig, cacheDir: join(plane.dataDir, 'kubectl-cache'), timeoutMs: 60_000 }, args);
   };
   const ok = (...args: string[]) => {
     const r = kubectl(...args);

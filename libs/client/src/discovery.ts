@@ -15,7 +15,8 @@ interface APIResource {
   categories?: string[];
 }
 
-interface APIResourceList {
+/** A group version's discovery document (`/apis/<group>/<version>`), the fields read here. */
+export interface APIResourceList {
   groupVersion?: string;
   resources?: APIResource[];
 }
@@ -88,7 +89,8 @@ function key(def: ResourceDef): string {
   return `${def.group}/${def.version}/${def.resource}`;
 }
 
-function resourceDefs(group: string, version: string, list: APIResourceList): ResourceDef[] {
+/** The catalog entries a group version's discovery document describes (subresources folded into their resource). */
+export function resourceDefs(group: string, version: string, list: APIResourceList): ResourceDef[] {
   const entries = list.resources ?? [];
   const subresources = (resource: string) =>
     entries

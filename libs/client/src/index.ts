@@ -10,4 +10,4 @@ export * from './informer';
 export * from './workqueue';
 export * from './leader-election';
 export * from './events';
-export { CatalogDiscovery } from './discovery';
+export { CatalogDiscovery, resourceDefs, type APIResourceList } from './discovery';

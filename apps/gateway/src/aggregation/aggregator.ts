@@ -1,6 +1,7 @@
 import { request, type RequestOptions } from 'node:https';
 import type { IncomingMessage } from 'node:http';
-import { ALL_VERBS, canonicalGroup, type Catalog, type ResourceDef, type Verb } from '@orch/api';
+import { canonicalGroup, type Catalog, type ResourceDef } from '@orch/api';
+import { resourceDefs, type APIResourceList } from '@orch/client';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
 import type { FrontProxyPki, UserInfo } from '@orch/auth';
 import type { Logger } from '@orch/server-common';
@@ -23,10 +24,6 @@ export interface APIService extends KubeObject {
     versionPriority?: number;
   };
   status?: { conditions?: { type: string; status: string; lastTransitionTime?: string; reason?: string; message?: string }[] };
-}
-
-interface APIResourceList {
-  resources?: { name: string; singularName?: string; namespaced: boolean; kind: string; verbs?: string[]; shortNames?: string[]; categories?: string[] }[];
 }
 
 /** Label of the APIServices the gateway registers for its own group versions (upstream kube-aggregator.kubernetes.io/automanaged). */
@@ -223,25 +220,7 @@ export class Aggregator {
     const a = r.apiService;
     const group = a.spec.group!;
     const version = a.spec.version!;
-    const entries = list.resources ?? [];
-    const defs: ResourceDef[] = entries
-      .filter((e) => !e.name.includes('/'))
-      .map((e) => ({
-        group,
-        version,
-        resource: e.name,
-        kind: e.kind,
-        listKind: `${e.kind}List`,
-        singular: e.singularName || e.kind.toLowerCase(),
-        shortNames: e.shortNames ?? [],
-        scope: e.namespaced ? 'Namespaced' : 'Cluster',
-        verbs: (e.verbs ?? ALL_VERBS) as Verb[],
-        subresources: entries.filter((s) => s.name.startsWith(`${e.name}/`)).map((s) => ({ name: s.name.slice(e.name.length + 1), kind: s.kind, verbs: (s.verbs ?? []) as Verb[] })),
-        categories: e.categories ?? [],
-        enabledByDefault: true,
-        virtual: false,
-        aggregated: a.metadata.name,
-      }));
+    const defs: ResourceDef[] = resourceDefs(group, version, list).map((def) => ({ ...def, aggregated: a.metadata.name }));
     if (JSON.stringify(defs) === JSON.stringify(r.defs)) return;
     this.unregister(r);
     for (const def of defs) this.deps.catalog.register(def);
