@@ -1,5 +1,5 @@
 import { abacAuthorizer, parseAbacPolicyFile } from './abac';
-import type { AuthorizationAttributes } from './authz';
+import { nonResourceAttributes, resourceAttributes, type AuthorizationAttributes } from './authz';
 
 // Upstream's policy examples (the ABAC documentation) as a decision table.
 const POLICY = [
@@ -18,19 +18,9 @@ const POLICY = [
 
 const authz = abacAuthorizer(parseAbacPolicyFile(POLICY, 'policy.jsonl'));
 const AUTH = 'system:authenticated';
-const res = (user: string, verb: string, resource: string, namespace: string, apiGroup = '', groups = [AUTH]): AuthorizationAttributes => ({
-  user: { username: user, groups },
-  isResourceRequest: true,
-  path: '',
-  verb,
-  apiGroup,
-  apiVersion: 'v1',
-  resource,
-  subresource: '',
-  namespace,
-  name: '',
-});
-const path = (user: string, verb: string, p: string, groups = [AUTH]): AuthorizationAttributes => ({ ...res(user, verb, '', '', '', groups), isResourceRequest: false, path: p });
+const res = (user: string, verb: string, resource: string, namespace: string, apiGroup = '', groups = [AUTH]): AuthorizationAttributes =>
+  resourceAttributes({ username: user, groups }, { verb, resource, namespace, apiGroup, apiVersion: 'v1' });
+const path = (user: string, verb: string, p: string, groups = [AUTH]): AuthorizationAttributes => nonResourceAttributes({ username: user, groups }, verb, p);
 
 describe('ABAC', () => {
   it.each([

@@ -20,6 +20,20 @@ export interface AuthorizationAttributes {
   name: string;
 }
 
+/** What names a resource request; anything left out is empty (all groups' core, no subresource…). */
+export type ResourceFields = Partial<Omit<AuthorizationAttributes, 'user' | 'isResourceRequest' | 'path'>> & Pick<AuthorizationAttributes, 'verb' | 'resource'>;
+
+/** The attributes of a resource request by `user`. */
+export function resourceAttributes(user: UserInfo, fields: ResourceFields): AuthorizationAttributes {
+  const { verb, resource, apiGroup = '', apiVersion = '', subresource = '', namespace = '', name = '' } = fields;
+  return { user, isResourceRequest: true, path: '', verb, apiGroup, apiVersion, resource, subresource, namespace, name };
+}
+
+/** The attributes of a non-resource request (`/healthz`, `/version`, discovery) by `user`. */
+export function nonResourceAttributes(user: UserInfo, verb: string, path: string): AuthorizationAttributes {
+  return { user, isResourceRequest: false, path, verb, apiGroup: '', apiVersion: '', resource: '', subresource: '', namespace: '', name: '' };
+}
+
 /** An authorizer's answer: the first `allow` or `deny` of the chain ends evaluation. */
 export type Decision = 'allow' | 'deny' | 'no-opinion';
 

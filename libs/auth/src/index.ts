@@ -17,8 +17,8 @@ export { CA_COMMON_NAME, DEFAULT_SERVING_HOSTS, FRONT_PROXY_CLIENT_NAME, SERVING
 export type { CertAndKey, FrontProxyPki, Pki, PkiFiles } from './pki';
 export { BOOTSTRAPPERS_GROUP, BOOTSTRAP_TOKEN_SECRET_PREFIX, BOOTSTRAP_TOKEN_SECRET_TYPE, bootstrapTokenAuthenticator } from './bootstrap-token';
 export type { BootstrapTokenSecret } from './bootstrap-token';
-export { ALLOW, DENY, NO_OPINION, alwaysAllowAuthorizer, alwaysDenyAuthorizer, authorizerChain, subjectRules } from './authz';
-export type { AuthorizationAttributes, AuthorizationResult, Authorizer, Decision, SubjectRules } from './authz';
+export { ALLOW, DENY, NO_OPINION, alwaysAllowAuthorizer, alwaysDenyAuthorizer, authorizerChain, nonResourceAttributes, resourceAttributes, subjectRules } from './authz';
+export type { AuthorizationAttributes, AuthorizationResult, Authorizer, Decision, ResourceFields, SubjectRules } from './authz';
 export { PRIVILEGED_GROUP, RbacIndex, aggregatedRules, breakdownRule, privilegedGroupAuthorizer, rbacAuthorizer, ruleAllows, ruleString, sameRules, subjectKeys, uncoveredRules } from './rbac';
 export type { BindingObject, PolicyRule, RoleObject, RoleRef, Subject } from './rbac';
 export {

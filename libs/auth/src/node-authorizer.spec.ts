@@ -1,20 +1,10 @@
-import type { AuthorizationAttributes } from './authz';
+import { resourceAttributes, type AuthorizationAttributes } from './authz';
 import { nodeAuthorizer, podReferences, type PodReferences } from './node-authorizer';
 
 const node1 = { username: 'system:node:n1', groups: ['system:nodes', 'system:authenticated'] };
 const impostor = { username: 'system:node:n1', groups: ['system:authenticated'] };
-const res = (user: AuthorizationAttributes['user'], verb: string, resource: string, namespace = '', name = '', subresource = '', apiGroup = ''): AuthorizationAttributes => ({
-  user,
-  isResourceRequest: true,
-  path: '',
-  verb,
-  apiGroup,
-  apiVersion: 'v1',
-  resource,
-  subresource,
-  namespace,
-  name,
-});
+const res = (user: AuthorizationAttributes['user'], verb: string, resource: string, namespace = '', name = '', subresource = '', apiGroup = ''): AuthorizationAttributes =>
+  resourceAttributes(user, { verb, resource, namespace, name, subresource, apiGroup, apiVersion: 'v1' });
 
 const POD: PodReferences = {
   spec: {

@@ -1,4 +1,4 @@
-import type { AuthorizationAttributes } from './authz';
+import { nonResourceAttributes, resourceAttributes, type AuthorizationAttributes } from './authz';
 import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS, BOOTSTRAP_ROLES, BOOTSTRAP_ROLE_BINDINGS, reconcileDefault, withSettledAggregation } from './bootstrap-policy';
 import { RbacIndex, aggregatedRules, rbacAuthorizer, ruleString, uncoveredRules, type BindingObject, type PolicyRule, type RoleObject } from './rbac';
 import type { UserInfo } from './user';
@@ -12,19 +12,9 @@ const binding = (name: string, roleKind: 'Role' | 'ClusterRole', roleName: strin
 });
 
 const who = (username: string, ...groups: string[]): UserInfo => ({ username, groups: [...groups, 'system:authenticated'] });
-const res = (user: UserInfo, verb: string, resource: string, namespace = '', name = '', apiGroup = '', subresource = ''): AuthorizationAttributes => ({
-  user,
-  isResourceRequest: true,
-  path: '',
-  verb,
-  apiGroup,
-  apiVersion: 'v1',
-  resource,
-  subresource,
-  namespace,
-  name,
-});
-const url = (user: UserInfo, verb: string, path: string): AuthorizationAttributes => ({ user, isResourceRequest: false, path, verb, apiGroup: '', apiVersion: '', resource: '', subresource: '', namespace: '', name: '' });
+const res = (user: UserInfo, verb: string, resource: string, namespace = '', name = '', apiGroup = '', subresource = ''): AuthorizationAttributes =>
+  resourceAttributes(user, { verb, resource, namespace, name, apiGroup, subresource, apiVersion: 'v1' });
+const url = (user: UserInfo, verb: string, path: string): AuthorizationAttributes => nonResourceAttributes(user, verb, path);
 
 const WIDGETS_VIEW = role('widgets-view', [{ verbs: ['get', 'list'], apiGroups: ['example.com'], resources: ['widgets'] }], undefined, { 'rbac.authorization.k8s.io/aggregate-to-view': 'true' });
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { KubeObject } from '@orch/apimachinery';
-import { PRIVILEGED_GROUP, ruleString, uncoveredRules, type BindingObject, type PolicyRule, type RoleObject, type UserInfo } from '@orch/auth';
+import { PRIVILEGED_GROUP, resourceAttributes, ruleString, uncoveredRules, type BindingObject, type PolicyRule, type RoleObject, type UserInfo } from '@orch/auth';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../gateway-config';
 import { AdmissionPluginProvider, admissionDenied, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResource } from '../pipeline/admit';
 import { RbacAuthorization } from './rbac-authorization';
@@ -54,7 +54,7 @@ export class RbacEscalationPrevention implements AdmissionPlugin {
   }
 
   private async allowedTo(user: UserInfo, verb: string, resource: string, namespace: string, name: string): Promise<boolean> {
-    const d = await this.rbac.authorize({ user, isResourceRequest: true, path: '', verb, apiGroup: RBAC_GROUP, apiVersion: 'v1', resource, subresource: '', namespace, name });
+    const d = await this.rbac.authorize(resourceAttributes(user, { verb, apiGroup: RBAC_GROUP, apiVersion: 'v1', resource, namespace, name }));
     return d.decision === 'allow';
   }
 

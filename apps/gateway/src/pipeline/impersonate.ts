@@ -1,5 +1,5 @@
 import { StatusError } from '@orch/apimachinery';
-import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, type AuthorizationAttributes, type Authorizer, type UserInfo } from '@orch/auth';
+import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, resourceAttributes, type AuthorizationAttributes, type Authorizer, type ResourceFields, type UserInfo } from '@orch/auth';
 import type { Logger } from '@orch/server-common';
 import type { ApiRequest } from './api-request';
 import { authorizeOrThrow } from './authorize';
@@ -53,18 +53,18 @@ export function parseImpersonation(headers: Record<string, string | string[] | u
 
 /** The checks an impersonation needs: `impersonate` on users|serviceaccounts, groups, uids, userextras. */
 export function impersonationChecks(actor: UserInfo, want: ImpersonationRequest): AuthorizationAttributes[] {
-  const base = { user: actor, isResourceRequest: true, path: '', verb: 'impersonate', apiGroup: '', apiVersion: '', subresource: '', namespace: '', name: '' };
+  const check = (fields: Omit<ResourceFields, 'verb'>) => resourceAttributes(actor, { verb: 'impersonate', ...fields });
   const checks: AuthorizationAttributes[] = [];
   if (want.user.startsWith(SERVICE_ACCOUNT_PREFIX)) {
     const [ns, name] = want.user.slice(SERVICE_ACCOUNT_PREFIX.length).split(':');
-    checks.push({ ...base, resource: 'serviceaccounts', namespace: ns ?? '', name: name ?? '' });
+    checks.push(check({ resource: 'serviceaccounts', namespace: ns ?? '', name: name ?? '' }));
   } else {
-    checks.push({ ...base, resource: 'users', name: want.user });
+    checks.push(check({ resource: 'users', name: want.user }));
   }
-  for (const g of want.groups) checks.push({ ...base, resource: 'groups', name: g });
-  if (want.uid) checks.push({ ...base, apiGroup: 'authentication.k8s.io', resource: 'uids', name: want.uid });
+  for (const g of want.groups) checks.push(check({ resource: 'groups', name: g }));
+  if (want.uid) checks.push(check({ apiGroup: 'authentication.k8s.io', resource: 'uids', name: want.uid }));
   for (const [key, vals] of Object.entries(want.extra)) {
-    for (const v of vals) checks.push({ ...base, apiGroup: 'authentication.k8s.io', resource: 'userextras', subresource: key, name: v });
+    for (const v of vals) checks.push(check({ apiGroup: 'authentication.k8s.io', resource: 'userextras', subresource: key, name: v }));
   }
   return checks;
 }

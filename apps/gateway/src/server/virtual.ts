@@ -3,7 +3,7 @@ import { decodeJwt } from 'jose';
 import type { ResourceDef } from '@orch/api';
 import { groupVersionString } from '@orch/api';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
-import type { AuthorizationAttributes, Authenticator, Authorizer, UserInfo } from '@orch/auth';
+import { nonResourceAttributes, resourceAttributes, type AuthorizationAttributes, type Authenticator, type Authorizer, type UserInfo } from '@orch/auth';
 import type { DecodedRequestBody } from '../pipeline/api-request';
 import type { GenericStore } from '../registry/generic-store';
 import type { RequestContext } from '../registry/strategy';
@@ -41,10 +41,7 @@ interface NonResourceAttributes {
 export function reviewAttributes(user: UserInfo, spec: { resourceAttributes?: ResourceAttributes; nonResourceAttributes?: NonResourceAttributes }): AuthorizationAttributes {
   const ra = spec.resourceAttributes;
   if (ra) {
-    return {
-      user,
-      isResourceRequest: true,
-      path: '',
+    return resourceAttributes(user, {
       verb: ra.verb ?? '',
       apiGroup: ra.group ?? '',
       apiVersion: ra.version ?? '',
@@ -52,10 +49,10 @@ export function reviewAttributes(user: UserInfo, spec: { resourceAttributes?: Re
       subresource: ra.subresource ?? '',
       namespace: ra.namespace ?? '',
       name: ra.name ?? '',
-    };
+    });
   }
   const nra = spec.nonResourceAttributes ?? {};
-  return { user, isResourceRequest: false, path: nra.path ?? '', verb: nra.verb ?? '', apiGroup: '', apiVersion: '', resource: '', subresource: '', namespace: '', name: '' };
+  return nonResourceAttributes(user, nra.verb ?? '', nra.path ?? '');
 }
 
 /** The audiences of `wanted` a token is for (its `aud` claim); all of `wanted` for tokens without one. */
