@@ -1,8 +1,10 @@
 import { X509Certificate } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { selfSignedServingCert } from '@orch/auth';
 import { startGateway, type GatewayProcess } from './support/gateway';
+import { kubectlAsync } from './support/kubectl';
 import { eventually } from './support/node-agent';
 
 // API aggregation against a real gateway: an extension API server with its own CA, reached
@@ -12,6 +14,24 @@ import { eventually } from './support/node-agent';
 // and streams a watch slowly (proxied without buffering).
 
 const GROUP = 'stream.example.com';
+
+/** The extension's OpenAPI v3 document of its group version: what `kubectl explain ticks` reads through the gateway. */
+const TICK_OPENAPI = {
+  openapi: '3.0.0',
+  info: { title: 'stream', version: 'v1' },
+  // kubectl explain finds a resource's kind from its path's GET operation.
+  paths: { [`/apis/${GROUP}/v1/ticks`]: { get: { 'x-kubernetes-action': 'list', 'x-kubernetes-group-version-kind': { group: GROUP, version: 'v1', kind: 'Tick' }, responses: { '200': { description: 'OK' } } } } },
+  components: {
+    schemas: {
+      'com.example.stream.v1.Tick': {
+        type: 'object',
+        description: 'A Tick is one beat of the stream.',
+        properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, user: { type: 'string', description: 'Who asked for the tick (X-Remote-User).' } },
+        'x-kubernetes-group-version-kind': [{ group: GROUP, version: 'v1', kind: 'Tick' }],
+      },
+    },
+  },
+};
 
 interface Seen {
   user?: string;
@@ -54,6 +74,12 @@ describe('API aggregation', () => {
       if (req.url === `/apis/${GROUP}/v1`) {
         return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${GROUP}/v1`, resources: [{ name: 'ticks', singularName: 'tick', namespaced: false, kind: 'Tick', verbs: ['get', 'list', 'watch'] }] }));
       }
+      if (req.url === '/openapi/v3') {
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ paths: { [`apis/${GROUP}/v1`]: { serverRelativeURL: `/openapi/v3/apis/${GROUP}/v1?hash=EXT1` }, 'apis/other.example.com/v1': { serverRelativeURL: '/openapi/v3/apis/other.example.com/v1' } } }));
+      }
+      if (req.url === `/openapi/v3/apis/${GROUP}/v1?hash=EXT1`) {
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(TICK_OPENAPI));
+      }
       if (req.url?.startsWith(`/apis/${GROUP}/v1/ticks`) && req.url.includes('watch=')) {
         // t0, then t1 and t2 only once the client holds t0: a proxy that buffered would never deliver.
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -84,6 +110,8 @@ describe('API aggregation', () => {
     });
     expect(created.status).toBe(201);
   });
+  /** Stock kubectl without blocking this process (the extension server answers from it). */
+  const kubectl = (...args: string[]) => kubectlAsync({ kubeconfig: gw.kubeconfig, cacheDir: join(gw.dataDir, 'kubectl-cache') }, args);
   afterAll(async () => {
     ext?.close();
     ext?.closeAllConnections();
@@ -105,6 +133,22 @@ describe('API aggregation', () => {
     const entry = aggregated.items.find((i: { metadata: { name: string } }) => i.metadata.name === GROUP);
     expect(entry.versions[0].resources.map((r: { resource: string }) => r.resource)).toEqual(['ticks']);
     expect(seen.every((s) => s.verified)).toBe(true);
+  });
+
+  it("merges the extension's OpenAPI v3 document of its group version: kubectl explain works on the aggregated resource", async () => {
+    const index = await eventually('the aggregated document in /openapi/v3', async () => {
+      const paths = (await gw.admin.get('/openapi/v3')).json.paths;
+      return paths[`apis/${GROUP}/v1`] ? paths : undefined;
+    });
+    expect(index['apis/other.example.com/v1']).toBeUndefined(); // not the APIService's group version
+    const doc = await gw.admin.get(index[`apis/${GROUP}/v1`].serverRelativeURL);
+    expect(doc.json).toEqual(TICK_OPENAPI);
+    expect(seen.filter((s) => s.path.startsWith('/openapi/v3')).every((s) => s.user === 'system:kube-aggregator')).toBe(true);
+    const explain = await kubectl('explain', `ticks.${GROUP}`);
+    expect(explain.err).toBe('');
+    expect(explain.out).toMatch(/KIND:\s+Tick/);
+    expect(explain.out).toContain('A Tick is one beat of the stream.');
+    expect((await kubectl('explain', `ticks.${GROUP}.user`)).out).toContain('Who asked for the tick (X-Remote-User).');
   });
 
   it('authorizes at the gateway first, then forwards the caller (after impersonation) in the identity headers', async () => {
@@ -175,6 +219,24 @@ describe('API aggregation', () => {
     const r = await gw.admin.get('/apis/lost.example.com/v1/things');
     expect(r.status).toBe(503);
     expect(r.json).toMatchObject({ kind: 'Status', code: 503, reason: 'ServiceUnavailable' });
+  });
+
+  it('an unavailable APIService stays in discovery (legacy lists it, aggregated marks it Stale); kubectl api-resources prints the rest', async () => {
+    const groups = (await gw.admin.get('/apis')).json.groups.map((g: { name: string }) => g.name);
+    expect(groups).toContain('lost.example.com');
+    const aggregated = (await gw.admin.get('/apis', { headers: { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' } })).json;
+    expect(aggregated.items.find((i: { metadata: { name: string } }) => i.metadata.name === 'lost.example.com').versions).toEqual([{ version: 'v1', freshness: 'Stale', resources: [] }]);
+    // kubectl 1.32 reads aggregated discovery and leaves a Stale group version out (measured: no
+    // warning, exit 0), printing the rest; legacy clients see the group and a 503 for its version.
+    const r = await kubectl('api-resources', '--no-headers');
+    expect(r).toMatchObject({ code: 0, err: '' });
+    expect(r.out).toMatch(/^pods\s+po\s+v1\s+true\s+Pod$/m);
+    expect(r.out).toMatch(/^ticks\s+stream\.example\.com\/v1\s+false\s+Tick$/m);
+    expect(r.out).not.toContain('lost.example.com');
+    expect((await gw.admin.get('/apis/lost.example.com')).json).toMatchObject({ kind: 'APIGroup', preferredVersion: { groupVersion: 'lost.example.com/v1' } });
+    const raw = await kubectl('get', '--raw', '/apis/lost.example.com/v1');
+    expect(raw.code).toBe(1);
+    expect(raw.err).toContain('Error from server (ServiceUnavailable)');
   });
 
   it('an APIService deleted stops the proxying and leaves discovery', async () => {

@@ -51,10 +51,12 @@ describe('@kubernetes/client-node against a real gateway', () => {
     expect(r.cached).toBe(1000);
   });
 
-  it('an informer on a custom resource stays exact through 500 creates, updates and deletes', () => {
+  it('an informer on a custom resource stays exact through 500 creates, updates and deletes, each seen once as what it was', () => {
     const r = scenario(gw, 'customResourceInformer');
     expect(r.error).toBeUndefined();
     expect(r.errors).toEqual([]);
     expect(r).toMatchObject({ writes: 500, failed: 0, objects: 175, missing: [], extra: [], equal: true });
+    expect(r.events).toEqual({ add: 250, update: 175, delete: 75 });
+    expect(r.deletedExactly).toBe(true);
   });
 });

@@ -167,6 +167,12 @@ const scenarios = {
     const errors = [];
     let stopping = false;
     informer.on('error', (err) => stopping || errors.push(String(err)));
+    // Every notification, by kind: each write must be seen once, as what it was.
+    const events = { add: 0, update: 0, delete: 0 };
+    const deleted = [];
+    informer.on('add', () => events.add++);
+    informer.on('update', () => events.update++);
+    informer.on('delete', (o) => (events.delete++, deleted.push(o.metadata.name)));
     await informer.start();
     // 500 writes: 250 creates, 175 updates, 75 deletes, 16 at a time.
     const writes = [];
@@ -187,7 +193,8 @@ const scenarios = {
     stopping = true;
     await informer.stop();
     const got = cached();
-    return { writes: writes.length, failed, objects: want.length, equal: JSON.stringify(got) === JSON.stringify(want), missing: want.filter((k) => !got.includes(k)), extra: got.filter((k) => !want.includes(k)), errors };
+    const deletedExactly = JSON.stringify(deleted.sort()) === JSON.stringify(Array.from({ length: 75 }, (_, i) => `c-${100 + i}`).sort());
+    return { writes: writes.length, failed, objects: want.length, equal: JSON.stringify(got) === JSON.stringify(want), missing: want.filter((k) => !got.includes(k)), extra: got.filter((k) => !want.includes(k)), events, deletedExactly, errors };
   },
 };
 

@@ -238,7 +238,7 @@ export class Gateway {
       encoder: new Encoder({ compression: this.features.enabled('APIResponseCompression') }),
       logger: this.logger,
       watches: new WatchStreams({ minRequestTimeoutSeconds: this.options['min-request-timeout'], maxWatchesPerUser: this.options['max-watches-per-user'], maxWatches: this.options['max-watches'] }),
-      nonResource: new NonResourceEndpoints({ discovery: new Discovery(this.catalog, { k8sAliases, priorities: this.aggregator.priorities }), health: this.health, metricsRegistry, openapi: new OpenApiV3(this.catalog, { k8sAliases }), k8sAliases }),
+      nonResource: new NonResourceEndpoints({ discovery: new Discovery(this.catalog, { k8sAliases, priorities: this.aggregator.priorities, unavailable: () => this.aggregator?.unavailable() ?? [] }), health: this.health, metricsRegistry, openapi: new OpenApiV3(this.catalog, { k8sAliases, remoteDocuments: () => this.aggregator?.openApiDocuments() ?? [] }), k8sAliases }),
       subresources: new SubresourceHandlers(new NodeProxy({ pki: this.pki }), parts.tokens),
       virtual: new VirtualResources({
         pods: () => this.registry('', 'pods'),

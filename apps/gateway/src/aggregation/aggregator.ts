@@ -7,6 +7,7 @@ import type { FrontProxyPki, UserInfo } from '@orch/auth';
 import type { Logger } from '@orch/server-common';
 import type { ObjectCache } from '../admission/object-cache';
 import type { GroupPriorities } from '../discovery/discovery';
+import { hashOf, type RemoteDocument } from '../openapi/service';
 import type { GenericStore } from '../registry/generic-store';
 import { nowTime } from '../registry/object-meta';
 import type { RequestContext } from '../registry/strategy';
@@ -29,7 +30,10 @@ export interface APIService extends KubeObject {
 /** Label of the APIServices the gateway registers for its own group versions (upstream kube-aggregator.kubernetes.io/automanaged). */
 export const AUTOMANAGED_LABEL = 'kube-aggregator.orch.io/automanaged';
 
-const DISCOVERY_TIMEOUT_MS = 5000;
+/** Idle limit of the gateway's own requests to an extension server (discovery checks, OpenAPI). */
+const GATEWAY_REQUEST_TIMEOUT_MS = 5000;
+/** The identity the gateway itself uses towards extension servers (discovery checks, OpenAPI). */
+const AGGREGATOR_USER: UserInfo = { username: 'system:kube-aggregator', groups: ['system:masters'] };
 const RECHECK_AVAILABLE_MS = 30_000;
 const RECHECK_FAILING_MIN_MS = 500;
 const RECHECK_FAILING_MAX_MS = 30_000;
@@ -58,6 +62,8 @@ export interface Remote {
   failures: number;
   /** Bumped when the spec changes: a check started for an older spec drops its result. */
   specVersion: number;
+  /** Its OpenAPI v3 documents (`apis/<group>/<version>` of its group version), fetched after each passed check. */
+  openapi: RemoteDocument[];
 }
 
 /**
@@ -100,15 +106,28 @@ export class Aggregator {
   readonly priorities: GroupPriorities = {
     group: (group) => {
       let best: number | undefined;
-      for (const a of this.deps.apiServices.list()) if (a.spec?.group === group && a.spec.groupPriorityMinimum !== undefined) best = Math.max(best ?? -Infinity, a.spec.groupPriorityMinimum);
+      for (const a of this.deps.apiServices.list()) if (canonicalGroup(a.spec?.group ?? '') === group && a.spec.groupPriorityMinimum !== undefined) best = Math.max(best ?? -Infinity, a.spec.groupPriorityMinimum);
       return best;
     },
-    version: (group, version) => this.deps.apiServices.list().find((a) => a.spec?.group === group && a.spec.version === version)?.spec.versionPriority,
+    version: (group, version) => this.deps.apiServices.list().find((a) => canonicalGroup(a.spec?.group ?? '') === group && a.spec.version === version)?.spec.versionPriority,
   };
 
-  /** The remote APIService that serves a group/version (`*.k8s.io` names find their `*.orch.io` group), if any. */
+  /** Group versions of remote APIServices whose extension server is not (yet) Available: discovery still lists them, as stale. */
+  unavailable(): { group: string; version: string }[] {
+    const out: { group: string; version: string }[] = [];
+    for (const r of this.remotes.values()) {
+      const { group, version } = r.apiService.spec;
+      if (!r.available && group && version) out.push({ group: canonicalGroup(group), version });
+    }
+    return out;
+  }
+
+  /** The remote APIService that serves a group/version (either spelling of a `*.k8s.io`/`*.orch.io` group), if any. */
   remoteFor(group: string, version: string): Remote | undefined {
-    return this.remotes.get(`${version}.${canonicalGroup(group)}`);
+    const wanted = canonicalGroup(group);
+    // By its spec, not its name: stock extensions register `v1beta1.metrics.k8s.io` and the like.
+    for (const r of this.remotes.values()) if (r.apiService.spec.version === version && canonicalGroup(r.apiService.spec.group ?? '') === wanted) return r;
+    return undefined;
   }
 
   private soon(): void {
@@ -131,7 +150,7 @@ export class Aggregator {
       const known = this.remotes.get(name);
       if (known && known.apiService.metadata.resourceVersion === apiService.metadata.resourceVersion) continue;
       const specChanged = !known || JSON.stringify(known.apiService.spec) !== JSON.stringify(apiService.spec);
-      const r: Remote = known ?? { apiService, available: false, defs: [], failures: 0, specVersion: 0 };
+      const r: Remote = known ?? { apiService, available: false, defs: [], failures: 0, specVersion: 0, openapi: [] };
       // Status writes (this replica's or another's) only refresh the object; a new spec is checked at once.
       r.apiService = apiService;
       this.remotes.set(name, r);
@@ -182,7 +201,7 @@ export class Aggregator {
     let list: APIResourceList | undefined;
     let failed: { reason: string; message: string } | undefined;
     try {
-      const res = await this.send(a, { method: 'GET', path: `/apis/${a.spec.group}/${a.spec.version}`, headers: { accept: 'application/json' } }, { username: 'system:kube-aggregator', groups: ['system:masters'] });
+      const res = await this.send(a, { method: 'GET', path: `/apis/${a.spec.group}/${a.spec.version}`, headers: { accept: 'application/json' }, idleTimeoutMs: GATEWAY_REQUEST_TIMEOUT_MS }, AGGREGATOR_USER);
       const body = await readAll(res, 3 * 1024 * 1024);
       if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) > 299) failed = { reason: 'FailedDiscoveryCheck', message: `failing or missing response from ${this.describe(a)}: bad status from ${this.describe(a)}: ${res.statusCode}` };
       else list = JSON.parse(body.toString('utf8')) as APIResourceList;
@@ -204,6 +223,7 @@ export class Aggregator {
       r.available = true;
       this.register(r, list);
       await this.setAvailable(r.apiService, { status: 'True', reason: 'Passed', message: 'all checks passed' });
+      await this.fetchOpenApi(r, specVersion);
     }
     if (this.stopped || this.remotes.get(a.metadata.name!) !== r || r.specVersion !== specVersion) return; // a newer check owns the timer
     const delay = r.failures === 0 ? RECHECK_AVAILABLE_MS : Math.min(RECHECK_FAILING_MAX_MS, RECHECK_FAILING_MIN_MS * 2 ** Math.min(r.failures, 10));
@@ -218,7 +238,8 @@ export class Aggregator {
 
   private register(r: Remote, list: APIResourceList): void {
     const a = r.apiService;
-    const group = a.spec.group!;
+    // The catalog keys groups by their orch name (`*.k8s.io` requests find them through canonicalGroup).
+    const group = canonicalGroup(a.spec.group!);
     const version = a.spec.version!;
     const defs: ResourceDef[] = resourceDefs(group, version, list).map((def) => ({ ...def, aggregated: a.metadata.name }));
     if (JSON.stringify(defs) === JSON.stringify(r.defs)) return;
@@ -230,6 +251,43 @@ export class Aggregator {
   private unregister(r: Remote): void {
     for (const def of r.defs) if (this.deps.catalog.lookup(def.group, def.version, def.resource) === def) this.deps.catalog.unregister(def.group, def.version, def.resource);
     r.defs = [];
+    r.openapi = [];
+  }
+
+  /** The OpenAPI v3 documents of the available extension servers (merged into the gateway's `/openapi/v3`). */
+  openApiDocuments(): RemoteDocument[] {
+    return [...this.remotes.values()].flatMap((r) => (r.available ? r.openapi : []));
+  }
+
+  /**
+   * Reads the extension server's `/openapi/v3` index and the documents of its APIService's group
+   * version (`*.k8s.io` spellings of the group included), as the aggregator (upstream's OpenAPI
+   * v3 aggregation controller does the same with its own identity). An extension that publishes
+   * none keeps none; a failed read keeps the last documents.
+   */
+  private async fetchOpenApi(r: Remote, specVersion: number): Promise<void> {
+    const a = r.apiService;
+    const get = async (path: string): Promise<Buffer | undefined> => {
+      const res = await this.send(a, { method: 'GET', path, headers: { accept: 'application/json' }, idleTimeoutMs: GATEWAY_REQUEST_TIMEOUT_MS }, AGGREGATOR_USER);
+      const body = await readAll(res, 32 * 1024 * 1024);
+      return res.statusCode === 200 ? body : undefined;
+    };
+    try {
+      const index = await get('/openapi/v3');
+      const paths = index ? ((JSON.parse(index.toString('utf8')) as { paths?: Record<string, { serverRelativeURL?: string }> }).paths ?? {}) : {};
+      const docs: RemoteDocument[] = [];
+      for (const [key, entry] of Object.entries(paths)) {
+        const m = /^apis\/([^/]+)\/([^/]+)$/.exec(key);
+        if (!m || canonicalGroup(m[1]) !== canonicalGroup(a.spec.group!) || m[2] !== a.spec.version) continue;
+        const body = await get(entry.serverRelativeURL ?? `/openapi/v3/${key}`);
+        if (!body) continue;
+        JSON.parse(body.toString('utf8')); // only JSON documents are published
+        docs.push({ key, body, hash: hashOf(body) });
+      }
+      if (this.remotes.get(a.metadata.name!) === r && r.specVersion === specVersion && r.available) r.openapi = docs;
+    } catch (err) {
+      this.deps.logger.warn(`aggregation: OpenAPI v3 of APIService ${a.metadata.name}: ${(err as Error).message}`);
+    }
   }
 
   private async setAvailable(a: APIService, cond: { status: string; reason: string; message: string }): Promise<void> {
@@ -250,7 +308,7 @@ export class Aggregator {
    * endpoints, verified against caBundle under `<service>.<namespace>.svc` (unless
    * insecureSkipTLSVerify), with the front-proxy client certificate and the identity headers.
    */
-  async send(a: APIService, opts: { method: string; path: string; headers: Record<string, string | string[]> }, user: UserInfo, body?: Buffer): Promise<IncomingMessage> {
+  async send(a: APIService, opts: { method: string; path: string; headers: Record<string, string | string[]>; idleTimeoutMs?: number }, user: UserInfo, body?: Buffer): Promise<IncomingMessage> {
     const s = a.spec.service!;
     const target = await this.deps.services.resolve(s.namespace ?? 'default', s.name!, s.port ?? 443);
     const headers: Record<string, string | string[]> = { ...opts.headers, 'x-remote-user': user.username, 'x-remote-group': user.groups };
@@ -271,9 +329,8 @@ export class Aggregator {
     return new Promise((resolve, reject) => {
       const req = request(options, resolve);
       req.on('error', reject);
-      if (opts.path === `/apis/${a.spec.group}/${a.spec.version}`) {
-        req.setTimeout(DISCOVERY_TIMEOUT_MS, () => req.destroy(new Error(`timed out after ${DISCOVERY_TIMEOUT_MS} ms`)));
-      }
+      const idle = opts.idleTimeoutMs;
+      if (idle) req.setTimeout(idle, () => req.destroy(new Error(`timed out after ${idle} ms`)));
       req.end(body);
     });
   }

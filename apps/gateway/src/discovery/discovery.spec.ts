@@ -80,3 +80,30 @@ describe('discovery order from the APIServices (groupPriorityMinimum, versionPri
     expect((d.aggregated(false, 'v2').items as Json[]).find((i) => i.metadata.name === 'autoscaling')!.versions.map((v: Json) => v.version)).toEqual(['v1', 'v2']);
   });
 });
+
+describe('group versions of unavailable APIServices (upstream lists them; aggregated discovery marks them Stale)', () => {
+  const unavailable = [
+    { group: 'lost.example.com', version: 'v1' },
+    { group: 'metrics.orch.io', version: 'v1beta1' },
+  ];
+  const d = new Discovery(new Catalog(), { k8sAliases: true, unavailable: () => unavailable });
+  const aggregatedVersion = (group: string, version: string) =>
+    (d.aggregated(false, 'v2').items as Json[]).find((i) => i.metadata.name === group)?.versions.find((v: Json) => v.version === version);
+
+  it.each([
+    { group: 'lost.example.com', version: 'v1' },
+    { group: 'metrics.orch.io', version: 'v1beta1' },
+    { group: 'metrics.k8s.io', version: 'v1beta1' },
+  ])('$group/$version is in /apis, /apis/<group> and aggregated discovery (Stale, no resources)', ({ group, version }) => {
+    expect(names(d)).toContain(group);
+    expect(d.apiGroup(group)).toMatchObject({ name: group, versions: [{ groupVersion: `${group}/${version}`, version }] });
+    expect(aggregatedVersion(group, version)).toEqual({ version, freshness: 'Stale', resources: [] });
+    // Not served locally: the aggregation stage answers /apis/<group>/<version> (503 while unavailable).
+    expect(d.apiResourceList(group, version)).toBeUndefined();
+  });
+
+  it('served group versions stay Current', () => {
+    expect(aggregatedVersion('apps', 'v1')).toMatchObject({ freshness: 'Current' });
+    expect(names(new Discovery(new Catalog(), { k8sAliases: true }))).not.toContain('lost.example.com');
+  });
+});

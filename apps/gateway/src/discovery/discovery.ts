@@ -77,6 +77,12 @@ export interface DiscoveryOptions {
    * without one keep the catalog's order among themselves.
    */
   priorities?: GroupPriorities;
+  /**
+   * Group versions registered by an APIService whose extension server is not Available (so not
+   * in the catalog): upstream still lists them in `/apis` and `/apis/<group>`, and in aggregated
+   * discovery with no resources and freshness `Stale` (clients then report an incomplete list).
+   */
+  unavailable?: () => readonly { group: string; version: string }[];
 }
 
 /** Discovery order from the APIServices (undefined: no APIService names the group or version). */
@@ -105,7 +111,7 @@ export class Discovery {
 
   /** Every declared named group: the served ones, then their `*.k8s.io` names. */
   private namedGroups(): { served: string; brand: Brand; versions: string[] }[] {
-    const groups = this.ordered(this.catalog.groups().filter((g) => g.name !== ''));
+    const groups = this.ordered(this.servedGroups());
     const primary = groups.map((g) => ({ served: g.name, brand: { name: g.name, primary: true }, versions: g.versions }));
     if (!this.options.k8sAliases) return primary;
     const aliases = groups.flatMap((g) => {
@@ -113,6 +119,22 @@ export class Discovery {
       return alias ? [{ served: g.name, brand: { name: alias, primary: false }, versions: g.versions }] : [];
     });
     return [...primary, ...aliases];
+  }
+
+  /** The catalog's named groups plus the group versions of unavailable APIServices. */
+  private servedGroups(): { name: string; versions: string[] }[] {
+    const groups = this.catalog.groups().filter((g) => g.name !== '');
+    for (const { group, version } of this.options.unavailable?.() ?? []) {
+      const known = groups.find((g) => g.name === group);
+      if (!known) groups.push({ name: group, versions: [version] });
+      else if (!known.versions.includes(version)) known.versions = [...known.versions, version].sort(compareVersionPriority);
+    }
+    return groups;
+  }
+
+  /** The group version is registered but its extension server is unavailable. */
+  private isStale(served: string, version: string): boolean {
+    return (this.options.unavailable?.() ?? []).some((gv) => gv.group === served && gv.version === version);
   }
 
   /** Groups and their versions in the APIServices' priority order (stable: ties keep the catalog's order). */
@@ -165,7 +187,7 @@ export class Discovery {
       metadata: { name: g.brand.name, creationTimestamp: null },
       versions: g.versions.map((v) => ({
         version: v,
-        freshness: 'Current',
+        freshness: this.isStale(g.served, v) ? 'Stale' : 'Current',
         resources: this.catalog.resourcesOf(g.served, v).map((r) => {
           const entry: Record<string, unknown> = {
             resource: r.resource,

@@ -1,6 +1,6 @@
 import { Catalog, type ResourceDef } from '@orch/api';
 import { StatusError } from '@orch/apimachinery';
-import { OpenApiV3 } from './service';
+import { hashOf, OpenApiV3, type RemoteDocument } from './service';
 
 type Json = Record<string, any>;
 
@@ -218,5 +218,30 @@ describe('publishing', () => {
     expect(Object.keys(doc.paths['/apis/example.com/v1/namespaces/{namespace}/widgets/{name}'].get.responses['200'].content)).toEqual(['application/json', 'application/yaml']);
     // Other documents are unchanged (same bytes, same hash).
     expect(get(s, '/openapi/v3/apis/apps/v1').body.equals(before.body)).toBe(true);
+  });
+});
+
+describe('documents of aggregated APIs (fetched from extension servers)', () => {
+  const doc = (title: string) => Buffer.from(JSON.stringify({ openapi: '3.0.0', info: { title }, paths: {}, components: { schemas: {} } }));
+  let remote: RemoteDocument[] = [];
+  const s = new OpenApiV3(new Catalog(), { k8sAliases: true, remoteDocuments: () => remote });
+
+  it('lists each in the index under its hash and serves it as fetched; a new fetch changes the hash', () => {
+    remote = [{ key: 'apis/stream.example.com/v1', body: doc('first'), hash: hashOf(doc('first')) }];
+    const first = get(s, '/openapi/v3').json!.paths['apis/stream.example.com/v1'];
+    expect(first).toEqual({ serverRelativeURL: `/openapi/v3/apis/stream.example.com/v1?hash=${hashOf(doc('first'))}` });
+    expect(get(s, '/openapi/v3/apis/stream.example.com/v1').json!.info.title).toBe('first');
+    remote = [{ key: 'apis/stream.example.com/v1', body: doc('second'), hash: hashOf(doc('second')) }];
+    expect(get(s, '/openapi/v3').json!.paths['apis/stream.example.com/v1'].serverRelativeURL).not.toBe(first.serverRelativeURL);
+    expect(get(s, '/openapi/v3/apis/stream.example.com/v1').json!.info.title).toBe('second');
+  });
+
+  it('never replaces a local group version, and leaves the index when the extension does', () => {
+    const local = get(s, '/openapi/v3/apis/apps/v1').body;
+    remote = [{ key: 'apis/apps/v1', body: doc('intruder'), hash: hashOf(doc('intruder')) }];
+    expect(get(s, '/openapi/v3/apis/apps/v1').body.equals(local)).toBe(true);
+    remote = [];
+    expect(get(s, '/openapi/v3').json!.paths['apis/stream.example.com/v1']).toBeUndefined();
+    expect(s.serve('/openapi/v3/apis/stream.example.com/v1', none, {})).toBeUndefined();
   });
 });

@@ -20,7 +20,8 @@ interface Published {
 
 const V3 = '/openapi/v3';
 
-function hashOf(body: Buffer): string {
+/** The hash an OpenAPI v3 document is published under (its ETag and `?hash=`). */
+export function hashOf(body: Buffer): string {
   return createHash('sha512').update(body).digest('hex').toUpperCase();
 }
 
@@ -37,15 +38,25 @@ function etagMatches(header: string | undefined, hash: string): boolean {
   });
 }
 
+/** An OpenAPI v3 document fetched from an extension API server (aggregation). */
+export interface RemoteDocument {
+  /** Its path key in the index: `apis/<group>/<version>`. */
+  key: string;
+  body: Buffer;
+  hash: string;
+}
+
 export interface OpenApiOptions {
   /** Compatibility option (--k8s-group-aliases): every `*.orch.io` group version is also published under its `*.k8s.io` name. */
   k8sAliases: boolean;
+  /** The documents of the available aggregated APIs, published as they are (upstream's aggregator merges them into the index). */
+  remoteDocuments?: () => readonly RemoteDocument[];
 }
 
 /**
  * OpenAPI v3 publishing (upstream kube-openapi handler3): `/openapi/v3` lists every served
  * group/version (and, under the compatibility option, each `*.orch.io` one again under its
- * `*.k8s.io` name, so stock manifests validate) with a `serverRelativeURL` carrying the
+ * `*.k8s.io` name, so stock manifests validate) and those of the available aggregated APIs with a `serverRelativeURL` carrying the
  * document's hash; each document is built once per catalog state (rebuilt when CRDs change
  * the catalog) and served with an ETag; `If-None-Match` gives 304; a matching `hash` makes the
  * response cacheable forever; a stale `hash` redirects to the current one.
@@ -89,9 +100,10 @@ export class OpenApiV3 {
 
   /** The documents of the catalog's current state (built on first use and after a change). */
   private current(): Published {
-    // Aggregated APIs publish their own documents (not merged here).
+    // Aggregated APIs' documents come from their extension servers (remoteDocuments), not from the catalog.
     const resources = this.catalog.resources().filter((r) => !r.aggregated);
-    const fp = fingerprint(resources);
+    const remote = this.options.remoteDocuments?.() ?? [];
+    const fp = fingerprint(resources) + JSON.stringify(remote.map((d) => [d.key, d.hash]));
     if (this.published?.fingerprint === fp) return this.published;
     // Documents by path key, each with the group name it is published under.
     const byGroupVersion = new Map<string, { group: string; defs: ResourceDef[] }>();
@@ -109,6 +121,11 @@ export class OpenApiV3 {
     for (const [key, { group, defs }] of byGroupVersion) {
       const body = Buffer.from(JSON.stringify(new GroupVersionDocument(group, defs[0].version, defs).build()));
       const hash = hashOf(body);
+      docs.set(key, { body, hash });
+      paths[key] = { serverRelativeURL: `${V3}/${key}?hash=${hash}` };
+    }
+    for (const { key, body, hash } of remote) {
+      if (docs.has(key)) continue; // a local group version is never replaced by an extension's
       docs.set(key, { body, hash });
       paths[key] = { serverRelativeURL: `${V3}/${key}?hash=${hash}` };
     }
