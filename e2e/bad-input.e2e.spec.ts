@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { startGateway, type GatewayProcess } from './support/gateway';
+import { kubectlSync } from './support/kubectl';
 
 /** Sends raw bytes over TLS (what no HTTP client library would send) and reads the answer to the end. */
 async function rawRequest(gw: GatewayProcess, request: string): Promise<string> {
@@ -30,6 +31,13 @@ const CM = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ok' } };
 const CMS = '/api/v1/namespaces/default/configmaps';
 const FLOWSCHEMAS = '/apis/flowcontrol.apiserver.orch.io/v1/flowschemas';
 const ROLES = '/apis/rbac.authorization.orch.io/v1/namespaces/default/roles';
+const ROLEBINDINGS = '/apis/rbac.authorization.orch.io/v1/namespaces/default/rolebindings';
+const CLUSTERROLEBINDINGS = '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings';
+const LEVELS = '/apis/flowcontrol.apiserver.orch.io/v1/prioritylevelconfigurations';
+const rb = (o: Record<string, unknown>) => ({ apiVersion: 'rbac.authorization.orch.io/v1', kind: 'RoleBinding', metadata: { name: 'rb' }, roleRef: { apiGroup: 'rbac.authorization.orch.io', kind: 'Role', name: 'r' }, ...o });
+const crb = (o: Record<string, unknown>) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'crb' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, ...o });
+const plc = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'flowcontrol.apiserver.orch.io/v1', kind: 'PriorityLevelConfiguration', metadata: { name }, spec });
+const queued = (queuing: Record<string, unknown>) => ({ type: 'Limited', limited: { nominalConcurrencyShares: 5, limitResponse: { type: 'Queue', queuing } } });
 
 /**
  * Every row gets the right code and a Status naming the problem, and the server keeps
@@ -102,6 +110,18 @@ const ROWS: Row[] = [
   // A FlowSchema without a priority level was stored, then every request classified past it answered 500 (fuzz seed 777001).
   { name: 'POST flowschemas without spec.priorityLevelConfiguration', method: 'POST', path: FLOWSCHEMAS, body: { apiVersion: 'flowcontrol.apiserver.orch.io/v1', kind: 'FlowSchema', metadata: { name: 'f' }, spec: { matchingPrecedence: 10 } }, want: { code: 422, reason: 'Invalid', message: /spec\.priorityLevelConfiguration\.name: Required value/ } },
   { name: 'POST flowschemas with a User subject without user', method: 'POST', path: FLOWSCHEMAS, body: { apiVersion: 'flowcontrol.apiserver.orch.io/v1', kind: 'FlowSchema', metadata: { name: 'f' }, spec: { priorityLevelConfiguration: { name: 'global-default' }, rules: [{ subjects: [{ kind: 'User' }] }] } }, want: { code: 422, reason: 'Invalid', message: /spec\.rules\[0\]\.subjects\[0\]\.user\.name: Required value/ } },
+  { name: 'POST rolebindings without roleRef', method: 'POST', path: ROLEBINDINGS, body: rb({ roleRef: undefined }), want: { code: 422, reason: 'Invalid', message: /roleRef\.kind: Unsupported value: "": supported values: "Role", "ClusterRole"/ } },
+  { name: 'POST rolebindings with a roleRef of another group', method: 'POST', path: ROLEBINDINGS, body: rb({ roleRef: { apiGroup: 'apps', kind: 'Role', name: 'r' } }), want: { code: 422, reason: 'Invalid', message: /roleRef\.apiGroup: Unsupported value: "apps"/ } },
+  { name: 'POST rolebindings with a subject of an unknown kind', method: 'POST', path: ROLEBINDINGS, body: rb({ subjects: [{ kind: 'Robot', name: 'r2' }] }), want: { code: 422, reason: 'Invalid', message: /subjects\[0\]\.kind: Unsupported value: "Robot"/ } },
+  { name: 'POST rolebindings with a ServiceAccount subject of the RBAC group', method: 'POST', path: ROLEBINDINGS, body: rb({ subjects: [{ kind: 'ServiceAccount', apiGroup: 'rbac.authorization.orch.io', name: 'sa' }] }), want: { code: 422, reason: 'Invalid', message: /subjects\[0\]\.apiGroup: Unsupported value/ } },
+  { name: 'POST clusterrolebindings (k8s.io) to a Role', method: 'POST', path: CLUSTERROLEBINDINGS, body: crb({ roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'r' } }), want: { code: 422, reason: 'Invalid', message: /roleRef\.kind: Unsupported value: "Role": supported values: "ClusterRole"/ } },
+  { name: 'POST clusterrolebindings (k8s.io) with a ServiceAccount without namespace', method: 'POST', path: CLUSTERROLEBINDINGS, body: crb({ subjects: [{ kind: 'ServiceAccount', name: 'sa' }] }), want: { code: 422, reason: 'Invalid', message: /subjects\[0\]\.namespace: Required value/ } },
+  { name: 'POST prioritylevelconfigurations of type Exempt', method: 'POST', path: LEVELS, body: plc('p', { type: 'Exempt' }), want: { code: 422, reason: 'Invalid', message: /spec\.type: Invalid value: "Exempt": type must be 'Exempt' if and only if name is 'exempt'/ } },
+  { name: 'POST prioritylevelconfigurations with lendablePercent 101', method: 'POST', path: LEVELS, body: plc('p', { type: 'Limited', limited: { lendablePercent: 101, limitResponse: { type: 'Reject' } } }), want: { code: 422, reason: 'Invalid', message: /spec\.limited\.lendablePercent: Invalid value: 101: must be between 0 and 100, inclusive/ } },
+  { name: 'POST prioritylevelconfigurations with handSize over queues', method: 'POST', path: LEVELS, body: plc('p', queued({ queues: 4, handSize: 5 })), want: { code: 422, reason: 'Invalid', message: /spec\.limited\.limitResponse\.queuing\.handSize: Invalid value: 5: should not be greater than queues \(4\)/ } },
+  { name: 'POST prioritylevelconfigurations with a hand needing 63 hash bits', method: 'POST', path: LEVELS, body: plc('p', queued({ queues: 128, handSize: 9 })), want: { code: 422, reason: 'Invalid', message: /handSize: Invalid value: 9: required entropy bits of deckSize 128 and handSize 9 should not be greater than 60/ } },
+  { name: 'POST prioritylevelconfigurations with queueLengthLimit -1', method: 'POST', path: LEVELS, body: plc('p', queued({ queueLengthLimit: -1 })), want: { code: 422, reason: 'Invalid', message: /queuing\.queueLengthLimit: Invalid value: -1: must be positive/ } },
+  { name: 'PUT prioritylevelconfigurations/catch-all with queuing', method: 'PUT', path: `${LEVELS}/catch-all`, body: plc('catch-all', queued({})), want: { code: 422, reason: 'Invalid', message: /spec: Invalid value: .*spec of 'catch-all' must equal the fixed value/ } },
   { name: 'PROPFIND configmaps', method: 'PROPFIND', path: CMS, want: { code: 405, reason: 'MethodNotAllowed', message: /PROPFIND/ } },
   { name: 'PROPFIND leases/% (unknown method, malformed URL)', method: 'PROPFIND', path: '/apis/coordination.orch.io/v1/namespaces/default/leases/%', want: { code: 400, reason: 'BadRequest', message: /the URL is not valid/ } },
   { name: 'TRACE / (a method the API does not serve)', method: 'TRACE', path: '/', want: { code: 405, reason: 'MethodNotAllowed', message: /TRACE/ } },
@@ -182,6 +202,19 @@ describe('bad input gets a clear Status, and the server keeps serving', () => {
     const status = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
     expect(status).toMatchObject({ kind: 'Status', code });
     expect(status.message).toMatch(message);
+  });
+
+  it('kubectl binds with the upstream group spelling, and a binding keeps its roleRef (upstream ValidateRoleBindingUpdate)', () => {
+    const kubectl = (...args: string[]) => kubectlSync({ kubeconfig: gw.kubeconfig, cacheDir: join(gw.dataDir, 'kubectl-cache') }, args);
+    const created = kubectl('create', 'clusterrolebinding', 'viewers', '--clusterrole=view', '--group=viewers', '--serviceaccount=default:reader');
+    expect(created.err).toBe('');
+    expect(created.code).toBe(0);
+    const changed = kubectl('patch', 'clusterrolebinding', 'viewers', '--type=merge', '-p', '{"roleRef":{"name":"edit"}}');
+    expect(changed.code).not.toBe(0);
+    expect(changed.err).toMatch(/roleRef: Invalid value: .*cannot change roleRef/);
+    const subjects = kubectl('patch', 'clusterrolebinding', 'viewers', '--type=merge', '-p', '{"subjects":[{"kind":"User","apiGroup":"rbac.authorization.k8s.io","name":"jane"}]}');
+    expect(subjects.err).toBe('');
+    expect(subjects.code).toBe(0);
   });
 
   it('is still serving', async () => {

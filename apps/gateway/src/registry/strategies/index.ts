@@ -2,7 +2,7 @@ import type { ResourceDef } from '@orch/api';
 import type { StatusStrategy, Strategy } from '../strategy';
 import { defaultStrategy, fieldsFrom, statusSubresource } from './common';
 import { crdStrategy, type CrdRuleCheck } from './crd';
-import { flowSchemaStrategy } from './flowcontrol';
+import { flowSchemaStrategy, priorityLevelStrategy } from './flowcontrol';
 import { csrStrategy } from './csr';
 import { coreEventFields, eventsV1Strategy } from './events';
 import { ingressStrategy, pdbStrategy } from './networking-policy';
@@ -10,7 +10,7 @@ import { secretStrategy } from './secret';
 import { webhookStrategy, admissionPolicyStrategy, admissionPolicyBindingStrategy } from './webhooks';
 import { jobStrategy } from './job';
 import { namespaceStrategy } from './namespace';
-import { nodeStrategy, roleStrategy } from './node-rbac';
+import { bindingStrategy, nodeStrategy, roleStrategy } from './node-rbac';
 import { podStrategy } from './pod';
 
 export { NAMESPACE_FINALIZER, NAMESPACE_NAME_LABEL, PROTECTED_NAMESPACES, systemNamespaces } from './namespace';
@@ -62,10 +62,11 @@ const STRATEGIES: Record<string, Strategy> = {
   'admissionregistration.orch.io/validatingadmissionpolicybindings': admissionPolicyBindingStrategy,
   'certificates.orch.io/certificatesigningrequests': csrStrategy,
   'flowcontrol.apiserver.orch.io/flowschemas': flowSchemaStrategy,
+  'flowcontrol.apiserver.orch.io/prioritylevelconfigurations': priorityLevelStrategy,
   'rbac.authorization.orch.io/roles': roleStrategy(true),
-  'rbac.authorization.orch.io/rolebindings': { ...createOnUpdate, nameRule: 'pathSegment' },
+  'rbac.authorization.orch.io/rolebindings': bindingStrategy(true),
   'rbac.authorization.orch.io/clusterroles': roleStrategy(false),
-  'rbac.authorization.orch.io/clusterrolebindings': { ...createOnUpdate, nameRule: 'pathSegment' },
+  'rbac.authorization.orch.io/clusterrolebindings': bindingStrategy(false),
 };
 
 /** The strategy of a catalog resource. */

@@ -1,7 +1,9 @@
 import type { KubeObject } from '@orch/apimachinery';
 import { csrStrategy } from './csr';
 import { validateNewEvent } from './events';
+import { requiredEntropyBits, validatePriorityLevel } from './flowcontrol';
 import { validateIngress, validatePdb } from './networking-policy';
+import { validateBinding, validateBindingUpdate } from './node-rbac';
 import { validateSecret } from './secret';
 import { validateWebhookConfiguration } from './webhooks';
 
@@ -10,6 +12,86 @@ const obj = (o: Record<string, unknown>) => ({ apiVersion: 'v1', kind: 'X', meta
 const fields = (errs: { field: string }[]) => errs.map((e) => e.field);
 
 const goodEvent = { action: 'Binding', reason: 'Scheduled', reportingController: 'default-scheduler', reportingInstance: 'i', eventTime: '2026-01-01T00:00:00.000000Z', type: 'Normal' };
+
+const RBAC = 'rbac.authorization.orch.io';
+const ref = (o: Record<string, unknown> = {}) => ({ apiGroup: RBAC, kind: 'ClusterRole', name: 'view', ...o });
+const binding = (o: Record<string, unknown>) => obj({ roleRef: ref(), subjects: [], ...o });
+const sa = (o: Record<string, unknown> = {}) => ({ kind: 'ServiceAccount', name: 'builder', namespace: 'ci', ...o });
+const user = (o: Record<string, unknown> = {}) => ({ kind: 'User', apiGroup: RBAC, name: 'jane', ...o });
+
+/** A PriorityLevelConfiguration named `name` (as defaulted: 64 queues, hands of 8, 50 long). */
+const level = (spec: Record<string, unknown>, name = 'team') => ({ ...obj({ spec }), metadata: { name } });
+const queuing = (q: Record<string, unknown> = {}) => ({ queues: 64, handSize: 8, queueLengthLimit: 50, ...q });
+const limited = (l: Record<string, unknown> = {}) => ({ type: 'Limited', limited: { nominalConcurrencyShares: 30, lendablePercent: 0, limitResponse: { type: 'Queue', queuing: queuing() }, ...l } });
+const queued = (q: Record<string, unknown>) => limited({ limitResponse: { type: 'Queue', queuing: queuing(q) } });
+const CATCH_ALL = { type: 'Limited', limited: { nominalConcurrencyShares: 5, lendablePercent: 0, limitResponse: { type: 'Reject' } } };
+
+describe('RoleBinding and ClusterRoleBinding validation (upstream ValidateRoleBinding)', () => {
+  it.each([
+    { name: 'rolebinding: Role or ClusterRole, SA without namespace, user, group', run: () => validateBinding(binding({ roleRef: ref({ kind: 'Role' }), subjects: [sa({ namespace: undefined }), user(), user({ kind: 'Group', name: 'devs' })] }), true), want: [] },
+    { name: 'either spelling of the RBAC group', run: () => validateBinding(binding({ roleRef: ref({ apiGroup: 'rbac.authorization.k8s.io' }), subjects: [user({ apiGroup: 'rbac.authorization.k8s.io' })] }), false), want: [] },
+    { name: 'roleRef.apiGroup of another group', run: () => validateBinding(binding({ roleRef: ref({ apiGroup: 'apps' }) }), true), want: ['roleRef.apiGroup'] },
+    { name: 'roleRef.kind unknown', run: () => validateBinding(binding({ roleRef: ref({ kind: 'Policy' }) }), true), want: ['roleRef.kind'] },
+    { name: 'clusterrolebinding: roleRef.kind Role', run: () => validateBinding(binding({ roleRef: ref({ kind: 'Role' }) }), false), want: ['roleRef.kind'] },
+    { name: 'roleRef.name missing', run: () => validateBinding(binding({ roleRef: ref({ name: '' }) }), true), want: ['roleRef.name'] },
+    { name: 'roleRef.name not a path segment', run: () => validateBinding(binding({ roleRef: ref({ name: 'a/b' }) }), true), want: ['roleRef.name'] },
+    { name: 'roleRef missing', run: () => validateBinding(obj({}), true), want: ['roleRef.apiGroup', 'roleRef.kind', 'roleRef.name'] },
+    { name: 'subject kind unknown', run: () => validateBinding(binding({ subjects: [{ kind: 'Robot', name: 'r2' }] }), true), want: ['subjects[0].kind'] },
+    { name: 'subject name missing', run: () => validateBinding(binding({ subjects: [sa({ name: '' })] }), true), want: ['subjects[0].name'] },
+    { name: 'user name missing', run: () => validateBinding(binding({ subjects: [user({ name: undefined })] }), true), want: ['subjects[0].name', 'subjects[0].name'] },
+    { name: 'serviceaccount name not a DNS subdomain', run: () => validateBinding(binding({ subjects: [sa({ name: 'Builder_1' })] }), true), want: ['subjects[0].name'] },
+    { name: 'serviceaccount with an apiGroup', run: () => validateBinding(binding({ subjects: [sa({ apiGroup: RBAC })] }), true), want: ['subjects[0].apiGroup'] },
+    { name: 'clusterrolebinding: serviceaccount without namespace', run: () => validateBinding(binding({ subjects: [sa({ namespace: '' })] }), false), want: ['subjects[0].namespace'] },
+    { name: 'group of the core group', run: () => validateBinding(binding({ subjects: [user({ kind: 'Group', apiGroup: '' })] }), true), want: ['subjects[0].apiGroup'] },
+    { name: 'roleRef cannot change', run: () => validateBindingUpdate(binding({ roleRef: ref({ name: 'edit' }) }), binding({}), true), want: ['roleRef'] },
+    { name: 'roleRef in the other group spelling is the same', run: () => validateBindingUpdate(binding({ roleRef: ref({ apiGroup: 'rbac.authorization.k8s.io' }) }), binding({}), true), want: [] },
+    { name: 'subjects may change', run: () => validateBindingUpdate(binding({ subjects: [user()] }), binding({}), true), want: [] },
+  ])('$name', ({ run, want }) => {
+    expect(fields(run())).toEqual(want);
+  });
+});
+
+describe('PriorityLevelConfiguration validation (upstream ValidatePriorityLevelConfiguration)', () => {
+  it.each([
+    { name: 'limited, queued', pl: level(limited()), want: [] },
+    { name: 'limited, rejecting, zero shares, borrowing limit', pl: level(limited({ nominalConcurrencyShares: 0, borrowingLimitPercent: 200, limitResponse: { type: 'Reject' } })), want: [] },
+    { name: 'type unknown', pl: level({ type: 'Unlimited' }), want: ['spec.type'] },
+    { name: 'type Exempt under another name', pl: level({ type: 'Exempt' }), want: ['spec.type'] },
+    { name: 'exempt must be Exempt', pl: level(limited(), 'exempt'), want: ['spec.type', 'spec'] },
+    { name: 'Exempt with limited', pl: level({ type: 'Exempt', limited: limited().limited }, 'exempt'), want: ['spec.limited', 'spec'] },
+    { name: 'exempt may change spec.exempt', pl: level({ type: 'Exempt', exempt: { nominalConcurrencyShares: 10, lendablePercent: 50 } }, 'exempt'), want: [] },
+    { name: 'exempt shares and lendable percent in range', pl: level({ type: 'Exempt', exempt: { nominalConcurrencyShares: -1, lendablePercent: 101 } }, 'exempt'), want: ['spec.exempt.nominalConcurrencyShares', 'spec.exempt.lendablePercent'] },
+    { name: 'Limited with exempt', pl: level({ ...limited(), exempt: {} }), want: ['spec.exempt'] },
+    { name: 'Limited without limited', pl: level({ type: 'Limited' }), want: ['spec.limited'] },
+    { name: 'negative shares', pl: level(limited({ nominalConcurrencyShares: -1 })), want: ['spec.limited.nominalConcurrencyShares'] },
+    { name: 'lendablePercent over 100', pl: level(limited({ lendablePercent: 101 })), want: ['spec.limited.lendablePercent'] },
+    { name: 'lendablePercent negative', pl: level(limited({ lendablePercent: -1 })), want: ['spec.limited.lendablePercent'] },
+    { name: 'borrowingLimitPercent negative', pl: level(limited({ borrowingLimitPercent: -5 })), want: ['spec.limited.borrowingLimitPercent'] },
+    { name: 'limitResponse type unknown', pl: level(limited({ limitResponse: { type: 'Drop' } })), want: ['spec.limited.limitResponse.type'] },
+    { name: 'Reject with queuing', pl: level(limited({ limitResponse: { type: 'Reject', queuing: queuing() } })), want: ['spec.limited.limitResponse.queuing'] },
+    { name: 'Queue without queuing', pl: level(limited({ limitResponse: { type: 'Queue' } })), want: ['spec.limited.limitResponse.queuing'] },
+    { name: 'queues zero', pl: level(queued({ queues: 0 })), want: ['spec.limited.limitResponse.queuing.queues'] },
+    { name: 'queues over 10^7', pl: level(queued({ queues: 10_000_001, handSize: 2 })), want: ['spec.limited.limitResponse.queuing.queues'] },
+    { name: 'handSize zero', pl: level(queued({ handSize: 0 })), want: ['spec.limited.limitResponse.queuing.handSize'] },
+    { name: 'handSize over queues', pl: level(queued({ queues: 4, handSize: 5 })), want: ['spec.limited.limitResponse.queuing.handSize'] },
+    { name: 'handSize needing over 60 hash bits', pl: level(queued({ queues: 128, handSize: 9 })), want: ['spec.limited.limitResponse.queuing.handSize'] },
+    { name: 'handSize at 60 hash bits', pl: level(queued({ queues: 1024, handSize: 6 })), want: [] },
+    { name: 'queueLengthLimit zero', pl: level(queued({ queueLengthLimit: 0 })), want: ['spec.limited.limitResponse.queuing.queueLengthLimit'] },
+    { name: 'queuing fields of the wrong type', pl: level(queued({ queues: '64', handSize: 1.5, queueLengthLimit: null })), want: ['spec.limited.limitResponse.queuing.queueLengthLimit', 'spec.limited.limitResponse.queuing.queues', 'spec.limited.limitResponse.queuing.handSize'] },
+    { name: 'catch-all with its fixed spec', pl: level(CATCH_ALL, 'catch-all'), want: [] },
+    { name: 'catch-all with another spec', pl: level(limited(), 'catch-all'), want: ['spec'] },
+    { name: 'no spec', pl: { ...obj({}), metadata: { name: 'x' } }, want: ['spec.type'] },
+  ])('$name', ({ pl, want }) => {
+    expect(fields(validatePriorityLevel(pl))).toEqual(want);
+  });
+
+  it.each([
+    [64, 8, 48],
+    [128, 9, 63],
+    [1024, 6, 60],
+    [3, 2, 4],
+  ])('a deck of %i dealt hands of %i needs %i hash bits', (deck, hand, bits) => expect(requiredEntropyBits(deck, hand)).toBe(bits));
+});
 
 describe('per-kind validation (SPEC)', () => {
   it.each([
