@@ -2,8 +2,12 @@ import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
+import { eventually } from '@orch/testing';
 import type { ApiClient } from './support/api-client';
 import { startLocalPlane, type LocalPlane } from './support/local-plane';
+
+/** How long the local profile may take to converge on a loaded 2-core machine. */
+const FULL_STACK_WAIT_MS = 60_000;
 
 /** Each pod serves its own name on POD_IP:8080 and logs every request. */
 const SERVER = "require('http').createServer((q,s)=>{console.log('hit '+q.url);s.end(process.env.POD_NAME)}).listen(8080,process.env.POD_IP)";
@@ -69,20 +73,6 @@ function get(host: string, port: number): Promise<string> {
   });
 }
 
-async function eventually<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > end) throw new Error(`${what}: not reached in ${ms} ms${last ? ` (${String(last)})` : ''}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** The local profile as users run it: `scripts/start.mjs`, every component a real process. */
 describe('full stack from npm start', () => {
@@ -100,7 +90,7 @@ describe('full stack from npm start', () => {
     admin = plane.admin;
     kubeconfig = plane.kubeconfig;
     dir = plane.dataDir;
-    await eventually('a Ready node', async () => ((await admin.get('/api/v1/nodes')).json.items.some((n: any) => n.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')) ? true : undefined)).catch((err) => {
+    await eventually('a Ready node', async () => ((await admin.get('/api/v1/nodes')).json.items.some((n: any) => n.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True')) ? true : undefined), FULL_STACK_WAIT_MS).catch((err) => {
       throw new Error(`${(err as Error).message}\nnpm start said:\n${plane.output().slice(-6000)}`);
     });
   }, 120_000);
@@ -132,9 +122,9 @@ describe('full stack from npm start', () => {
     const viaClusterIp = await eventually('cluster IP reaches all 3 pods', async () => {
       const s = await names(clusterIP, 8080);
       return s.size === 3 ? s : undefined;
-    });
+    }, FULL_STACK_WAIT_MS);
     expect([...viaClusterIp].every((n) => n.startsWith('echo-'))).toBe(true);
-    await eventually('NodePort reaches all 3 pods', async () => ((await names('127.0.0.1', nodePort)).size === 3 ? true : undefined));
+    await eventually('NodePort reaches all 3 pods', async () => ((await names('127.0.0.1', nodePort)).size === 3 ? true : undefined), FULL_STACK_WAIT_MS);
 
     expect(kubectl('scale', 'deploy/echo', '--replicas=0').status).toBe(0);
     await eventually('connections refused at 0 replicas', async () => {
@@ -144,7 +134,7 @@ describe('full stack from npm start', () => {
       } catch (e) {
         return /ECONNREFUSED/.test(String(e)) ? true : undefined;
       }
-    });
+    }, FULL_STACK_WAIT_MS);
     expect(kubectl('scale', 'deploy/echo', '--replicas=3').status).toBe(0);
     await eventually('served again at 3 replicas', async () => ((await names(clusterIP, 8080)).size === 3 ? true : undefined), 90_000);
   }, 240_000);

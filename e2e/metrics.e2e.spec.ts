@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { eventually as eventuallyEvery } from '@orch/testing';
 import { ApiClient } from './support/api-client';
 import { startLocalPlane, type LocalPlane } from './support/local-plane';
 import { kubectlAsync } from './support/kubectl';
@@ -44,16 +45,8 @@ spec:
 describe('metrics API and autoscaling on npm start', () => {
   let plane: LocalPlane;
   const kubectl = (...args: string[]) => kubectlAsync({ kubeconfig: plane.kubeconfig, cacheDir: join(plane.dataDir, 'kubectl-cache') }, args);
-  /** Retries `probe` every second until it returns a value (the metrics pipeline has scrape and sync periods). */
-  const eventually = async <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await probe();
-      if (v !== undefined) return v;
-      if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-  };
+  /** Retries `probe` every second (the metrics pipeline has scrape and sync periods). */
+  const eventually = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000) => eventuallyEvery(what, probe, timeoutMs, 1000);
 
   beforeAll(async () => {
     plane = await startLocalPlane();

@@ -1,4 +1,4 @@
-import type { RunningProcess } from '@orch/testing';
+import { eventually, type RunningProcess } from '@orch/testing';
 import { startGateway, type GatewayProcess } from './support/gateway';
 import { startScheduler as startSchedulerProcess } from './support/scheduler';
 
@@ -20,15 +20,6 @@ const pod = (name: string, spec: Record<string, unknown> = {}) => ({
   spec: { containers: [{ name: 'c', image: 'x', resources: { requests: { cpu: '100m', memory: '64Mi' } } }], ...spec },
 });
 
-async function eventually<T>(fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const startScheduler = (gw: GatewayProcess, extra: string[] = []) => startSchedulerProcess(gw.kubeconfig, extra);
 
@@ -53,7 +44,7 @@ describe('scheduler process against a real gateway', () => {
     schedulers.push(await startScheduler(gw, ['--leader-elect=false']));
     for (let i = 0; i < 6; i++) expect((await gw.admin.post('/api/v1/namespaces/default/pods', pod(`p-${i}`))).status).toBe(201);
     await gw.admin.post('/api/v1/namespaces/default/pods', pod('zoned', { nodeSelector: { 'topology.orch.io/zone': 'a' } }));
-    const bound = await eventually(async () => {
+    const bound = await eventually('every pod bound', async () => {
       const items = (await gw.admin.get('/api/v1/namespaces/default/pods')).json.items;
       return items.every((p: any) => p.spec.nodeName) ? items : undefined;
     });
@@ -65,7 +56,7 @@ describe('scheduler process against a real gateway', () => {
 
   it('reports an unschedulable pod with PodScheduled=False', async () => {
     await gw.admin.post('/api/v1/namespaces/default/pods', pod('nowhere', { nodeSelector: { missing: 'label' } }));
-    const cond = await eventually(async () => {
+    const cond = await eventually('PodScheduled=False', async () => {
       const p = (await gw.admin.get('/api/v1/namespaces/default/pods/nowhere')).json;
       return (p.status.conditions ?? []).find((c: any) => c.type === 'PodScheduled' && c.status === 'False');
     });
@@ -78,21 +69,21 @@ describe('scheduler process against a real gateway', () => {
     const a = await startScheduler(gw, flags);
     const b = await startScheduler(gw, flags);
     schedulers.push(a, b);
-    const holder = await eventually(async () => (await gw.admin.get('/apis/coordination.orch.io/v1/namespaces/orch-system/leases/scheduler')).json?.spec?.holderIdentity);
+    const holder = await eventually('a lease holder', async () => (await gw.admin.get('/apis/coordination.orch.io/v1/namespaces/orch-system/leases/scheduler')).json?.spec?.holderIdentity);
     const leader = holder.endsWith(`_${a.pid}`) ? a : b;
     const follower = leader === a ? b : a;
     await gw.admin.post('/api/v1/namespaces/default/pods', pod('before-failover'));
-    await eventually(async () => (await gw.admin.get('/api/v1/namespaces/default/pods/before-failover')).json.spec.nodeName);
+    await eventually('before-failover bound', async () => (await gw.admin.get('/api/v1/namespaces/default/pods/before-failover')).json.spec.nodeName);
     const killedAt = Date.now();
     await leader.kill9();
-    const newHolder = await eventually(async () => {
+    const newHolder = await eventually('the follower holds the lease', async () => {
       const h = (await gw.admin.get('/apis/coordination.orch.io/v1/namespaces/orch-system/leases/scheduler')).json.spec.holderIdentity;
       return h.endsWith(`_${follower.pid}`) ? h : undefined;
     }, 20_000);
     expect(newHolder).toBeDefined();
     expect(Date.now() - killedAt).toBeLessThan(3000 + 5000);
     await gw.admin.post('/api/v1/namespaces/default/pods', pod('after-failover'));
-    const nodeName = await eventually(async () => (await gw.admin.get('/api/v1/namespaces/default/pods/after-failover')).json.spec.nodeName);
+    const nodeName = await eventually('after-failover bound', async () => (await gw.admin.get('/api/v1/namespaces/default/pods/after-failover')).json.spec.nodeName);
     expect(['n1', 'n2']).toContain(nodeName);
   });
 });

@@ -77,18 +77,4 @@ export async function startNodeAgent(opts: StartNodeAgentOptions): Promise<NodeA
   };
 }
 
-/** Polls `probe` until it returns a defined value; rejects with the last error after `timeoutMs`. */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000, intervalMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs} ms${last ? ` (last error: ${(last as Error).message})` : ''}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
+export { eventually } from '@orch/testing';

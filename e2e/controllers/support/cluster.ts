@@ -53,21 +53,7 @@ export async function startControllerCluster(controllers: string[], extraArgs: (
   };
 }
 
-/** Polls `probe` every `intervalMs` until it returns a defined value; rejects with the last error or `what`. */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000, intervalMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs} ms${last ? ` (last error: ${(last as Error).message})` : ''}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
+export { eventually } from '@orch/testing';
 
 /**
  * Resolves true when the object's resourceVersion stays the same for `quietMs`: the

@@ -31,10 +31,10 @@ describe('BootstrapSigner against an API peer', () => {
     h.peer.put('/v1/secrets', bootstrapToken('cccccc', '0123456789abcdef', { 'usage-bootstrap-signing': 'false' }));
     h.peer.put('/v1/secrets', { ...bootstrapToken('dddddd', '0123456789abcdef'), metadata: { name: 'bootstrap-token-dddddd', namespace: 'elsewhere' } });
     h.start(new BootstrapSigner(h.ctx));
-    const cm = await eventually(() => {
+    const cm = await eventually('signed', () => {
       const x = clusterInfo(h);
       return x?.data?.['jws-kubeconfig-aaaaaa'] ? x : undefined;
-    }, 'signed');
+    });
     expect(cm.data?.[KUBECONFIG_KEY]).toBe(clusterInfoKubeconfig(h.peer.url, 'CA\n'));
     expect(Object.keys(cm.data ?? {}).sort()).toEqual(['jws-kubeconfig-aaaaaa', 'kubeconfig']);
     const [header, , signature] = (cm.data?.['jws-kubeconfig-aaaaaa'] ?? '').split('.');
@@ -45,29 +45,29 @@ describe('BootstrapSigner against an API peer', () => {
     // A second token joins; the first one's signature disappears when it expires.
     h.peer.put('/v1/secrets', bootstrapToken('bbbbbb', 'fedcba9876543210'));
     h.peer.put('/v1/secrets', bootstrapToken('aaaaaa', '0123456789abcdef', { expiration: formatTime(Date.now() + 1500) }));
-    await eventually(() => (clusterInfo(h)?.data?.['jws-kubeconfig-bbbbbb'] ? true : undefined), 'second token signed');
-    await eventually(() => (clusterInfo(h)?.data?.['jws-kubeconfig-aaaaaa'] ? undefined : true), 'expired token signature removed', 5000);
+    await eventually('second token signed', () => (clusterInfo(h)?.data?.['jws-kubeconfig-bbbbbb'] ? true : undefined));
+    await eventually('expired token signature removed', () => (clusterInfo(h)?.data?.['jws-kubeconfig-aaaaaa'] ? undefined : true), 5000);
   });
 
   it('signs cluster-info in kube-public too under the compatibility option (the harness default)', async () => {
     h.peer.put('/v1/secrets', bootstrapToken('aaaaaa', '0123456789abcdef'));
     h.start(new BootstrapSigner(h.ctx));
-    const upstream = await eventually(() => {
+    const upstream = await eventually('kube-public signed', () => {
       const x = storedObject<ConfigMap>(h.peer, '/v1/configmaps', 'cluster-info', 'kube-public');
       return x?.data?.['jws-kubeconfig-aaaaaa'] ? x : undefined;
-    }, 'kube-public signed');
+    });
     expect(upstream.data?.[KUBECONFIG_KEY]).toBe(clusterInfoKubeconfig(h.peer.url, 'CA\n'));
-    await eventually(() => (clusterInfo(h)?.data?.['jws-kubeconfig-aaaaaa'] ? true : undefined), 'orch-public signed');
+    await eventually('orch-public signed', () => (clusterInfo(h)?.data?.['jws-kubeconfig-aaaaaa'] ? true : undefined));
   });
 
   it('signs an existing cluster-info without touching its kubeconfig', async () => {
     h.peer.put('/v1/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cluster-info', namespace: 'orch-public' }, data: { kubeconfig: 'custom' } });
     h.peer.put('/v1/secrets', bootstrapToken('aaaaaa', '0123456789abcdef'));
     h.start(new BootstrapSigner(h.ctx));
-    const cm = await eventually(() => {
+    const cm = await eventually('signed', () => {
       const x = clusterInfo(h);
       return x?.data?.['jws-kubeconfig-aaaaaa'] ? x : undefined;
-    }, 'signed');
+    });
     expect(cm.data?.['kubeconfig']).toBe('custom');
   });
 });

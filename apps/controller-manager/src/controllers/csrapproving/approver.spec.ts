@@ -57,10 +57,10 @@ describe('CsrApprovingController against an API peer', () => {
       return { status: 201, body: { ...review, status: { allowed } } };
     });
     h.start(new CsrApprovingController(h.ctx));
-    const approved = await eventually(() => {
+    const approved = await eventually('approved', () => {
       const c = storedObject<CertificateSigningRequest>(h.peer, 'certificates.orch.io/v1/certificatesigningrequests', 'node');
       return c?.status?.conditions?.length ? c : undefined;
-    }, 'approved');
+    });
     expect(approved.status?.conditions).toEqual([expect.objectContaining({ type: 'Approved', status: 'True', reason: 'AutoApproved' })]);
     expect(h.peer.requestsTo('PUT', '/apis/certificates.orch.io/v1/certificatesigningrequests/node/approval')).toHaveLength(1);
     expect(h.peer.requestsTo('POST', '/apis/authorization.orch.io/v1/subjectaccessreviews').length).toBeGreaterThanOrEqual(2);

@@ -68,14 +68,14 @@ describe('CsrSigningController against an API peer', () => {
     h.peer.put('certificates.orch.io/v1/certificatesigningrequests', csr('bad', await makeCsr('admin', ['system:masters'])));
     h.start(new CsrSigningController(h.ctx, pki.ca));
     const stored = (name: string) => storedObject<CertificateSigningRequest>(h.peer, 'certificates.orch.io/v1/certificatesigningrequests', name);
-    const issued = await eventually(() => (stored('node')?.status?.certificate ? stored('node') : undefined), 'certificate issued');
+    const issued = await eventually('certificate issued', () => (stored('node')?.status?.certificate ? stored('node') : undefined));
     const cert = new X509Certificate(Buffer.from(issued?.status?.certificate ?? '', 'base64'));
     expect(cert.subject).toBe('O=system:nodes\nCN=system:node:n1');
     expect(cert.verify(new X509Certificate(pki.ca.certPem).publicKey)).toBe(true);
     expect(Date.parse(cert.validTo) - Date.now()).toBeLessThanOrEqual(3600_000);
     expect(cert.keyUsage).toContain('1.3.6.1.5.5.7.3.2');
     expect(h.peer.requestsTo('PUT', '/apis/certificates.orch.io/v1/certificatesigningrequests/node/status')).toHaveLength(1);
-    const failed = await eventually(() => (stored('bad')?.status?.conditions?.length === 2 ? stored('bad') : undefined), 'failed');
+    const failed = await eventually('failed', () => (stored('bad')?.status?.conditions?.length === 2 ? stored('bad') : undefined));
     expect(failed?.status?.conditions?.[1]).toMatchObject({ type: 'Failed', status: 'True', reason: 'SignerValidationFailure' });
     expect(failed?.status?.certificate).toBeUndefined();
   });

@@ -33,18 +33,18 @@ describe('EndpointsController against an API peer', () => {
     h.peer.put('/v1/pods', pod('c', '10.0.0.3', { app: 'other' }));
     h.start(new EndpointsController(h.ctx));
 
-    const first = await eventually(() => eps(h, 'web'), 'endpoints created');
+    const first = await eventually('endpoints created', () => eps(h, 'web'));
     expect(ips(first)).toEqual([[['10.0.0.1'], ['10.0.0.2']]]);
     expect(first.metadata.labels).toEqual({ team: 'a' });
     expect(first.subsets?.[0].ports).toEqual([{ name: 'http', port: 8080, protocol: 'TCP' }]);
 
     h.peer.put('/v1/pods', pod('b', '10.0.0.2', { app: 'web' }, true));
-    await eventually(() => (JSON.stringify(ips(eps(h, 'web'))) === JSON.stringify([[['10.0.0.1', '10.0.0.2'], []]]) ? true : undefined), 'pod became ready');
+    await eventually('pod became ready', () => (JSON.stringify(ips(eps(h, 'web'))) === JSON.stringify([[['10.0.0.1', '10.0.0.2'], []]]) ? true : undefined));
     h.peer.remove('/v1/pods', 'ns', 'a');
-    await eventually(() => (JSON.stringify(ips(eps(h, 'web'))) === JSON.stringify([[['10.0.0.2'], []]]) ? true : undefined), 'deleted pod removed');
+    await eventually('deleted pod removed', () => (JSON.stringify(ips(eps(h, 'web'))) === JSON.stringify([[['10.0.0.2'], []]]) ? true : undefined));
 
     expect(eps(h, 'manual')).toBeUndefined();
     h.peer.remove('/v1/services', 'ns', 'web');
-    await eventually(() => (eps(h, 'web') ? undefined : true), 'endpoints deleted with the service');
+    await eventually('endpoints deleted with the service', () => (eps(h, 'web') ? undefined : true));
   });
 });

@@ -22,7 +22,7 @@ describe('EndpointSliceMirroringController against an API peer', () => {
     h.peer.put('/v1/services', svc());
     h.peer.put('/v1/endpoints', endpoints(['10.1.0.1', '10.1.0.2']));
     h.start(new EndpointSliceMirroringController(h.ctx));
-    await eventually(() => (mirrored(h).join() === '10.1.0.1,10.1.0.2' ? true : undefined), 'mirrored');
+    await eventually('mirrored', () => (mirrored(h).join() === '10.1.0.1,10.1.0.2' ? true : undefined));
     const [slice] = h.peer.stored('discovery.orch.io/v1/endpointslices') as EndpointSlice[];
     expect(slice.metadata.labels).toEqual({
       'orch.io/service-name': 'ext',
@@ -33,14 +33,14 @@ describe('EndpointSliceMirroringController against an API peer', () => {
     expect(slice.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Endpoints', name: 'ext', uid: 'ep-uid' });
 
     h.peer.put('/v1/endpoints', endpoints(['10.1.0.3']));
-    await eventually(() => (mirrored(h).join() === '10.1.0.3' ? true : undefined), 'change mirrored');
+    await eventually('change mirrored', () => (mirrored(h).join() === '10.1.0.3' ? true : undefined));
 
     h.peer.put('/v1/endpoints', endpoints(['10.1.0.3'], { 'endpointslice.orch.io/skip-mirror': 'true' }));
-    await eventually(() => (mirrored(h).length === 0 ? true : undefined), 'skip-mirror removes slices');
+    await eventually('skip-mirror removes slices', () => (mirrored(h).length === 0 ? true : undefined));
 
     h.peer.put('/v1/endpoints', endpoints(['10.1.0.4']));
-    await eventually(() => (mirrored(h).join() === '10.1.0.4' ? true : undefined), 'mirrored again');
+    await eventually('mirrored again', () => (mirrored(h).join() === '10.1.0.4' ? true : undefined));
     h.peer.put('/v1/services', svc({ app: 'x' }));
-    await eventually(() => (mirrored(h).length === 0 ? true : undefined), 'selector stops mirroring');
+    await eventually('selector stops mirroring', () => (mirrored(h).length === 0 ? true : undefined));
   });
 });

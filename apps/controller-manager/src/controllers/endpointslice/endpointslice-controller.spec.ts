@@ -31,7 +31,7 @@ describe('EndpointSliceController against an API peer', () => {
     for (let i = 0; i < 150; i++) h.peer.put('/v1/pods', pod(i, { node: 'n1', ready: i !== 0 }));
     h.start(new EndpointSliceController(h.ctx));
 
-    await eventually(() => (total(h) === 150 ? true : undefined), 'all endpoints sliced');
+    await eventually('all endpoints sliced', () => (total(h) === 150 ? true : undefined));
     const all = slices(h);
     expect(all.map((s) => (s.endpoints ?? []).length).sort()).toEqual([100, 50]);
     for (const s of all) {
@@ -53,19 +53,19 @@ describe('EndpointSliceController against an API peer', () => {
 
     // Pods go away: endpoints leave the slices they are in (no repacking, no duplicates).
     for (let i = 100; i < 150; i++) h.peer.remove('/v1/pods', 'ns', `p${i}`);
-    await eventually(() => (total(h) === 100 ? true : undefined), 'removed pods left the slices');
+    await eventually('removed pods left the slices', () => (total(h) === 100 ? true : undefined));
     const names = slices(h).flatMap((s) => (s.endpoints ?? []).map((e) => e.targetRef?.name));
     expect(new Set(names).size).toBe(100);
     expect(slices(h)).toHaveLength(2);
 
     h.peer.remove('/v1/services', 'ns', 'web');
-    await eventually(() => (slices(h).length === 0 ? true : undefined), 'slices deleted with the service');
+    await eventually('slices deleted with the service', () => (slices(h).length === 0 ? true : undefined));
   });
 
   it('keeps one empty placeholder slice for a service without endpoints', async () => {
     h.peer.put('/v1/services', svc);
     h.start(new EndpointSliceController(h.ctx));
-    await eventually(() => (slices(h).length === 1 ? true : undefined), 'placeholder created');
+    await eventually('placeholder created', () => (slices(h).length === 1 ? true : undefined));
     await new Promise((r) => setTimeout(r, 100));
     expect(slices(h)).toHaveLength(1);
     expect(slices(h)[0].endpoints).toEqual([]);

@@ -27,7 +27,7 @@ describe('NamespaceController against an API peer', () => {
     h.peer.put('/v1/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'kept' } });
     h.start(new NamespaceController(h.ctx));
 
-    await eventually(() => (storedObject(h.peer, '/v1/namespaces', 'doomed') ? undefined : true), 'namespace removed');
+    await eventually('namespace removed', () => (storedObject(h.peer, '/v1/namespaces', 'doomed') ? undefined : true));
     expect(h.peer.stored('/v1/configmaps').map((o) => `${o.metadata.namespace}/${o.metadata.name}`)).toEqual(['kept/a']);
     expect(h.peer.stored('/v1/secrets')).toEqual([]);
     expect(h.peer.stored('apps/v1/deployments')).toEqual([]);
@@ -51,7 +51,7 @@ describe('NamespaceController against an API peer', () => {
     h.peer.put('/v1/namespaces', terminating('other', ['example.com/custom']));
     h.peer.put('/v1/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'other' } });
     h.start(new NamespaceController(h.ctx));
-    await eventually(() => (h.peer.requestsTo('GET', '/api/v1/namespaces/other').length > 0 ? true : undefined), 'namespace read');
+    await eventually('namespace read', () => (h.peer.requestsTo('GET', '/api/v1/namespaces/other').length > 0 ? true : undefined));
     await new Promise((r) => setTimeout(r, 100));
     expect(h.peer.stored('/v1/configmaps')).toHaveLength(1);
     expect(h.peer.requestsTo('PUT', '/api/v1/namespaces/other/finalize')).toHaveLength(0);

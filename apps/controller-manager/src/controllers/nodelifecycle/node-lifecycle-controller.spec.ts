@@ -43,18 +43,18 @@ describe('NodeLifecycleController against an API peer', () => {
     h.peer.put('/v1/pods', pod('safe', 'alive'));
     h.start(new NodeLifecycleController(h.ctx));
 
-    const dead = await eventually(() => {
+    const dead = await eventually('dead node tainted', () => {
       const n = stored<Node>(h, '/v1/nodes', 'dead');
       return n?.spec?.taints?.some((t) => t.effect === 'NoExecute') ? n : undefined;
-    }, 'dead node tainted');
+    });
     expect(dead.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'Unknown', reason: 'NodeStatusUnknown' });
     const taint = dead.spec?.taints?.find((t) => t.effect === 'NoExecute');
     expect(taint?.key).toBe('node.orch.io/unreachable');
     expect(dead.spec?.taints?.map((t) => `${t.key}:${t.effect}`)).toEqual(['node.orch.io/unreachable:NoSchedule', 'node.orch.io/unreachable:NoExecute']);
 
-    await eventually(() => (stored(h, '/v1/pods', 'evict-now', 'ns') ? undefined : true), 'intolerant pod evicted');
+    await eventually('intolerant pod evicted', () => (stored(h, '/v1/pods', 'evict-now', 'ns') ? undefined : true));
     expect(stored(h, '/v1/pods', 'evict-later', 'ns')).toBeDefined();
-    await eventually(() => (stored(h, '/v1/pods', 'evict-later', 'ns') ? undefined : true), 'pod evicted after tolerationSeconds', 4000);
+    await eventually('pod evicted after tolerationSeconds', () => (stored(h, '/v1/pods', 'evict-later', 'ns') ? undefined : true), 4000);
     // timeAdded (whole seconds) + tolerationSeconds had passed when it went.
     expect(Date.now()).toBeGreaterThanOrEqual(parseTime(taint?.timeAdded ?? '') + 1000);
 
@@ -70,10 +70,10 @@ describe('NodeLifecycleController against an API peer', () => {
     h.peer.put('coordination.orch.io/v1/leases', lease('only'));
     h.peer.put('/v1/pods', pod('p', 'only'));
     h.start(new NodeLifecycleController(h.ctx));
-    const n = await eventually(() => {
+    const n = await eventually('node marked', () => {
       const x = stored<Node>(h, '/v1/nodes', 'only');
       return x?.spec?.taints?.length ? x : undefined;
-    }, 'node marked');
+    });
     expect(n.spec?.taints?.map((t) => `${t.key}:${t.effect}`)).toEqual(['node.orch.io/unreachable:NoSchedule']);
     await new Promise((r) => setTimeout(r, 300));
     expect(stored(h, '/v1/pods', 'p', 'ns')).toBeDefined();

@@ -27,9 +27,9 @@ describe('PodGcController against an API peer', () => {
     const started = Date.now();
     h.start(new PodGcController(h.ctx, { periodMs: 50, quarantineMs: 300 }));
 
-    await eventually(() => (exists(h, 'done-old') ? undefined : true), 'oldest terminated pod deleted');
+    await eventually('oldest terminated pod deleted', () => (exists(h, 'done-old') ? undefined : true));
     expect(exists(h, 'done-new')).toBe(true);
-    await eventually(() => (exists(h, 'orphan') ? undefined : true), 'orphan deleted');
+    await eventually('orphan deleted', () => (exists(h, 'orphan') ? undefined : true));
     expect(Date.now() - started).toBeGreaterThanOrEqual(300);
     const orphanStatus = JSON.parse(h.peer.requestsTo('PUT', '/api/v1/namespaces/ns/pods/orphan/status')[0].body) as Pod;
     expect(orphanStatus.status).toMatchObject({ phase: 'Failed', conditions: [expect.objectContaining({ type: 'DisruptionTarget', reason: 'DeletionByPodGC' })] });

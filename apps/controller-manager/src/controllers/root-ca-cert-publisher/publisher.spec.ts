@@ -39,12 +39,12 @@ describe('RootCaPublisher against an API peer', () => {
     h = await startHarness({ rootCaPem: CA, k8sCompatibility: false });
     h.peer.put('/v1/namespaces', ns('a'));
     h.start(new RootCaPublisher(h.ctx));
-    const created = await eventually(() => storedObject<ConfigMap>(h.peer, '/v1/configmaps', ROOT_CA_CONFIGMAP, 'a'), 'published');
+    const created = await eventually('published', () => storedObject<ConfigMap>(h.peer, '/v1/configmaps', ROOT_CA_CONFIGMAP, 'a'));
     expect(created.data).toEqual({ 'ca.crt': CA });
     h.peer.put('/v1/configmaps', { ...created, data: { 'ca.crt': 'tampered' } });
-    await eventually(() => (storedObject<ConfigMap>(h.peer, '/v1/configmaps', ROOT_CA_CONFIGMAP, 'a')?.data?.['ca.crt'] === CA ? true : undefined), 'edit undone');
+    await eventually('edit undone', () => (storedObject<ConfigMap>(h.peer, '/v1/configmaps', ROOT_CA_CONFIGMAP, 'a')?.data?.['ca.crt'] === CA ? true : undefined));
     h.peer.remove('/v1/configmaps', 'a', ROOT_CA_CONFIGMAP);
-    await eventually(() => storedObject(h.peer, '/v1/configmaps', ROOT_CA_CONFIGMAP, 'a'), 're-created');
+    await eventually('re-created', () => storedObject(h.peer, '/v1/configmaps', ROOT_CA_CONFIGMAP, 'a'));
   });
 
   it.each([
@@ -54,7 +54,7 @@ describe('RootCaPublisher against an API peer', () => {
     h = await startHarness({ rootCaPem: CA, k8sCompatibility: compat });
     h.peer.put('/v1/namespaces', ns('a'));
     h.start(new RootCaPublisher(h.ctx));
-    await eventually(() => storedObject<ConfigMap>(h.peer, '/v1/configmaps', want[want.length - 1], 'a'), 'published');
+    await eventually('published', () => storedObject<ConfigMap>(h.peer, '/v1/configmaps', want[want.length - 1], 'a'));
     const names = (h.peer.stored('/v1/configmaps') as ConfigMap[]).map((c) => c.metadata.name).sort();
     expect(names).toEqual([...want].sort());
     for (const name of want) expect(storedObject<ConfigMap>(h.peer, '/v1/configmaps', name, 'a')?.data).toEqual({ 'ca.crt': CA });

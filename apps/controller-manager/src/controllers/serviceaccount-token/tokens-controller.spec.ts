@@ -36,10 +36,10 @@ describe('TokensController against an API peer', () => {
   afterEach(() => h.stop());
 
   it('fills token, ca.crt, namespace and the uid annotation', async () => {
-    const s = await eventually(() => {
+    const s = await eventually('token written', () => {
       const x = secretNamed(h, 'builder-token');
       return x?.data?.['token'] ? x : undefined;
-    }, 'token written');
+    });
     expect(decode(s, 'ca.crt')).toBe('ROOT CA PEM\n');
     expect(decode(s, 'namespace')).toBe('ns');
     expect(s.metadata.annotations?.[SERVICE_ACCOUNT_UID_ANNOTATION]).toBe('u1');
@@ -50,23 +50,23 @@ describe('TokensController against an API peer', () => {
 
   it('deletes a token secret whose account does not exist', async () => {
     h.peer.put('/v1/secrets', tokenSecret('ghost-token', 'ghost'));
-    await eventually(() => (secretNamed(h, 'ghost-token') ? undefined : true), 'orphan token deleted');
+    await eventually('orphan token deleted', () => (secretNamed(h, 'ghost-token') ? undefined : true));
   });
 
   it('deletes the token secrets of a deleted account', async () => {
-    await eventually(() => (secretNamed(h, 'builder-token')?.data?.['token'] ? true : undefined), 'token written');
+    await eventually('token written', () => (secretNamed(h, 'builder-token')?.data?.['token'] ? true : undefined));
     h.peer.remove('/v1/serviceaccounts', 'ns', 'builder');
-    await eventually(() => (h.peer.stored('/v1/secrets').some((s) => s.metadata.name?.startsWith('builder')) ? undefined : true), 'token secrets deleted');
+    await eventually('token secrets deleted', () => (h.peer.stored('/v1/secrets').some((s) => s.metadata.name?.startsWith('builder')) ? undefined : true));
     expect(secretNamed(h, 'plain')).toBeDefined();
   });
 
   it('replaces a referenced token secret that was deleted (older auto-created model)', async () => {
-    await eventually(() => (secretNamed(h, 'builder-token')?.data?.['token'] ? true : undefined), 'token written');
+    await eventually('token written', () => (secretNamed(h, 'builder-token')?.data?.['token'] ? true : undefined));
     h.peer.remove('/v1/secrets', 'ns', 'builder-token');
-    const sa = await eventually(() => {
+    const sa = await eventually('reference moved', () => {
       const x = storedObject<ServiceAccount>(h.peer, '/v1/serviceaccounts', 'builder', 'ns');
       return x?.secrets?.[0]?.name !== 'builder-token' ? x : undefined;
-    }, 'reference moved');
+    });
     const name = sa.secrets?.[0]?.name ?? '';
     expect(name).toMatch(/^builder-token-[a-z0-9]{5}$/);
     const replacement = secretNamed(h, name) as Secret;

@@ -32,11 +32,11 @@ describe('ServiceAccountsController against an API peer', () => {
     h.peer.put('/v1/namespaces', ns('a'));
     h.peer.put('/v1/namespaces', ns('b', { phase: 'Terminating', deleting: true }));
     h.start(new ServiceAccountsController(h.ctx));
-    await eventually(() => storedObject(h.peer, '/v1/serviceaccounts', 'default', 'a'), 'default created');
+    await eventually('default created', () => storedObject(h.peer, '/v1/serviceaccounts', 'default', 'a'));
     h.peer.put('/v1/namespaces', ns('c'));
-    await eventually(() => storedObject(h.peer, '/v1/serviceaccounts', 'default', 'c'), 'default created in new namespace');
+    await eventually('default created in new namespace', () => storedObject(h.peer, '/v1/serviceaccounts', 'default', 'c'));
     h.peer.remove('/v1/serviceaccounts', 'a', 'default');
-    await eventually(() => storedObject(h.peer, '/v1/serviceaccounts', 'default', 'a'), 'default re-created');
+    await eventually('default re-created', () => storedObject(h.peer, '/v1/serviceaccounts', 'default', 'a'));
     expect(storedObject(h.peer, '/v1/serviceaccounts', 'default', 'b')).toBeUndefined();
   });
 });

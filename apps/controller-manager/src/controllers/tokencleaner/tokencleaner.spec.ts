@@ -30,9 +30,9 @@ describe('TokenCleaner against an API peer', () => {
     h.peer.put('/v1/secrets', token('never0'));
     h.peer.put('/v1/secrets', token('other0', '2020-01-01T00:00:00Z', 'default'));
     h.start(new TokenCleaner(h.ctx));
-    await eventually(() => (exists(h, 'expird') ? undefined : true), 'expired token deleted');
+    await eventually('expired token deleted', () => (exists(h, 'expird') ? undefined : true));
     expect(exists(h, 'soon00')).toBe(true);
-    await eventually(() => (exists(h, 'soon00') ? undefined : true), 'expiring token deleted', 4000);
+    await eventually('expiring token deleted', () => (exists(h, 'soon00') ? undefined : true), 4000);
     expect(exists(h, 'never0')).toBe(true);
     expect(exists(h, 'other0', 'default')).toBe(true);
   });

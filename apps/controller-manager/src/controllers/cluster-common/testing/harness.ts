@@ -75,16 +75,7 @@ export function serveNamespaceSubresources(peer: ApiPeer): void {
   });
 }
 
-/** Polls `fn` every 10 ms until it returns a value other than undefined; rejects after `timeoutMs`. */
-export async function eventually<T>(fn: () => T | undefined, what: string, timeoutMs = 4000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+export { eventually } from '@orch/testing';
 
 /** The stored object `name` (and `namespace`) of `gvr` (`group/version/resource`), if any. */
 export function storedObject<T extends KubeObject>(peer: ApiPeer, gvr: string, name: string, namespace?: string): T | undefined {
