@@ -103,25 +103,94 @@ spec:
     resources: {limits: {cpu: 200m}}
 `;
 
+/** A pod with every API-content volume kind and two hostPath mounts of `hostDir` (one read-only). */
+const volumeManifests = (hostDir: string) => `
+apiVersion: v1
+kind: Secret
+metadata: {name: sec}
+stringData: {password: s3cret-1}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: live}
+data: {key: live-1}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: vols, labels: {app: vols}}
+spec:
+  nodeName: ${NODE}
+  terminationGracePeriodSeconds: 1
+  volumes:
+  - {name: sec, secret: {secretName: sec, defaultMode: 256}}
+  - name: info
+    downwardAPI:
+      items:
+      - {path: name, fieldRef: {fieldPath: metadata.name}}
+      - {path: labels, fieldRef: {fieldPath: metadata.labels}}
+      - {path: cpu-limit, resourceFieldRef: {containerName: main, resource: limits.cpu, divisor: 1m}}
+  - name: all
+    projected:
+      sources:
+      - configMap: {name: live, items: [{key: key, path: cfg/key}]}
+      - secret: {name: sec, items: [{key: password, path: sec/password}]}
+      - downwardAPI: {items: [{path: ns, fieldRef: {fieldPath: metadata.namespace}}]}
+  - {name: host, hostPath: {path: ${hostDir}, type: Directory}}
+  - {name: made, hostPath: {path: ${hostDir}/made, type: DirectoryOrCreate}}
+  containers:
+  - name: main
+    image: busybox
+    command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"]
+    resources: {limits: {cpu: 500m}}
+    volumeMounts:
+    - {name: sec, mountPath: /etc/secret}
+    - {name: info, mountPath: /etc/podinfo}
+    - {name: all, mountPath: /etc/all}
+    - {name: host, mountPath: /mnt/host}
+    - {name: host, mountPath: /mnt/host-ro, readOnly: true}
+    - {name: made, mountPath: /mnt/made}
+`;
+
 describe('interactive pods with kubectl (sandbox runtime)', () => {
   let gw: GatewayProcess;
   let agent: NodeAgentProcess;
   let dir: string;
+  /** The host directory the `vols` pod mounts as hostPath. */
+  let hostDir: string;
 
   const kubectl = (args: string[], opts: { input?: string; env?: Record<string, string>; timeoutMs?: number } = {}) =>
     spawnSync('kubectl', ['--kubeconfig', gw.kubeconfig, ...args], { encoding: 'utf8', input: opts.input, env: { ...process.env, ...opts.env }, timeout: opts.timeoutMs ?? 30_000 });
   const pod = async (name: string): Promise<Pod> => JSON.parse(kubectl(['get', 'pod', name, '-o', 'json']).stdout) as Pod;
+  /** The agent's streaming sessions so far, by `"<endpoint> <transport> <protocol>"` (node_agent_streaming_sessions_total). */
+  const sessions = (): Map<string, number> => {
+    const metrics = kubectl(['get', '--raw', `/api/v1/nodes/${NODE}/proxy/metrics`]).stdout;
+    const out = new Map<string, number>();
+    for (const line of metrics.split('\n')) {
+      const m = /^node_agent_streaming_sessions_total\{(.*)\} (\d+)$/.exec(line);
+      if (!m) continue;
+      const label = (name: string) => new RegExp(`${name}="([^"]*)"`).exec(m[1])?.[1] ?? '';
+      out.set(`${label('endpoint')} ${label('transport')} ${label('protocol')}`, Number(m[2]));
+    }
+    return out;
+  };
+  /** Sessions opened since `before`, by kind (kinds that did not change are left out). */
+  const newSessions = (before: Map<string, number>): Record<string, number> =>
+    Object.fromEntries([...sessions()].map(([k, n]): [string, number] => [k, n - (before.get(k) ?? 0)]).filter(([, n]) => n > 0));
   const running = (name: string) => eventually(`pod ${name} running`, async () => ((p) => (p.status?.phase === 'Running' && p.status.containerStatuses?.every((c) => 'running' in c.state) ? p : undefined))(await pod(name)), 30_000, 200);
 
   beforeAll(async () => {
     dir = await tempDir('interactive-');
     await writeFile(join(dir, 'tokens.csv'), `${DEV_TOKEN},dev,dev-uid,"dev-team"\n`);
     gw = await startGateway({ args: ['--authorization-mode=Node,RBAC', `--token-auth-file=${join(dir, 'tokens.csv')}`] });
-    agent = await startNodeAgent({ name: NODE, kubeconfig: gw.kubeconfig, args: ['--runtime=sandbox', `--client-ca-file=${join(gw.dataDir, 'pki', 'ca.crt')}`, '--restart-backoff-initial=1s', '--pod-workers=4'] });
+    // --sync-frequency: secret, config map and downward API volumes refresh every 2 s (upstream: 1 min).
+    agent = await startNodeAgent({ name: NODE, kubeconfig: gw.kubeconfig, args: ['--runtime=sandbox', `--client-ca-file=${join(gw.dataDir, 'pki', 'ca.crt')}`, '--restart-backoff-initial=1s', '--pod-workers=4', '--sync-frequency=2s'] });
     await eventually('node registered', () => (kubectl(['get', 'node', NODE]).status === 0 ? true : undefined));
-    const apply = kubectl(['apply', '-f', '-'], { input: manifests });
+    hostDir = join(dir, 'host');
+    await mkdir(hostDir);
+    await writeFile(join(hostDir, 'seed'), 'from-the-host\n');
+    const apply = kubectl(['apply', '-f', '-'], { input: `${manifests}---${volumeManifests(hostDir)}` });
     expect(apply.stderr).toBe('');
-    await Promise.all(['shell', 'web', 'spin'].map(running));
+    await Promise.all(['shell', 'web', 'spin', 'vols'].map(running));
   });
   afterAll(async () => {
     await agent?.stop();
@@ -130,10 +199,11 @@ describe('interactive pods with kubectl (sandbox runtime)', () => {
   });
 
   describe('exec', () => {
-    it.each<{ name: string; env: Record<string, string> }>([
-      { name: 'WebSocket (v5.channel.k8s.io)', env: {} },
-      { name: 'SPDY/3.1 fallback', env: { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false' } },
-    ])('runs a command with separate stdout and stderr and passes its exit code over $name', ({ env }) => {
+    it.each<{ name: string; env: Record<string, string>; session: string }>([
+      { name: 'WebSocket (v5.channel.k8s.io)', env: {}, session: 'exec websocket v5.channel.k8s.io' },
+      { name: 'SPDY/3.1 fallback', env: { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false' }, session: 'exec spdy v5.channel.k8s.io' },
+    ])('runs a command with separate stdout and stderr and passes its exit code over $name', ({ env, session }) => {
+      const before = sessions();
       const ok = kubectl(['exec', 'shell', '--', 'sh', '-c', 'echo out; echo err >&2'], { env });
       expect([ok.status, ok.stdout, ok.stderr]).toEqual([0, 'out\n', 'err\n']);
       const three = kubectl(['exec', 'shell', '--', 'sh', '-c', 'exit 3'], { env });
@@ -141,6 +211,7 @@ describe('interactive pods with kubectl (sandbox runtime)', () => {
       expect(three.stderr).toContain('command terminated with exit code 3');
       const stdin = kubectl(['exec', '-i', 'shell', '--', 'sh', '-c', 'cat; echo lines=$(echo done)'], { env, input: 'line one\nline two\n' });
       expect([stdin.status, stdin.stdout]).toEqual([0, 'line one\nline two\nlines=done\n']);
+      expect(newSessions(before)).toEqual({ [session]: 3 }); // the protocol named, not a fallback
     });
 
     it('refuses what cannot run with a message', () => {
@@ -203,10 +274,11 @@ describe('interactive pods with kubectl (sandbox runtime)', () => {
   });
 
   describe('port-forward', () => {
-    it.each<{ name: string; env: Record<string, string> }>([
-      { name: 'WebSocket tunnel (SPDY/3.1+portforward.k8s.io)', env: {} },
-      { name: 'SPDY/3.1 fallback', env: { KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' } },
-    ])('serves 100 sequential and 10 concurrent HTTP requests over $name', async ({ env }) => {
+    it.each<{ name: string; env: Record<string, string>; session: string }>([
+      { name: 'WebSocket tunnel (SPDY/3.1+portforward.k8s.io)', env: {}, session: 'portForward websocket SPDY/3.1+portforward.k8s.io' },
+      { name: 'SPDY/3.1 fallback', env: { KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' }, session: 'portForward spdy portforward.k8s.io' },
+    ])('serves 100 sequential and 10 concurrent HTTP requests over $name', async ({ env, session }) => {
+      const before = sessions();
       const port = await freePort();
       const pf = spawn('kubectl', ['--kubeconfig', gw.kubeconfig, 'port-forward', 'pod/web', `${port}:8080`, '--address=127.0.0.1'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
       try {
@@ -214,6 +286,7 @@ describe('interactive pods with kubectl (sandbox runtime)', () => {
         for (let i = 0; i < 100; i++) expect(await get(`http://127.0.0.1:${port}/seq${i}`)).toBe(`hello /seq${i}`);
         const all = await Promise.all(Array.from({ length: 10 }, (_, i) => get(`http://127.0.0.1:${port}/par${i}`)));
         expect(all).toEqual(Array.from({ length: 10 }, (_, i) => `hello /par${i}`));
+        expect(newSessions(before)).toEqual({ [session]: 1 }); // one connection, of the protocol named (kubectl falls back silently)
       } finally {
         pf.kill('SIGTERM');
       }
@@ -241,6 +314,61 @@ describe('interactive pods with kubectl (sandbox runtime)', () => {
       const host = exec('touch /usr/orch-was-here');
       expect(host.stderr).toContain('Read-only file system');
       expect(exec('echo y > /data/f && cat /data/f').stdout).toBe('y\n');
+    });
+
+    describe('secret, downwardAPI, projected and hostPath volumes', () => {
+      const inVols = (cmd: string) => kubectl(['exec', 'vols', '--', 'sh', '-c', cmd]);
+
+      it.each<{ path: string; content: string }>([
+        { path: '/etc/secret/password', content: 's3cret-1' },
+        { path: '/etc/podinfo/name', content: 'vols' },
+        { path: '/etc/podinfo/labels', content: 'app="vols"' },
+        { path: '/etc/podinfo/cpu-limit', content: '500' },
+        { path: '/etc/all/cfg/key', content: 'live-1' },
+        { path: '/etc/all/sec/password', content: 's3cret-1' },
+        { path: '/etc/all/ns', content: 'default' },
+        { path: '/mnt/host/seed', content: 'from-the-host\n' },
+        { path: '/mnt/host-ro/seed', content: 'from-the-host\n' },
+      ])('$path holds $content', ({ path, content }) => {
+        const r = inVols(`cat ${path}`);
+        expect([r.status, r.stdout, r.stderr]).toEqual([0, content, '']);
+      });
+
+      it('gives a secret file its defaultMode (0400)', () => {
+        expect(inVols('stat -L -c %a /etc/secret/password').stdout).toBe('400\n');
+      });
+
+      it.each(['/etc/secret', '/etc/podinfo', '/etc/all', '/mnt/host-ro'])('refuses writes under %s (read-only)', (path) => {
+        const w = inVols(`echo x > ${path}/new`);
+        expect(w.status).not.toBe(0);
+        expect(w.stderr).toContain('Read-only file system');
+      });
+
+      it('shares a writable hostPath with the host, and creates a DirectoryOrCreate one', async () => {
+        const w = inVols('echo from-the-pod > /mnt/host/written && echo made > /mnt/made/f');
+        expect([w.status, w.stderr]).toEqual([0, '']);
+        expect(await readFile(join(hostDir, 'written'), 'utf8')).toBe('from-the-pod\n');
+        expect(await readFile(join(hostDir, 'made', 'f'), 'utf8')).toBe('made\n');
+      });
+
+      it('propagates secret, config map and label changes by swapping the ..data symlink', async () => {
+        const before = inVols('readlink /etc/secret/..data').stdout.trim();
+        expect(before).toMatch(/^\.\.\d/);
+        expect(inVols('readlink /etc/secret/password').stdout).toBe('..data/password\n');
+        const updates = [
+          kubectl(['apply', '-f', '-'], { input: kubectl(['create', 'secret', 'generic', 'sec', '--from-literal=password=s3cret-2', '--dry-run=client', '-o', 'yaml']).stdout }),
+          kubectl(['patch', 'configmap', 'live', '-p', '{"data":{"key":"live-2"}}']),
+          kubectl(['label', 'pod', 'vols', 'tier=backend']),
+        ];
+        for (const u of updates) expect({ status: u.status, stderr: u.stderr }).toMatchObject({ status: 0 });
+        const want = 's3cret-2|s3cret-2|live-2|app="vols"\ntier="backend"';
+        const seen = await eventually('volume contents updated in the running pod', () => ((out) => (out === want ? out : undefined))(inVols('echo "$(cat /etc/secret/password)|$(cat /etc/all/sec/password)|$(cat /etc/all/cfg/key)|$(cat /etc/podinfo/labels)"').stdout.trim()), 30_000, 500);
+        expect(seen).toBe(want);
+        const after = inVols('readlink /etc/secret/..data').stdout.trim();
+        expect(after).toMatch(/^\.\.\d/);
+        expect(after).not.toBe(before);
+        expect(inVols('ls -a /etc/secret').stdout.split('\n').filter((e) => e.startsWith('..') && e !== '..').length).toBe(2); // ..data and the one payload directory
+      });
     });
 
     it('has its own process table, hostname and hosts file', async () => {

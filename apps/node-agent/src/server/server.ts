@@ -131,6 +131,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<{ port
     pod: v.pod,
     streamCreationTimeoutMs: opts.streaming?.streamCreationTimeoutMs ?? 30_000,
     idleTimeoutMs: opts.streaming?.idleTimeoutMs ?? 4 * 3600_000,
+    metrics: v.metrics,
   });
   app.server.on('upgrade', (req: http.IncomingMessage, socket, head: Buffer) => {
     socket.on('error', () => undefined);

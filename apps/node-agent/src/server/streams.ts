@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { Counter, type Registry } from 'prom-client';
 import { createWebSocketStream } from 'ws';
 import type { Pod } from '../api/types';
 import { StreamError, type Runtime } from '../runtime/runtime';
@@ -23,6 +24,8 @@ export interface StreamingOptions {
   streamCreationTimeoutMs: number;
   /** Connections without traffic for this long are closed. */
   idleTimeoutMs: number;
+  /** Where `node_agent_streaming_sessions_total` is registered. */
+  metrics?: Registry;
 }
 
 /** Paths of the streaming endpoints (prefixes). */
@@ -59,8 +62,12 @@ export class StreamingEndpoints {
   private readonly upgrader = new Upgrader();
   /** Sessions in progress, ended on close(). */
   private readonly live = new Set<Duplex>();
+  /** Upgrades completed, by endpoint, transport and negotiated protocol (which one a client really got). */
+  private readonly sessions: Counter<'endpoint' | 'transport' | 'protocol'>;
 
-  constructor(private readonly opts: StreamingOptions) {}
+  constructor(private readonly opts: StreamingOptions) {
+    this.sessions = new Counter({ name: 'node_agent_streaming_sessions_total', help: 'Streaming sessions (exec, attach, portForward) by transport and negotiated protocol.', labelNames: ['endpoint', 'transport', 'protocol'], registers: opts.metrics ? [opts.metrics] : [] });
+  }
 
   async handle(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => undefined);
@@ -83,7 +90,8 @@ export class StreamingEndpoints {
     this.live.clear();
   }
 
-  private track(socket: Duplex): void {
+  private track(socket: Duplex, endpoint: string, accepted: Accepted): void {
+    this.sessions.inc({ endpoint, transport: accepted.transport, protocol: accepted.protocol });
     this.live.add(socket);
     socket.once('close', () => this.live.delete(socket));
   }
@@ -103,7 +111,7 @@ export class StreamingEndpoints {
     if (!state?.running) throw new UpgradeError(400, `container ${t.container} is not running${state?.waiting?.reason ? ` (${state.waiting.reason})` : ''}`);
     const choice = negotiate(req, { websocket: WEBSOCKET_PROTOCOLS, spdy: SPDY_PROTOCOLS });
     const accepted = await this.upgrader.accept(req, socket, head, choice, this.opts.idleTimeoutMs);
-    this.track(socket);
+    this.track(socket, kind, accepted);
     let client: ClientChannels;
     try {
       client = await this.channels(accepted, streamOpts);
@@ -144,7 +152,7 @@ export class StreamingEndpoints {
       if (!ports.length) throw new UpgradeError(400, 'query parameter "port" is required');
     }
     const accepted = await this.upgrader.accept(req, socket, head, choice, this.opts.idleTimeoutMs);
-    this.track(socket);
+    this.track(socket, 'portForward', accepted);
     if (accepted.transport === 'spdy') servePortForwardSpdy(accepted.session, dial, this.opts.streamCreationTimeoutMs);
     else if (accepted.protocol === PORT_FORWARD_TUNNEL_PROTOCOL) {
       const stream = createWebSocketStream(accepted.ws, { highWaterMark: STREAM_BUFFER_BYTES });

@@ -87,6 +87,11 @@ export class Upgrader {
       return Promise.resolve({ transport: 'spdy', session: new SpdySession(socket), protocol: choice.protocol });
     }
     this.chosen.set(req, choice.protocol);
+    // `ws` refuses subprotocols that are not RFC 7230 tokens ("SPDY/3.1+portforward.k8s.io" has a
+    // '/'), answering 400 — and kubectl then silently falls back to SPDY. The choice is made
+    // already (handleProtocols answers it), so ws is shown the offer in a token-safe spelling.
+    const offered = req.headers['sec-websocket-protocol'];
+    if (offered !== undefined) req.headers['sec-websocket-protocol'] = headerList(offered).map(encodeURIComponent).join(', ');
     return new Promise((resolve) => this.wss.handleUpgrade(req, socket, head, (ws) => resolve({ transport: 'websocket', ws, protocol: choice.protocol })));
   }
 }

@@ -1,9 +1,10 @@
-import { lstat, readFile, readdir, readlink, stat } from 'node:fs/promises';
+import { lstat, mkdir, readFile, readdir, readlink, stat, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import { join } from 'node:path';
 import { removeDir, tempDir } from '@orch/testing';
 import type { ConfigMap, Pod, Secret } from '../../api/types';
 import type { ObjectSource } from './env';
-import { VolumeError, containerMounts, containerRoot, materializeVolumes, writeAtomicDir } from './volumes';
+import { VolumeError, checkHostPath, containerMounts, containerRoot, materializeVolumes, writeAtomicDir } from './volumes';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 let dir: string;
@@ -29,6 +30,61 @@ describe('writeAtomicDir', () => {
     expect(entries).not.toContain('sub');
     expect(entries).not.toContain(first);
     expect(entries.filter((e) => e.startsWith('..')).length).toBe(2); // ..data and one payload dir
+  });
+});
+
+describe('checkHostPath', () => {
+  beforeEach(async () => {
+    await mkdir(join(dir, 'd'));
+    await writeFile(join(dir, 'f'), 'x');
+  });
+
+  it.each<{ type: string | undefined; path: string; want?: RegExp }>([
+    { type: undefined, path: 'missing' },
+    { type: '', path: 'missing' },
+    { type: 'Directory', path: 'd' },
+    { type: 'Directory', path: 'f', want: /hostPath type check failed: .*\/f is not a directory/ },
+    { type: 'Directory', path: 'missing', want: /\/missing is not a directory/ },
+    { type: 'DirectoryOrCreate', path: 'f', want: /\/f is not a directory/ },
+    { type: 'File', path: 'f' },
+    { type: 'File', path: 'd', want: /\/d is not a file/ },
+    { type: 'FileOrCreate', path: 'd', want: /\/d is not a file/ },
+    { type: 'FileOrCreate', path: 'no-dir/f', want: /cannot create .*no-dir\/f/ },
+    { type: 'Socket', path: 'f', want: /is not a socket file/ },
+    { type: 'CharDevice', path: 'f', want: /is not a character device/ },
+    { type: 'BlockDevice', path: 'd', want: /is not a block device/ },
+    { type: 'Pipe', path: 'd', want: /Pipe is an invalid volume type/ },
+  ])('$type on $path', async ({ type, path, want }) => {
+    const check = checkHostPath(join(dir, path), type);
+    if (want) await expect(check).rejects.toThrow(want);
+    else await expect(check).resolves.toBeUndefined();
+  });
+
+  it('creates what DirectoryOrCreate and FileOrCreate ask for, and leaves what exists alone', async () => {
+    await checkHostPath(join(dir, 'new', 'deep'), 'DirectoryOrCreate');
+    expect((await stat(join(dir, 'new', 'deep'))).mode & 0o777).toBe(0o755);
+    await checkHostPath(join(dir, 'd', 'made'), 'FileOrCreate');
+    expect(await stat(join(dir, 'd', 'made'))).toMatchObject({ size: 0 });
+    await checkHostPath(join(dir, 'f'), 'FileOrCreate');
+    expect(await readFile(join(dir, 'f'), 'utf8')).toBe('x');
+    await checkHostPath('/dev/null', 'CharDevice');
+  });
+
+  it('accepts a listening unix socket as Socket', async () => {
+    const server = net.createServer();
+    const path = join(dir, 'sock');
+    await new Promise<void>((r) => server.listen(path, r));
+    try {
+      await expect(checkHostPath(path, 'Socket')).resolves.toBeUndefined();
+    } finally {
+      server.close();
+    }
+  });
+
+  it('fails the mount of a hostPath volume that is not what its type says', async () => {
+    const p: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns', uid: 'u' }, spec: { containers: [{ name: 'c' }], volumes: [{ name: 'h', hostPath: { path: join(dir, 'f'), type: 'Directory' } }] } };
+    const ctx = { pod: p, facts: { podIP: '', hostIP: '', nodeName: 'n1', nodeAllocatable: {} }, source: { configMap: async () => undefined, secret: async () => undefined }, podDir: dir, rootCaPem: '', token: async () => undefined };
+    await expect(materializeVolumes(ctx)).rejects.toThrow(/MountVolume.SetUp failed for volume "h": hostPath type check failed: .*\/f is not a directory/);
   });
 });
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, lstat, mkdir, readFile, readdir, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, open, readFile, readdir, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import type { Container, ConfigMap, DownwardApiFile, KeyToPath, Pod, ProjectionSource, Secret } from '../../api/types';
 import type { ContainerKind } from '../runtime';
@@ -187,11 +188,41 @@ async function projectedFiles(ctx: VolumeContext, sources: ProjectionSource[], m
   return out;
 }
 
+/** hostPath `type` checks (upstream pkg/volume/hostpath): what the path must be, and what the error says when it is not. */
+const HOST_PATH_CHECKS: Record<string, { is(s: Stats): boolean; not: string; create?: 'dir' | 'file' }> = {
+  DirectoryOrCreate: { is: (s) => s.isDirectory(), not: 'is not a directory', create: 'dir' },
+  Directory: { is: (s) => s.isDirectory(), not: 'is not a directory' },
+  FileOrCreate: { is: (s) => s.isFile(), not: 'is not a file', create: 'file' },
+  File: { is: (s) => s.isFile(), not: 'is not a file' },
+  Socket: { is: (s) => s.isSocket(), not: 'is not a socket file' },
+  CharDevice: { is: (s) => s.isCharacterDevice(), not: 'is not a character device' },
+  BlockDevice: { is: (s) => s.isBlockDevice(), not: 'is not a block device' },
+};
+
+/**
+ * Checks a hostPath against its `type` (none or `""`: no check), creating it first for
+ * `DirectoryOrCreate` (mode 0755, parents too) and `FileOrCreate` (an empty 0644 file; its
+ * directory must exist), as upstream does.
+ */
+export async function checkHostPath(path: string, type: string | undefined): Promise<void> {
+  if (!type) return;
+  const check = HOST_PATH_CHECKS[type];
+  if (!check) throw new VolumeError(`${type} is an invalid volume type`);
+  let st = await stat(path).catch(() => undefined);
+  if (!st && check.create === 'dir') await mkdir(path, { recursive: true, mode: 0o755 });
+  if (!st && check.create === 'file') await (await open(path, 'a', 0o644).catch((err: Error) => {
+    throw new VolumeError(`hostPath type check failed: cannot create ${path}: ${err.message}`);
+  })).close();
+  st ??= await stat(path).catch(() => undefined);
+  if (!st || !check.is(st)) throw new VolumeError(`hostPath type check failed: ${path} ${check.not}`);
+}
+
 /**
  * Materializes (or refreshes) every volume of the pod as files under
  * `<podDir>/volumes/<name>` and returns each volume's host path. emptyDir volumes are plain
  * directories; config map, secret, downwardAPI and projected volumes are written atomically
- * and rewritten only when their content changed; hostPath volumes are the host path itself.
+ * and rewritten only when their content changed; hostPath volumes are the host path itself
+ * (checked against their `type`).
  * Other volume types become empty directories (`unsupported` lists them).
  */
 export async function materializeVolumes(ctx: VolumeContext): Promise<{ paths: Map<string, string>; unsupported: string[] }> {
@@ -201,6 +232,7 @@ export async function materializeVolumes(ctx: VolumeContext): Promise<{ paths: M
     const dir = join(ctx.podDir, 'volumes', v.name);
     try {
       if (v.hostPath) {
+        await checkHostPath(v.hostPath.path, v.hostPath.type);
         paths.set(v.name, v.hostPath.path);
         continue;
       }
