@@ -1,26 +1,65 @@
 import { parseApiVersion } from '@orch/api';
-import { Quantity, parseLabelSelector, type KubeObject } from '@orch/apimachinery';
+import { Quantity, labelSelectorObjectToString, parseLabelSelector, type KubeObject, type LabelSelectorObject } from '@orch/apimachinery';
 import { isNotFound, unwrapTombstone, type SharedInformer } from '@orch/client';
 import type { ControllerContext } from '../../controller';
 import { QueueController } from '../cluster-common/queue-controller';
 import type { Pod } from '../cluster-common/types';
 import { normalizeWithBehavior, type Behavior, type Recommendation, type ScaleEvent } from './behavior';
-import { MetricsUnavailableError, resourceReplicas, type CalculatorOptions, type PodInfo, type PodMetric } from './replica-calculator';
+import { MetricsUnavailableError, averageValueReplicas, podsMetricReplicas, resourceReplicas, valueReplicas, type CalculatorOptions, type PodInfo, type PodMetric } from './replica-calculator';
 
 const HPAS = { group: 'autoscaling', version: 'v2', resource: 'horizontalpodautoscalers' };
 const PODS = { group: '', version: 'v1', resource: 'pods' };
 /** The resource metrics API the autoscaler reads (served by the metrics server through aggregation). */
 const METRICS_API = '/apis/metrics.orch.io/v1beta1';
+/** The custom and external metrics APIs (extension servers such as prometheus-adapter register them under these names). */
+const CUSTOM_METRICS_API = '/apis/custom.metrics.k8s.io/v1beta2';
+const EXTERNAL_METRICS_API = '/apis/external.metrics.k8s.io/v1beta1';
 
 interface MetricTarget {
   type: 'Utilization' | 'AverageValue' | 'Value';
   averageUtilization?: number;
   averageValue?: string;
+  value?: string;
+}
+
+/** autoscaling/v2 MetricIdentifier. */
+interface MetricIdentifier {
+  name: string;
+  selector?: LabelSelectorObject;
 }
 
 interface MetricSpec {
   type: string;
   resource?: { name: string; target: MetricTarget };
+  pods?: { metric: MetricIdentifier; target: MetricTarget };
+  object?: { metric: MetricIdentifier; describedObject: { apiVersion?: string; kind: string; name: string }; target: MetricTarget };
+  external?: { metric: MetricIdentifier; target: MetricTarget };
+}
+
+/** What every metric of one autoscaler is computed against. */
+interface ScaleTargetState {
+  namespace: string;
+  selectorText: string;
+  /** The pods the scale target's selector picks. */
+  pods: Pod[];
+  current: number;
+  /** The scale subresource's status.replicas (AverageValue targets divide by it). */
+  statusReplicas: number;
+  now: number;
+}
+
+/** One metric's answer: the replicas it asks for and its status.currentMetrics entry. */
+interface MetricReplicas {
+  replicas: number;
+  status: unknown;
+  /** What the metric is called in conditions ("pods metric requests"). */
+  name: string;
+  reason: string;
+}
+
+/** custom.metrics.k8s.io/v1beta2 MetricValueList, external.metrics.k8s.io/v1beta1 ExternalMetricValueList. */
+interface MetricValueList {
+  items?: { describedObject?: { kind: string; name: string }; timestamp: string; windowSeconds?: number; value: string }[];
 }
 
 interface Condition {
@@ -86,6 +125,40 @@ function podRequest(pod: Pod, resource: string): number | undefined {
     total += r;
   }
   return total;
+}
+
+/** A quantity in milli-units (custom and external metric values, as upstream's MilliValue). */
+function milli(q: string | number | undefined): number {
+  return q === undefined ? 0 : Quantity.parse(q).scaledValue(-3);
+}
+
+/** Milli-units as a quantity (upstream resource.NewMilliQuantity(v, DecimalSI).String()). */
+function formatMilli(v: number): string {
+  return v % 1000 === 0 ? String(v / 1000) : `${v}m`;
+}
+
+/** The metric's own label selector as the metrics APIs take it (`metricLabelSelector`). */
+function metricSelector(metric: MetricIdentifier): Record<string, string> {
+  return metric.selector ? { metricLabelSelector: labelSelectorObjectToString(metric.selector) } : {};
+}
+
+/** A pod as the replica calculator sees it, with its request of `resource`. */
+function podInfo(p: Pod, resource: string): PodInfo {
+  const ready = p.status?.conditions?.find((c) => c.type === 'Ready');
+  const startTime = (p.status as { startTime?: string } | undefined)?.startTime;
+  return {
+    name: p.metadata.name!,
+    request: resource ? podRequest(p, resource) : undefined,
+    phase: p.status?.phase,
+    deleting: !!p.metadata.deletionTimestamp,
+    ready: ready ? { status: ready.status, lastTransitionTime: Date.parse((ready as { lastTransitionTime?: string }).lastTransitionTime ?? '') || 0 } : undefined,
+    startTime: startTime ? Date.parse(startTime) : undefined,
+  };
+}
+
+/** Running pods with Ready=True (upstream getReadyPodsCount). */
+function readyPods(pods: readonly Pod[]): number {
+  return pods.filter((p) => p.status?.phase === 'Running' && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
 }
 
 function goDurationMs(window: string): number {
@@ -178,18 +251,18 @@ export class HorizontalPodAutoscalerController extends QueueController {
       rescaleReason = current > max ? 'Current number of replicas above Spec.MaxReplicas' : 'Current number of replicas below Spec.MinReplicas';
       conditions.push({ type: 'ScalingActive', status: 'True', reason: 'ValidMetricFound', message: 'the HPA was able to successfully calculate a replica count' });
     } else {
-      let computed: { replicas: number; metrics: unknown[]; reason: string };
+      let computed: { replicas: number; metrics: unknown[]; reason: string; from: string };
       try {
         computed = await this.computeReplicas(hpa, scale, current, namespace, now);
       } catch (err) {
-        const reason = err instanceof MetricsUnavailableError ? 'FailedGetResourceMetric' : 'FailedComputeMetricsReplicas';
+        const reason = err instanceof MetricsUnavailableError ? err.reason : 'FailedComputeMetricsReplicas';
         conditions.push({ type: 'ScalingActive', status: 'False', reason, message: `the HPA was unable to compute the replica count: ${(err as Error).message}` });
         this.recorder.event(hpa, 'Warning', reason, 'Scale', (err as Error).message);
         await this.writeStatus(hpa, { currentReplicas: current, desiredReplicas: hpa.status?.desiredReplicas ?? current }, conditions);
         return;
       }
       currentMetrics = computed.metrics;
-      conditions.push({ type: 'ScalingActive', status: 'True', reason: 'ValidMetricFound', message: 'the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)' });
+      conditions.push({ type: 'ScalingActive', status: 'True', reason: 'ValidMetricFound', message: `the HPA was able to successfully calculate a replica count from ${computed.from}` });
       const recommendations = (this.recommendations.get(key) ?? []).filter((r) => r.at > now - Math.max(this.opts.downscaleStabilizationMs, 3_600_000));
       const events = (this.scaleEvents.get(key) ?? []).filter((e) => e.at > now - 3_600_000);
       const normalized = normalizeWithBehavior({
@@ -231,58 +304,140 @@ export class HorizontalPodAutoscalerController extends QueueController {
     await this.writeStatus(hpa, { currentReplicas: current, desiredReplicas: desired, currentMetrics, ...(lastScaleTime ? { lastScaleTime } : {}) }, conditions);
   }
 
-  /** The largest replica count any metric asks for, with the current metric values. */
-  private async computeReplicas(hpa: HorizontalPodAutoscaler, scale: Scale, current: number, namespace: string, now: number): Promise<{ replicas: number; metrics: unknown[]; reason: string }> {
+  /**
+   * The largest replica count the metrics ask for, with every metric's current value (upstream
+   * computeReplicasForMetrics): a metric that cannot be read is skipped, unless none can be or
+   * the others would scale down (then the first failure is the answer).
+   */
+  private async computeReplicas(hpa: HorizontalPodAutoscaler, scale: Scale, current: number, namespace: string, now: number): Promise<{ replicas: number; metrics: unknown[]; reason: string; from: string }> {
     const selectorText = scale.status?.selector;
     if (!selectorText) throw new MetricsUnavailableError('the scale target has no selector');
     const selector = parseLabelSelector(selectorText);
-    const pods = this.pods.list().filter((p) => p.metadata.namespace === namespace && selector.matches(p.metadata.labels ?? {}));
-    const list = await this.ctx.client.request<PodMetricsList>({ method: 'GET', path: `${METRICS_API}/namespaces/${namespace}/pods`, query: { labelSelector: selectorText } });
-    let best: { replicas: number; metrics: unknown[]; reason: string } | undefined;
+    const target: ScaleTargetState = { namespace, selectorText, pods: this.pods.list().filter((p) => p.metadata.namespace === namespace && selector.matches(p.metadata.labels ?? {})), current, statusReplicas: scale.status?.replicas ?? current, now };
+    let best: MetricReplicas | undefined;
     const metrics: unknown[] = [];
+    let failure: Error | undefined;
     for (const spec of hpa.spec.metrics?.length ? hpa.spec.metrics : DEFAULT_METRICS) {
-      if (spec.type !== 'Resource' || !spec.resource) throw new MetricsUnavailableError(`metric type ${spec.type} is not supported (Resource metrics are)`);
-      const resource = spec.resource.name;
-      const podMetrics = new Map<string, PodMetric>();
-      for (const item of list.items) {
-        let value = 0;
-        for (const c of item.containers) value += amount(resource, c.usage[resource]) ?? 0;
-        podMetrics.set(item.metadata.name, { value, timestamp: Date.parse(item.timestamp), windowMs: goDurationMs(item.window) });
+      try {
+        const r = await this.metricReplicas(spec, target);
+        metrics.push(r.status);
+        if (!best || r.replicas > best.replicas) best = r;
+      } catch (err) {
+        failure ??= err as Error;
       }
-      const infos: PodInfo[] = pods.map((p) => {
-        const ready = p.status?.conditions?.find((c) => c.type === 'Ready');
-        const startTime = (p.status as { startTime?: string } | undefined)?.startTime;
-        return {
-          name: p.metadata.name!,
-          request: podRequest(p, resource),
-          phase: p.status?.phase,
-          deleting: !!p.metadata.deletionTimestamp,
-          ready: ready ? { status: ready.status, lastTransitionTime: Date.parse((ready as { lastTransitionTime?: string }).lastTransitionTime ?? '') || 0 } : undefined,
-          startTime: startTime ? Date.parse(startTime) : undefined,
-        };
-      });
-      const target = spec.resource.target;
-      let replicas: number;
-      let reason: string;
-      if (target.type === 'Utilization') {
-        const r = resourceReplicas(current, target.averageUtilization ?? 80, resource, infos, podMetrics, now, this.opts);
-        replicas = r.replicas;
-        reason = `${resource} resource utilization (percentage of request) ${r.utilization > (target.averageUtilization ?? 80) ? 'above' : 'below'} target`;
-        metrics.push({ type: 'Resource', resource: { name: resource, current: { averageUtilization: r.utilization, averageValue: resource === 'cpu' ? `${Math.round(r.averageValue)}m` : `${Math.round(r.averageValue)}` } } });
-      } else {
-        // AverageValue: usage per pod against the target value (upstream GetRawResourceReplicas).
-        const targetValue = amount(resource, target.averageValue) ?? 0;
-        const values = [...podMetrics.values()].map((m) => m.value);
-        if (values.length === 0 || targetValue === 0) throw new MetricsUnavailableError(`did not receive metrics for ${resource}`);
-        const average = values.reduce((a, b) => a + b, 0) / values.length;
-        const ratio = average / targetValue;
-        replicas = Math.abs(1 - ratio) <= this.opts.tolerance ? current : Math.ceil((values.reduce((a, b) => a + b, 0)) / targetValue);
-        reason = `${resource} resource ${ratio > 1 ? 'above' : 'below'} target`;
-        metrics.push({ type: 'Resource', resource: { name: resource, current: { averageValue: resource === 'cpu' ? `${Math.round(average)}m` : `${Math.round(average)}` } } });
-      }
-      if (!best || replicas > best.replicas) best = { replicas, metrics, reason };
     }
-    return { ...best!, metrics };
+    if (!best || (failure && best.replicas < current)) throw failure ?? new MetricsUnavailableError('no metrics');
+    return { replicas: best.replicas, metrics, reason: best.reason, from: best.name };
+  }
+
+  /** The replicas one metric asks for. */
+  private async metricReplicas(spec: MetricSpec, t: ScaleTargetState): Promise<MetricReplicas> {
+    switch (spec.type) {
+      case 'Resource':
+        if (spec.resource) return this.resourceMetricReplicas(spec.resource, t);
+        break;
+      case 'Pods':
+        if (spec.pods) return this.podsMetricReplicas(spec.pods, t);
+        break;
+      case 'Object':
+        if (spec.object) return this.objectMetricReplicas(spec.object, t);
+        break;
+      case 'External':
+        if (spec.external) return this.externalMetricReplicas(spec.external, t);
+        break;
+      default:
+        throw new MetricsUnavailableError(`unknown metric source type "${spec.type}"`, 'InvalidMetricSourceType');
+    }
+    throw new MetricsUnavailableError(`metric type ${spec.type} has no ${spec.type.toLowerCase()} source`, 'InvalidMetricSourceType');
+  }
+
+  private async resourceMetricReplicas(source: NonNullable<MetricSpec['resource']>, t: ScaleTargetState): Promise<MetricReplicas> {
+    const list = await this.metricsGet<PodMetricsList>(`${METRICS_API}/namespaces/${t.namespace}/pods`, { labelSelector: t.selectorText }, 'FailedGetResourceMetric');
+    const resource = source.name;
+    const podMetrics = new Map<string, PodMetric>();
+    for (const item of list.items) {
+      let value = 0;
+      for (const c of item.containers) value += amount(resource, c.usage[resource]) ?? 0;
+      podMetrics.set(item.metadata.name, { value, timestamp: Date.parse(item.timestamp), windowMs: goDurationMs(item.window) });
+    }
+    const infos = t.pods.map((p) => podInfo(p, resource));
+    const target = source.target;
+    const name = `${resource} resource utilization (percentage of request)`;
+    if (target.type === 'Utilization') {
+      const r = resourceReplicas(t.current, target.averageUtilization ?? 80, resource, infos, podMetrics, t.now, this.opts);
+      const status = { type: 'Resource', resource: { name: resource, current: { averageUtilization: r.utilization, averageValue: resource === 'cpu' ? `${Math.round(r.averageValue)}m` : `${Math.round(r.averageValue)}` } } };
+      return { replicas: r.replicas, status, name, reason: `${name} ${r.utilization > (target.averageUtilization ?? 80) ? 'above' : 'below'} target` };
+    }
+    // AverageValue: usage per pod against the target value (upstream GetRawResourceReplicas).
+    const targetValue = amount(resource, target.averageValue) ?? 0;
+    const values = [...podMetrics.values()].map((m) => m.value);
+    if (values.length === 0 || targetValue === 0) throw new MetricsUnavailableError(`did not receive metrics for ${resource}`);
+    const sum = values.reduce((a, b) => a + b, 0);
+    const average = sum / values.length;
+    const ratio = average / targetValue;
+    const replicas = Math.abs(1 - ratio) <= this.opts.tolerance ? t.current : Math.ceil(sum / targetValue);
+    const status = { type: 'Resource', resource: { name: resource, current: { averageValue: resource === 'cpu' ? `${Math.round(average)}m` : `${Math.round(average)}` } } };
+    return { replicas, status, name: `${resource} resource`, reason: `${resource} resource ${ratio > 1 ? 'above' : 'below'} target` };
+  }
+
+  /** Pods: the pods' own values from the custom metrics API, averaged against the target. */
+  private async podsMetricReplicas(source: NonNullable<MetricSpec['pods']>, t: ScaleTargetState): Promise<MetricReplicas> {
+    const query: Record<string, string> = { labelSelector: t.selectorText, ...metricSelector(source.metric) };
+    const list = await this.metricsGet<MetricValueList>(`${CUSTOM_METRICS_API}/namespaces/${t.namespace}/pods/*/${encodeURIComponent(source.metric.name)}`, query, 'FailedGetPodsMetric');
+    const podMetrics = new Map<string, PodMetric>();
+    for (const item of list.items ?? []) if (item.describedObject?.kind === 'Pod') podMetrics.set(item.describedObject.name, { value: milli(item.value), timestamp: Date.parse(item.timestamp), windowMs: (item.windowSeconds ?? 0) * 1000 });
+    if (podMetrics.size === 0) throw new MetricsUnavailableError(`unable to get metric ${source.metric.name}: no metrics returned from custom metrics API`, 'FailedGetPodsMetric');
+    const r = podsMetricReplicas(t.current, milli(source.target.averageValue), t.pods.map((p) => podInfo(p, '')), podMetrics, t.now, this.opts);
+    const name = `pods metric ${source.metric.name}`;
+    return { replicas: r.replicas, status: { type: 'Pods', pods: { metric: source.metric, current: { averageValue: formatMilli(r.averageValue) } } }, name, reason: `${name} ${r.averageValue > milli(source.target.averageValue) ? 'above' : 'below'} target` };
+  }
+
+  /** Object: one value of a described object from the custom metrics API, against a Value or an AverageValue per replica. */
+  private async objectMetricReplicas(source: NonNullable<MetricSpec['object']>, t: ScaleTargetState): Promise<MetricReplicas> {
+    const ref = source.describedObject;
+    const { group, version } = parseApiVersion(ref.apiVersion ?? 'v1');
+    const def = this.ctx.catalog.lookupKind(group, version, ref.kind);
+    if (!def) throw new MetricsUnavailableError(`unable to get metric ${source.metric.name}: ${ref.kind} in ${ref.apiVersion} is not a known resource`, 'FailedGetObjectMetric');
+    const groupResource = group ? `${def.resource}.${group}` : def.resource;
+    const objectPath = def.scope === 'Namespaced' ? `namespaces/${t.namespace}/${groupResource}/${ref.name}` : `${groupResource}/${ref.name}`;
+    const list = await this.metricsGet<MetricValueList>(`${CUSTOM_METRICS_API}/${objectPath}/${encodeURIComponent(source.metric.name)}`, metricSelector(source.metric), 'FailedGetObjectMetric');
+    const item = list.items?.[0];
+    if (!item) throw new MetricsUnavailableError(`unable to get metric ${source.metric.name}: no metrics returned from custom metrics API`, 'FailedGetObjectMetric');
+    const usage = milli(item.value);
+    const name = `${ref.kind} metric ${source.metric.name}`;
+    const metric = { metric: source.metric, describedObject: ref };
+    if (source.target.type === 'AverageValue') {
+      const r = averageValueReplicas(t.statusReplicas, usage, milli(source.target.averageValue), this.opts);
+      return { replicas: r.replicas, status: { type: 'Object', object: { ...metric, current: { averageValue: formatMilli(r.averageValue) } } }, name, reason: `${name} ${r.replicas > t.statusReplicas ? 'above' : 'below'} target` };
+    }
+    const targetValue = milli(source.target.value);
+    const replicas = valueReplicas(t.current, usage, targetValue, readyPods(t.pods), this.opts);
+    return { replicas, status: { type: 'Object', object: { ...metric, current: { value: formatMilli(usage) } } }, name, reason: `${name} ${usage > targetValue ? 'above' : 'below'} target` };
+  }
+
+  /** External: the sum of the external metrics API's values, against a Value or an AverageValue per replica. */
+  private async externalMetricReplicas(source: NonNullable<MetricSpec['external']>, t: ScaleTargetState): Promise<MetricReplicas> {
+    const selector = source.metric.selector ? labelSelectorObjectToString(source.metric.selector) : '';
+    const list = await this.metricsGet<MetricValueList>(`${EXTERNAL_METRICS_API}/namespaces/${t.namespace}/${encodeURIComponent(source.metric.name)}`, selector ? { labelSelector: selector } : {}, 'FailedGetExternalMetric');
+    if (!list.items?.length) throw new MetricsUnavailableError(`unable to get external metric ${t.namespace}/${source.metric.name}: no metrics returned from external metrics API`, 'FailedGetExternalMetric');
+    const usage = list.items.reduce((sum, item) => sum + milli(item.value), 0);
+    const name = `external metric ${source.metric.name}`;
+    if (source.target.type === 'AverageValue') {
+      const r = averageValueReplicas(t.statusReplicas, usage, milli(source.target.averageValue), this.opts);
+      return { replicas: r.replicas, status: { type: 'External', external: { metric: source.metric, current: { averageValue: formatMilli(r.averageValue) } } }, name, reason: `${name} ${r.replicas > t.statusReplicas ? 'above' : 'below'} target` };
+    }
+    const targetValue = milli(source.target.value);
+    const replicas = valueReplicas(t.current, usage, targetValue, readyPods(t.pods), this.opts);
+    return { replicas, status: { type: 'External', external: { metric: source.metric, current: { value: formatMilli(usage) } } }, name, reason: `${name} ${usage > targetValue ? 'above' : 'below'} target` };
+  }
+
+  /** A read from a metrics API; its failure is a MetricsUnavailableError with `reason`. */
+  private async metricsGet<T>(path: string, query: Record<string, string>, reason: string): Promise<T> {
+    try {
+      return await this.ctx.client.request<T>({ method: 'GET', path, query });
+    } catch (err) {
+      throw new MetricsUnavailableError(`unable to get metrics from ${path}: ${(err as Error).message}`, reason);
+    }
   }
 
   private async writeStatus(hpa: HorizontalPodAutoscaler, fields: Partial<NonNullable<HorizontalPodAutoscaler['status']>>, conditions: Condition[]): Promise<void> {

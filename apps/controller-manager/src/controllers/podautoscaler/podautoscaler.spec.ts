@@ -1,5 +1,5 @@
 import { normalizeWithBehavior, type NormalizeInput } from './behavior';
-import { MetricsUnavailableError, resourceReplicas, type PodInfo, type PodMetric } from './replica-calculator';
+import { MetricsUnavailableError, averageValueReplicas, podsMetricReplicas, resourceReplicas, valueReplicas, type PodInfo, type PodMetric } from './replica-calculator';
 
 const NOW = 10_000_000;
 const LONG_AGO = NOW - 3_600_000;
@@ -33,6 +33,50 @@ describe('resourceReplicas (upstream replica calculator)', () => {
     { name: 'a pod without a cpu request', pods: [pod('a', undefined as unknown as number, { request: undefined })], usage: { a: 10 } },
   ])('fails when $name', ({ pods, usage }) => {
     expect(() => resourceReplicas(1, 50, 'cpu', pods, metrics(usage), NOW)).toThrow(MetricsUnavailableError);
+  });
+});
+
+describe('podsMetricReplicas (upstream calcPlainMetricReplicas; values in milli-units)', () => {
+  it.each<{ name: string; current: number; target: number; pods: PodInfo[]; usage: Record<string, number>; want: number; average?: number }>([
+    { name: 'scales up in proportion to the average', current: 2, target: 100, pods: [pod('a'), pod('b')], usage: { a: 300, b: 100 }, want: 4, average: 200 },
+    { name: 'scales down in proportion', current: 4, target: 100, pods: [pod('a'), pod('b'), pod('c'), pod('d')], usage: { a: 20, b: 20, c: 20, d: 20 }, want: 1, average: 20 },
+    { name: 'within tolerance: no change', current: 2, target: 100, pods: [pod('a'), pod('b')], usage: { a: 105, b: 105 }, want: 2 },
+    // 400 over a, b is 200 each (ratio 2); c missing counts as 0 when scaling up: 133 → ceil(1.33 * 3) = 4.
+    { name: 'a missing pod counts as zero when scaling up', current: 3, target: 100, pods: [pod('a'), pod('b'), pod('c')], usage: { a: 200, b: 200 }, want: 4 },
+    // 10 each (ratio 0.1); c missing counts as at the target: 40 → ceil(0.4 * 3) = 2.
+    { name: 'a missing pod counts as at the target when scaling down', current: 3, target: 100, pods: [pod('a'), pod('b'), pod('c')], usage: { a: 10, b: 10 }, want: 2 },
+    // readiness timing is for cpu only: a pod that just became ready counts with its value.
+    { name: 'a recently ready pod counts', current: 2, target: 100, pods: [pod('a'), pod('b', undefined, { startTime: NOW - 60_000, ready: { status: 'True', lastTransitionTime: NOW - 5_000 } })], usage: { a: 100, b: 300 }, want: 4 },
+    // b is Pending: left out, and counted as 0 when scaling up: (300 + 0) / 2 = 150 → ceil(1.5 * 2) = 3.
+    { name: 'a pending pod counts as zero when scaling up', current: 2, target: 100, pods: [pod('a'), pod('b', undefined, { phase: 'Pending' })], usage: { a: 300, b: 900 }, want: 3 },
+  ])('$name', ({ current, target, pods, usage, want, average }) => {
+    const r = podsMetricReplicas(current, target, pods, metrics(usage), NOW);
+    expect(r.replicas).toBe(want);
+    if (average !== undefined) expect(r.averageValue).toBe(average);
+  });
+
+  it('fails without metrics for any targeted pod', () => {
+    expect(() => podsMetricReplicas(1, 100, [pod('a')], metrics({}), NOW)).toThrow(MetricsUnavailableError);
+    expect(() => podsMetricReplicas(1, 100, [], metrics({ a: 1 }), NOW)).toThrow(MetricsUnavailableError);
+  });
+});
+
+describe('Object and External metrics (upstream getUsageRatioReplicaCount, Get*PerPodMetricReplicas)', () => {
+  it.each<{ name: string; current: number; usage: number; target: number; ready: number; want: number }>([
+    { name: 'Value: the ratio times the ready pods', current: 2, usage: 3000, target: 1000, ready: 2, want: 6 },
+    { name: 'Value: within tolerance keeps the count', current: 2, usage: 1050, target: 1000, ready: 2, want: 2 },
+    { name: 'Value: only ready pods count', current: 4, usage: 2000, target: 1000, ready: 1, want: 2 },
+    { name: 'Value: from zero replicas, the ratio alone', current: 0, usage: 2500, target: 1000, ready: 0, want: 3 },
+  ])('$name', ({ current, usage, target, ready, want }) => {
+    expect(valueReplicas(current, usage, target, ready)).toBe(want);
+  });
+
+  it.each<{ name: string; replicas: number; usage: number; target: number; want: number; average: number }>([
+    { name: 'AverageValue: the value over the per-replica target', replicas: 1, usage: 3000, target: 1000, want: 3, average: 3000 },
+    { name: 'AverageValue: scales down too', replicas: 4, usage: 1000, target: 1000, want: 1, average: 250 },
+    { name: 'AverageValue: within tolerance keeps the count', replicas: 3, usage: 3200, target: 1000, want: 3, average: 1067 },
+  ])('$name', ({ replicas, usage, target, want, average }) => {
+    expect(averageValueReplicas(replicas, usage, target)).toEqual({ replicas: want, averageValue: average });
   });
 });
 

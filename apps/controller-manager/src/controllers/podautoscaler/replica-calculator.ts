@@ -40,7 +40,15 @@ export interface ReplicaResult {
   averageValue: number;
 }
 
-export class MetricsUnavailableError extends Error {}
+/** The metrics needed are not there; `reason` is the condition reason upstream reports (FailedGetResourceMetric, FailedGetPodsMetric...). */
+export class MetricsUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly reason = 'FailedGetResourceMetric',
+  ) {
+    super(message);
+  }
+}
 
 /** Pods sorted out as upstream groupPods does. */
 function groupPods(pods: readonly PodInfo[], metrics: ReadonlyMap<string, PodMetric>, cpu: boolean, now: number, o: CalculatorOptions) {
@@ -134,4 +142,69 @@ export function resourceReplicas(currentReplicas: number, targetUtilization: num
   const replicas = Math.ceil(next.ratio * metrics.size);
   if ((next.ratio < 1 && replicas > currentReplicas) || (next.ratio > 1 && replicas < currentReplicas)) return result(currentReplicas);
   return result(replicas);
+}
+
+/** Replicas and the current per-pod average (milli-units) for a plain per-pod metric. */
+export interface PlainReplicaResult {
+  replicas: number;
+  averageValue: number;
+}
+
+/** Average of the metrics (milli-units, truncated as upstream's integer division) and its ratio to the target. */
+function usageRatio(metrics: ReadonlyMap<string, PodMetric>, targetAverage: number): { ratio: number; average: number } {
+  let total = 0;
+  for (const m of metrics.values()) total += m.value;
+  const average = Math.trunc(total / metrics.size);
+  return { ratio: average / targetAverage, average };
+}
+
+/**
+ * Replicas for a Pods metric (upstream GetMetricReplicas / calcPlainMetricReplicas): the pods'
+ * average against a target average value. Pending pods count as unready; readiness timing is
+ * not looked at (that is for cpu); missing pods count as at the target when scaling down and as
+ * zero when scaling up; unready pods as zero when scaling up.
+ */
+export function podsMetricReplicas(currentReplicas: number, targetAverage: number, pods: readonly PodInfo[], podMetrics: ReadonlyMap<string, PodMetric>, now: number, o: CalculatorOptions = DEFAULT_CALCULATOR_OPTIONS): PlainReplicaResult {
+  if (pods.length === 0) throw new MetricsUnavailableError('no pods returned by selector while calculating replica count');
+  const metrics = new Map(podMetrics);
+  const { readyCount, unready, missing, ignored } = groupPods(pods, metrics, false, now, o);
+  for (const name of [...ignored, ...unready]) metrics.delete(name);
+  if (metrics.size === 0) throw new MetricsUnavailableError('did not receive metrics for targeted pods (pods might be unready)');
+  const first = usageRatio(metrics, targetAverage);
+  const result = (replicas: number) => ({ replicas, averageValue: first.average });
+  const scaleUpWithUnready = unready.size > 0 && first.ratio > 1;
+  if (!scaleUpWithUnready && missing.size === 0) {
+    if (Math.abs(1 - first.ratio) <= o.tolerance) return result(currentReplicas);
+    return result(Math.ceil(first.ratio * readyCount));
+  }
+  for (const name of missing) metrics.set(name, { value: first.ratio < 1 ? targetAverage : 0, timestamp: now, windowMs: 0 });
+  if (scaleUpWithUnready) for (const name of unready) metrics.set(name, { value: 0, timestamp: now, windowMs: 0 });
+  const next = usageRatio(metrics, targetAverage);
+  if (Math.abs(1 - next.ratio) <= o.tolerance || (first.ratio < 1 && next.ratio > 1) || (first.ratio > 1 && next.ratio < 1)) return result(currentReplicas);
+  const replicas = Math.ceil(next.ratio * metrics.size);
+  if ((next.ratio < 1 && replicas > currentReplicas) || (next.ratio > 1 && replicas < currentReplicas)) return result(currentReplicas);
+  return result(replicas);
+}
+
+/**
+ * Replicas for a single value against a target Value (Object and External metrics; upstream
+ * getUsageRatioReplicaCount): the ratio times the ready (Running and Ready) pods, or the ratio
+ * alone when the target has no replicas.
+ */
+export function valueReplicas(currentReplicas: number, usage: number, target: number, readyPods: number, o: Pick<CalculatorOptions, 'tolerance'> = DEFAULT_CALCULATOR_OPTIONS): number {
+  const ratio = usage / target;
+  if (currentReplicas === 0) return Math.ceil(ratio);
+  if (Math.abs(1 - ratio) <= o.tolerance) return currentReplicas;
+  return Math.ceil(ratio * readyPods);
+}
+
+/**
+ * Replicas for a single value against a target AverageValue per replica (Object and External
+ * metrics; upstream GetObjectPerPodMetricReplicas / GetExternalPerPodMetricReplicas): the
+ * value divided by the target, unless the per-replica average is within tolerance.
+ */
+export function averageValueReplicas(statusReplicas: number, usage: number, targetAverage: number, o: Pick<CalculatorOptions, 'tolerance'> = DEFAULT_CALCULATOR_OPTIONS): PlainReplicaResult {
+  const ratio = usage / (targetAverage * statusReplicas);
+  const replicas = Math.abs(1 - ratio) > o.tolerance ? Math.ceil(usage / targetAverage) : statusReplicas;
+  return { replicas, averageValue: statusReplicas > 0 ? Math.ceil(usage / statusReplicas) : usage };
 }
