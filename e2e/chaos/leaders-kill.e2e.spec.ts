@@ -17,6 +17,8 @@ interface Replicated {
   name: string;
   start(): Promise<RunningProcess>;
   running: RunningProcess[];
+  /** Replicas that exited on their own (a leader that could not renew in time), as `pid code: last output line`. */
+  exits: string[];
   /** Per cycle: kill -9 of the leader until another process holds the lease (ms). */
   moves: number[];
   /** Per cycle: the new holder's acquireTime minus the killed holder's last renewTime (ms), from the Lease. */
@@ -50,16 +52,36 @@ describe('chaos: kill -9 of the controller-manager and scheduler leaders mid-rol
     gw = await startGateway();
     agent = await startNodeAgent({ name: 'chaos-sim', kubeconfig: gw.kubeconfig, args: ['--runtime=simulated', '--simulated-nodes=3'] });
     components.push(
-      { name: 'controller-manager', start: () => startControllerManager(gw.kubeconfig, ['deployment', 'replicaset'], ['--leader-elect=true', ...ELECTION]), running: [], moves: [], leaseGaps: [] },
-      { name: 'scheduler', start: () => startScheduler(gw.kubeconfig, ELECTION), running: [], moves: [], leaseGaps: [] },
+      { name: 'controller-manager', start: () => startControllerManager(gw.kubeconfig, ['deployment', 'replicaset'], ['--leader-elect=true', ...ELECTION]), running: [], exits: [], moves: [], leaseGaps: [] },
+      { name: 'scheduler', start: () => startScheduler(gw.kubeconfig, ELECTION), running: [], exits: [], moves: [], leaseGaps: [] },
     );
-    for (const c of components) c.running.push(await c.start(), await c.start());
+    for (const c of components) for (let i = 0; i < 2; i++) await launch(c);
   }, 90_000);
   afterAll(async () => {
+    stopping = true;
     for (const c of components) for (const p of c.running) await p.stop();
     await agent?.stop();
     await gw?.stop();
   });
+
+  let stopping = false;
+  /**
+   * Starts a replica under supervision, as systemd or a kubelet would run it: one that exits on
+   * its own is recorded and replaced. A leader that cannot renew within its deadline (2 s here,
+   * on a loaded machine) exits 1, as upstream's components do, for a fresh process to campaign.
+   */
+  const launch = async (c: Replicated): Promise<RunningProcess> => {
+    const p = await c.start();
+    c.running.push(p);
+    void p.exited.then((exit) => {
+      if (stopping || !c.running.includes(p)) return; // stopped or killed by the test
+      c.running = c.running.filter((q) => q !== p);
+      const last = p.output().trim().split('\n').filter((l) => /leadership|error|Error/.test(l)).pop() ?? p.output().trim().split('\n').pop();
+      c.exits.push(`${p.pid} exited ${exit.code ?? exit.signal}: ${last}`);
+      if (!stopping) void launch(c);
+    });
+    return p;
+  };
 
   const lease = async (name: string) => (await gw.admin.get(leasePath(name))).json;
   const holderOf = async (c: Replicated) => {
@@ -83,9 +105,24 @@ describe('chaos: kill -9 of the controller-manager and scheduler leaders mid-rol
     const d = (await gw.admin.get(DEPLOYMENT)).json;
     const sets = ((await gw.admin.get('/apis/apps/v1/namespaces/default/replicasets?labelSelector=app%3Dchaos')).json.items as any[]).map((rs) => `${rs.metadata.name} spec ${rs.spec.replicas} status ${JSON.stringify(rs.status)}`);
     const all = ((await gw.admin.get('/api/v1/namespaces/default/pods?labelSelector=app%3Dchaos')).json.items as any[]).map((p) => `${p.metadata.name} ${p.spec.nodeName ?? '(unbound)'} ${p.status?.phase} ${p.metadata.deletionTimestamp ? 'deleting' : ''}`);
-    const leases = await Promise.all(components.map(async (c) => `${c.name}: ${JSON.stringify((await lease(c.name))?.spec)} running ${c.running.map((p) => p.pid).join(',')}`));
+    const leases = await Promise.all(components.map(async (c) => `${c.name}: ${JSON.stringify((await lease(c.name))?.spec)} running ${c.running.map((p) => p.pid).join(',')}; exited on their own: ${c.exits.join(' | ') || 'none'}`));
     return [`deployment generation ${d.metadata.generation} status ${JSON.stringify(d.status)}`, ...sets, ...all, ...leases].join('\n');
   };
+
+  it('a leader whose lease is taken steps down and exits 1 (upstream "leaderelection lost"), for its supervisor to restart it', async () => {
+    const proc = await startControllerManager(gw.kubeconfig, ['replicaset'], ['--leader-elect=true', '--leader-elect-resource-name=stolen', ...ELECTION]);
+    try {
+      const held = await eventually('the lease is held', async () => ((l) => (l?.spec?.holderIdentity?.endsWith(`_${proc.pid}`) ? l : undefined))(await lease('stolen')), 20_000);
+      const now = new Date().toISOString().replace('Z', '000Z');
+      const stolen = await gw.admin.put(leasePath('stolen'), { ...held, spec: { ...held.spec, holderIdentity: 'thief', renewTime: now, leaseDurationSeconds: 3600 } });
+      expect(stolen.status).toBe(200);
+      const exit = await Promise.race([proc.exited, sleep(20_000).then(() => undefined)]);
+      expect(exit).toEqual({ code: 1, signal: null });
+      expect(proc.output()).toMatch(/leadership lost; exiting/);
+    } finally {
+      await proc.stop();
+    }
+  });
 
   it(
     `${CYCLES} cycles: leadership moves within the lease, the rollout completes, no duplicate or orphaned pods`,
@@ -103,13 +140,9 @@ describe('chaos: kill -9 of the controller-manager and scheduler leaders mid-rol
         if (!(await rolledOut())) midRollout++;
 
         const killedAt = Date.now();
+        components.forEach((c, i) => (c.running = c.running.filter((p) => p !== leaders[i].proc)));
         await Promise.all(leaders.map((l) => l.proc.kill9()));
-        await Promise.all(
-          components.map(async (c, i) => {
-            c.running = c.running.filter((p) => p !== leaders[i].proc);
-            c.running.push(await c.start());
-          }),
-        );
+        await Promise.all(components.map((c) => launch(c)));
         await Promise.all(
           components.map(async (c, i) => {
             const old = leaders[i].lease.spec;
@@ -141,9 +174,12 @@ describe('chaos: kill -9 of the controller-manager and scheduler leaders mid-rol
         // Leadership moves within the lease: a follower takes over once the lease has expired,
         // not later than a lease duration plus a few retry periods.
         expect(Math.max(...c.leaseGaps)).toBeLessThanOrEqual(2 * LEASE_SECONDS * 1000);
+        // A replica may only have exited on its own for lost leadership, with a failure code.
+        for (const exit of c.exits) expect(exit).toMatch(/ exited 1: .*leadership lost/);
         recordChaos({ component: `${c.name} (leader)`, fault: 'kill -9 mid-rollout', cycles: CYCLES, acknowledged: 0, lost: 0, duplicates, orphans, recoveryMs: c.moves });
       }
       process.stdout.write(`chaos: leaders killed while the rollout was in progress in ${midRollout} of ${CYCLES} cycles\n`);
+      process.stdout.write(`chaos: replicas that exited on their own (lost leadership) and were replaced: ${components.map((c) => `${c.name} ${c.exits.length}`).join(', ')}\n`);
       process.stdout.write(`chaos: lease gaps (new acquireTime - last renewTime), ms: ${components.map((c) => `${c.name} max ${Math.max(...c.leaseGaps)}`).join(', ')}\n`);
     },
     chaosTimeout(CYCLES, 90_000, 60_000),

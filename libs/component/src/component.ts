@@ -140,7 +140,10 @@ export async function runComponent<D extends FlagDefs>(spec: ComponentSpec<D>, a
         },
         onStoppedLeading: () => {
           if (stop.signal.aborted) return; // a normal stop releases the lease; nothing was lost
+          // Exit 1 as upstream's components do ("leaderelection lost"): a supervisor that restarts
+          // failed processes (systemd Restart=on-failure, a pod's restartPolicy) starts a fresh one.
           logger.warn('leadership lost; exiting so a fresh process can campaign again');
+          failed = true;
           onSignal('leadership-lost');
         },
         onNewLeader: (leader: string) => logger.info('new leader', { leader }),
