@@ -48,12 +48,28 @@ const MAX_TYPE_DEPTH = 24;
 /** What a schema node is, with `$ref` and `allOf` resolved. */
 export type SchemaKind = 'object' | 'map' | 'list' | 'bool' | 'int' | 'double' | 'string' | 'bytes' | 'timestamp' | 'duration' | 'int-or-string' | 'dyn';
 
-/** Resolves `$ref` and merges `allOf` so the returned node describes the value itself. */
+/** Resolved nodes per context: schemas are immutable, so each node is resolved once per context. */
+const resolvedNodes = new WeakMap<SchemaContext, WeakMap<CelSchema, CelSchema | undefined>>();
+
+/**
+ * Resolves `$ref` and merges `allOf` so the returned node describes the value itself
+ * (memoized per schema node and context: the same node yields the same resolved node).
+ */
 export function resolveSchema(schema: CelSchema | undefined, ctx: SchemaContext = {}): CelSchema | undefined {
-  let s = schema;
+  if (!schema || (!schema.$ref && !schema.allOf?.length)) return schema;
+  let memo = resolvedNodes.get(ctx);
+  if (!memo) resolvedNodes.set(ctx, (memo = new WeakMap()));
+  if (memo.has(schema)) return memo.get(schema);
+  const resolved = resolveUncached(schema, ctx);
+  memo.set(schema, resolved);
+  return resolved;
+}
+
+function resolveUncached(schema: CelSchema, ctx: SchemaContext): CelSchema | undefined {
+  let s: CelSchema | undefined = schema;
   for (let hops = 0; s && hops < 16; hops++) {
     if (s.$ref) {
-      const target = ctx.resolveRef?.(s.$ref);
+      const target: CelSchema | undefined = ctx.resolveRef?.(s.$ref);
       const { $ref: _ref, ...rest } = s;
       s = target ? { ...target, ...rest } : rest;
       continue;

@@ -122,6 +122,11 @@ export interface AdmissionActivation {
 
 const activations = new WeakMap<AdmissionAttributes, AdmissionActivation>();
 
+/** Drops the request's expression values after a mutation changed its object (they read the object as it was). */
+export function forgetActivation(a: AdmissionAttributes): void {
+  activations.delete(a);
+}
+
 /** The request's expression values (`object` and `oldObject` typed by the kind's schema). */
 export function admissionActivation(env: CelEnvironment, a: AdmissionAttributes, authorizer: Authorizer): AdmissionActivation {
   let act = activations.get(a);

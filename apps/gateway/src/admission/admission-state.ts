@@ -9,7 +9,7 @@ import type { GenericStore } from '../registry/generic-store';
 import type { RequestContext } from '../registry/strategy';
 import type { WebhookClient } from '../webhooks/webhook-client';
 import type { AdmissionAttributes, AdmissionResource } from '../pipeline/admit';
-import type { VersionedAttributes } from './admission-request';
+import { forgetActivation, type VersionedAttributes } from './admission-request';
 import type { MatchedAs } from './matching';
 import { readAdmissionConfiguration } from './admission-config';
 import { ObjectCache } from './object-cache';
@@ -103,6 +103,7 @@ export class AdmissionState implements OnApplicationShutdown {
     const target = a.object as Record<string, unknown>;
     for (const key of Object.keys(target)) delete target[key];
     Object.assign(target, back);
+    forgetActivation(a);
   }
 
   /** The cached objects of a resource, started on first use. */

@@ -1,0 +1,245 @@
+// What validating and mutating admission policies share: their policies and bindings from the
+// replica's caches (compiled once per policy generation), the index of bindings that apply to
+// a resource, selectors, parameter objects, and the expression values of one request.
+
+import { parseApiVersion, type ResourceDef } from '@orch/api';
+import { StatusError, type KubeObject, type LabelSelectorObject } from '@orch/apimachinery';
+import { CelCompileError, type CelProgram } from '@orch/cel';
+import type { AdmissionAttributes } from '../../pipeline/admit';
+import { admissionActivation } from '../admission-request';
+import type { AdmissionState } from '../admission-state';
+import { matchingResource, namespaceSelectorMatches, objectSelectorMatches, selectorMatches, type MatchedAs, type RuleTarget } from '../matching';
+import { findNamespace } from '../namespace-annotations';
+import { policyEnv } from './policy-env';
+import type { MatchResources } from './policy-types';
+
+/** An expression compiled once per policy generation, or the reason it does not compile. */
+export interface Compiled {
+  expression: string;
+  program?: CelProgram;
+  error?: string;
+}
+
+export function compileExpression(expression: string, resultTypes?: string[]): Compiled {
+  try {
+    return { expression, program: policyEnv().compile(expression, resultTypes ? { resultTypes } : {}) };
+  } catch (e) {
+    return { expression, error: e instanceof CelCompileError ? e.message : String(e) };
+  }
+}
+
+/** The fields validating and mutating policies have in common. */
+export interface PolicyObject extends KubeObject {
+  spec?: {
+    paramKind?: { apiVersion?: string; kind?: string };
+    matchConstraints?: MatchResources;
+    failurePolicy?: 'Fail' | 'Ignore';
+    matchConditions?: { name: string; expression: string }[];
+    variables?: { name: string; expression: string }[];
+  };
+}
+
+export interface BindingObject extends KubeObject {
+  spec?: {
+    policyName?: string;
+    paramRef?: { name?: string; namespace?: string; selector?: LabelSelectorObject; parameterNotFoundAction?: 'Allow' | 'Deny' };
+    matchResources?: MatchResources;
+  };
+}
+
+/** A policy compiled for evaluation: what every kind of policy has, plus its own expressions (`T`). */
+export interface CompiledPolicy<P extends PolicyObject> {
+  policy: P;
+  paramResource?: ResourceDef;
+  matchConditions: (Compiled & { name: string })[];
+  variables: (Compiled & { name: string })[];
+}
+
+/** A binding whose policy's (and its own) rules cover the request's resource and operation. */
+export interface Candidate<P extends PolicyObject, B extends BindingObject, C extends CompiledPolicy<P>> {
+  compiled: C;
+  binding: B;
+  /** The resource and kind the policy's rules matched the request as (matchPolicy Equivalent). */
+  matched: MatchedAs;
+  /** Rules name resources (resourceNames): matched again per request, by name. */
+  byName: boolean;
+  /** Selectors left to check per request. */
+  selectors: { objectSelector?: LabelSelectorObject; namespaceSelector?: LabelSelectorObject }[];
+}
+
+const INDEX_LIMIT = 512;
+
+/**
+ * The policies and bindings of one policy kind, as this replica's caches have them. Policies
+ * are compiled once per resourceVersion; the bindings that apply to an (operation, resource,
+ * subresource, scope) are found once per generation of either cache and kept in an index, so
+ * a request pays only for the selectors of its candidates.
+ */
+export class PolicySource<P extends PolicyObject, B extends BindingObject, C extends CompiledPolicy<P>> {
+  private compiled = new Map<string, C>();
+  private generations = '';
+  private index = new Map<string, Candidate<P, B, C>[]>();
+
+  constructor(
+    private readonly state: AdmissionState,
+    private readonly group: string,
+    private readonly policies: string,
+    private readonly bindings: string,
+    private readonly compile: (policy: P, shared: CompiledPolicy<P>) => C,
+  ) {}
+
+  /** The shared part of a compiled policy (param resource, matchConditions, variables). */
+  compileShared(policy: P): CompiledPolicy<P> {
+    const spec = policy.spec ?? {};
+    const pk = spec.paramKind;
+    const gv = pk?.apiVersion ? parseApiVersion(pk.apiVersion) : undefined;
+    return {
+      policy,
+      paramResource: gv && pk?.kind ? this.state.catalog.lookupKind(gv.group, gv.version, pk.kind) : undefined,
+      matchConditions: (spec.matchConditions ?? []).map((c) => ({ name: c.name, ...compileExpression(c.expression, ['bool']) })),
+      variables: (spec.variables ?? []).map((v) => ({ name: v.name, ...compileExpression(v.expression) })),
+    };
+  }
+
+  /** The bindings whose rules cover the request, in binding name order. */
+  candidates(a: AdmissionAttributes): Candidate<P, B, C>[] {
+    this.refresh();
+    const def = this.state.catalog.lookup(a.resource.group, a.resource.version, a.resource.resource);
+    const namespaced = def ? def.scope === 'Namespaced' : !!a.namespace;
+    const key = `${a.operation}|${a.resource.group}|${a.resource.version}|${a.resource.resource}|${a.subresource}|${namespaced}`;
+    let found = this.index.get(key);
+    if (!found) {
+      found = this.match(a, namespaced, true);
+      if (this.index.size >= INDEX_LIMIT) this.index.clear();
+      this.index.set(key, found);
+    }
+    if (!found.some((c) => c.byName)) return found;
+    const byName = this.match(a, namespaced, false);
+    return found.filter((c) => !c.byName || byName.some((n) => n.binding === c.binding));
+  }
+
+  /** Whether the candidate's selectors select the request (the namespace read only when a selector needs it). */
+  async selects(c: Candidate<P, B, C>, a: AdmissionAttributes): Promise<boolean> {
+    for (const s of c.selectors) {
+      if (!objectSelectorMatches(s.objectSelector, a)) return false;
+      if (s.namespaceSelector && !namespaceSelectorMatches(s.namespaceSelector, a, a.namespace ? await findNamespace(this.state, a.namespace) : undefined)) return false;
+    }
+    return true;
+  }
+
+  /**
+   * The parameter objects of a binding (`[null]`: the policy takes none; `[]`: none found and
+   * the binding allows that). A missing one under `Deny` is a denial (`deny`); a policy whose
+   * paramKind is not served, or a binding without paramRef, an evaluation error.
+   */
+  params(cp: C, binding: B, a: AdmissionAttributes, deny: (message: string) => StatusError): (KubeObject | null)[] {
+    if (!cp.policy.spec?.paramKind) return [null];
+    const ref = binding.spec?.paramRef;
+    if (!cp.paramResource) throw new Error(`failed to find resource referenced by paramKind: '${cp.policy.spec.paramKind.apiVersion}, Kind=${cp.policy.spec.paramKind.kind}'`);
+    if (!ref) throw new Error('the binding has no paramRef but the policy has a paramKind');
+    const cache = this.state.cache(cp.paramResource.group, cp.paramResource.resource);
+    const namespaced = cp.paramResource.scope === 'Namespaced';
+    const ns = namespaced ? (ref.namespace ?? a.namespace) : '';
+    let found: KubeObject[];
+    if (ref.name) {
+      const one = cache.get(ns, ref.name);
+      found = one ? [one] : [];
+    } else found = cache.list(namespaced ? ns : undefined).filter((o) => selectorMatches(ref.selector ?? {}, o.metadata.labels));
+    if (found.length === 0) {
+      if ((ref.parameterNotFoundAction ?? 'Deny') === 'Allow') return [];
+      throw deny('failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction');
+    }
+    return found;
+  }
+
+  private refresh(): void {
+    const policies = this.state.cache<P>(this.group, this.policies);
+    const bindings = this.state.cache<B>(this.group, this.bindings);
+    const generations = `${policies.generation}/${bindings.generation}`;
+    if (generations === this.generations) return;
+    this.generations = generations;
+    this.index = new Map();
+    const next = new Map<string, C>();
+    for (const p of policies.list()) {
+      const name = p.metadata.name ?? '';
+      const old = this.compiled.get(name);
+      next.set(name, old && old.policy.metadata.resourceVersion === p.metadata.resourceVersion ? old : this.compile(p, this.compileShared(p)));
+    }
+    this.compiled = next;
+  }
+
+  /** The candidates among all bindings (`byRules`: leaving resourceNames out, for the index; else by name too). */
+  private match(a: AdmissionAttributes, namespaced: boolean, byRules: boolean): Candidate<P, B, C>[] {
+    const name = (b: B) => b.metadata.name ?? '';
+    const bindings = this.state
+      .cache<B>(this.group, this.bindings)
+      .list()
+      .sort((x, y) => (name(x) < name(y) ? -1 : name(x) > name(y) ? 1 : 0));
+    const target = { operation: a.operation, resource: a.resource, kind: a.kind, subresource: a.subresource, namespaced, name: a.name };
+    const named = (m: MatchResources | undefined) => [...(m?.resourceRules ?? []), ...(m?.excludeResourceRules ?? [])].some((r) => r.resourceNames?.length);
+    const out: Candidate<P, B, C>[] = [];
+    for (const binding of bindings) {
+      const compiled = this.compiled.get(binding.spec?.policyName ?? '');
+      const constraints = compiled?.policy.spec?.matchConstraints;
+      if (!compiled || !constraints) continue;
+      const own = binding.spec?.matchResources;
+      const matched = this.rulesMatch(constraints, target, true, byRules);
+      if (!matched) continue;
+      if (own && !this.rulesMatch(own, target, false, byRules)) continue;
+      out.push({ compiled, binding, matched, byName: named(constraints) || named(own), selectors: [constraints, own ?? {}].filter((m) => m.objectSelector || m.namespaceSelector) });
+    }
+    return out;
+  }
+
+  /**
+   * Whether match resources' rules select the request, and as which resource and kind. A
+   * policy's must name the resource in its resourceRules; a binding's may leave them out (then
+   * it narrows only by selectors and exclusions). `byRules` decides without the request's
+   * name: rules naming resources include any name and exclusions naming resources exclude
+   * none (a superset, narrowed per request).
+   */
+  private rulesMatch(m: MatchResources, target: RuleTarget, rulesRequired: boolean, byRules: boolean): MatchedAs | undefined {
+    const policy = m.matchPolicy ?? 'Equivalent';
+    const include = byRules ? (m.resourceRules ?? []).map((r) => (r.resourceNames?.length ? { ...r, resourceNames: undefined } : r)) : (m.resourceRules ?? []);
+    const matched = rulesRequired || include.length ? matchingResource(include, target, policy, this.state.catalog) : { resource: target.resource, kind: target.kind };
+    if (!matched) return undefined;
+    const exclude = byRules ? (m.excludeResourceRules ?? []).filter((r) => !r.resourceNames?.length) : (m.excludeResourceRules ?? []);
+    if (exclude.length && matchingResource(exclude, target, policy, this.state.catalog)) return undefined;
+    return matched;
+  }
+}
+
+/**
+ * The expression values of one request for policies: the request's own (shared with
+ * webhooks) plus `namespaceObject`, converted once and shared by every policy the request
+ * meets; `params` and `variables` are per binding. Call `load` once before `activation`.
+ */
+export class PolicyRequest {
+  private namespaceObject: unknown = null;
+  /** The activation of bindings without params or variables, per versioned request (all such bindings share it). */
+  private readonly plain = new Map<AdmissionAttributes, Record<string, unknown>>();
+
+  constructor(
+    private readonly state: AdmissionState,
+    readonly attributes: AdmissionAttributes,
+  ) {}
+
+  /** Reads the request's namespace (from the replica's cache unless it is missing there). */
+  async load(): Promise<void> {
+    const a = this.attributes;
+    if (a.namespace) this.namespaceObject = policyEnv().toCel(await findNamespace(this.state, a.namespace));
+  }
+
+  /** The activation for one binding (versioned: the request as the policy matched it); `variables` receives the policy's variables. */
+  activation(versioned: AdmissionAttributes, param: KubeObject | null, hasVariables: boolean): Record<string, unknown> {
+    const shareable = param === null && !hasVariables;
+    if (shareable) {
+      const shared = this.plain.get(versioned);
+      if (shared) return shared;
+    }
+    const env = policyEnv();
+    const act = { ...admissionActivation(env, versioned, this.state.authorizer), params: param ? env.toCel(param) : null, namespaceObject: this.namespaceObject, variables: Object.create(null) as Record<string, unknown> };
+    if (shareable) this.plain.set(versioned, act);
+    return act;
+  }
+}
