@@ -18,6 +18,7 @@ const DEFAULT_PLUGINS = [
   'DefaultTolerationSeconds',
   'DefaultStorageClass',
   'DefaultIngressClass',
+  'MutatingAdmissionPolicy',
   'MutatingAdmissionWebhook',
   'ValidatingAdmissionPolicy',
   'ValidatingAdmissionWebhook',

@@ -102,6 +102,10 @@ export class Gateway {
   static async create(options: GatewayOptions, pki: Pki): Promise<Gateway> {
     const features = new FeatureGates(options['feature-gates']);
     const catalog = new Catalog(undefined, parseRuntimeConfig(options['runtime-config']));
+    if (!features.enabled('MutatingAdmissionPolicy')) {
+      // upstream serves the alpha resources only when their gate is on as well
+      for (const resource of ['mutatingadmissionpolicies', 'mutatingadmissionpolicybindings']) catalog.unregister('admissionregistration.orch.io', 'v1alpha1', resource);
+    }
     const serviceRanges = serviceRangesFromFlags(options, features);
     const retention = options['watch-history-retention'];
     const store = await openStore(options, retention);

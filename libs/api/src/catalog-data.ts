@@ -197,6 +197,12 @@ export const BUILTIN_RESOURCES: ResourceDef[] = [
     { resource: 'validatingadmissionpolicies', kind: 'ValidatingAdmissionPolicy', categories: ['api-extensions'], sub: [status('ValidatingAdmissionPolicy')] },
     { resource: 'validatingadmissionpolicybindings', kind: 'ValidatingAdmissionPolicyBinding', categories: ['api-extensions'] },
   ]),
+  // Alpha in 1.32: served only with --runtime-config=admissionregistration.k8s.io/v1alpha1=true and
+  // --feature-gates=MutatingAdmissionPolicy=true (the gateway unregisters them without the gate).
+  ...group('admissionregistration.orch.io', 'v1alpha1', C, [
+    { resource: 'mutatingadmissionpolicies', kind: 'MutatingAdmissionPolicy', categories: ['api-extensions'], enabled: false },
+    { resource: 'mutatingadmissionpolicybindings', kind: 'MutatingAdmissionPolicyBinding', categories: ['api-extensions'], enabled: false },
+  ]),
   ...group('apiextensions.orch.io', 'v1', C, [
     {
       resource: 'customresourcedefinitions',

@@ -39,6 +39,8 @@ describe('Catalog', () => {
     { name: 'core via api/v1', rc: 'api/v1=false', gv: ['', 'v1', 'pods'], served: false },
     { name: 'api/all=false then enable one', rc: 'api/all=false,apps/v1=true', gv: ['apps', 'v1', 'deployments'], served: true },
     { name: 'api/all=false', rc: 'api/all=false,apps/v1=true', gv: ['batch', 'v1', 'jobs'], served: false },
+    { name: 'alpha group version in the k8s.io spelling', rc: 'admissionregistration.k8s.io/v1alpha1=true', gv: ['admissionregistration.orch.io', 'v1alpha1', 'mutatingadmissionpolicies'], served: true },
+    { name: 'alpha off by default', rc: '', gv: ['admissionregistration.orch.io', 'v1alpha1', 'mutatingadmissionpolicies'], served: false },
   ])('runtime-config: $name', ({ rc, gv, served }) => {
     const c = new Catalog(undefined, parseRuntimeConfig(rc));
     expect(c.lookup(gv[0], gv[1], gv[2]) !== undefined).toBe(served);

@@ -37,7 +37,10 @@ export function parseRuntimeConfig(spec: string | undefined): Map<string, boolea
     const key = eq < 0 ? item : item.slice(0, eq);
     const raw = eq < 0 ? 'true' : item.slice(eq + 1).toLowerCase();
     if (raw !== 'true' && raw !== 'false') throw new RuntimeConfigError(`invalid value ${JSON.stringify(raw)} for runtime-config key ${key}: must be true or false`);
-    out.set(key === 'api/v1' ? 'v1' : key, raw === 'true');
+    // `admissionregistration.k8s.io/v1alpha1` names the orch group (stock tools' spelling).
+    const [group, ...rest] = key.split('/');
+    const canonical = rest.length && group.includes('.') ? [canonicalGroup(group), ...rest].join('/') : key;
+    out.set(canonical === 'api/v1' ? 'v1' : canonical, raw === 'true');
   }
   return out;
 }

@@ -23,6 +23,8 @@ export const KNOWN_FEATURE_GATES: Record<string, GateSpec> = {
   ServiceIPStaticSubrange: { stage: 'BETA', default: true, lockToDefault: false },
   ProxyTerminatingEndpoints: { stage: 'GA', default: true, lockToDefault: true },
   ConsistentListFromCache: { stage: 'BETA', default: true, lockToDefault: false },
+  /** MutatingAdmissionPolicy (admissionregistration v1alpha1): also needs the group version enabled by --runtime-config. */
+  MutatingAdmissionPolicy: { stage: 'ALPHA', default: false, lockToDefault: false },
 };
 
 export class FeatureGateError extends Error {}

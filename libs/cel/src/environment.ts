@@ -7,11 +7,13 @@
 // variables are dynamic, so values are plain converted JSON and never re-wrapped per access.
 
 import { estimateCost, type EstimateVariable } from './cost';
+import { rewriteObjectLiterals } from './object-literals';
 import { CelTypeError, Environment, makeDuration, ParseError } from './engine';
 import { CelCompileError, CelCostEstimateError } from './errors';
 import { parseTimestamp } from './timestamps';
 import { AUTHORIZER_TYPE, registerAuthorizer } from './library/authorizer';
 import { registerCompat } from './library/compat';
+import { JSONPATCH_TYPE, registerJsonPatch } from './library/jsonpatch';
 import { registerLists } from './library/lists';
 import { registerOptional } from './library/optional';
 import { registerQuantity } from './library/quantity';
@@ -42,6 +44,12 @@ export interface CelEnvironmentOptions extends SchemaContext {
   readonly heterogeneousLiterals?: boolean;
   /** Treat undeclared identifiers as dynamic variables instead of compile errors (conformance runs only). */
   readonly undeclaredAreDyn?: boolean;
+  /**
+   * Expressions build objects (mutating admission policies): message construction
+   * (`Object{spec: Object.spec{...}}`, `JSONPatch{...}`) builds maps, and `jsonpatch`
+   * (values: {@link JsonPatchLibrary}) is declared. Implies heterogeneous literals.
+   */
+  readonly objectLiterals?: boolean;
 }
 
 export interface CompileOptions {
@@ -68,6 +76,7 @@ function base(heterogeneous: boolean): Environment {
       registerAuthorizer(env);
       registerOptional(env);
       registerCompat(env);
+      registerJsonPatch(env);
       return env;
     };
     libraryBase = { strict: build(true), heterogeneous: build(false) };
@@ -87,19 +96,21 @@ export class CelEnvironment {
   private readonly cache = new Map<string, CelProgram>();
 
   constructor(private readonly options: CelEnvironmentOptions = {}) {
-    const root = base(options.heterogeneousLiterals ?? false);
-    const engineOptions = { enableOptionalTypes: true, unlistedVariablesAreDyn: options.undeclaredAreDyn ?? false, homogeneousAggregateLiterals: !(options.heterogeneousLiterals ?? false) };
+    const heterogeneous = (options.heterogeneousLiterals ?? false) || (options.objectLiterals ?? false);
+    const root = base(heterogeneous);
+    const engineOptions = { enableOptionalTypes: true, unlistedVariablesAreDyn: options.undeclaredAreDyn ?? false, homogeneousAggregateLiterals: !heterogeneous };
     this.typed = root.clone(engineOptions);
     this.evaluating = root.clone(engineOptions);
     const declared = new DeclaredTypes(options);
     const variables: CelVariable[] = [...(options.variables ?? [])];
     if (options.authorizer) variables.push({ name: 'authorizer', type: AUTHORIZER_TYPE });
+    if (options.objectLiterals) variables.push({ name: 'jsonpatch', type: JSONPATCH_TYPE });
     const typedVariables: [string, string][] = [];
     for (const v of variables) {
       const type = v.schema ? declared.typeOf(v.schema, v.name) : (v.type ?? 'dyn');
       typedVariables.push([v.name, type]);
       this.evaluating.registerVariable(v.name, v.schema ? 'dyn' : type);
-      this.estimateVariables.set(v.name, v.schema ? { schema: v.schema } : { kind: v.type === AUTHORIZER_TYPE ? 'other' : undefined });
+      this.estimateVariables.set(v.name, v.schema ? { schema: v.schema } : { kind: v.type === AUTHORIZER_TYPE || v.type === JSONPATCH_TYPE ? 'other' : undefined });
     }
     for (const t of declared.objectTypes) {
       this.typed.registerType(t.name, { fields: t.fields });
@@ -143,18 +154,19 @@ export class CelEnvironment {
 
   private compileUncached(expression: string, options: CompileOptions): CelProgram {
     if (expression.trim() === '') throw new CelCompileError('ERROR: <input>:1:1: expression is empty', expression);
+    const source = this.options.objectLiterals ? rewriteObjectLiterals(expression) : expression;
     let typedResult;
     let parsed: EngineProgram;
     try {
-      typedResult = this.typed.check(expression);
-      parsed = this.evaluating.parse(expression) as unknown as EngineProgram;
+      typedResult = this.typed.check(source);
+      parsed = this.evaluating.parse(source) as unknown as EngineProgram;
     } catch (e) {
-      throw new CelCompileError(compileMessage(expression, e), expression);
+      throw new CelCompileError(compileMessage(source, e), expression);
     }
-    if (!typedResult.valid) throw new CelCompileError(compileMessage(expression, typedResult.error), expression);
+    if (!typedResult.valid) throw new CelCompileError(compileMessage(source, typedResult.error), expression);
     const resultType = typedResult.type ?? 'dyn';
     const dynChecked = (parsed as unknown as { check(): { valid: boolean; error?: unknown } }).check();
-    if (!dynChecked.valid) throw new CelCompileError(compileMessage(expression, dynChecked.error), expression);
+    if (!dynChecked.valid) throw new CelCompileError(compileMessage(source, dynChecked.error), expression);
     if (options.resultTypes && resultType !== 'dyn' && !options.resultTypes.includes(resultType)) {
       throw new CelCompileError(`ERROR: <input>:1:1: expression must evaluate to ${options.resultTypes.join(' or ')}, not ${resultType}`, expression);
     }

@@ -15,3 +15,4 @@ export {
   type CelAuthorizationDecision,
   type CelUserInfo,
 } from './library/authorizer';
+export { JsonPatchLibrary } from './library/jsonpatch';

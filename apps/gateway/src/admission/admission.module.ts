@@ -9,6 +9,7 @@ import { PodNodeSelector } from './pod-node-selector/pod-node-selector';
 import { PodSecurity } from './pod-security/pod-security';
 import { PodTolerationRestriction } from './pod-toleration-restriction/pod-toleration-restriction';
 import { PolicyTypeChecker } from './policy/type-checking';
+import { MutatingAdmissionPolicyPlugin } from './policy/mutating-admission-policy';
 import { ValidatingAdmissionPolicyPlugin } from './policy/validating-admission-policy';
 import { Priority } from './priority/priority';
 import { ResourceQuota } from './resource-quota/resource-quota';
@@ -34,6 +35,7 @@ import { MutatingAdmissionWebhook, ValidatingAdmissionWebhook } from './webhook/
     DefaultStorageClass,
     DefaultIngressClass,
     MutatingAdmissionWebhook,
+    MutatingAdmissionPolicyPlugin,
     ValidatingAdmissionPolicyPlugin,
     PolicyTypeChecker,
     ValidatingAdmissionWebhook,

@@ -63,6 +63,7 @@ export const DEFAULT_ENABLED_PLUGINS: readonly string[] = [
   'ClusterTrustBundleAttest',
   'CertificateSubjectRestriction',
   'DefaultIngressClass',
+  'MutatingAdmissionPolicy',
   'MutatingAdmissionWebhook',
   'ValidatingAdmissionPolicy',
   'ValidatingAdmissionWebhook',

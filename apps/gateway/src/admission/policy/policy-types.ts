@@ -1,6 +1,7 @@
 import type { KubeObject, LabelSelectorObject } from '@orch/apimachinery';
 import type { CelVariable } from '@orch/cel';
 import type { Rule } from '../matching';
+import type { BindingObject, PolicyObject } from './policy-source';
 
 /** admissionregistration.orch.io/v1 MatchResources. */
 export interface MatchResources {
@@ -39,3 +40,14 @@ export interface ValidatingAdmissionPolicyBinding extends KubeObject {
 
 /** The variables of policy expressions besides the request's (SPEC: typed request, dynamic object). */
 export const POLICY_VARIABLES: readonly CelVariable[] = [{ name: 'params' }, { name: 'namespaceObject' }, { name: 'variables' }];
+
+/** admissionregistration.orch.io/v1alpha1 MutatingAdmissionPolicy. */
+export interface MutatingAdmissionPolicy extends PolicyObject {
+  spec?: PolicyObject['spec'] & {
+    mutations?: { patchType?: string; applyConfiguration?: { expression?: string }; jsonPatch?: { expression?: string } }[];
+    reinvocationPolicy?: 'Never' | 'IfNeeded';
+  };
+}
+
+/** admissionregistration.orch.io/v1alpha1 MutatingAdmissionPolicyBinding. */
+export type MutatingAdmissionPolicyBinding = BindingObject;

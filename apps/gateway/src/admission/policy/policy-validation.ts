@@ -1,6 +1,7 @@
 import { FieldError } from '@orch/apimachinery';
-import { policyEnv } from './policy-env';
-import type { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from './policy-types';
+import { mutatingPolicyEnv, policyEnv } from './policy-env';
+import type { PolicyObject } from './policy-source';
+import type { MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from './policy-types';
 
 /** Every expression of a policy with its field path and the result types it must have. */
 export function expressions(p: ValidatingAdmissionPolicy): { fieldRef: string; expression: string; resultTypes?: string[] }[] {
@@ -16,23 +17,41 @@ export function expressions(p: ValidatingAdmissionPolicy): { fieldRef: string; e
   ];
 }
 
-/**
- * The expressions of a policy that do not compile at all (refused when the policy is written,
- * 422 naming the field).
- */
-export function validatePolicy(p: ValidatingAdmissionPolicy): FieldError[] {
+/** What validating and mutating policies check alike: resourceRules, failurePolicy, matchConditions and variables that compile. */
+export function validatePolicyCommon(p: PolicyObject): FieldError[] {
   const errs: FieldError[] = [];
   const s = p.spec ?? {};
-  if (!s.validations?.length && !s.auditAnnotations?.length) errs.push(FieldError.required('spec.validations', 'validations or auditAnnotations must contain at least one item'));
   if (!s.matchConstraints?.resourceRules?.length) errs.push(FieldError.required('spec.matchConstraints.resourceRules', ''));
   if (s.failurePolicy !== undefined && !['Fail', 'Ignore'].includes(s.failurePolicy)) errs.push(FieldError.notSupported('spec.failurePolicy', s.failurePolicy, ['Fail', 'Ignore']));
-  for (const e of expressions(p)) {
+  const shared = [
+    ...(s.matchConditions ?? []).map((c, i) => ({ fieldRef: `spec.matchConditions[${i}].expression`, expression: c.expression, resultTypes: ['bool'] as string[] | undefined })),
+    ...(s.variables ?? []).map((v, i) => ({ fieldRef: `spec.variables[${i}].expression`, expression: v.expression, resultTypes: undefined })),
+  ];
+  errs.push(...compileErrors(shared));
+  return errs;
+}
+
+function compileErrors(list: { fieldRef: string; expression: string; resultTypes?: string[] }[]): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const e of list) {
     try {
       policyEnv().compile(e.expression, e.resultTypes ? { resultTypes: e.resultTypes } : {});
     } catch (err) {
       errs.push(FieldError.invalid(e.fieldRef, e.expression, `compilation failed: ${(err as Error).message}`));
     }
   }
+  return errs;
+}
+
+/**
+ * The expressions of a policy that do not compile at all (refused when the policy is written,
+ * 422 naming the field).
+ */
+export function validatePolicy(p: ValidatingAdmissionPolicy): FieldError[] {
+  const s = p.spec ?? {};
+  const errs = validatePolicyCommon(p);
+  if (!s.validations?.length && !s.auditAnnotations?.length) errs.unshift(FieldError.required('spec.validations', 'validations or auditAnnotations must contain at least one item'));
+  errs.push(...compileErrors(expressions(p).filter((e) => !e.fieldRef.startsWith('spec.matchConditions') && !e.fieldRef.startsWith('spec.variables'))));
   return errs;
 }
 
@@ -56,3 +75,60 @@ export function validateBinding(b: ValidatingAdmissionPolicyBinding): FieldError
   return errs;
 }
 
+
+/** Every expression of a mutating policy with its field path. */
+function mutationExpressions(p: MutatingAdmissionPolicy): { fieldRef: string; expression: string }[] {
+  return (p.spec?.mutations ?? []).flatMap((m, i) => {
+    if (m.patchType === 'ApplyConfiguration' && m.applyConfiguration) return [{ fieldRef: `spec.mutations[${i}].applyConfiguration.expression`, expression: m.applyConfiguration.expression ?? '' }];
+    if (m.patchType === 'JSONPatch' && m.jsonPatch) return [{ fieldRef: `spec.mutations[${i}].jsonPatch.expression`, expression: m.jsonPatch.expression ?? '' }];
+    return [];
+  });
+}
+
+/**
+ * MutatingAdmissionPolicy validation (upstream 1.32 v1alpha1): matchConstraints with
+ * resourceRules, at least one mutation, each with a patchType and exactly its own field, a
+ * reinvocationPolicy, and expressions that compile (422 naming the field).
+ */
+export function validateMutatingPolicy(p: MutatingAdmissionPolicy): FieldError[] {
+  const s = p.spec ?? {};
+  const errs = validatePolicyCommon(p);
+  if (!s.mutations?.length) errs.push(FieldError.required('spec.mutations', 'mutations must contain at least one item'));
+  (s.mutations ?? []).forEach((m, i) => {
+    const at = `spec.mutations[${i}]`;
+    if (!m.patchType) errs.push(FieldError.required(`${at}.patchType`, ''));
+    else if (m.patchType !== 'ApplyConfiguration' && m.patchType !== 'JSONPatch') errs.push(FieldError.notSupported(`${at}.patchType`, m.patchType, ['ApplyConfiguration', 'JSONPatch']));
+    else {
+      const field = m.patchType === 'ApplyConfiguration' ? 'applyConfiguration' : 'jsonPatch';
+      const other = m.patchType === 'ApplyConfiguration' ? 'jsonPatch' : 'applyConfiguration';
+      if (!m[field]) errs.push(FieldError.required(`${at}.${field}`, `${field} is required when patchType is ${m.patchType}`));
+      else if (!m[field]?.expression) errs.push(FieldError.required(`${at}.${field}.expression`, ''));
+      if (m[other]) errs.push(FieldError.forbidden(`${at}.${other}`, `must not be set when patchType is ${m.patchType}`));
+    }
+  });
+  if (s.reinvocationPolicy === undefined) errs.push(FieldError.required('spec.reinvocationPolicy', ''));
+  else if (!['Never', 'IfNeeded'].includes(s.reinvocationPolicy)) errs.push(FieldError.notSupported('spec.reinvocationPolicy', s.reinvocationPolicy, ['Never', 'IfNeeded']));
+  for (const e of mutationExpressions(p)) {
+    if (!e.expression) continue;
+    try {
+      mutatingPolicyEnv().compile(e.expression);
+    } catch (err) {
+      errs.push(FieldError.invalid(e.fieldRef, e.expression, `compilation failed: ${(err as Error).message}`));
+    }
+  }
+  return errs;
+}
+
+/** MutatingAdmissionPolicyBinding validation: a policy name, one of paramRef name or selector. */
+export function validateMutatingBinding(b: MutatingAdmissionPolicyBinding): FieldError[] {
+  const errs: FieldError[] = [];
+  const s = b.spec ?? {};
+  if (!s.policyName) errs.push(FieldError.required('spec.policyName', ''));
+  const ref = s.paramRef;
+  if (ref) {
+    if (ref.name && ref.selector) errs.push(FieldError.forbidden('spec.paramRef.name', 'name and selector are mutually exclusive'));
+    if (!ref.name && !ref.selector) errs.push(FieldError.required('spec.paramRef', 'one of name or selector must be specified'));
+    if (ref.parameterNotFoundAction !== undefined && !['Allow', 'Deny'].includes(ref.parameterNotFoundAction)) errs.push(FieldError.notSupported('spec.paramRef.parameterNotFoundAction', ref.parameterNotFoundAction, ['Allow', 'Deny']));
+  }
+  return errs;
+}

@@ -7,7 +7,7 @@ import { csrStrategy } from './csr';
 import { coreEventFields, eventsV1Strategy } from './events';
 import { ingressStrategy, pdbStrategy } from './networking-policy';
 import { secretStrategy } from './secret';
-import { webhookStrategy, admissionPolicyStrategy, admissionPolicyBindingStrategy } from './webhooks';
+import { webhookStrategy, admissionPolicyStrategy, admissionPolicyBindingStrategy, mutatingPolicyStrategy, mutatingPolicyBindingStrategy } from './webhooks';
 import { jobStrategy } from './job';
 import { namespaceStrategy } from './namespace';
 import { bindingStrategy, nodeStrategy, roleStrategy } from './node-rbac';
@@ -60,6 +60,8 @@ const STRATEGIES: Record<string, Strategy> = {
   'admissionregistration.orch.io/validatingwebhookconfigurations': webhookStrategy(false),
   'admissionregistration.orch.io/validatingadmissionpolicies': admissionPolicyStrategy,
   'admissionregistration.orch.io/validatingadmissionpolicybindings': admissionPolicyBindingStrategy,
+  'admissionregistration.orch.io/mutatingadmissionpolicies': mutatingPolicyStrategy,
+  'admissionregistration.orch.io/mutatingadmissionpolicybindings': mutatingPolicyBindingStrategy,
   'certificates.orch.io/certificatesigningrequests': csrStrategy,
   'flowcontrol.apiserver.orch.io/flowschemas': flowSchemaStrategy,
   'flowcontrol.apiserver.orch.io/prioritylevelconfigurations': priorityLevelStrategy,

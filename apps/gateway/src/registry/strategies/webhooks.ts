@@ -2,9 +2,10 @@ import { FieldError } from '@orch/apimachinery';
 import type { KubeObject } from '@orch/apimachinery';
 import type { Strategy } from '../strategy';
 import { admissionEnvironment } from '../../admission/admission-request';
-import { validateBinding, validatePolicy } from '../../admission/policy/policy-validation';
-import type { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from '../../admission/policy/policy-types';
+import { validateBinding, validateMutatingBinding, validateMutatingPolicy, validatePolicy } from '../../admission/policy/policy-validation';
+import type { MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from '../../admission/policy/policy-types';
 import { defaultStrategy } from './common';
+
 
 type Obj = KubeObject & { webhooks?: any[] };
 
@@ -68,4 +69,18 @@ export const admissionPolicyBindingStrategy: Strategy = {
   ...defaultStrategy,
   validate: (obj) => validateBinding(obj as ValidatingAdmissionPolicyBinding),
   validateUpdate: (obj) => validateBinding(obj as ValidatingAdmissionPolicyBinding),
+};
+
+/** MutatingAdmissionPolicy (v1alpha1): mutations with their patch type, a reinvocationPolicy, expressions that compile. */
+export const mutatingPolicyStrategy: Strategy = {
+  ...defaultStrategy,
+  validate: (obj) => validateMutatingPolicy(obj as MutatingAdmissionPolicy),
+  validateUpdate: (obj) => validateMutatingPolicy(obj as MutatingAdmissionPolicy),
+};
+
+/** MutatingAdmissionPolicyBinding (v1alpha1): a policy name, one of paramRef name or selector. */
+export const mutatingPolicyBindingStrategy: Strategy = {
+  ...defaultStrategy,
+  validate: (obj) => validateMutatingBinding(obj as MutatingAdmissionPolicyBinding),
+  validateUpdate: (obj) => validateMutatingBinding(obj as MutatingAdmissionPolicyBinding),
 };
