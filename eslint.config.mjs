@@ -32,6 +32,7 @@ export default [
             { sourceTag: 'scope:node-agent', onlyDependOnLibsWithTags: ['scope:node-agent', 'scope:shared'] },
             { sourceTag: 'scope:network-proxy', onlyDependOnLibsWithTags: ['scope:network-proxy', 'scope:shared'] },
             { sourceTag: 'scope:metrics-server', onlyDependOnLibsWithTags: ['scope:metrics-server', 'scope:shared'] },
+            { sourceTag: 'scope:dashboard', onlyDependOnLibsWithTags: ['scope:dashboard', 'scope:shared'] },
             // Benchmarks measure the gateway's own layers (the store) beside the whole.
             { sourceTag: 'scope:bench', onlyDependOnLibsWithTags: ['scope:shared', 'scope:gateway'] },
           ],

@@ -2,8 +2,10 @@
 // Compiles TypeScript sources to dist/ with swc (the tree under dist mirrors the source
 // tree) and links the @orch/* libraries under dist/node_modules so that compiled code
 // resolves them with Node's ordinary lookup. Usage: build.mjs [projectDir ...] (default: all).
+// Projects with a ui/vite.config.mjs (the dashboard) also get their browser bundle built by Vite
+// into dist/<projectDir>/ui; bundles are build output, never committed.
 import { transformFile } from '@swc/core';
-import { mkdir, readdir, writeFile, readFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile, readFile, stat } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -46,6 +48,40 @@ async function compile(projectDir) {
   return jobs.length;
 }
 
+/** Newest modification time (ms) of the files under dir, recursively; 0 when dir is missing. */
+async function newestMtime(dir) {
+  let newest = 0;
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const d of entries) {
+    const p = join(dir, d.name);
+    newest = Math.max(newest, d.isDirectory() ? await newestMtime(p) : (await stat(p)).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Builds a project's browser UI with Vite when it has one (ui/vite.config.mjs) and its sources
+ * (or the lock file) changed since the last bundle; returns whether it built.
+ */
+async function buildUi(projectDir) {
+  const uiDir = join(root, projectDir, 'ui');
+  const configFile = join(uiDir, 'vite.config.mjs');
+  const built = join(root, 'dist', projectDir, 'ui', 'index.html');
+  const sourcesAt = await newestMtime(uiDir);
+  if (!sourcesAt) return false;
+  const builtAt = await stat(built).then((s) => s.mtimeMs, () => 0);
+  const lockAt = (await stat(join(root, 'package-lock.json'))).mtimeMs;
+  if (builtAt > sourcesAt && builtAt > lockAt) return false;
+  const { build } = await import('vite');
+  await build({ configFile, logLevel: 'warn' });
+  return true;
+}
+
 async function linkLibraries() {
   const tsconfig = JSON.parse(await readFile(join(root, 'tsconfig.base.json'), 'utf8'));
   for (const [alias, [target]] of Object.entries(tsconfig.compilerOptions.paths)) {
@@ -59,6 +95,10 @@ async function linkLibraries() {
 const started = Date.now();
 const dirs = process.argv.length > 2 ? process.argv.slice(2) : await projectDirs();
 let files = 0;
-for (const d of dirs) files += await compile(d);
+let bundles = 0;
+for (const d of dirs) {
+  files += await compile(d);
+  if (await buildUi(d)) bundles++;
+}
 await linkLibraries();
-console.log(`built ${files} files from ${dirs.length} project(s) in ${Date.now() - started} ms`);
+console.log(`built ${files} files${bundles ? ` and ${bundles} UI bundle(s)` : ''} from ${dirs.length} project(s) in ${Date.now() - started} ms`);

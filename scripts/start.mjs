@@ -6,8 +6,8 @@
 // Ports (environment, default): ORCH_PORT gateway (6443), ORCH_CONTROLLER_MANAGER_PORT (10257),
 // ORCH_SCHEDULER_PORT (10259), ORCH_NODE_AGENT_PORT agent API (10250), ORCH_NODE_AGENT_HEALTHZ_PORT
 // (10248), ORCH_PROXY_HEALTHZ_PORT network-proxy health, plain HTTP (10256), ORCH_PROXY_METRICS_PORT
-// (10249), ORCH_METRICS_SERVER_PORT metrics API (4443; health on any free port). Set them all to run a second
-// control plane on the same machine.
+// (10249), ORCH_METRICS_SERVER_PORT metrics API (4443; health on any free port), ORCH_DASHBOARD_PORT the web
+// dashboard (8443). Set them all to run a second control plane on the same machine.
 // ORCH_NODE_AGENT_RUNTIME picks the node-agent's pod runtime: auto (default: sandbox where the machine allows it,
 // else process), sandbox (fails where it cannot run) or process.
 import { spawn, spawnSync } from 'node:child_process';
@@ -40,6 +40,7 @@ const ports = {
   proxyHealthz: portOf('ORCH_PROXY_HEALTHZ_PORT', '10256'),
   proxyMetrics: portOf('ORCH_PROXY_METRICS_PORT', '10249'),
   metricsServer: portOf('ORCH_METRICS_SERVER_PORT', '4443'),
+  dashboard: portOf('ORCH_DASHBOARD_PORT', '8443'),
 };
 const server = `https://127.0.0.1:${port}`;
 const kubeconfig = join(dataDir, 'admin.kubeconfig');
@@ -118,6 +119,20 @@ const components = [
       `--registration-kubeconfig=${kubeconfig}`,
     ],
   },
+  // The web dashboard: no kubeconfig (it acts with each user's own token), the gateway's serving
+  // certificate (issued by the cluster CA, SANs 127.0.0.1 and localhost).
+  {
+    name: 'dashboard',
+    main: 'dist/apps/dashboard/src/main.js',
+    args: [
+      `--server=${server}`,
+      `--certificate-authority=${join(pki, 'ca.crt')}`,
+      `--tls-cert-file=${join(pki, 'serving.crt')}`,
+      `--tls-private-key-file=${join(pki, 'serving.key')}`,
+      `--secure-port=${ports.dashboard}`,
+      '--bind-address=127.0.0.1',
+    ],
+  },
 ];
 
 const children = [];
@@ -183,4 +198,7 @@ if (!(await waitReady())) {
   for (const c of components.slice(1)) if (existsSync(c.main)) run(c);
   console.log(`[orch] control plane up at ${server}`);
   console.log(`[orch] kubectl --kubeconfig ${kubeconfig} get namespaces`);
+  const k = `kubectl --kubeconfig ${kubeconfig}`;
+  console.log(`[orch] dashboard at https://127.0.0.1:${ports.dashboard} (certificate from the cluster CA ${join(pki, 'ca.crt')}); an admin login token:`);
+  console.log(`[orch]   ${k} -n orch-system create serviceaccount dashboard-admin; ${k} create clusterrolebinding dashboard-admin --clusterrole=cluster-admin --serviceaccount=orch-system:dashboard-admin; ${k} -n orch-system create token dashboard-admin`);
 }

@@ -26,6 +26,7 @@ const checks = [
   ['project graph', bin('nx'), ['show', 'projects']],
   ['lint', bin('eslint'), ['apps', 'libs', 'e2e', 'bench', '--max-warnings=0']],
   ['typecheck', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']],
+  ['typecheck dashboard UI', bin('tsc'), ['-p', 'apps/dashboard/ui/tsconfig.json']],
   ['build', process.execPath, ['scripts/build.mjs']],
 ];
 let failedChecks = 0;

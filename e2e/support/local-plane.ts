@@ -30,7 +30,7 @@ export async function startLocalPlane(timeoutMs = 120_000, extraEnv: Record<stri
   const dir = await tempDir('orch-plane-');
   const dataDir = join(dir, 'state');
   const env: Record<string, string> = { ...extraEnv, ORCH_DATA_DIR: dataDir };
-  for (const name of ['ORCH_PORT', 'ORCH_CONTROLLER_MANAGER_PORT', 'ORCH_SCHEDULER_PORT', 'ORCH_NODE_AGENT_PORT', 'ORCH_NODE_AGENT_HEALTHZ_PORT', 'ORCH_PROXY_HEALTHZ_PORT', 'ORCH_PROXY_METRICS_PORT', 'ORCH_METRICS_SERVER_PORT']) {
+  for (const name of ['ORCH_PORT', 'ORCH_CONTROLLER_MANAGER_PORT', 'ORCH_SCHEDULER_PORT', 'ORCH_NODE_AGENT_PORT', 'ORCH_NODE_AGENT_HEALTHZ_PORT', 'ORCH_PROXY_HEALTHZ_PORT', 'ORCH_PROXY_METRICS_PORT', 'ORCH_METRICS_SERVER_PORT', 'ORCH_DASHBOARD_PORT']) {
     env[name] = String(await freePort());
   }
   let output = '';

@@ -1,0 +1,238 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash, X509Certificate } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { ensureBinary } from '@orch/testing';
+import { startLocalPlane, type LocalPlane } from './support/local-plane';
+
+// The dashboard in a real headless Chromium (Debian's, through puppeteer-core) on the plane
+// `npm start` runs: token login, live tables (a kubectl scale shows up without reload), pod logs
+// that follow, exec in a terminal, a YAML edit applied after its server-side dry-run diff, a
+// view-only user without delete/scale buttons and with a clear 403, and accessibility basics.
+// Screenshots of the main views go to tmp/dashboard-e2e/ (CI artifacts).
+
+// Page functions run in the browser; this project compiles without the DOM library.
+declare const document: any;
+declare const window: any;
+declare const Event: any;
+
+const SCREENSHOTS = join(__dirname, '..', 'tmp', 'dashboard-e2e');
+const TICKER = "let i=0;setInterval(()=>console.log('tick '+(i++)),200)";
+const MANIFEST = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: team, labels: {app: web}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers:
+      - name: ticker
+        image: orch/node
+        command: ["node", "-e", "${TICKER}"]
+`;
+
+describe('dashboard in a browser', () => {
+  let plane: LocalPlane;
+  let browser: Browser;
+  let page: Page;
+  let dashboardUrl = '';
+  const tokens = { admin: '', viewer: '' };
+
+  const kubectl = (args: string[], input?: string) =>
+    new Promise<string>((resolve, reject) => {
+      const child = spawn('kubectl', ['--kubeconfig', plane.kubeconfig, '--cache-dir', join(plane.dataDir, 'kubectl-cache'), ...args], { timeout: 30_000 });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+      child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`kubectl ${args.join(' ')}: exit ${code}: ${err}`))));
+      child.stdin.end(input);
+    });
+  const shot = (name: string, p: Page = page) => p.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  /** page.waitForFunction that, when it times out, saves a screenshot and says what the page showed. */
+  const until = async <A>(what: string, fn: (arg: A) => unknown, arg?: A, p: Page = page) => {
+    try {
+      await p.waitForFunction(fn as (arg: unknown) => unknown, {}, arg);
+    } catch (err) {
+      await shot(`failed-${what.replace(/\W+/g, '-')}`, p).catch(() => undefined);
+      const shown = await p.evaluate(() => document.querySelector('main')?.innerText ?? document.body.innerText).catch(() => '');
+      throw new Error(`${what}: ${(err as Error).message}\nthe page showed:\n${String(shown).slice(0, 3000)}`);
+    }
+  };
+
+  /** Logs in on a fresh page of `context`'s browser with `token`, waiting for the signed-in header. */
+  const loginPage = async (token: string, incognito = false): Promise<Page> => {
+    const context = incognito ? await browser.createBrowserContext() : browser.defaultBrowserContext();
+    const p = await context.newPage();
+    p.setDefaultTimeout(20_000);
+    await p.setViewport({ width: 1280, height: 900 });
+    await p.goto(dashboardUrl);
+    await p.waitForSelector('label[for="token"]');
+    await p.type('#token', token);
+    await p.keyboard.press('Enter');
+    await p.waitForSelector('header .user');
+    return p;
+  };
+
+  beforeAll(async () => {
+    // Debian's chromium: installed when missing (the suite fails rather than skips without it).
+    const chromium = await ensureBinary('chromium', 'chromium');
+    expect(spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status).toBe(0);
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    plane = await startLocalPlane();
+    // npm start prints the address as it starts the dashboard; it listens a moment later.
+    for (let i = 0; i < 150 && !plane.output().includes('serving the dashboard'); i++) await new Promise((r) => setTimeout(r, 200));
+    const output = plane.output();
+    expect(output).toContain('serving the dashboard');
+    dashboardUrl = /dashboard at (https:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] ?? '';
+    expect(dashboardUrl).toBe(`https://127.0.0.1:${plane.env.ORCH_DASHBOARD_PORT}`);
+    // The admin login exactly as npm start prints it.
+    const commands = /an admin login token:\n\[orch\] {3}(.+)\n/.exec(output)?.[1] ?? '';
+    expect(commands).toContain('create token dashboard-admin');
+    const printed = spawnSync('sh', ['-c', commands], { encoding: 'utf8', timeout: 60_000 });
+    expect(printed.status).toBe(0);
+    tokens.admin = printed.stdout.trim().split('\n').pop()!;
+    await kubectl(['create', 'namespace', 'team']);
+    await kubectl(['apply', '-f', '-'], MANIFEST);
+    await kubectl(['-n', 'team', 'create', 'serviceaccount', 'viewer']);
+    await kubectl(['-n', 'team', 'create', 'rolebinding', 'viewer', '--clusterrole=view', '--serviceaccount=team:viewer']);
+    tokens.viewer = (await kubectl(['-n', 'team', 'create', 'token', 'viewer'])).trim();
+    // Chromium trusts exactly the dashboard's certificate (issued by the cluster CA) by its key.
+    const spki = createHash('sha256')
+      .update(new X509Certificate(readFileSync(join(plane.dataDir, 'pki', 'serving.crt'))).publicKey.export({ type: 'spki', format: 'der' }))
+      .digest('base64');
+    browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', `--ignore-certificate-errors-spki-list=${spki}`] });
+    page = await loginPage(tokens.admin);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await plane?.stop();
+  }, 40_000);
+
+  it('logs in with a token and shows the overview: nodes, pods by phase, warnings', async () => {
+    expect(await page.$eval('header .user', (e) => e.textContent)).toBe('system:serviceaccount:orch-system:dashboard-admin');
+    await page.waitForFunction(() => document.querySelector('section[aria-label="Nodes"] tbody tr')?.textContent?.includes('Ready'));
+    await page.waitForFunction(() => Number(document.querySelector('.phase[data-phase="Running"] dd')?.textContent) >= 1);
+    // The session cookie is HttpOnly: page scripts cannot read it.
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+    await shot('overview');
+  });
+
+  it('shows the pods of a Deployment scaled by kubectl without a reload', async () => {
+    await page.goto(`${dashboardUrl}/#/workloads/pods`);
+    await page.select('#namespace', 'team');
+    await page.waitForFunction(() => document.querySelectorAll('table[data-resource="pods"] tbody tr').length === 1);
+    const marker = await page.evaluate(() => ((window as { marker: number }).marker = Math.random()));
+    await kubectl(['-n', 'team', 'scale', 'deployment', 'web', '--replicas=3']);
+    await until('three pods', () => document.querySelectorAll('table[data-resource="pods"] tbody tr').length === 3);
+    // The same document: no reload happened.
+    expect(await page.evaluate(() => (window as { marker: number }).marker)).toBe(marker);
+    const headers = await page.$$eval('table[data-resource="pods"] thead th', (ths) => ths.map((t) => t.textContent));
+    expect(headers).toEqual(expect.arrayContaining(['Name', 'Ready', 'Status', 'Restarts', 'Age']));
+    await shot('workloads-pods');
+  });
+
+  it('follows a pod\'s log and runs a command in its terminal', async () => {
+    await until('a Running pod', () => [...document.querySelectorAll('table[data-resource="pods"] tbody tr')].some((r: any) => r.textContent.includes('Running')));
+    const pod = await page.$$eval('table[data-resource="pods"] tbody tr', (rows) => rows.find((r: any) => r.textContent.includes('Running'))!.getAttribute('data-name'));
+    await page.click(`table[data-resource="pods"] tr[data-name="${pod}"] a`);
+    await page.waitForSelector('#tab-logs');
+    await page.click('#tab-logs');
+    const tickOf = () => page.$eval('pre.log', (e) => Math.max(-1, ...[...(e.textContent ?? '').matchAll(/tick (\d+)/g)].map((m) => Number(m[1]))));
+    await until('a log line', () => /tick \d+/.test(document.querySelector('pre.log')?.textContent ?? ''));
+    const first = await tickOf();
+    // New lines arrive on the open stream (follow), without asking again.
+    await until('newer log lines', (n: number) => [...(document.querySelector('pre.log')?.textContent ?? '').matchAll(/tick (\d+)/g)].some((m) => Number(m[1]) >= n + 5), first);
+    await shot('pod-logs');
+    await page.click('#tab-exec');
+    await page.click('.exec button[type="submit"]');
+    await until('terminal connected', () => document.querySelector('.terminal [role="status"]')?.textContent?.includes('connected'));
+    await page.keyboard.type('echo dash-$((6*7))\n');
+    await until('exec output', () => document.querySelector('.xterm-rows')?.textContent?.includes('dash-42'));
+    await shot('pod-exec');
+  });
+
+  it('applies a YAML edit after showing its server-side dry-run diff', async () => {
+    await page.goto(`${dashboardUrl}/#/o/apps/v1/deployments/team/web`);
+    await page.waitForSelector('#tab-yaml');
+    await page.click('#tab-yaml');
+    await page.click('xpath/.//button[text()="Edit YAML"]');
+    const draft = await page.$eval('#yaml-draft', (e: { value: string }) => e.value);
+    const edited = draft.replace('  labels:\n    app: web\n', '  labels:\n    app: web\n    edited-in: dashboard\n');
+    expect(edited).not.toBe(draft);
+    await page.$eval('#yaml-draft', (e: { value: string; dispatchEvent(e: unknown): void }, v) => {
+      e.value = v;
+      e.dispatchEvent(new Event('input', { bubbles: true }));
+    }, edited);
+    expect(await page.$eval('xpath/.//button[text()="Apply"]', (b: { disabled: boolean }) => b.disabled)).toBe(true);
+    await page.click('xpath/.//button[text()="Review changes"]');
+    await page.waitForSelector('pre.diff .added');
+    expect(await page.$$eval('pre.diff .added', (s) => s.map((x) => x.textContent))).toEqual(['+     edited-in: dashboard\n']);
+    // A dry run changed nothing.
+    expect(await kubectl(['-n', 'team', 'get', 'deployment', 'web', '-o', 'jsonpath={.metadata.labels.edited-in}'])).toBe('');
+    await shot('yaml-diff');
+    await page.click('xpath/.//button[text()="Apply"]');
+    await page.waitForFunction(() => document.querySelector('[role="status"]')?.textContent?.includes('Applied as orch-dashboard'));
+    expect(await kubectl(['-n', 'team', 'get', 'deployment', 'web', '-o', 'jsonpath={.metadata.labels.edited-in}'])).toBe('dashboard');
+    const managers = JSON.parse(await kubectl(['-n', 'team', 'get', 'deployment', 'web', '--show-managed-fields', '-o', 'json'])).metadata.managedFields.map((m: { manager: string; operation: string }) => `${m.manager}/${m.operation}`);
+    expect(managers).toContain('orch-dashboard/Apply');
+  });
+
+  it('shows a view-only user no delete or scale buttons and a clear 403 where it may not list', async () => {
+    const viewer = await loginPage(tokens.viewer, true);
+    await viewer.goto(`${dashboardUrl}/#/o/apps/v1/deployments/team/web`);
+    await viewer.waitForSelector('.actions[data-access="checked"]');
+    expect(await viewer.$$eval('.actions button', (b) => b.map((x) => x.textContent))).toEqual([]);
+    await viewer.waitForSelector('#tab-yaml');
+    await viewer.click('#tab-yaml');
+    expect(await viewer.$('xpath/.//button[text()="Edit YAML"]')).toBeNull();
+    await viewer.goto(`${dashboardUrl}/#/workloads/pods`);
+    // It may not list namespaces: the picker is a free field.
+    await viewer.type('#namespace', 'default');
+    await viewer.keyboard.press('Enter');
+    await viewer.waitForFunction(() => document.querySelector('[role="alert"]')?.textContent?.includes('Forbidden: your account may not list pods in namespace "default"'));
+    await shot('viewer-403', viewer);
+    await viewer.close();
+  });
+
+  it('has labelled controls and keyboard-usable tables, tabs and dialogs', async () => {
+    await page.goto(`${dashboardUrl}/#/o/apps/v1/deployments/team/web`);
+    await page.waitForSelector('.actions[data-access="checked"]');
+    // Every form control has a label (or aria-label); every table a caption and column headers.
+    const unlabelled = await page.$$eval('input, select, textarea', (els) => els.filter((e: any) => !e.labels?.length && !e.getAttribute('aria-label')).map((e: any) => e.outerHTML));
+    expect(unlabelled).toEqual([]);
+    expect(await page.$$eval('table', (ts) => ts.filter((t) => !t.querySelector('caption') || !t.querySelector('th[scope="col"]')).length)).toBe(0);
+    // Tabs: arrow keys move between them.
+    await page.focus('#tab-summary');
+    await page.keyboard.press('ArrowRight');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('tab-yaml');
+    expect(await page.$eval('#tab-yaml', (t) => t.getAttribute('aria-selected'))).toBe('true');
+    // A dialog opened from the keyboard takes the focus and closes with Escape.
+    await page.focus('xpath/.//div[@role="toolbar"]//button[text()="Scale"]');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('dialog[open]');
+    expect(await page.evaluate(() => document.activeElement?.closest('dialog') !== null)).toBe(true);
+    expect(await page.$eval('dialog[open]', (d) => document.getElementById(d.getAttribute('aria-labelledby') ?? '')?.textContent)).toBe('Scale web');
+    await page.keyboard.press('Escape');
+    await page.waitForFunction(() => !document.querySelector('dialog[open]'));
+    // A table's rows are reached with Tab: the name links.
+    await page.goto(`${dashboardUrl}/#/workloads/deployments`);
+    await page.waitForSelector('table[data-resource="deployments"] tbody tr a');
+    await page.focus('#namespace');
+    let reached = false;
+    for (let i = 0; i < 20 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = await page.evaluate(() => document.activeElement?.closest('table[data-resource="deployments"] tbody') !== null && document.activeElement?.textContent === 'web');
+    }
+    expect(reached).toBe(true);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#detail-title');
+    expect(await page.$eval('#detail-title', (h) => h.textContent)).toContain('web');
+    await shot('deployment-detail');
+  });
+});
