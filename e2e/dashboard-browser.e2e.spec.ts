@@ -1,9 +1,10 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash, X509Certificate } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { ensureBinary } from '@orch/testing';
+import { kubectlAsync } from './support/kubectl';
 import { startLocalPlane, type LocalPlane } from './support/local-plane';
 
 // The dashboard in a real headless Chromium (Debian's, through puppeteer-core) on the plane
@@ -42,16 +43,12 @@ describe('dashboard in a browser', () => {
   let dashboardUrl = '';
   const tokens = { admin: '', viewer: '' };
 
-  const kubectl = (args: string[], input?: string) =>
-    new Promise<string>((resolve, reject) => {
-      const child = spawn('kubectl', ['--kubeconfig', plane.kubeconfig, '--cache-dir', join(plane.dataDir, 'kubectl-cache'), ...args], { timeout: 30_000 });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-      child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`kubectl ${args.join(' ')}: exit ${code}: ${err}`))));
-      child.stdin.end(input);
-    });
+  /** kubectl as the cluster admin; its output, or an error saying what failed. */
+  const kubectl = async (args: string[], input?: string) => {
+    const r = await kubectlAsync({ kubeconfig: plane.kubeconfig, cacheDir: join(plane.dataDir, 'kubectl-cache') }, args, input);
+    if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')}: exit ${r.code}: ${r.err}`);
+    return r.out;
+  };
   const shot = (name: string, p: Page = page) => p.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
   /** page.waitForFunction that, when it times out, saves a screenshot and says what the page showed. */
   const until = async <A>(what: string, fn: (arg: A) => unknown, arg?: A, p: Page = page) => {
