@@ -1,5 +1,6 @@
 import https from 'node:https';
 import { decodeProtobuf, encodeProtobuf } from '@orch/api';
+import { decodeJson } from '@orch/apimachinery';
 import { runLoad, type HttpsTarget } from './load';
 import type { Row } from './report';
 
@@ -112,7 +113,19 @@ export async function codecBench(msPerCase = 1000): Promise<Row[]> {
     rows.push({ metric: `${name} size`, orch: pb.length / 1024, baseline: json.length / 1024, baselineName: 'JSON', unit: 'KiB', higherIsBetter: false });
     await new Promise((r) => setImmediate(r));
   }
+  const body = duplicateKeysBody(1024 * 1024);
+  rows.push({ metric: '1 MiB list with duplicate keys: request decode/s', orch: opsPerSecond(() => decodeJson(body), msPerCase * 2), baseline: opsPerSecond(() => JSON.parse(body.toString('utf8')), msPerCase * 2), baselineName: 'JSON.parse', unit: '/s', higherIsBetter: true });
   return rows;
+}
+
+/** A List body of about `bytes` whose every item repeats a label key (the request decoder reports each duplicate). */
+function duplicateKeysBody(bytes: number): Buffer {
+  const items: string[] = [];
+  for (let i = 0, size = 0; size < bytes; i++) {
+    items.push(`{"metadata":{"name":"pod-${i}","labels":{"app":"web","tier":"front","app":"api"}},"spec":{"containers":[{"name":"c","image":"img:${i}","args":["--a","--b"]}]}}`);
+    size += items[i].length + 1;
+  }
+  return Buffer.from(`{"kind":"List","items":[${items.join(',')}]}`);
 }
 
 /** GET `path` with an Accept header; true for a 200 whose body was read completely. */

@@ -58,7 +58,8 @@ describe('decodeJson', () => {
     expect({ code: err.code, message: err.message }).toEqual({ code: 400, message: `json parse error at ${want}` });
   });
 
-  it('decodes a 1 MB body with duplicates quickly', () => {
+  // Its speed against JSON.parse is measured by `npm run bench -- --only=codec`, not here.
+  it('decodes a 1 MB body with duplicates, reporting each duplicate', () => {
     const item = (i: number): string => `{"metadata":{"name":"pod-${i}","labels":{"app":"web","tier":"front","app":"api"}},"spec":{"containers":[{"name":"c","image":"img:${i}","args":["--a","--b"]}]}}`;
     const items: string[] = [];
     let size = 0;
@@ -67,13 +68,10 @@ describe('decodeJson', () => {
       size += items[i].length + 1;
     }
     const body = Buffer.from(`{"kind":"List","items":[${items.join(',')}]}`);
-    const start = process.hrtime.bigint();
     const { value, duplicates } = decodeJson(body);
-    const ms = Number(process.hrtime.bigint() - start) / 1e6;
     expect((value as { items: unknown[] }).items).toHaveLength(items.length);
     expect(duplicates).toHaveLength(items.length);
     expect(duplicates[7]).toBe('.items[7].metadata.labels.app');
-    expect(ms).toBeLessThan(500);
   });
 });
 
