@@ -3,6 +3,7 @@ export * from './catalog-data';
 export * from './catalog';
 export * from './feature-gates';
 export * from './schemas';
+export type * from './types/generated';
 export * from './protobuf';
 export * from './well-known';
 export * from './conversion';

@@ -415,7 +415,8 @@ export type LabelSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
 
 export interface LabelSelectorRequirementObject {
   key: string;
-  operator: LabelSelectorOperator;
+  /** A LabelSelectorOperator once validated (validateLabelSelectorObject); any string on the wire. */
+  operator: LabelSelectorOperator | (string & {});
   values?: string[];
 }
 
@@ -482,7 +483,7 @@ export function labelSelectorFromObject(sel: LabelSelectorObject | null | undefi
   }
   const reqs: LabelRequirement[] = Object.entries(sel.matchLabels ?? {}).map(([key, value]) => ({ key, operator: '=', values: [value] }));
   for (const expr of sel.matchExpressions ?? []) {
-    reqs.push({ key: expr.key, operator: OBJECT_OPERATORS[expr.operator], values: [...(expr.values ?? [])] });
+    reqs.push({ key: expr.key, operator: OBJECT_OPERATORS[expr.operator as LabelSelectorOperator], values: [...(expr.values ?? [])] });
   }
   return LabelSelector.of(reqs);
 }

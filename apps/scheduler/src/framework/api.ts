@@ -1,7 +1,8 @@
-import type { LabelSelectorObject, ObjectMeta } from '@orch/apimachinery';
+import type { coreV1, schedulingV1 } from '@orch/api';
 
-// Lean views of the core/v1 objects the scheduler reads, as plain JSON. Only the fields a
-// plugin looks at are declared; objects from the API carry more and pass through untouched.
+// The API types the scheduler reads, by the names its plugins use: the generated core/v1 and
+// scheduling/v1 types (libs/api/src/types/generated), narrowed only where the scheduler relies
+// on more than the wire promises.
 
 /** Well-known labels, annotations and taints (upstream names with the orch brand). */
 export const LABEL_HOSTNAME = 'orch.io/hostname';
@@ -13,170 +14,27 @@ export const ANNOTATION_NAMESPACE_NODE_SELECTOR = 'scheduler.alpha.orch.io/node-
 /** The scheduler name of pods that do not name one. */
 export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
 
+/** core/v1 ResourceList: quantities by resource name (strings as served; numbers accepted). */
 export type ResourceList = Record<string, string | number>;
-
-export interface ResourceRequirements {
-  requests?: ResourceList;
-  limits?: ResourceList;
-}
-
-export interface Container {
-  name: string;
-  image?: string;
-  resources?: ResourceRequirements;
-  /** `Always` on an init container makes it a sidecar that keeps running. */
-  restartPolicy?: string;
-}
-
-export type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
-
-export interface Taint {
-  key: string;
-  value?: string;
-  effect: TaintEffect;
-}
-
-export interface Toleration {
-  key?: string;
-  operator?: 'Exists' | 'Equal';
-  value?: string;
-  /** Empty matches every effect. */
-  effect?: TaintEffect | '';
-  tolerationSeconds?: number;
-}
-
-export type NodeSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
-
-export interface NodeSelectorRequirement {
-  key: string;
-  operator: NodeSelectorOperator;
-  values?: string[];
-}
-
-export interface NodeSelectorTerm {
-  matchExpressions?: NodeSelectorRequirement[];
-  matchFields?: NodeSelectorRequirement[];
-}
-
-export interface NodeSelector {
-  nodeSelectorTerms: NodeSelectorTerm[];
-}
-
-export interface PreferredSchedulingTerm {
-  weight: number;
-  preference: NodeSelectorTerm;
-}
-
-export interface NodeAffinity {
-  requiredDuringSchedulingIgnoredDuringExecution?: NodeSelector;
-  preferredDuringSchedulingIgnoredDuringExecution?: PreferredSchedulingTerm[];
-}
-
-export interface PodAffinityTerm {
-  labelSelector?: LabelSelectorObject | null;
-  namespaces?: string[];
-  topologyKey: string;
-  namespaceSelector?: LabelSelectorObject | null;
-  matchLabelKeys?: string[];
-  mismatchLabelKeys?: string[];
-}
-
-export interface WeightedPodAffinityTerm {
-  weight: number;
-  podAffinityTerm: PodAffinityTerm;
-}
-
-export interface PodAffinity {
-  requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[];
-  preferredDuringSchedulingIgnoredDuringExecution?: WeightedPodAffinityTerm[];
-}
-
-export interface Affinity {
-  nodeAffinity?: NodeAffinity;
-  podAffinity?: PodAffinity;
-  podAntiAffinity?: PodAffinity;
-}
-
+export type Container = coreV1.Container;
+export type Taint = coreV1.Taint;
+export type Toleration = coreV1.Toleration;
+export type NodeSelectorRequirement = coreV1.NodeSelectorRequirement;
+export type NodeSelectorTerm = coreV1.NodeSelectorTerm;
+export type NodeSelector = coreV1.NodeSelector;
+export type PreferredSchedulingTerm = coreV1.PreferredSchedulingTerm;
+export type NodeAffinity = coreV1.NodeAffinity;
+export type PodAffinityTerm = coreV1.PodAffinityTerm;
+export type WeightedPodAffinityTerm = coreV1.WeightedPodAffinityTerm;
 export type NodeInclusionPolicy = 'Honor' | 'Ignore';
-
-export interface TopologySpreadConstraint {
-  maxSkew: number;
-  topologyKey: string;
-  whenUnsatisfiable: 'DoNotSchedule' | 'ScheduleAnyway';
-  labelSelector?: LabelSelectorObject | null;
-  minDomains?: number;
-  nodeAffinityPolicy?: NodeInclusionPolicy;
-  nodeTaintsPolicy?: NodeInclusionPolicy;
-  matchLabelKeys?: string[];
-}
-
-export interface PodSpec {
-  nodeName?: string;
-  nodeSelector?: Record<string, string>;
-  affinity?: Affinity;
-  tolerations?: Toleration[];
-  containers: Container[];
-  initContainers?: Container[];
-  overhead?: ResourceList;
-  priority?: number;
-  priorityClassName?: string;
-  preemptionPolicy?: 'PreemptLowerPriority' | 'Never';
-  schedulerName?: string;
-  topologySpreadConstraints?: TopologySpreadConstraint[];
-}
-
-export interface PodCondition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason?: string;
-  message?: string;
-  lastProbeTime?: string | null;
-  lastTransitionTime?: string;
-}
-
-export interface PodStatus {
-  phase?: string;
-  nominatedNodeName?: string;
-  startTime?: string;
-  conditions?: PodCondition[];
-}
-
-export interface Pod {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  spec: PodSpec;
-  status?: PodStatus;
-}
-
-export interface ContainerImage {
-  names?: string[];
-  sizeBytes?: number;
-}
-
-export interface NodeCondition {
-  type: string;
-  status: string;
-  reason?: string;
-  lastHeartbeatTime?: string;
-  lastTransitionTime?: string;
-}
-
-export interface Node {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  spec?: { unschedulable?: boolean; taints?: Taint[]; podCIDR?: string };
-  status?: { allocatable?: ResourceList; capacity?: ResourceList; images?: ContainerImage[]; conditions?: NodeCondition[] };
-}
-
-/** The scheduling.orch.io/v1 PriorityClass fields the scheduler reads. */
-export interface PriorityClass {
-  metadata: ObjectMeta;
-  value: number;
-  globalDefault?: boolean;
-  preemptionPolicy?: 'PreemptLowerPriority' | 'Never';
-}
+export type TopologySpreadConstraint = coreV1.TopologySpreadConstraint;
+export type PodSpec = coreV1.PodSpec;
+export type PodCondition = coreV1.PodCondition;
+/** A pod as the API serves it: always with a spec. */
+export type Pod = coreV1.Pod & { spec: coreV1.PodSpec };
+export type ContainerImage = coreV1.ContainerImage;
+export type Node = coreV1.Node;
+export type PriorityClass = schedulingV1.PriorityClass;
 
 /** The queue/cache key of a pod: its uid, or `namespace/name` for objects without one (tests). */
 export function podKey(pod: Pod): string {
@@ -202,7 +60,7 @@ export function toleratesTaint(t: Toleration, taint: Taint): boolean {
       return true;
     case 'Equal':
     case undefined:
-    case '' as never:
+    case '':
       return (t.value ?? '') === (taint.value ?? '');
     default:
       return false;

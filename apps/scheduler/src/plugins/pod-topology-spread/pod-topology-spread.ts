@@ -47,6 +47,11 @@ export interface SpreadConstraint {
   nodeTaintsPolicy: NodeInclusionPolicy;
 }
 
+/** A node inclusion policy of the API (validated there), or the default when unset. */
+function inclusionPolicy(value: string | undefined, unset: NodeInclusionPolicy): NodeInclusionPolicy {
+  return value === 'Honor' || value === 'Ignore' ? value : unset;
+}
+
 /** The pod's constraints of kind `action`, selectors merged with matchLabelKeys values. Throws on an invalid selector. */
 export function filterConstraints(constraints: readonly TopologySpreadConstraint[], podLabels: Readonly<Record<string, string>>, action: Action): SpreadConstraint[] {
   const out: SpreadConstraint[] = [];
@@ -61,8 +66,8 @@ export function filterConstraints(constraints: readonly TopologySpreadConstraint
       topologyKey: c.topologyKey,
       selector,
       minDomains: c.minDomains ?? 1,
-      nodeAffinityPolicy: c.nodeAffinityPolicy ?? 'Honor',
-      nodeTaintsPolicy: c.nodeTaintsPolicy ?? 'Ignore',
+      nodeAffinityPolicy: inclusionPolicy(c.nodeAffinityPolicy, 'Honor'),
+      nodeTaintsPolicy: inclusionPolicy(c.nodeTaintsPolicy, 'Ignore'),
     });
   }
   return out;
