@@ -87,6 +87,9 @@ const ROWS: Row[] = [
   // selectors and list parameters
   { name: 'invalid label selector', method: 'GET', path: `${CMS}?labelSelector=${encodeURIComponent('a in (')}`, want: { code: 400, reason: 'BadRequest', message: /a in \(/ } },
   { name: 'invalid label key', method: 'GET', path: `${CMS}?labelSelector=${encodeURIComponent('-bad=1')}`, want: { code: 400, reason: 'BadRequest' } },
+  // Selectors are bounded as upstream's are: per requirement (keys are qualified names, values label values of at most 63 characters), and as a whole by the request line (below).
+  { name: 'label selector value of 64 characters', method: 'GET', path: `${CMS}?labelSelector=${encodeURIComponent(`app in (web,${'v'.repeat(64)})`)}`, want: { code: 400, reason: 'BadRequest', message: /unable to parse requirement: values\[0\]\[app\]: Invalid value: "v{64}": must be no more than 63 characters/ } },
+  { name: 'label selector key of 64 characters', method: 'GET', path: `${CMS}?labelSelector=${encodeURIComponent(`${'k'.repeat(64)}=v`)}`, want: { code: 400, reason: 'BadRequest', message: /unable to parse requirement: .*name part must be no more than 63 characters/ } },
   { name: 'unsupported field selector', method: 'GET', path: `${CMS}?fieldSelector=spec.foo%3Dx`, want: { code: 400, reason: 'BadRequest', message: /field label not supported: spec\.foo/ } },
   { name: 'malformed field selector', method: 'GET', path: `${CMS}?fieldSelector=novalue`, want: { code: 400, reason: 'BadRequest' } },
   { name: 'negative limit', method: 'GET', path: `${CMS}?limit=-1`, want: { code: 400, reason: 'BadRequest', message: /limit/ } },
@@ -190,6 +193,18 @@ describe('bad input gets a clear Status, and the server keeps serving', () => {
     const r = await gw.admin.get(`${CMS}?limit=9223372036854775807`);
     expect(r.status).toBe(200);
     expect(r.json.items.length).toBeGreaterThan(0);
+  });
+
+  it.each([
+    { name: 'label', param: 'labelSelector', count: 1200, selector: Array.from({ length: 1200 }, (_, i) => `k!=v${i}`).join(',') },
+    { name: 'field', param: 'fieldSelector', count: 600, selector: Array.from({ length: 600 }, (_, i) => `metadata.name!=n${i}`).join(',') },
+  ])('a $name selector of $count requirements (over 12 KiB) is served: no count limit (upstream has none), only the request line bounds it', async ({ param, selector }) => {
+    const path = `${CMS}?${param}=${encodeURIComponent(selector)}`;
+    expect(path.length).toBeGreaterThan(12 * 1024);
+    expect(path.length).toBeLessThan(16 * 1024 - 200);
+    const r = await gw.admin.get(path);
+    expect(r.status).toBe(200);
+    expect(r.json.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toContain('stale');
   });
 
   it.each([
