@@ -1,3 +1,5 @@
+import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { encodeWatchEventProtobuf } from '@orch/api';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
 import type { GenericStore, WatchEventOut } from '../registry/generic-store';
@@ -17,7 +19,9 @@ import { listOptions, queryBool } from './query';
  *
  * Every watcher of a resource receives the same event objects (the registry parses each stored
  * event once), so an event is serialized once per representation, whatever the number of
- * watchers: the encoded bytes are kept beside the event object while it lives.
+ * watchers: the encoded bytes, framed as a chunk of the chunked transfer encoding, are kept
+ * beside the event object while it lives, and the same Buffer is written to every watcher's
+ * socket (no per-watcher framing, copy or string encoding).
  */
 export const MAX_WATCH_SEND_BUFFER = 16 * 1024 * 1024;
 /**
@@ -28,8 +32,11 @@ export const MAX_WATCH_SEND_BUFFER = 16 * 1024 * 1024;
  */
 export const MAX_WATCH_QUEUED_EVENTS = 1000;
 
-/** Watch streams written per event-loop turn (see WatchWriter). */
-const STREAMS_PER_TURN = 250;
+/**
+ * How long one event-loop turn of the WatchWriter may write (ms) before it yields to the other
+ * requests' I/O; a TLS write costs tens of µs, so a turn covers a few dozen streams.
+ */
+const TURN_BUDGET_MS = 1;
 
 /** A watch stream's side of the WatchWriter. */
 interface PacedStream {
@@ -38,10 +45,13 @@ interface PacedStream {
 }
 
 /**
- * Writes watch events to their streams a few hundred streams per event-loop turn, never all
- * at once: one event for thousands of watchers means thousands of TLS encryptions, and done in
- * one go they would hold every other request up for that long. A stream whose socket pushes
- * back is left out until it drains (its events wait, unencrypted and shared, in its queue).
+ * Writes watch events to their streams for at most TURN_BUDGET_MS per event-loop turn, never
+ * all at once: one event for thousands of watchers means thousands of TLS encryptions, and done
+ * in one go they would hold every other request up for that long. Between turns the event loop
+ * serves other sockets' I/O, so a GET waits at most about one turn. Events that arrive for a
+ * stream still waiting for its turn go out with its earlier ones in one write. A stream whose
+ * socket pushes back is left out until it drains (its events wait, encrypted never and shared,
+ * in its queue).
  */
 class WatchWriter {
   private readonly ready = new Set<PacedStream>();
@@ -58,17 +68,33 @@ class WatchWriter {
 
   private turn(): void {
     this.scheduled = false;
-    let n = 0;
+    const until = performance.now() + TURN_BUDGET_MS;
     for (const stream of this.ready) {
       this.ready.delete(stream);
       stream.flush();
-      if (++n >= STREAMS_PER_TURN) break;
+      if (performance.now() >= until) break;
     }
     if (this.ready.size > 0) {
       this.scheduled = true;
       setImmediate(() => this.turn());
     }
   }
+}
+
+/**
+ * The socket a response writes to: at once, or, for a request pipelined behind another on its
+ * connection, once the earlier responses are done (rejects if the connection goes first).
+ */
+function responseSocket(res: ServerResponse): Promise<Socket> {
+  if (res.socket) return Promise.resolve(res.socket);
+  return new Promise((resolve, reject) => {
+    const onClose = () => reject(new Error('the connection closed before the watch could start'));
+    res.once('close', onClose);
+    res.once('socket', (socket: Socket) => {
+      res.removeListener('close', onClose);
+      resolve(socket);
+    });
+  });
 }
 
 export interface WatchLimits {
@@ -79,8 +105,20 @@ export interface WatchLimits {
   maxWatches: number;
 }
 
-/** Encoded watch events by event object, then by representation (see WatchStreams). */
-const encodedEvents = new WeakMap<object, Map<string, string | Buffer>>();
+/** Encoded and framed watch events by event object, then by representation (see WatchStreams). */
+const encodedEvents = new WeakMap<object, Map<string, Buffer>>();
+
+const CRLF = Buffer.from('\r\n');
+
+/**
+ * `data` as one chunk of the chunked transfer encoding (`<size in hex>CRLF<data>CRLF`), the
+ * framing Node's response would add on every write: framed once, an encoded event is written
+ * to each watcher's socket as it is.
+ */
+function chunkOf(data: Buffer): Buffer {
+  const head = Buffer.from(`${data.length.toString(16)}\r\n`, 'latin1');
+  return Buffer.concat([head, data, CRLF], head.length + data.length + CRLF.length);
+}
 
 export class WatchStreams {
   /** Open watch streams, ended by closeAll() on shutdown. */
@@ -146,35 +184,40 @@ export class WatchStreams {
       const min = this.opts.minRequestTimeoutSeconds;
       timeoutSeconds = Math.floor(min * (1 + Math.random()));
     }
-    const release = this.admit(requestUser(r).username);
     const res = reply.raw;
+    // Framed chunks go to the socket itself (the response has sent its chunked headers and ends
+    // with the last chunk); the socket outlives the watch on a kept-alive connection.
+    const socket = await responseSocket(res);
+    const release = this.admit(requestUser(r).username);
     let headersSent = false;
     let firstTable = true;
-    /** Encoded events not written yet (the writer comes by, or the socket drains). */
-    const queue: (string | Buffer)[] = [];
+    /** Framed events not written yet (the writer comes by, or the socket drains). */
+    const queue: Buffer[] = [];
     /** Bytes in `queue` (with what the socket buffers: at most MAX_WATCH_SEND_BUFFER once live). */
     let queuedBytes = 0;
     /** The socket pushed back: nothing is written until it drains. */
     let blocked = false;
+    /** Writes the queue in one go (one TLS record run, one syscall); the socket buffers what it cannot send yet. */
+    const writeQueued = () => {
+      const chunk = queue.length === 1 ? queue[0] : Buffer.concat(queue, queuedBytes);
+      queue.length = 0;
+      queuedBytes = 0;
+      return socket.write(chunk);
+    };
     const stream: PacedStream = {
       flush: () => {
         if (closed || blocked || queue.length === 0) return;
-        res.cork();
-        while (queue.length > 0 && !blocked) {
-          const chunk = queue.shift()!;
-          queuedBytes -= Buffer.byteLength(chunk);
-          blocked = !res.write(chunk);
-        }
-        res.uncork();
-        if (live && res.writableLength > MAX_WATCH_SEND_BUFFER) tooSlow();
+        blocked = !writeQueued();
+        if (live && socket.writableLength > MAX_WATCH_SEND_BUFFER) tooSlow();
       },
     };
-    res.on('drain', () => {
+    const onDrain = () => {
       blocked = false;
       if (queue.length > 0) this.writer.schedule(stream);
-    });
+    };
+    socket.on('drain', onDrain);
     const tooSlow = () => {
-      req.log.warn({ buffered: res.writableLength, queued: queue.length }, 'watch client too slow: stream cut off');
+      req.log.warn({ buffered: socket.writableLength, queued: queue.length }, 'watch client too slow: stream cut off');
       abort();
     };
     let closed = false;
@@ -191,19 +234,18 @@ export class WatchStreams {
       });
       res.flushHeaders();
     };
-    const encodeOnce = (event: WatchEventOut): string | Buffer => {
+    const encodeOnce = (event: WatchEventOut): Buffer => {
       const inGroup = inRequestedGroup(event.object, registry.def.group, info.apiGroup) as WatchEventOut['object'];
       // Metadata-only watches (client-go metadata informers): every event's object, bookmarks too.
       const ev = { type: event.type, object: (repr.kind === 'partial' ? toPartialObjectMetadata(inGroup, repr) : inGroup) as WatchEventOut['object'] };
-      // Bytes, not a string: a string would be UTF-8 encoded again on every watcher's write.
-      return serialization === 'protobuf' ? encodeWatchEventProtobuf(ev.type, ev.object) : Buffer.from(JSON.stringify(ev) + '\n');
+      return chunkOf(serialization === 'protobuf' ? encodeWatchEventProtobuf(ev.type, ev.object) : Buffer.from(JSON.stringify(ev) + '\n'));
     };
-    const encodeEvent = (event: WatchEventOut): string | Buffer => {
+    const encodeEvent = (event: WatchEventOut): Buffer => {
       if (repr.kind === 'table' && event.type !== 'BOOKMARK' && event.type !== 'ERROR') {
         // Tables carry column definitions in a watcher's first row only: per watcher.
         const table = toTable(inRequestedGroup(event.object, registry.def.group, info.apiGroup) as KubeObject, registry.def, repr, !firstTable);
         firstTable = false;
-        return JSON.stringify({ type: event.type, object: table }) + '\n';
+        return chunkOf(Buffer.from(JSON.stringify({ type: event.type, object: table }) + '\n'));
       }
       // The representation's identity: its kind, serialization and (metadata-only) group/version.
       const key = `${event.type} ${repr.kind} ${serialization} ${repr.kind === 'partial' ? `${repr.group}/${repr.version}` : ''} ${info.apiGroup}`;
@@ -233,7 +275,7 @@ export class WatchStreams {
           send: (ev) => {
             if (closed) return;
             writeHeaders();
-            let chunk: string | Buffer;
+            let chunk: Buffer;
             try {
               chunk = encodeEvent(ev);
             } catch (err) {
@@ -243,8 +285,8 @@ export class WatchStreams {
               return;
             }
             queue.push(chunk);
-            queuedBytes += Buffer.byteLength(chunk);
-            if (live && (queue.length > MAX_WATCH_QUEUED_EVENTS || queuedBytes + res.writableLength > MAX_WATCH_SEND_BUFFER)) return tooSlow();
+            queuedBytes += chunk.length;
+            if (live && (queue.length > MAX_WATCH_QUEUED_EVENTS || queuedBytes + socket.writableLength > MAX_WATCH_SEND_BUFFER)) return tooSlow();
             // The events of one turn go out together (one TLS record, one syscall) on a later turn.
             if (!blocked) this.writer.schedule(stream);
           },
@@ -263,8 +305,9 @@ export class WatchStreams {
     function finish() {
       if (closed) return;
       // What is queued still goes out before the end (a clean end loses no event).
-      for (const chunk of queue.splice(0)) res.write(chunk);
+      if (queue.length > 0) writeQueued();
       closed = true;
+      socket.removeListener('drain', onDrain);
       open.delete(finish);
       clearTimeout(timer);
       handle?.stop();
@@ -280,6 +323,7 @@ export class WatchStreams {
     open.add(finish);
     res.on('close', () => {
       release();
+      socket.removeListener('drain', onDrain);
       if (!closed) {
         closed = true;
         open.delete(finish);
