@@ -91,7 +91,7 @@ describe('chaos: the disk under the SQLite store fills up', () => {
             break;
           }
           expect(r.status).toBe(507);
-          if (Date.now() - freedAt > 10_000) throw new Error(`cycle ${cycle}: writes still refused 10 s after the disk was freed: ${r.text}`);
+          if (Date.now() - freedAt > 10_000) throw new Error(`cycle ${cycle}: writes still refused 10 s after the disk was freed: ${r.text}\n${await disk.usage()}`);
           await sleep(50);
         }
         recoveryMs.push(Date.now() - freedAt);
@@ -103,8 +103,12 @@ describe('chaos: the disk under the SQLite store fills up', () => {
         for (const a of acked.filter((x) => x.ns === ns)) {
           const r = await gw.admin.get(`${cms}/${a.name}`);
           if (r.status !== 200 || r.json.metadata.uid !== a.uid) missing.push(`${a.ns}/${a.name}`);
-          else expect((await gw.admin.delete(`${cms}/${a.name}`)).status).toBe(200);
+          else {
+            const deleted = await gw.admin.delete(`${cms}/${a.name}`);
+            if (deleted.status !== 200) throw new Error(`cycle ${cycle}: DELETE ${a.ns}/${a.name} answered ${deleted.status} after the disk was freed: ${deleted.text}\n${await disk.usage()}`);
+          }
         }
+        if (cycle % 10 === 9) process.stdout.write(`chaos: disk after cycle ${cycle}: ${await disk.usage()}\n`);
       }
 
       expect(missing).toEqual([]);

@@ -1,5 +1,5 @@
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readdir, rm, stat, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ensureBinary, startProcess, type RunningProcess } from '@orch/testing';
 
@@ -18,6 +18,8 @@ export interface SmallDisk {
   /** Fills the disk to the last byte; resolves with the bytes written. */
   fill(): Promise<number>;
   free(): Promise<void>;
+  /** What takes the space, for a failure message: each file's size and the bytes still free. */
+  usage(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -61,6 +63,12 @@ export async function startSmallDisk(dir: string, sizeBytes: number): Promise<Sm
       return written;
     },
     free: () => rm(filler, { force: true }),
+    async usage() {
+      const root = hostPath(dir);
+      const files = await Promise.all((await readdir(root)).map(async (f) => `${f} ${(await stat(join(root, f))).size}`));
+      const fs = await statfs(root);
+      return `${files.join(', ')}; free ${fs.bavail * fs.bsize} of ${sizeBytes} bytes`;
+    },
     async stop() {
       await holder.kill9();
     },
