@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { Catalog, FeatureGates, parseRuntimeConfig, type ResourceDef } from '@orch/api';
+import { Catalog, FeatureGates, canonicalGroup, parseRuntimeConfig, type ResourceDef } from '@orch/api';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
 import {
   BOOTSTRAP_CLUSTER_ROLES,
@@ -293,6 +293,11 @@ export class Gateway {
       systemContext,
       metrics: metricsRegistry,
       logger: this.logger,
+      objectCount: (apiGroup, resource) => {
+        const group = canonicalGroup(apiGroup);
+        for (const [def, store] of this.registries) if (def.group === group && def.resource === resource) return this.watchCache.count(store.prefix(''));
+        return undefined;
+      },
       options: {
         serverConcurrency: this.options['max-requests-inflight'] + this.options['max-mutating-requests-inflight'],
         // Upstream: a quarter of the 60 s request timeout.

@@ -207,6 +207,13 @@ export class WatchCache {
     return sorted;
   }
 
+  /** Number of cached objects under `prefix` (priority and fairness estimates a list's cost from it). */
+  count(prefix: string): number {
+    let n = 0;
+    for (const [dir, bucket] of this.objects) if (dir.startsWith(prefix)) n += bucket.size;
+    return n;
+  }
+
   /** Number of cached objects (metrics, tests). */
   size(): number {
     let n = 0;

@@ -7,7 +7,7 @@ import { nowTime } from '../registry/object-meta';
 import type { RequestContext } from '../registry/strategy';
 import { AUTOUPDATE_ANNOTATIONS, MANDATORY_FLOW_SCHEMAS, MANDATORY_PRIORITY_LEVELS, SUGGESTED_FLOW_SCHEMAS, SUGGESTED_PRIORITY_LEVELS } from './bootstrap';
 import { classify, flowKey, orderFlowSchemas } from './classifier';
-import { QueueSet, RequestRejected, type QueueSetConfig } from './queue-set';
+import { QueueSet, RequestRejected, type OnGone, type QueueSetConfig } from './queue-set';
 import type { FlowSchema, PriorityLevelConfiguration, RequestDigest } from './types';
 
 export interface FlowControlOptions {
@@ -26,6 +26,22 @@ export interface FlowControlDeps {
   metrics: Registry;
   logger: Logger;
   options: FlowControlOptions;
+  /** Objects stored of a resource (all namespaces), for the cost of its lists; undefined when unknown. */
+  objectCount?: (apiGroup: string, resource: string) => number | undefined;
+}
+
+/** upstream's list work estimator: a seat per 100 objects a list goes through, 1 to 10 seats. */
+const OBJECTS_PER_SEAT = 100;
+const MAX_LIST_SEATS = 10;
+
+/**
+ * Seats a request takes (upstream WorkEstimator): a list one per 100 of the `stored` objects of
+ * its resource (at most `limit` of them when it pages), between 1 and 10; anything else one.
+ */
+export function requestSeats(d: RequestDigest, stored: number | undefined): number {
+  if (d.verb !== 'list' || !d.isResourceRequest || d.subresource || stored === undefined) return 1;
+  const objects = d.limit && d.limit > 0 ? Math.min(d.limit, stored) : stored;
+  return Math.min(MAX_LIST_SEATS, Math.max(1, Math.ceil(objects / OBJECTS_PER_SEAT)));
 }
 
 /** What a request was classified to, and its seat (release when it is done; a no-op when none was taken). */
@@ -113,7 +129,7 @@ export class FlowControl {
    * Classifies the request and waits for a seat of its level. Long-running requests (watches,
    * streams) are classified but never hold a seat. Throws a 429 StatusError when rejected.
    */
-  async admit(d: RequestDigest, longRunning: boolean, signal?: AbortSignal): Promise<Admitted> {
+  async admit(d: RequestDigest, longRunning: boolean, onGone?: OnGone): Promise<Admitted> {
     const flowSchema = classify(this.ordered, d, (fs) => this.levels.has(fs.spec?.priorityLevelConfiguration?.name ?? '')) ?? MANDATORY_FLOW_SCHEMAS[1];
     const plName = flowSchema.spec.priorityLevelConfiguration.name;
     const level = this.levels.get(plName) ?? this.levels.get('catch-all')!;
@@ -123,7 +139,7 @@ export class FlowControl {
       return { flowSchema, priorityLevel: level.plc, release: NO_RELEASE };
     }
     try {
-      const seat = await level.queues.acquire(flowKey(flowSchema, d), this.deps.options.queueWaitMs, signal);
+      const seat = await level.queues.acquire(flowKey(flowSchema, d), this.deps.options.queueWaitMs, onGone, this.seats(d));
       this.m.wait.observe({ ...labels, execute: 'true' }, seat.waitedMs / 1000);
       this.m.dispatched.inc(labels);
       return { flowSchema, priorityLevel: level.plc, release: () => seat.release() };
@@ -133,6 +149,10 @@ export class FlowControl {
       this.m.wait.observe({ ...labels, execute: 'false' }, 0);
       throw StatusError.tooManyRequests('Too many requests, please try again later.', 1);
     }
+  }
+
+  private seats(d: RequestDigest): number {
+    return requestSeats(d, d.verb === 'list' ? this.deps.objectCount?.(d.apiGroup, d.resource) : undefined);
   }
 
   private collectGauges(): void {

@@ -1,5 +1,6 @@
 import { MANDATORY_FLOW_SCHEMAS, SUGGESTED_FLOW_SCHEMAS } from './bootstrap';
 import { classify, flowKey, orderFlowSchemas } from './classifier';
+import { requestSeats } from './flow-control';
 import { QueueSet, RequestRejected, dealHand } from './queue-set';
 import type { RequestDigest } from './types';
 
@@ -93,10 +94,42 @@ describe('QueueSet', () => {
     const seat = await qs.acquire('x', 1000);
     await expect(qs.acquire('x', 20)).rejects.toBeInstanceOf(RequestRejected);
     const gone = new AbortController();
-    const cancelled = qs.acquire('x', 1000, gone.signal);
+    const cancelled = qs.acquire('x', 1000, (cancel) => gone.signal.addEventListener('abort', cancel, { once: true }));
     gone.abort();
     await expect(cancelled).rejects.toMatchObject({ reason: 'cancelled' });
     expect(qs.queuedRequests).toBe(0);
     seat.release();
+  });
+});
+
+describe('work estimation: seats per request (upstream list work estimator)', () => {
+  it.each<{ name: string; d: Partial<RequestDigest>; stored: number | undefined; seats: number }>([
+    { name: 'a get', d: { verb: 'get' }, stored: 5000, seats: 1 },
+    { name: 'a list of 50 objects', d: {}, stored: 50, seats: 1 },
+    { name: 'a list of 250 objects', d: {}, stored: 250, seats: 3 },
+    { name: 'a list of 5000 objects is capped at 10', d: {}, stored: 5000, seats: 10 },
+    { name: 'a paged list counts its limit', d: { limit: 200 }, stored: 5000, seats: 2 },
+    { name: 'a limit above the count counts the count', d: { limit: 5000 }, stored: 120, seats: 2 },
+    { name: 'a resource of unknown size', d: {}, stored: undefined, seats: 1 },
+  ])('$name: $seats', ({ d, stored, seats }) => {
+    expect(requestSeats(digest('alice', [], d), stored)).toBe(seats);
+  });
+
+  it('a wide request waits for enough free seats; a narrower one behind it does not overtake; width is capped at the concurrency', async () => {
+    const qs = new QueueSet({ concurrency: 4, queues: 8, handSize: 1, queueLengthLimit: 10 });
+    const small = await qs.acquire('a', 1000);
+    const order: string[] = [];
+    const wide = qs.acquire('b', 1000, undefined, 10).then((s) => (order.push('wide'), s));
+    const after = qs.acquire('b', 1000).then((s) => (order.push('after'), s));
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual([]); // 3 seats free, the list needs all 4
+    expect(qs.queuedRequests).toBe(2);
+    small.release();
+    const w = await wide;
+    expect([qs.executingRequests, qs.executingSeats]).toEqual([1, 4]);
+    w.release();
+    (await after).release();
+    expect(order).toEqual(['wide', 'after']);
+    expect(qs.executingRequests).toBe(0);
   });
 });

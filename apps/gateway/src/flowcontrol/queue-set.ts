@@ -2,9 +2,11 @@ import { createHash } from 'node:crypto';
 
 // The queues of one priority level (upstream apiserver/pkg/util/flowcontrol/fairqueuing): a
 // request that finds every seat taken waits in one of `queues` queues, picked by shuffle
-// sharding (its flow is dealt a hand of `handSize` queues and joins the shortest); when a seat
-// frees, the non-empty queue whose requests hold the fewest seats goes next, so flows share
-// the seats fairly. A full queue, or a wait past the timeout, is a rejection.
+// sharding (its flow is dealt a hand of `handSize` queues and joins the shortest); when seats
+// free, the non-empty queue whose requests hold the fewest seats goes next, so flows share
+// the seats fairly. A request may take several seats (its width: a big list costs more, as
+// upstream's work estimator says); it starts only when that many are free (at most all of
+// them). A full queue, or a wait past the timeout, is a rejection.
 
 export interface QueueSetConfig {
   /** Seats: requests of this level that may run at once. */
@@ -24,6 +26,17 @@ export class RequestRejected extends Error {
   }
 }
 
+/** One instance per reason: a rejection is the cheap path under a flood (no stack captured per request). */
+const REJECTED: Record<RejectReason, RequestRejected> = {
+  'queue-full': new RequestRejected('queue-full'),
+  'concurrency-limit': new RequestRejected('concurrency-limit'),
+  'time-out': new RequestRejected('time-out'),
+  cancelled: new RequestRejected('cancelled'),
+};
+
+/** Registers `cancel` to run if the requester goes away while it waits (only called for requests that queue). */
+export type OnGone = (cancel: () => void) => void;
+
 /** A seat held by a running request; `release` frees it (at most once). */
 export interface Seat {
   /** Time the request waited in a queue, in ms (0 when it found a seat at once). */
@@ -33,6 +46,7 @@ export interface Seat {
 
 interface Waiting {
   queue: number;
+  width: number;
   enqueuedAt: number;
   resolve: (seat: Seat) => void;
   reject: (err: RequestRejected) => void;
@@ -55,7 +69,10 @@ export function dealHand(flow: string, deck: number, handSize: number): number[]
 }
 
 export class QueueSet {
+  /** Seats taken by running requests. */
   private executing = 0;
+  /** Running requests (each holds one or more seats). */
+  private running = 0;
   private queues: Waiting[][] = [];
   /** Seats held by the requests that came through each queue (fairness between queues). */
   private seatsByQueue: number[] = [];
@@ -67,6 +84,10 @@ export class QueueSet {
   }
 
   get executingRequests(): number {
+    return this.running;
+  }
+
+  get executingSeats(): number {
     return this.executing;
   }
 
@@ -99,24 +120,25 @@ export class QueueSet {
    * A seat for a request of `flow`: at once when one is free and nobody waits, else after a
    * wait in the flow's queue of at most `timeoutMs`. Rejects with {@link RequestRejected}.
    */
-  acquire(flow: string, timeoutMs: number, signal?: AbortSignal): Promise<Seat> {
-    if (this.executing < this.config.concurrency && this.queuedRequests === 0) return Promise.resolve(this.seat(-1, 0));
-    if (this.config.queues === 0) return Promise.reject(new RequestRejected('concurrency-limit'));
+  acquire(flow: string, timeoutMs: number, onGone?: OnGone, seats = 1): Promise<Seat> {
+    const width = Math.max(1, Math.min(seats, this.config.concurrency));
+    if (this.executing + width <= this.config.concurrency && this.queuedRequests === 0) return Promise.resolve(this.seat(-1, 0, width));
+    if (this.config.queues === 0) return Promise.reject(REJECTED['concurrency-limit']);
     const queue = this.chooseQueue(flow);
-    if (this.queues[queue].length >= this.config.queueLengthLimit) return Promise.reject(new RequestRejected('queue-full'));
+    if (this.queues[queue].length >= this.config.queueLengthLimit) return Promise.reject(REJECTED['queue-full']);
     return new Promise<Seat>((resolve, reject) => {
-      const w: Waiting = { queue, enqueuedAt: performance.now(), resolve, reject };
+      const w: Waiting = { queue, width, enqueuedAt: performance.now(), resolve, reject };
       const leave = (reason: RejectReason) => {
         const q = this.queues[w.queue];
         const i = q ? q.indexOf(w) : -1;
         if (i < 0) return;
         q.splice(i, 1);
         clearTimeout(w.timer);
-        reject(new RequestRejected(reason));
+        reject(REJECTED[reason]);
       };
       w.timer = setTimeout(() => leave('time-out'), timeoutMs);
       w.timer.unref?.();
-      signal?.addEventListener('abort', () => leave('cancelled'), { once: true });
+      onGone?.(() => leave('cancelled'));
       this.queues[queue].push(w);
     });
   }
@@ -144,23 +166,29 @@ export class QueueSet {
     return this.queues[q].length + this.seatsByQueue[q];
   }
 
-  private seat(queue: number, waitedMs: number): Seat {
-    this.executing++;
-    if (queue >= 0) this.seatsByQueue[queue]++;
+  private seat(queue: number, waitedMs: number, width: number): Seat {
+    this.executing += width;
+    this.running++;
+    if (queue >= 0) this.seatsByQueue[queue] += width;
     let released = false;
     return {
       waitedMs,
       release: () => {
         if (released) return;
         released = true;
-        this.executing--;
-        if (queue >= 0 && queue < this.seatsByQueue.length) this.seatsByQueue[queue]--;
+        this.executing -= width;
+        this.running--;
+        if (queue >= 0 && queue < this.seatsByQueue.length) this.seatsByQueue[queue] -= width;
         this.dispatch();
       },
     };
   }
 
-  /** Hands free seats to waiting requests: the non-empty queue holding the fewest seats first (round robin among equals). */
+  /**
+   * Hands free seats to waiting requests: the non-empty queue holding the fewest seats first
+   * (round robin among equals); when its first request is wider than the free seats, dispatch
+   * waits for more to free (no overtaking, as upstream).
+   */
   private dispatch(): void {
     while (this.executing < this.config.concurrency) {
       let pick = -1;
@@ -171,10 +199,14 @@ export class QueueSet {
         if (pick < 0 || this.seatsByQueue[q] < this.seatsByQueue[pick]) pick = q;
       }
       if (pick < 0) return;
+      const head = this.queues[pick][0];
+      // A queued request keeps the width it asked for; a smaller concurrency since then caps it.
+      const width = Math.min(head.width, this.config.concurrency);
+      if (this.executing + width > this.config.concurrency) return;
       this.next = (pick + 1) % n;
-      const w = this.queues[pick].shift()!;
-      clearTimeout(w.timer);
-      w.resolve(this.seat(pick, performance.now() - w.enqueuedAt));
+      this.queues[pick].shift();
+      clearTimeout(head.timer);
+      head.resolve(this.seat(pick, performance.now() - head.enqueuedAt, width));
     }
   }
 }

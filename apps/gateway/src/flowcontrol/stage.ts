@@ -24,9 +24,12 @@ export function flowControlStage(flowControl: FlowControl | undefined): (r: ApiR
     const { info } = r;
     // An upgrade (exec, attach, port-forward) has no reply: it is classified, never held (long-running).
     const res = r.reply?.raw as typeof r.reply.raw | undefined;
-    const gone = new AbortController();
-    const onClose = () => gone.abort();
-    res?.once('close', onClose);
+    // Only a request that has to queue listens for its client going away.
+    let onClose: (() => void) | undefined;
+    const onGone = (cancel: () => void) => {
+      onClose = cancel;
+      res?.once('close', cancel);
+    };
     const admitted = await flowControl.admit(
       {
         user: requestUser(r),
@@ -37,10 +40,11 @@ export function flowControlStage(flowControl: FlowControl | undefined): (r: ApiR
         subresource: info.subresource,
         namespace: info.namespace,
         path: info.path,
+        limit: Number(r.query.get('limit')) || undefined,
       },
       isLongRunning(info),
-      gone.signal,
-    ).finally(() => res?.off('close', onClose));
+      onGone,
+    ).finally(() => onClose && res?.off('close', onClose));
     if (!res) {
       admitted.release();
       return;

@@ -68,4 +68,6 @@ export interface RequestDigest {
   subresource: string;
   namespace: string;
   path: string;
+  /** A list's `limit` query parameter (its cost estimate), when set. */
+  limit?: number;
 }
