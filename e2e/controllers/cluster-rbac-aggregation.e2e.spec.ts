@@ -6,8 +6,9 @@ import { startControllerManager } from '../support/controller-manager';
 import { startGateway, type GatewayProcess } from '../support/gateway';
 import { eventually, staysUnchanged } from './support/cluster';
 
-// The clusterrole-aggregation controller, run by a real controller-manager under its own
-// identity (system:orch-controller-manager, nothing but its bootstrap role), against a real
+// The clusterrole-aggregation controller, run by a real controller-manager started with its own
+// identity (system:orch-controller-manager) and running the controller as its service account
+// orch-system/clusterrole-aggregation-controller (nothing but their bootstrap roles), against a real
 // gateway with Node,RBAC: a ClusterRole labelled aggregate-to-view lands in view, then edit
 // and admin; users bound to view gain it (kubectl auth can-i); unlabelled, it leaves them.
 

@@ -1,3 +1,5 @@
+import { CONTROLLER_ACCOUNTS } from '@orch/auth';
+import { CONTROLLERS } from './controllers';
 import { ControllersFlagError, enabledControllers, type ControllerDescriptor } from './controller';
 
 const known: ControllerDescriptor[] = [
@@ -20,5 +22,23 @@ describe('enabledControllers (--controllers)', () => {
 
   it('rejects unknown controllers', () => {
     expect(() => enabledControllers(['*', '-nosuch'], known)).toThrow(ControllersFlagError);
+  });
+});
+
+describe('controller identities (--use-service-account-credentials)', () => {
+  // Every controller but the token controller (which upstream also runs as the controller-manager)
+  // has an account, and the bootstrap policy grants that account a role: a controller added
+  // without either would run without permissions under RBAC.
+  it.each(CONTROLLERS.map((c) => ({ name: c.name, account: c.serviceAccount })))('$name runs as $account, which the bootstrap policy grants a role', ({ name, account }) => {
+    if (name === 'serviceaccount-token') {
+      expect(account).toBeUndefined();
+      return;
+    }
+    expect(CONTROLLER_ACCOUNTS).toContain(account);
+  });
+
+  it('grants no role to an account no controller uses', () => {
+    const used = new Set(CONTROLLERS.map((c) => c.serviceAccount));
+    expect(CONTROLLER_ACCOUNTS.filter((a) => !used.has(a))).toEqual([]);
   });
 });

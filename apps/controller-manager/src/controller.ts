@@ -75,6 +75,13 @@ export interface ControllerDescriptor {
   name: string;
   /** Off unless named in --controllers (upstream: bootstrapsigner, tokencleaner). */
   disabledByDefault?: boolean;
+  /**
+   * The service account `orch-system/<serviceAccount>` the controller runs as with
+   * `--use-service-account-credentials` (upstream's account names; the bootstrap policy binds
+   * `system:controller:<serviceAccount>` to it). Absent: it runs as the controller-manager
+   * itself (upstream: the service-account token controller).
+   */
+  serviceAccount?: string;
   create(ctx: ControllerContext): Controller;
 }
 

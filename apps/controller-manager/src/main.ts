@@ -3,10 +3,12 @@ import { setMaxListeners } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { NestFactory } from '@nestjs/core';
 import { Catalog } from '@orch/api';
-import { EventRecorder, SharedInformerFactory } from '@orch/client';
+import { EventRecorder, SharedInformerFactory, type RestClient } from '@orch/client';
 import { runComponent, type ComponentContext } from '@orch/component';
 import type { FlagDefs } from '@orch/server-common';
-import { enabledControllers, type ControllerContext } from './controller';
+import { CONTROLLER_NAMESPACE } from '@orch/auth';
+import { enabledControllers, type Controller, type ControllerContext, type ControllerDescriptor } from './controller';
+import { ServiceAccountTokenSource, serviceAccountClient } from './controller-credentials';
 import { CONTROLLERS } from './controllers';
 import { ControllerManagerModule, CONTROLLER_CONTEXT } from './controller-manager.module';
 import { DiscoveryRefresher } from './discovery';
@@ -16,6 +18,12 @@ const FLAGS = {
     type: 'stringSlice',
     default: ['*'],
     description: `A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller named 'foo', '-foo' disables it. All: ${CONTROLLERS.map((c) => c.name).join(', ')}. Off by default: ${CONTROLLERS.filter((c) => c.disabledByDefault).map((c) => c.name).join(', ')}.`,
+  },
+  'use-service-account-credentials': {
+    type: 'bool',
+    default: true,
+    description:
+      'Run each controller with its own service account orch-system/<controller> (a token from the TokenRequest API, renewed before it expires) and least-privilege role system:controller:<controller>, instead of the controller-manager\'s own credential, which then needs only its informers\' reads, leader election and the token controller\'s writes. On by default, as kubeadm runs it: the bootstrap policy gives the controller-manager\'s own identity no workload writes.',
   },
   'concurrent-syncs': { type: 'int', default: 5, description: 'Workers per controller.' },
   'root-ca-file': { type: 'string', default: '', description: 'Root CA published to every namespace as orch-root-ca.crt and put in service-account token secrets (default: the kubeconfig CA).' },
@@ -90,12 +98,30 @@ void runComponent({
     };
     const app = await NestFactory.createApplicationContext(ControllerManagerModule.forRoot(controllerContext, enabled), { logger: ['error', 'warn'] });
     const context = app.get<ControllerContext>(CONTROLLER_CONTEXT);
-    const controllers = enabled.map((d) => d.create(context));
+    // --use-service-account-credentials: each controller gets a context whose client (and event
+    // recorder) authenticate as its own service account; informers stay shared, read as the
+    // controller-manager.
+    const identities = new Map<string, RestClient>();
+    const contextFor = async (d: ControllerDescriptor): Promise<ControllerContext> => {
+      if (!f['use-service-account-credentials'] || !d.serviceAccount) return context;
+      let client = identities.get(d.serviceAccount);
+      if (!client) {
+        const source = new ServiceAccountTokenSource(ctx.client, CONTROLLER_NAMESPACE, d.serviceAccount, ctx.logger);
+        client = serviceAccountClient(ctx.clientConfig, source);
+        identities.set(d.serviceAccount, client);
+        await source.start(signal);
+      }
+      const own = client;
+      return { ...context, client: own, recorder: (reportingController) => new EventRecorder({ client: own, reportingController, reportingInstance: ctx.identity }) };
+    };
+    const controllers: Controller[] = [];
+    for (const d of enabled) controllers.push(d.create(await contextFor(d)));
     ctx.logger.info('starting controllers', { controllers: controllers.map((c) => c.name) });
     const running = controllers.map((c) => c.run(signal));
     context.informers.start();
     await Promise.all(running);
     context.informers.shutdown();
+    for (const client of identities.values()) client.close();
     await app.close();
   },
 }).catch((err) => {

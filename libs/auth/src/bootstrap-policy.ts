@@ -49,6 +49,7 @@ function binding(kind: 'ClusterRoleBinding' | 'RoleBinding', name: string, roleK
 }
 
 const user = (name: string): Subject => ({ kind: 'User', apiGroup: RBAC_GROUP, name });
+const serviceAccount = (namespace: string, name: string): Subject => ({ kind: 'ServiceAccount', name, namespace });
 const group = (name: string): Subject => ({ kind: 'Group', apiGroup: RBAC_GROUP, name });
 
 const aggregateTo = (to: string) => ({ [`rbac.authorization.orch.io/aggregate-to-${to}`]: 'true' });
@@ -110,21 +111,173 @@ export const NODE_RULES: PolicyRule[] = [
   rule(['get', 'list', 'watch'], ['node.orch.io'], ['runtimeclasses']),
 ];
 
+/**
+ * The controller-manager's own identity (upstream system:kube-controller-manager): its shared
+ * informers (list/watch of everything), leader election, the service-account token controller
+ * (which runs as the controller-manager, as upstream), and what it needs to give every other
+ * controller its own identity (`--use-service-account-credentials`: it creates the accounts
+ * `orch-system/<controller>` and requests their tokens). Writes to workloads are not here: each
+ * controller makes them as `system:serviceaccount:orch-system:<controller>` with its
+ * `system:controller:<controller>` role.
+ */
 const CONTROLLER_MANAGER_RULES: PolicyRule[] = [
-  // The garbage collector and the namespace controller read and remove anything.
-  rule([...READ, 'patch', 'update', 'delete', 'deletecollection'], ['*'], ['*']),
-  rule(['create'], [''], ['pods', 'secrets', 'configmaps', 'serviceaccounts', 'endpoints', 'events', 'serviceaccounts/token', 'pods/eviction', 'pods/binding']),
-  rule(['create'], ['apps'], ['replicasets', 'controllerrevisions', 'deployments', 'statefulsets', 'daemonsets']),
-  rule(['create'], ['batch'], ['jobs']),
-  rule(['create'], ['discovery.orch.io'], ['endpointslices']),
+  ...EVENTS,
   rule(['create'], ['coordination.orch.io'], ['leases']),
-  rule(['create'], ['events.orch.io'], ['events']),
+  rule(['get', 'update'], ['coordination.orch.io'], ['leases'], ['controller-manager']),
+  rule(['create'], [''], ['secrets', 'serviceaccounts']),
+  rule(['delete'], [''], ['secrets']),
+  rule(['get'], [''], ['namespaces', 'secrets', 'serviceaccounts', 'configmaps']),
+  rule(['update'], [''], ['secrets', 'serviceaccounts']),
   rule(['create'], ['authentication.orch.io'], ['tokenreviews']),
   rule(['create'], ['authorization.orch.io'], ['subjectaccessreviews']),
-  rule(['approve', 'sign'], ['certificates.orch.io'], ['signers']),
-  // ClusterRole aggregation writes rules it does not hold itself (upstream clusterrole-aggregation-controller).
-  rule(['escalate'], [RBAC_GROUP], ['clusterroles']),
+  rule(['list', 'watch'], ['*'], ['*']),
+  rule(['create'], [''], ['serviceaccounts/token']),
 ];
+
+/** Namespace of the controllers' service accounts (upstream kube-system). */
+export const CONTROLLER_NAMESPACE = 'orch-system';
+/** Prefix of the per-controller roles (upstream saRolePrefix). */
+export const CONTROLLER_ROLE_PREFIX = 'system:controller:';
+
+const CONTROLLER_EVENTS = EVENTS;
+const SIGNERS = ['orch.io/kube-apiserver-client', 'orch.io/kube-apiserver-client-kubelet', 'orch.io/kubelet-serving', 'orch.io/legacy-unknown'];
+
+/**
+ * One least-privilege role per controller service account (upstream 1.32
+ * bootstrappolicy/controller_policy.go, for the controllers orch has, with the same account
+ * names), bound to `orch-system/<account>`. Informer reads come from the controller-manager's
+ * own identity; these cover each controller's gets and writes.
+ */
+export const CONTROLLER_ROLE_RULES: Record<string, PolicyRule[]> = {
+  'clusterrole-aggregation-controller': [rule(['escalate', 'get', 'list', 'watch', 'update', 'patch'], [RBAC_GROUP], ['clusterroles'])],
+  'cronjob-controller': [
+    rule(['get', 'list', 'watch', 'update'], ['batch'], ['cronjobs']),
+    rule(['get', 'list', 'watch', 'create', 'update', 'delete', 'patch'], ['batch'], ['jobs']),
+    rule(['update'], ['batch'], ['cronjobs/status', 'cronjobs/finalizers']),
+    rule(['list', 'watch', 'delete'], [''], ['pods']),
+    ...CONTROLLER_EVENTS,
+  ],
+  'daemon-set-controller': [
+    rule(READ, ['apps'], ['daemonsets']),
+    rule(['update'], ['apps'], ['daemonsets/status', 'daemonsets/finalizers']),
+    rule(['list', 'watch'], [''], ['nodes']),
+    rule(['list', 'watch', 'create', 'delete', 'patch'], [''], ['pods']),
+    rule(['create'], [''], ['pods/binding']),
+    rule(['get', 'list', 'watch', 'create', 'delete', 'update', 'patch'], ['apps'], ['controllerrevisions']),
+    ...CONTROLLER_EVENTS,
+  ],
+  // orch writes the revision annotation with a merge patch (upstream: update).
+  'deployment-controller': [
+    rule(['get', 'list', 'watch', 'update', 'patch'], ['apps'], ['deployments']),
+    rule(['update'], ['apps'], ['deployments/status', 'deployments/finalizers']),
+    rule(['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], ['apps'], ['replicasets']),
+    rule(['get', 'list', 'watch', 'update'], [''], ['pods']),
+    ...CONTROLLER_EVENTS,
+  ],
+  'disruption-controller': [
+    rule(READ, ['apps'], ['deployments', 'replicasets', 'statefulsets']),
+    rule(READ, [''], ['replicationcontrollers']),
+    rule(READ, ['policy'], ['poddisruptionbudgets']),
+    rule(['update'], ['policy'], ['poddisruptionbudgets/status']),
+    rule(['patch', 'update'], [''], ['pods/status']),
+    rule(['get'], ['*'], ['*/scale']),
+    ...CONTROLLER_EVENTS,
+  ],
+  'endpoint-controller': [
+    rule(READ, [''], ['services', 'pods']),
+    rule(['get', 'list', 'watch', 'create', 'update', 'delete'], [''], ['endpoints']),
+    rule(['create'], [''], ['endpoints/restricted']),
+    ...CONTROLLER_EVENTS,
+  ],
+  'endpointslice-controller': [
+    rule(READ, [''], ['services', 'pods', 'nodes']),
+    rule(['update'], [''], ['services/finalizers']),
+    rule(['get', 'list', 'watch', 'create', 'update', 'delete'], ['discovery.orch.io'], ['endpointslices']),
+    ...CONTROLLER_EVENTS,
+  ],
+  'endpointslicemirroring-controller': [
+    rule(READ, [''], ['services', 'endpoints']),
+    rule(['update'], [''], ['services/finalizers', 'endpoints/finalizers']),
+    rule(['get', 'list', 'watch', 'create', 'update', 'delete'], ['discovery.orch.io'], ['endpointslices']),
+    ...CONTROLLER_EVENTS,
+  ],
+  'generic-garbage-collector': [rule(['get', 'list', 'watch', 'patch', 'update', 'delete'], ['*'], ['*']), ...CONTROLLER_EVENTS],
+  'horizontal-pod-autoscaler': [
+    rule(READ, ['autoscaling'], ['horizontalpodautoscalers']),
+    rule(['update'], ['autoscaling'], ['horizontalpodautoscalers/status']),
+    rule(['get', 'update'], ['*'], ['*/scale']),
+    rule(['list', 'watch'], [''], ['pods']),
+    rule(['list', 'watch'], ['metrics.orch.io', 'metrics.k8s.io'], ['pods']),
+    rule(READ, ['custom.metrics.orch.io', 'custom.metrics.k8s.io', 'external.metrics.orch.io', 'external.metrics.k8s.io'], ['*']),
+    ...CONTROLLER_EVENTS,
+  ],
+  'job-controller': [
+    rule(['get', 'list', 'watch', 'update', 'patch'], ['batch'], ['jobs']),
+    rule(['update'], ['batch'], ['jobs/status', 'jobs/finalizers']),
+    rule(['list', 'watch', 'create', 'delete', 'patch'], [''], ['pods']),
+    ...CONTROLLER_EVENTS,
+  ],
+  'namespace-controller': [
+    rule(['get', 'list', 'watch', 'delete'], [''], ['namespaces']),
+    rule(['update'], [''], ['namespaces/finalize', 'namespaces/status']),
+    rule(['get', 'list', 'watch', 'delete', 'deletecollection'], ['*'], ['*']),
+  ],
+  'node-controller': [
+    rule(['get', 'list', 'watch', 'update', 'delete', 'patch'], [''], ['nodes']),
+    rule(['patch', 'update'], [''], ['nodes/status', 'pods/status']),
+    rule(['list', 'watch', 'get', 'delete'], [''], ['pods']),
+    ...CONTROLLER_EVENTS,
+  ],
+  // orch writes the pod's terminal status with an update (upstream: patch).
+  'pod-garbage-collector': [
+    rule(['list', 'watch', 'delete'], [''], ['pods']),
+    rule(READ, [''], ['nodes']),
+    rule(['patch', 'update'], [''], ['pods/status']),
+  ],
+  'replicaset-controller': [
+    rule(['get', 'list', 'watch', 'update'], ['apps'], ['replicasets']),
+    rule(['update'], ['apps'], ['replicasets/status', 'replicasets/finalizers']),
+    rule(['list', 'watch', 'patch', 'create', 'delete'], [''], ['pods']),
+    ...CONTROLLER_EVENTS,
+  ],
+  'resourcequota-controller': [rule(['list', 'watch'], ['*'], ['*']), rule(['update'], [''], ['resourcequotas/status']), ...CONTROLLER_EVENTS],
+  'root-ca-cert-publisher': [rule(['create', 'update'], [''], ['configmaps']), ...CONTROLLER_EVENTS],
+  'service-account-controller': [rule(['create'], [''], ['serviceaccounts']), ...CONTROLLER_EVENTS],
+  'statefulset-controller': [
+    rule(['list', 'watch'], [''], ['pods']),
+    rule(READ, ['apps'], ['statefulsets']),
+    rule(['update'], ['apps'], ['statefulsets/status', 'statefulsets/finalizers']),
+    rule(['get', 'create', 'delete', 'update', 'patch'], [''], ['pods']),
+    rule(['get', 'create', 'delete', 'update', 'patch', 'list', 'watch'], ['apps'], ['controllerrevisions']),
+    rule(['get', 'create', 'list', 'watch', 'update', 'delete'], [''], ['persistentvolumeclaims']),
+    rule(['update'], [''], ['pods/finalizers']),
+    ...CONTROLLER_EVENTS,
+  ],
+  'ttl-after-finished-controller': [rule(['get', 'list', 'watch', 'delete'], ['batch'], ['jobs']), ...CONTROLLER_EVENTS],
+  'certificate-controller': [
+    rule(['get', 'list', 'watch', 'delete'], ['certificates.orch.io'], ['certificatesigningrequests']),
+    rule(['update'], ['certificates.orch.io'], ['certificatesigningrequests/status', 'certificatesigningrequests/approval']),
+    rule(['approve'], ['certificates.orch.io'], ['signers'], ['orch.io/kube-apiserver-client-kubelet']),
+    rule(['sign'], ['certificates.orch.io'], ['signers'], SIGNERS),
+    rule(['create'], ['authorization.orch.io'], ['subjectaccessreviews']),
+    ...CONTROLLER_EVENTS,
+  ],
+};
+
+/**
+ * Controllers whose permissions are namespaced (upstream bootstrappolicy/namespace_policy.go):
+ * the bootstrap signer reads token secrets in orch-system and writes `cluster-info` in
+ * orch-public; the token cleaner removes expired token secrets in orch-system only.
+ */
+const CONTROLLER_NAMESPACED_ROLES: { namespace: string; account: string; rules: PolicyRule[] }[] = [
+  { namespace: CONTROLLER_NAMESPACE, account: 'bootstrap-signer', rules: [rule(READ, [''], ['secrets'])] },
+  // orch's signer also creates cluster-info when it is missing (upstream: kubeadm does).
+  { namespace: 'orch-public', account: 'bootstrap-signer', rules: [rule([...READ, 'create'], [''], ['configmaps']), rule(['update'], [''], ['configmaps'], ['cluster-info']), ...EVENTS] },
+  { namespace: CONTROLLER_NAMESPACE, account: 'token-cleaner', rules: [rule([...READ, 'delete'], [''], ['secrets']), ...EVENTS] },
+];
+
+/** The service accounts the bootstrap policy grants a controller role to (cluster-wide or namespaced). */
+export const CONTROLLER_ACCOUNTS: readonly string[] = [...new Set([...Object.keys(CONTROLLER_ROLE_RULES), ...CONTROLLER_NAMESPACED_ROLES.map((r) => r.account)])];
 
 const SCHEDULER_RULES: PolicyRule[] = [
   ...EVENTS,
@@ -196,6 +349,7 @@ export const BOOTSTRAP_CLUSTER_ROLES = withSettledAggregation([
   clusterRole('system:node-proxier', NODE_PROXIER_RULES),
   clusterRole('system:orch-metrics-server', METRICS_SERVER_RULES),
   clusterRole('system:aggregated-metrics-reader', METRICS_READER_RULES, { labels: { ...aggregateTo('view'), ...aggregateTo('edit'), ...aggregateTo('admin') } }),
+  ...Object.entries(CONTROLLER_ROLE_RULES).map(([account, rules]) => clusterRole(`${CONTROLLER_ROLE_PREFIX}${account}`, rules)),
 ]);
 
 /**
@@ -230,6 +384,7 @@ export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS = [
   binding('ClusterRoleBinding', 'system:node-bootstrapper', 'ClusterRole', 'system:node-bootstrapper', [group('system:bootstrappers')]),
   binding('ClusterRoleBinding', 'system:certificates.orch.io:certificatesigningrequests:nodeclient', 'ClusterRole', 'system:certificates.orch.io:certificatesigningrequests:nodeclient', [group('system:bootstrappers')]),
   binding('ClusterRoleBinding', 'system:certificates.orch.io:certificatesigningrequests:selfnodeclient', 'ClusterRole', 'system:certificates.orch.io:certificatesigningrequests:selfnodeclient', [group(NODES_GROUP)]),
+  ...Object.keys(CONTROLLER_ROLE_RULES).map((account) => binding('ClusterRoleBinding', `${CONTROLLER_ROLE_PREFIX}${account}`, 'ClusterRole', `${CONTROLLER_ROLE_PREFIX}${account}`, [serviceAccount(CONTROLLER_NAMESPACE, account)])),
 ];
 
 /** Namespaced defaults: anyone may read the signed cluster-info config map (joining nodes have no credentials yet). */
@@ -240,9 +395,20 @@ export const BOOTSTRAP_ROLES = [
     metadata: { name: 'system:bootstrap-signer-clusterinfo', namespace: 'orch-public', labels: { [BOOTSTRAPPING_LABEL]: 'rbac-defaults' }, annotations: { [AUTOUPDATE_ANNOTATION]: 'true' } },
     rules: [rule(['get'], [''], ['configmaps'], ['cluster-info'])],
   },
+  ...CONTROLLER_NAMESPACED_ROLES.map(({ namespace, account, rules }) => ({
+    apiVersion: `${RBAC_GROUP}/v1`,
+    kind: 'Role',
+    metadata: { name: `${CONTROLLER_ROLE_PREFIX}${account}`, namespace, labels: { [BOOTSTRAPPING_LABEL]: 'rbac-defaults' }, annotations: { [AUTOUPDATE_ANNOTATION]: 'true' } },
+    rules,
+  })),
 ];
 
-export const BOOTSTRAP_ROLE_BINDINGS = [binding('RoleBinding', 'system:bootstrap-signer-clusterinfo', 'Role', 'system:bootstrap-signer-clusterinfo', [user('system:anonymous'), group('system:unauthenticated')], 'orch-public')];
+export const BOOTSTRAP_ROLE_BINDINGS = [
+  binding('RoleBinding', 'system:bootstrap-signer-clusterinfo', 'Role', 'system:bootstrap-signer-clusterinfo', [user('system:anonymous'), group('system:unauthenticated')], 'orch-public'),
+  ...CONTROLLER_NAMESPACED_ROLES.map(({ namespace, account }) =>
+    binding('RoleBinding', `${CONTROLLER_ROLE_PREFIX}${account}`, 'Role', `${CONTROLLER_ROLE_PREFIX}${account}`, [serviceAccount(CONTROLLER_NAMESPACE, account)], namespace),
+  ),
+];
 
 /**
  * The object a reconcile writes, or undefined when `current` already has everything (upstream

@@ -20,11 +20,23 @@ export interface ClientConfig {
    * (projected, expiring) tokens are picked up. Used when `token` is unset.
    */
   tokenFile?: string;
+  /** A token kept fresh by its owner (a TokenRequest-backed source); used when `token` is unset, before `tokenFile`. */
+  tokenSource?: TokenSource;
   /** Name to verify in the serving certificate instead of the server's host. */
   tlsServerName?: string;
   insecureSkipTlsVerify?: boolean;
   /** Default namespace (in-cluster: the pod's namespace). */
   namespace?: string;
+}
+
+/**
+ * A bearer token someone else keeps current (upstream's ResettableTokenSource): read on every
+ * request; told when the server answered 401 so it fetches a new token instead of waiting for
+ * its refresh time.
+ */
+export interface TokenSource {
+  token(): string;
+  rejected?(): void;
 }
 
 /** Where a pod's service-account credentials are mounted. */

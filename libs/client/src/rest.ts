@@ -191,6 +191,7 @@ export class RestClient {
     req.on('error', (err) => finish(err));
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
+      if (status === 401) this.config.tokenSource?.rejected?.();
       if (status < 200 || status > 299) {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -264,6 +265,7 @@ export class RestClient {
 
   private bearerToken(): string | undefined {
     if (this.config.token) return this.config.token;
+    if (this.config.tokenSource) return this.config.tokenSource.token();
     const file = this.config.tokenFile;
     if (!file) return undefined;
     const now = Date.now();
@@ -319,6 +321,7 @@ export class RestClient {
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       req.on('error', (err) => settle(() => reject(err)));
       req.on('response', (res) => {
+        if (res.statusCode === 401) this.config.tokenSource?.rejected?.();
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', (err) => settle(() => reject(err)));

@@ -77,4 +77,4 @@ export class BootstrapSigner extends QueueController {
   }
 }
 
-export const bootstrapSignerController: ControllerDescriptor = { name: 'bootstrapsigner', disabledByDefault: true, create: (ctx) => new BootstrapSigner(ctx) };
+export const bootstrapSignerController: ControllerDescriptor = { name: 'bootstrapsigner', serviceAccount: 'bootstrap-signer', disabledByDefault: true, create: (ctx) => new BootstrapSigner(ctx) };

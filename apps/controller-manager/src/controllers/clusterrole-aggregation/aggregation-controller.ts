@@ -39,4 +39,4 @@ export class ClusterRoleAggregationController extends QueueController {
   }
 }
 
-export const clusterRoleAggregationController: ControllerDescriptor = { name: 'clusterrole-aggregation', create: (ctx) => new ClusterRoleAggregationController(ctx) };
+export const clusterRoleAggregationController: ControllerDescriptor = { name: 'clusterrole-aggregation', serviceAccount: 'clusterrole-aggregation-controller', create: (ctx) => new ClusterRoleAggregationController(ctx) };

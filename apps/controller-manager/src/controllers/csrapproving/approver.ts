@@ -77,4 +77,4 @@ export class CsrApprovingController extends QueueController {
   }
 }
 
-export const csrApprovingController: ControllerDescriptor = { name: 'csrapproving', create: (ctx) => new CsrApprovingController(ctx) };
+export const csrApprovingController: ControllerDescriptor = { name: 'csrapproving', serviceAccount: 'certificate-controller', create: (ctx) => new CsrApprovingController(ctx) };

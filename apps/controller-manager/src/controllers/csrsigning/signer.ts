@@ -109,5 +109,6 @@ function disabledSigner(ctx: ControllerContext): Controller {
 
 export const csrSigningController: ControllerDescriptor = {
   name: 'csrsigning',
+  serviceAccount: 'certificate-controller',
   create: (ctx) => (ctx.options.clusterSigning ? new CsrSigningController(ctx, ctx.options.clusterSigning) : disabledSigner(ctx)),
 };

@@ -77,4 +77,4 @@ export class EndpointsController extends QueueController {
   }
 }
 
-export const endpointsController: ControllerDescriptor = { name: 'endpoint', create: (ctx) => new EndpointsController(ctx) };
+export const endpointsController: ControllerDescriptor = { name: 'endpoint', serviceAccount: 'endpoint-controller', create: (ctx) => new EndpointsController(ctx) };

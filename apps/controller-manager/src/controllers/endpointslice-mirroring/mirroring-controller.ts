@@ -51,4 +51,4 @@ export class EndpointSliceMirroringController extends QueueController {
   }
 }
 
-export const endpointSliceMirroringController: ControllerDescriptor = { name: 'endpointslicemirroring', create: (ctx) => new EndpointSliceMirroringController(ctx) };
+export const endpointSliceMirroringController: ControllerDescriptor = { name: 'endpointslicemirroring', serviceAccount: 'endpointslicemirroring-controller', create: (ctx) => new EndpointSliceMirroringController(ctx) };

@@ -56,4 +56,4 @@ export class EndpointSliceController extends QueueController {
   }
 }
 
-export const endpointSliceController: ControllerDescriptor = { name: 'endpointslice', create: (ctx) => new EndpointSliceController(ctx) };
+export const endpointSliceController: ControllerDescriptor = { name: 'endpointslice', serviceAccount: 'endpointslice-controller', create: (ctx) => new EndpointSliceController(ctx) };

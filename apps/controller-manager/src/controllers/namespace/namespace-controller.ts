@@ -83,4 +83,4 @@ export class NamespaceController extends QueueController {
   }
 }
 
-export const namespaceController: ControllerDescriptor = { name: 'namespace', create: (ctx) => new NamespaceController(ctx) };
+export const namespaceController: ControllerDescriptor = { name: 'namespace', serviceAccount: 'namespace-controller', create: (ctx) => new NamespaceController(ctx) };

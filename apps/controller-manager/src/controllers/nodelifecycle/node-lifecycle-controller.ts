@@ -188,4 +188,4 @@ export class NodeLifecycleController extends QueueController {
   }
 }
 
-export const nodeLifecycleController: ControllerDescriptor = { name: 'nodelifecycle', create: (ctx) => new NodeLifecycleController(ctx) };
+export const nodeLifecycleController: ControllerDescriptor = { name: 'nodelifecycle', serviceAccount: 'node-controller', create: (ctx) => new NodeLifecycleController(ctx) };

@@ -98,4 +98,4 @@ export class PodGcController implements Controller {
   }
 }
 
-export const podGcController: ControllerDescriptor = { name: 'podgc', create: (ctx) => new PodGcController(ctx) };
+export const podGcController: ControllerDescriptor = { name: 'podgc', serviceAccount: 'pod-garbage-collector', create: (ctx) => new PodGcController(ctx) };

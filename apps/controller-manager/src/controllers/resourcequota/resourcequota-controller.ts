@@ -115,4 +115,4 @@ function normalize(list: ResourceList): ResourceList {
   return Object.fromEntries(Object.entries(list).map(([k, v]) => [k, Quantity.parse(v).toString()]));
 }
 
-export const resourceQuotaController: ControllerDescriptor = { name: 'resourcequota', create: (ctx) => new ResourceQuotaController(ctx) };
+export const resourceQuotaController: ControllerDescriptor = { name: 'resourcequota', serviceAccount: 'resourcequota-controller', create: (ctx) => new ResourceQuotaController(ctx) };

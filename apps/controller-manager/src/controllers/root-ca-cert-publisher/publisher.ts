@@ -80,4 +80,4 @@ export class RootCaPublisher extends QueueController {
   }
 }
 
-export const rootCaCertPublisher: ControllerDescriptor = { name: 'root-ca-cert-publisher', create: (ctx) => new RootCaPublisher(ctx) };
+export const rootCaCertPublisher: ControllerDescriptor = { name: 'root-ca-cert-publisher', serviceAccount: 'root-ca-cert-publisher', create: (ctx) => new RootCaPublisher(ctx) };

@@ -48,4 +48,4 @@ export class ServiceAccountsController extends QueueController {
   }
 }
 
-export const serviceAccountController: ControllerDescriptor = { name: 'serviceaccount', create: (ctx) => new ServiceAccountsController(ctx) };
+export const serviceAccountController: ControllerDescriptor = { name: 'serviceaccount', serviceAccount: 'service-account-controller', create: (ctx) => new ServiceAccountsController(ctx) };

@@ -34,4 +34,4 @@ export class TokenCleaner extends QueueController {
   }
 }
 
-export const tokenCleanerController: ControllerDescriptor = { name: 'tokencleaner', disabledByDefault: true, create: (ctx) => new TokenCleaner(ctx) };
+export const tokenCleanerController: ControllerDescriptor = { name: 'tokencleaner', serviceAccount: 'token-cleaner', disabledByDefault: true, create: (ctx) => new TokenCleaner(ctx) };
