@@ -1,12 +1,13 @@
-import { webcrypto } from 'node:crypto';
+import { X509Certificate, webcrypto } from 'node:crypto';
 import https from 'node:https';
+import tls from 'node:tls';
 import { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as x509 from '@peculiar/x509';
 import { StatusError } from '@orch/apimachinery';
-import { Authenticator, AuthRequest, authRequestFromIncoming, unionAuthenticator, x509Authenticator } from './authn';
+import { Authenticator, AuthRequest, authRequestFromIncoming, PeerCertificate, peerCertificateFromSocket, unionAuthenticator, x509Authenticator } from './authn';
 import { CertAndKey, ensurePki, issueClientCert, Pki } from './pki';
 import { anonymousUser, UserInfo } from './user';
 
@@ -48,7 +49,7 @@ describe('x509 authentication over real TLS', () => {
       (req, res) => {
         const which = new URL(req.url ?? '/', 'https://x').searchParams.get('authn') ?? 'clientCa';
         outcome(authenticators[which], authRequestFromIncoming(req)).then(
-          (o) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(o)),
+          (o) => res.writeHead(200, { 'content-type': 'application/json', 'x-client-port': String(req.socket.remotePort) }).end(JSON.stringify(o)),
           (e) => res.writeHead(500).end(String(e)),
         );
       },
@@ -58,19 +59,19 @@ describe('x509 authentication over real TLS', () => {
   });
   afterAll(() => new Promise((r) => server.close(r)));
 
-  function call(client: CertAndKey | undefined, authn = 'clientCa'): Promise<Outcome> {
+  /** One request on a new connection (`agent` unset) or on `agent`'s connection; with the client port the server saw. */
+  function callOn(client: CertAndKey | undefined, authn: string, agent: https.Agent | false): Promise<{ outcome: Outcome; clientPort: string }> {
     return new Promise((resolve, reject) => {
-      const req = https.get(
-        { host: '127.0.0.1', port, path: `/?authn=${authn}`, ca: pki.ca.certPem, cert: client?.certPem, key: client?.keyPem, agent: false },
-        (res) => {
-          let body = '';
-          res.on('data', (c) => (body += c));
-          res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(body))));
-        },
-      );
+      const req = https.get({ host: '127.0.0.1', port, path: `/?authn=${authn}`, ca: pki.ca.certPem, cert: client?.certPem, key: client?.keyPem, agent }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => (res.statusCode === 200 ? resolve({ outcome: JSON.parse(body), clientPort: String(res.headers['x-client-port']) }) : reject(new Error(body))));
+      });
       req.on('error', reject);
     });
   }
+
+  const call = async (client: CertAndKey | undefined, authn = 'clientCa'): Promise<Outcome> => (await callOn(client, authn, false)).outcome;
 
   it.each<{ name: string; client: () => Promise<CertAndKey | undefined>; authn?: string; want: Outcome }>([
     { name: 'admin certificate', client: async () => pki.admin, want: { user: { username: 'admin', groups: ['system:masters', 'system:authenticated'] } } },
@@ -88,6 +89,64 @@ describe('x509 authentication over real TLS', () => {
     { name: 'front-proxy CA certificate, TLS-only authenticator', client: async () => proxyCa.admin, authn: 'tlsOnly', want: { user: { username: 'admin', groups: ['system:masters', 'system:authenticated'] } } },
   ])('$name', async ({ client, authn, want }) => {
     expect(await call(await client(), authn)).toEqual(want);
+  });
+
+  // The certificate is read and verified once per connection: later requests on a keep-alive
+  // connection reuse the verdict; a new connection is checked anew, whatever was cached for
+  // another certificate with the same name.
+  it('every request on one keep-alive connection is its certificate\'s user; a new connection with another certificate is checked anew', async () => {
+    const alice = await issueClientCert(pki, { cn: 'alice', orgs: ['dev'] });
+    const aliceUser = { user: { username: 'alice', groups: ['dev', 'system:authenticated'] } };
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: pki.ca.certPem, cert: alice.certPem, key: alice.keyPem });
+    try {
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push(await callOn(alice, 'clientCa', agent));
+      expect(answers.map((a) => a.outcome)).toEqual([aliceUser, aliceUser, aliceUser]);
+      expect(new Set(answers.map((a) => a.clientPort)).size).toBe(1);
+      const others = await Promise.all([
+        callOn(await issueClientCert(foreign, { cn: 'alice', orgs: ['dev'] }), 'clientCa', false),
+        callOn(await issueClientCert(proxyCa, { cn: 'alice', orgs: ['dev'] }), 'clientCa', false),
+        callOn(await issueClientCert(pki, { cn: 'bob' }), 'clientCa', false),
+        callOn(undefined, 'clientCa', false),
+      ]);
+      expect(others.map((o) => o.outcome)).toEqual([{ status: 401 }, { status: 401 }, { user: { username: 'bob', groups: ['system:authenticated'] } }, { anonymous: true }]);
+      expect(others.map((o) => o.clientPort)).not.toContain(answers[0].clientPort);
+      expect((await callOn(alice, 'clientCa', agent)).outcome).toEqual(aliceUser);
+    } finally {
+      agent.destroy();
+    }
+  });
+});
+
+describe('peerCertificateFromSocket', () => {
+  // A renegotiation is a new handshake: the certificate is read again (TLS 1.2; 1.3 has none).
+  it('returns the same certificate object for a connection until a renegotiation, then reads it again', async () => {
+    const client = await issueClientCert(pki, { cn: 'carol' });
+    const seen: (PeerCertificate | undefined)[] = [];
+    const server = tls.createServer({ cert: pki.serving.certPem, key: pki.serving.keyPem, ca: pki.ca.certPem, requestCert: true, rejectUnauthorized: false, maxVersion: 'TLSv1.2' }, (socket) => {
+      seen.push(peerCertificateFromSocket(socket), peerCertificateFromSocket(socket));
+      socket.renegotiate({ requestCert: true, rejectUnauthorized: false }, (err) => {
+        if (!err) seen.push(peerCertificateFromSocket(socket), peerCertificateFromSocket(socket));
+        socket.end('done');
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const socket = tls.connect({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, ca: pki.ca.certPem, cert: client.certPem, key: client.keyPem, servername: 'localhost', maxVersion: 'TLSv1.2' });
+        socket.on('data', () => undefined);
+        socket.on('end', () => resolve());
+        socket.on('error', reject);
+      });
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+    expect(seen).toHaveLength(4);
+    expect(seen[0]).toBe(seen[1]);
+    expect(seen[2]).toBe(seen[3]);
+    expect(seen[2]).not.toBe(seen[0]);
+    const der = new X509Certificate(client.certPem).raw;
+    expect(seen.map((p) => p?.raw.equals(der))).toEqual([true, true, true, true]);
   });
 });
 

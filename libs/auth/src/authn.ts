@@ -11,8 +11,12 @@ import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, UserInfo } 
 export interface PeerCertificate {
   /** DER of the leaf certificate. */
   raw: Buffer;
-  /** DER of the further certificates of the chain Node reported (issuer of the leaf first). */
-  chain: Buffer[];
+  /**
+   * DER of the further certificates of the chain Node reported (issuer of the leaf first).
+   * Read from the socket on first use only: Node's detailed peer certificate chain costs four
+   * times the leaf alone, and only a leaf not issued by a trusted CA directly needs it.
+   */
+  readonly chain: Buffer[];
   /**
    * Node's TLS verified the chain against the server's `ca` option (`socket.authorized`;
    * the server runs with `requestCert: true, rejectUnauthorized: false`). A certificate that
@@ -43,27 +47,47 @@ export interface Authenticator {
   authenticate(req: AuthRequest): Promise<UserInfo | null>;
 }
 
-/** The client certificate of a TLS socket, or undefined when the client sent none. */
+/**
+ * The client certificate of a TLS socket, or undefined when the client sent none. Read once per
+ * TLS handshake and kept on the socket: every request of a keep-alive connection gets the same
+ * object (authenticators keep their verdict per object, so a connection is authenticated once);
+ * a renegotiation (a new handshake, seen as new Finished bytes) reads it again.
+ */
 export function peerCertificateFromSocket(socket: TLSSocket): PeerCertificate | undefined {
-  // A TLS connection's certificate never changes: read it once per socket.
-  if (PEER_CERTS.has(socket)) return PEER_CERTS.get(socket);
+  const finished = socket.getFinished();
+  const known = PEER_CERTS.get(socket);
+  if (known && (finished === undefined ? known.finished === undefined : known.finished?.equals(finished))) return known.peer;
   const peer = readPeerCertificate(socket);
-  PEER_CERTS.set(socket, peer);
+  PEER_CERTS.set(socket, { finished, peer });
   return peer;
 }
 
-const PEER_CERTS = new WeakMap<TLSSocket, PeerCertificate | undefined>();
+const PEER_CERTS = new WeakMap<TLSSocket, { finished: Buffer | undefined; peer: PeerCertificate | undefined }>();
 
 function readPeerCertificate(socket: TLSSocket): PeerCertificate | undefined {
-  const leaf = socket.getPeerCertificate(true);
+  // The leaf alone (about 50 µs per connection; Node's detailed chain costs four times that).
+  const leaf = socket.getPeerCertificate(false);
   if (!leaf?.raw) return undefined;
+  let chain: Buffer[] | undefined;
+  const err = socket.authorizationError as Error | string | undefined;
+  return {
+    raw: leaf.raw,
+    get chain() {
+      return (chain ??= readChain(socket));
+    },
+    authorized: socket.authorized,
+    ...(err ? { authorizationError: String(err instanceof Error ? err.message : err) } : {}),
+  };
+}
+
+function readChain(socket: TLSSocket): Buffer[] {
   const chain: Buffer[] = [];
-  for (let c = leaf; c.issuerCertificate && c.issuerCertificate !== c && chain.length < 10; c = c.issuerCertificate) {
+  const leaf = socket.getPeerCertificate(true);
+  for (let c = leaf; c?.issuerCertificate && c.issuerCertificate !== c && chain.length < 10; c = c.issuerCertificate) {
     if (!c.issuerCertificate.raw) break;
     chain.push(c.issuerCertificate.raw);
   }
-  const err = socket.authorizationError as Error | string | undefined;
-  return { raw: leaf.raw, chain, authorized: socket.authorized, ...(err ? { authorizationError: String(err instanceof Error ? err.message : err) } : {}) };
+  return chain;
 }
 
 /** Builds the AuthRequest of a Node request (Fastify: `request.raw`); the certificate comes from its TLS socket. */
@@ -87,12 +111,15 @@ export function x509Authenticator(opts: { clientCa?: string; now?: () => Date; c
   const roots = opts.clientCa === undefined ? undefined : parsePemBundle(opts.clientCa);
   if (roots?.length === 0) throw new Error('client CA bundle holds no certificate');
   const now = opts.now ?? (() => new Date());
-  // Verified chains are cached by their DER hash (upstream caches x509 verification too): parsing
-  // and verifying on every request costs far more than the request itself. An entry lives until
-  // the leaf expires or for at most VERIFY_CACHE_TTL_MS, whichever comes first.
-  const cache = new Map<string, { user: UserInfo | null; until: number }>();
+  // Verdicts are kept per connection (the socket's PeerCertificate object: later requests on a
+  // keep-alive connection cost a lookup) and per leaf DER hash across connections (upstream
+  // caches x509 verification too: parsing and verifying cost far more than a request). An entry
+  // lives until the leaf expires or for at most VERIFY_CACHE_TTL_MS, whichever comes first.
+  type Verdict = { user: UserInfo | null; until: number };
+  const perConnection = new WeakMap<PeerCertificate, Verdict>();
+  const cache = new Map<string, Verdict>();
   const maxEntries = opts.cacheSize ?? 4096;
-  const verify = (peer: PeerCertificate): UserInfo | null => {
+  const verify = (peer: PeerCertificate): Verdict => {
     let leaf: X509Certificate;
     try {
       leaf = new X509Certificate(peer.raw);
@@ -100,36 +127,40 @@ export function x509Authenticator(opts: { clientCa?: string; now?: () => Date; c
       throw unauthorized(`x509: cannot parse client certificate: ${(e as Error).message}`);
     }
     if (roots) {
-      const why = verifyChain(leaf, peer.chain.map((d) => new X509Certificate(d)), roots, now());
+      const why = verifyChain(leaf, () => peer.chain.map((d) => new X509Certificate(d)), roots, now());
       if (why) throw unauthorized(`x509: ${why}`);
     }
     const subject = new x509.X509Certificate(peer.raw).subjectName;
     const cn = subject.getField('CN').at(-1);
     const user = cn ? { username: cn, groups: subject.getField('O') } : null;
+    return { user, until: Math.min(new Date(leaf.validTo).getTime(), now().getTime() + VERIFY_CACHE_TTL_MS) };
+  };
+  const verdictOf = (peer: PeerCertificate): Verdict => {
     const t = now().getTime();
-    if (cache.size >= maxEntries) cache.clear();
-    cache.set(cacheKey(peer), { user, until: Math.min(new Date(leaf.validTo).getTime(), t + VERIFY_CACHE_TTL_MS) });
-    return user;
+    const mine = perConnection.get(peer);
+    if (mine && mine.until > t) return mine;
+    const key = createHash('sha256').update(peer.raw).digest('base64');
+    let v = cache.get(key);
+    if (!v || v.until <= t) {
+      v = verify(peer);
+      if (cache.size >= maxEntries) cache.clear();
+      cache.set(key, v);
+    }
+    perConnection.set(peer, v);
+    return v;
   };
   return {
     async authenticate(req) {
       const peer = req.peerCertificate;
       if (!peer) return null;
       if (!peer.authorized) throw unauthorized(`x509: certificate not verified: ${peer.authorizationError ?? 'unknown reason'}`);
-      const hit = cache.get(cacheKey(peer));
-      if (hit && hit.until > now().getTime()) return hit.user && { ...hit.user, groups: [...hit.user.groups] };
-      return verify(peer);
+      const { user } = verdictOf(peer);
+      return user && { ...user, groups: [...user.groups] };
     },
   };
 }
 
 const VERIFY_CACHE_TTL_MS = 5 * 60_000;
-
-function cacheKey(peer: PeerCertificate): string {
-  const h = createHash('sha256').update(peer.raw);
-  for (const c of peer.chain) h.update(c);
-  return h.digest('base64');
-}
 
 /**
  * One authenticator as a passport strategy: a user is `success`, null is `fail` (the next
@@ -213,23 +244,28 @@ export function parsePemBundle(pem: string): X509Certificate[] {
  */
 export function clientCertificateProblem(peer: Pick<PeerCertificate, 'raw' | 'chain'>, roots: X509Certificate[], now: Date): string | undefined {
   try {
-    return verifyChain(new X509Certificate(peer.raw), peer.chain.map((d) => new X509Certificate(d)), roots, now);
+    return verifyChain(new X509Certificate(peer.raw), () => peer.chain.map((d) => new X509Certificate(d)), roots, now);
   } catch (e) {
     return `cannot parse client certificate: ${(e as Error).message}`;
   }
 }
 
-/** Returns why `leaf` does not chain to one of `roots` through `intermediates`, or undefined when it does. */
-function verifyChain(leaf: X509Certificate, intermediates: X509Certificate[], roots: X509Certificate[], now: Date): string | undefined {
+/**
+ * Returns why `leaf` does not chain to one of `roots` through the certificates `chain` returns
+ * (called only when the leaf is not issued by a root directly), or undefined when it does.
+ */
+function verifyChain(leaf: X509Certificate, chain: () => X509Certificate[], roots: X509Certificate[], now: Date): string | undefined {
   const eku = leaf.keyUsage;
   if (eku && !eku.includes(CLIENT_AUTH) && !eku.includes(ANY_EKU)) return 'certificate specifies an incompatible key usage';
   const issued = (child: X509Certificate, parent: X509Certificate) => parent.ca && child.checkIssued(parent) && child.verify(parent.publicKey);
   const valid = (c: X509Certificate) => new Date(c.validFrom) <= now && now <= new Date(c.validTo);
   let cur = leaf;
+  let intermediates: X509Certificate[] | undefined;
   for (let depth = 0; depth < 10; depth++) {
     if (!valid(cur)) return `certificate has expired or is not yet valid: current time ${now.toISOString()} is outside ${cur.validFrom} - ${cur.validTo}`;
     const root = roots.find((r) => issued(cur, r));
     if (root) return valid(root) ? undefined : 'client CA certificate has expired or is not yet valid';
+    intermediates ??= chain();
     const next = intermediates.find((i) => i !== cur && issued(cur, i));
     if (!next) break;
     cur = next;

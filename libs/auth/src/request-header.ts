@@ -45,17 +45,25 @@ export function requestHeaderAuthenticator(cfg: RequestHeaderConfig, opts: { now
   const extraPrefixes = lower(cfg.extraHeaderPrefixes);
   // A proxy keeps its connections: its certificate's verdict is kept per certificate.
   const verdicts = new Map<string, { proxy: boolean; name: string; until: number }>();
+  // ...and per connection (the socket's PeerCertificate object), so a request costs a lookup.
+  const perConnection = new WeakMap<PeerCertificate, { proxy: boolean; name: string; until: number }>();
   const verdict = (peer: PeerCertificate) => {
-    const key = createHash('sha256').update(peer.raw).digest('base64');
     const t = now().getTime();
+    const mine = perConnection.get(peer);
+    if (mine && mine.until > t) return mine;
+    const key = createHash('sha256').update(peer.raw).digest('base64');
     const hit = verdicts.get(key);
-    if (hit && hit.until > t) return hit;
+    if (hit && hit.until > t) {
+      perConnection.set(peer, hit);
+      return hit;
+    }
     const problem = clientCertificateProblem(peer, roots, now());
     const leaf = new X509Certificate(peer.raw);
     const cn = /(?:^|\n)CN=([^\n]*)/.exec(leaf.subject)?.[1] ?? '';
     const v = { proxy: !problem, name: cn, until: Math.min(t + 5 * 60_000, new Date(leaf.validTo).getTime()) };
     if (verdicts.size > 1024) verdicts.clear();
     verdicts.set(key, v);
+    perConnection.set(peer, v);
     return v;
   };
   return {
