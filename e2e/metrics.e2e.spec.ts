@@ -245,9 +245,10 @@ describe('metrics API and autoscaling on npm start', () => {
       await scaledTo(4, 'the Pods metric scales to 4 (maxReplicas)');
       const last = await status();
       expect(last.conditions.find((c: { type: string }) => c.type === 'ScalingLimited')).toMatchObject({ status: 'True', reason: 'TooManyReplicas' });
-      // The gateway forwarded the controller-manager's identity and the metric selector.
-      expect(seen).toContain('system:orch-controller-manager /apis/external.metrics.k8s.io/v1beta1/namespaces/default/backlog?labelSelector=queue%3Dmain');
-      expect(seen.some((s) => s.startsWith('system:orch-controller-manager /apis/custom.metrics.k8s.io/v1beta2/namespaces/default/pods/*/requests_per_second?labelSelector=app%3Dsink'))).toBe(true);
+      // The gateway forwarded the autoscaler's own identity (its service account) and the metric selector.
+      const hpa = 'system:serviceaccount:orch-system:horizontal-pod-autoscaler';
+      expect(seen).toContain(`${hpa} /apis/external.metrics.k8s.io/v1beta1/namespaces/default/backlog?labelSelector=queue%3Dmain`);
+      expect(seen.some((s) => s.startsWith(`${hpa} /apis/custom.metrics.k8s.io/v1beta2/namespaces/default/pods/*/requests_per_second?labelSelector=app%3Dsink`))).toBe(true);
     } finally {
       server.close();
       server.closeAllConnections();

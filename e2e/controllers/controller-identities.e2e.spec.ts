@@ -1,10 +1,10 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RunningProcess } from '@orch/testing';
+import { eventually, type RunningProcess } from '@orch/testing';
 import { startControllerManager } from '../support/controller-manager';
 import { startGateway, type GatewayProcess } from '../support/gateway';
-import { eventually } from './support/cluster';
+import { kubectlSync } from '../support/kubectl';
 
 // One identity per controller (--use-service-account-credentials, on by default): a real
 // controller-manager started with its own component credential (system:orch-controller-manager,
@@ -21,9 +21,10 @@ const account = (name: string) => `system:serviceaccount:orch-system:${name}`;
 
 let gw: GatewayProcess;
 let cm: RunningProcess;
+let cacheDir: string;
 
-const kubectl = (...args: string[]) => spawnSync('kubectl', ['--kubeconfig', gw.kubeconfig, ...args], { encoding: 'utf8', timeout: 20_000 });
-const canI = (as: string, ...args: string[]) => kubectl('auth', 'can-i', `--as=${as}`, ...args).stdout.trim();
+const kubectl = (...args: string[]) => kubectlSync({ kubeconfig: gw.kubeconfig, cacheDir }, args);
+const canI = (as: string, ...args: string[]) => kubectl('auth', 'can-i', `--as=${as}`, ...args).out.trim();
 
 interface Pod {
   metadata: { name: string; deletionTimestamp?: string };
@@ -32,16 +33,18 @@ const livePods = async (): Promise<Pod[]> => ((await gw.admin.get(`/api/v1/names
 const podCount = (n: number) => async () => ((await livePods()).length === n ? true : undefined);
 
 beforeAll(async () => {
+  cacheDir = mkdtempSync(join(tmpdir(), 'orch-identities-kubectl-'));
   gw = await startGateway({ args: ['--write-component-kubeconfigs'] });
   const cmKubeconfig = join(gw.dataDir, 'controller-manager.kubeconfig');
   await eventually('the controller-manager kubeconfig', () => (existsSync(cmKubeconfig) ? true : undefined), 10_000);
   cm = await startControllerManager(cmKubeconfig, ['deployment', 'replicaset']);
-  expect(kubectl('create', 'namespace', NS).status).toBe(0);
+  expect(kubectl('create', 'namespace', NS).code).toBe(0);
 }, 60_000);
 
 afterAll(async () => {
   await cm?.stop();
   await gw?.stop();
+  if (cacheDir) rmSync(cacheDir, { recursive: true, force: true });
 });
 
 describe('one identity per controller', () => {
@@ -68,9 +71,9 @@ describe('one identity per controller', () => {
 
   it('a Deployment gets its pods: the deployment and replicaset controllers each write as their own account', async () => {
     const created = kubectl('create', 'deployment', 'web', '-n', NS, '--image=registry.example/web:1', '--replicas=2');
-    expect(created.stderr).toBe('');
+    expect(created.err).toBe('');
     await eventually('2 pods', podCount(2), 30_000);
-    const accounts = kubectl('get', 'serviceaccounts', '-n', 'orch-system', '-o', 'name').stdout;
+    const accounts = kubectl('get', 'serviceaccounts', '-n', 'orch-system', '-o', 'name').out;
     expect(accounts).toContain('serviceaccount/deployment-controller');
     expect(accounts).toContain('serviceaccount/replicaset-controller');
   });
@@ -82,7 +85,7 @@ describe('one identity per controller', () => {
     expect((await gw.admin.put(RS_ROLE, role)).status).toBe(200);
     await eventually('pod creation denied', () => (canI(account('replicaset-controller'), 'create', 'pods', '-n', NS) === 'no' ? true : undefined), 10_000);
 
-    expect(kubectl('scale', 'deployment', 'web', '-n', NS, '--replicas=3').status).toBe(0);
+    expect(kubectl('scale', 'deployment', 'web', '-n', NS, '--replicas=3').code).toBe(0);
     const failure = await eventually(
       'a FailedCreate event naming the replicaset controller',
       async () => {
@@ -102,12 +105,12 @@ describe('one identity per controller', () => {
   });
 
   it('a deleted controller account is re-created and the controller gets a new token (401 → TokenRequest)', async () => {
-    const before = kubectl('get', 'serviceaccount', 'replicaset-controller', '-n', 'orch-system', '-o', 'jsonpath={.metadata.uid}').stdout;
+    const before = kubectl('get', 'serviceaccount', 'replicaset-controller', '-n', 'orch-system', '-o', 'jsonpath={.metadata.uid}').out;
     expect(before).not.toBe('');
-    expect(kubectl('delete', 'serviceaccount', 'replicaset-controller', '-n', 'orch-system').status).toBe(0);
-    expect(kubectl('scale', 'deployment', 'web', '-n', NS, '--replicas=4').status).toBe(0);
+    expect(kubectl('delete', 'serviceaccount', 'replicaset-controller', '-n', 'orch-system').code).toBe(0);
+    expect(kubectl('scale', 'deployment', 'web', '-n', NS, '--replicas=4').code).toBe(0);
     await eventually('4 pods', podCount(4), 60_000);
-    const after = kubectl('get', 'serviceaccount', 'replicaset-controller', '-n', 'orch-system', '-o', 'jsonpath={.metadata.uid}').stdout;
+    const after = kubectl('get', 'serviceaccount', 'replicaset-controller', '-n', 'orch-system', '-o', 'jsonpath={.metadata.uid}').out;
     expect(after).not.toBe('');
     expect(after).not.toBe(before);
   });
