@@ -223,6 +223,15 @@ describe('interactive pods with kubectl (sandbox runtime)', () => {
       expect(container.stderr).toContain('container nope is not valid for pod shell');
     });
 
+    it('ends the command of a client that went away (kubectl killed mid-exec)', async () => {
+      const client = spawn('kubectl', ['--kubeconfig', gw.kubeconfig, 'exec', 'shell', '--', 'sh', '-c', 'echo started; exec sleep 301'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      await waitForLine(client, /started/);
+      const sleeping = () => kubectl(['exec', 'shell', '--', 'ps', '-e', '-o', 'args=']).stdout.includes('sleep 301');
+      expect(sleeping()).toBe(true);
+      client.kill('SIGKILL');
+      await eventually('the command of the killed client ended', () => (sleeping() ? undefined : true), 20_000, 250);
+    });
+
     it('gives an interactive shell in a terminal of the client size (exec -it under tmux)', async () => {
       await ensureBinary('tmux', 'tmux');
       const out = await inTmux(`kubectl --kubeconfig ${gw.kubeconfig} exec -it shell -- sh`, /^[#$]\s*$/m, ['stty size; tty; echo $((6*7))', 'exit 7'], 'EXIT=');
