@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import tls from 'node:tls';
 import WebSocket from 'ws';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RestClient, SharedInformer, type ClientConfig } from '@orch/client';
@@ -114,7 +116,7 @@ export async function benchStreaming(opts: { execs?: number; megabytes?: number 
   const c = await startCluster();
   const client = new RestClient(c.admin, { component: 'bench' });
   try {
-    await startAgent(c, 'bench-node', []);
+    const agent = await startAgent(c, 'bench-node', []);
     const pods = client.resource<{ apiVersion: string; kind: string; metadata: { name?: string }; status?: { phase?: string; podIP?: string } }>({ group: '', version: 'v1', resource: 'pods' }, 'default');
     const source = `require('net').createServer((s) => { const chunk = Buffer.alloc(1 << 20, 7); let n = 0; const more = () => { while (n < ${megabytes}) { n++; if (!s.write(chunk)) return s.once('drain', more); } s.end(); }; more(); }).listen(9000, process.env.POD_IP)`;
     await pods.create(JSON.parse(pod('stream', 'bench-node', [process.execPath, '-e', source])));
@@ -150,21 +152,47 @@ export async function benchStreaming(opts: { execs?: number; megabytes?: number 
       pf.once('exit', (code) => reject(new Error(`kubectl port-forward exited ${code}: ${out}`)));
     });
     // Direct and forwarded downloads take turns, so both see the same machine; medians of each.
+    // The CPU time the gateway and the agent spend per GiB forwarded is set against bare Node
+    // relays doing the same hop (TLS→TLS, TCP→TLS), taking turns with them as well.
     const mbps = (r: { bytes: number; ms: number }) => r.bytes / 1048576 / (r.ms / 1000);
     const direct: number[] = [];
     const forwarded: number[] = [];
-    for (let i = 0; i < DOWNLOAD_ROUNDS; i++) {
-      direct.push(mbps(await download(ip, 9000)));
-      const f = await download('127.0.0.1', localPort);
-      if (f.bytes !== megabytes * 1048576) throw new Error(`port-forward delivered ${f.bytes} bytes of ${megabytes} MiB`);
-      forwarded.push(mbps(f));
+    const cpu = { gateway: [] as number[], agent: [] as number[], tlsRelay: [] as number[], tcpRelay: [] as number[] };
+    const gib = megabytes / 1024;
+    const pki = join(c.dir, 'gw', 'pki');
+    const relayCert = { key: await readFile(join(pki, 'admin.key'), 'utf8'), cert: await readFile(join(pki, 'admin.crt'), 'utf8') };
+    const tlsRelay = await startRelay('tls', megabytes, relayCert);
+    const tcpRelay = await startRelay('tcp', megabytes, relayCert);
+    const gatewayPid = c.children[0].pid!;
+    try {
+      for (let i = 0; i < DOWNLOAD_ROUNDS; i++) {
+        direct.push(mbps(await download(ip, 9000)));
+        const before = { gateway: cpuSeconds(gatewayPid), agent: cpuSeconds(agent.pid!) };
+        const f = await download('127.0.0.1', localPort);
+        if (f.bytes !== megabytes * 1048576) throw new Error(`port-forward delivered ${f.bytes} bytes of ${megabytes} MiB`);
+        forwarded.push(mbps(f));
+        cpu.gateway.push((cpuSeconds(gatewayPid) - before.gateway) / gib);
+        cpu.agent.push((cpuSeconds(agent.pid!) - before.agent) / gib);
+        cpu.tlsRelay.push((await tlsRelay.run()) / gib);
+        cpu.tcpRelay.push((await tcpRelay.run()) / gib);
+      }
+    } finally {
+      tlsRelay.close();
+      tcpRelay.close();
     }
     pf.kill('SIGTERM');
     const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+    const cpuRows: Row[] = Number.isFinite(cpuSeconds(process.pid))
+      ? [
+          { metric: `port-forward: gateway CPU per GiB forwarded (TLS in, TLS out; median of ${DOWNLOAD_ROUNDS})`, orch: median(cpu.gateway), baseline: median(cpu.tlsRelay), baselineName: 'bare Node TLS→TLS relay (pipe), same run', unit: 's/GiB', higherIsBetter: false },
+          { metric: `port-forward: node agent CPU per GiB forwarded (pod TCP in, SPDY over WebSocket over TLS out; median of ${DOWNLOAD_ROUNDS})`, orch: median(cpu.agent), baseline: median(cpu.tcpRelay), baselineName: 'bare Node TCP→TLS relay (pipe), same run', unit: 's/GiB', higherIsBetter: false },
+        ]
+      : [];
     return [
       { metric: `exec round trip p50 (WebSocket v5, exec -- true, ${execs} runs)`, orch: percentile(execMs, 50), baseline: percentile(spawnMs, 50), baselineName: 'spawning `true` directly, p50', unit: 'ms', higherIsBetter: false },
       { metric: `exec round trip p99 (WebSocket v5, exec -- true, ${execs} runs)`, orch: percentile(execMs, 99), baseline: percentile(spawnMs, 99), baselineName: 'spawning `true` directly, p99', unit: 'ms', higherIsBetter: false },
       { metric: `port-forward download (kubectl port-forward, ${megabytes} MiB, median of ${DOWNLOAD_ROUNDS})`, orch: median(forwarded), baseline: median(direct), baselineName: 'direct TCP to the pod', unit: 'MiB/s', higherIsBetter: true },
+      ...cpuRows,
     ];
   } finally {
     client.close();
@@ -185,6 +213,70 @@ function execOnce(c: Cluster, podName: string, command: string[]): Promise<numbe
     ws.on('close', () => (status.includes('"Success"') ? resolve(performance.now() - t0) : reject(new Error(`exec ended without success: ${status}`))));
     ws.on('error', reject);
   });
+}
+
+/** CPU time (user + system) a process has used so far, in seconds, from /proc (NaN where there is none). */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
+}
+/** USER_HZ of /proc/<pid>/stat (100 on Linux). */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/**
+ * A child process relaying one hop as plainly as Node can (`upstream.pipe(client)`), TLS on
+ * the client side: `tls` relays from a TLS source (the gateway's hop), `tcp` from a plain TCP
+ * source (the agent's hop from the pod). `run()` downloads `megabytes` through it once and
+ * resolves with the relay's CPU seconds for it.
+ */
+async function startRelay(upstream: 'tls' | 'tcp', megabytes: number, cred: { key: string; cert: string }): Promise<{ run(): Promise<number>; close(): void }> {
+  const chunk = Buffer.alloc(1 << 20, 7);
+  const serve = (s: net.Socket) => {
+    let n = 0;
+    const more = () => {
+      while (n < megabytes) {
+        n++;
+        if (!s.write(chunk)) return void s.once('drain', more);
+      }
+      s.end();
+    };
+    more();
+  };
+  const source = upstream === 'tls' ? tls.createServer(cred, serve) : net.createServer(serve);
+  await new Promise<void>((r) => source.listen(0, '127.0.0.1', r));
+  const sourcePort = (source.address() as net.AddressInfo).port;
+  const script = `const tls = require('tls'), net = require('net'); const [mode, port] = process.argv.slice(1);
+const cred = JSON.parse(process.env.RELAY_CRED);
+const s = tls.createServer(cred, (c) => { const u = mode === 'tls' ? tls.connect({ host: '127.0.0.1', port: +port, rejectUnauthorized: false }) : net.connect({ host: '127.0.0.1', port: +port }); u.pipe(c); c.pipe(u); c.on('error', () => u.destroy()); u.on('error', () => c.destroy()); });
+s.listen(0, '127.0.0.1', () => console.log(s.address().port));`;
+  const relay = spawn(process.execPath, ['-e', script, upstream, String(sourcePort)], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, RELAY_CRED: JSON.stringify(cred) } });
+  const relayPort = await new Promise<number>((resolve, reject) => {
+    relay.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+    relay.once('exit', (code) => reject(new Error(`relay exited ${code}`)));
+  });
+  return {
+    async run() {
+      const before = cpuSeconds(relay.pid!);
+      const bytes = await new Promise<number>((resolve, reject) => {
+        let n = 0;
+        const s = tls.connect({ host: '127.0.0.1', port: relayPort, rejectUnauthorized: false });
+        s.on('data', (d: Buffer) => (n += d.length));
+        s.on('end', () => resolve(n));
+        s.on('error', reject);
+      });
+      if (bytes !== megabytes * 1048576) throw new Error(`the ${upstream} relay delivered ${bytes} bytes of ${megabytes} MiB`);
+      return cpuSeconds(relay.pid!) - before;
+    },
+    close() {
+      relay.kill('SIGKILL');
+      source.close();
+    },
+  };
 }
 
 /** Reads a TCP connection to its end; bytes and ms. */

@@ -1,10 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Counter, type Registry } from 'prom-client';
-import { createWebSocketStream } from 'ws';
 import type { Pod } from '../api/types';
 import { StreamError, type Runtime } from '../runtime/runtime';
-import { PORT_FORWARD_SPDY_PROTOCOL, PORT_FORWARD_TUNNEL_PROTOCOL, PORT_FORWARD_WEBSOCKET_PROTOCOLS, dialTcp, parsePortsQuery, servePortForwardSpdy, servePortForwardWebSocket } from '../streaming/port-forward';
+import { PORT_FORWARD_SPDY_PROTOCOL, PORT_FORWARD_TUNNEL_PROTOCOL, PORT_FORWARD_WEBSOCKET_PROTOCOLS, dialTcp, parsePortsQuery, webSocketTunnel, servePortForwardSpdy, servePortForwardWebSocket } from '../streaming/port-forward';
 import { SPDY_PROTOCOLS, StreamRequestError, WEBSOCKET_PROTOCOLS, parseStreamOptions, serveStreams, spdyChannels, websocketChannels, type ClientChannels, type StreamOptions } from '../streaming/remote-command';
 import { STREAM_BUFFER_BYTES, SpdySession } from '../streaming/spdy';
 import { UpgradeError, Upgrader, negotiate, rejectUpgrade, type Accepted } from '../streaming/upgrade';
@@ -155,7 +154,7 @@ export class StreamingEndpoints {
     this.track(socket, 'portForward', accepted);
     if (accepted.transport === 'spdy') servePortForwardSpdy(accepted.session, dial, this.opts.streamCreationTimeoutMs);
     else if (accepted.protocol === PORT_FORWARD_TUNNEL_PROTOCOL) {
-      const stream = createWebSocketStream(accepted.ws, { highWaterMark: STREAM_BUFFER_BYTES });
+      const stream = webSocketTunnel(accepted.ws, STREAM_BUFFER_BYTES);
       stream.on('error', () => undefined);
       servePortForwardSpdy(new SpdySession(stream), dial, this.opts.streamCreationTimeoutMs);
     } else await servePortForwardWebSocket(accepted.ws, ports, dial);

@@ -1,5 +1,6 @@
 import net from 'node:net';
-import type WebSocket from 'ws';
+import type { Duplex } from 'node:stream';
+import { createWebSocketStream, type WebSocket } from 'ws';
 import type { SpdySession, SpdyStream } from './spdy';
 
 /**
@@ -11,6 +12,37 @@ import type { SpdySession, SpdyStream } from './spdy';
 export const PORT_FORWARD_SPDY_PROTOCOL = 'portforward.k8s.io';
 export const PORT_FORWARD_TUNNEL_PROTOCOL = 'SPDY/3.1+portforward.k8s.io';
 export const PORT_FORWARD_WEBSOCKET_PROTOCOLS = ['v4.channel.k8s.io', 'channel.k8s.io'] as const;
+
+/** Largest WebSocket message a tunnel sends: writes buffered meanwhile are joined up to this size. */
+const TUNNEL_MESSAGE_BYTES = 256 * 1024;
+
+/**
+ * The byte stream of a WebSocket carrying SPDY (`SPDY/3.1+portforward.k8s.io`): the peer reads
+ * the messages as one byte stream, so writes buffered together (a SPDY frame's header and
+ * payload, written corked; frames queued while the socket was busy) go out joined as one
+ * message of at most {@link TUNNEL_MESSAGE_BYTES} instead of one message (and one TLS write)
+ * each.
+ */
+export function webSocketTunnel(ws: WebSocket, highWaterMark: number): Duplex {
+  const stream = createWebSocketStream(ws, { highWaterMark });
+  stream._writev = (chunks, cb) => {
+    let batch: Buffer[] = [];
+    let size = 0;
+    const flush = (last: boolean) => {
+      if (batch.length) ws.send(batch.length === 1 ? batch[0] : Buffer.concat(batch, size), last ? cb : undefined);
+      else if (last) cb();
+      batch = [];
+      size = 0;
+    };
+    for (const { chunk } of chunks as { chunk: Buffer }[]) {
+      if (size && size + chunk.length > TUNNEL_MESSAGE_BYTES) flush(false);
+      batch.push(chunk);
+      size += chunk.length;
+    }
+    flush(true);
+  };
+  return stream;
+}
 
 /** Opens a TCP connection to the pod's port (or throws a message for the client). */
 export type PodDialer = (port: number) => Promise<net.Socket>;
