@@ -1,8 +1,9 @@
 import https from 'node:https';
 import { join } from 'node:path';
 import { Etcd3, type IKeyValue } from 'etcd3';
-import { removeDir, startEtcdCluster, startNats, startRedis, tempDir, type EtcdCluster, type NatsServer, type RedisServer } from '@orch/testing';
-import { startGateway, type GatewayProcess } from './support/gateway';
+import { freePort, removeDir, startEtcd, startEtcdCluster, startNats, startProcess, startRedis, tempDir, type EtcdCluster, type EtcdServer, type NatsServer, type RedisServer, type RunningProcess } from '@orch/testing';
+import { ApiClient } from './support/api-client';
+import { GATEWAY_MAIN, startGateway, type GatewayProcess } from './support/gateway';
 
 const NS = 'ha';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -272,5 +273,141 @@ describe('gateway replicas over etcd with NATS and Redis', () => {
       expect({ watcher: i, events: w.events }).toEqual({ watcher: i, events: i === 3 ? wantEven : want });
     }
     expect(want.length).toBeGreaterThan(100);
+  }, 240_000);
+});
+
+interface PumpProcess {
+  port: number;
+  process: RunningProcess;
+}
+
+/** `gateway watch-pump` (the pump alone, in a process of its own) on a free port; resolves once /readyz answers 200. */
+async function startWatchPump(args: string[]): Promise<PumpProcess> {
+  const port = await freePort();
+  const probe = new ApiClient(`https://127.0.0.1:${port}`, {});
+  const proc = await startProcess({
+    cmd: process.execPath,
+    args: [GATEWAY_MAIN, 'watch-pump', `--secure-port=${port}`, '--bind-address=127.0.0.1', ...args],
+    readyProbe: async () => (await probe.request('GET', '/readyz', undefined, { insecure: true }).catch(() => undefined))?.status === 200,
+    timeoutMs: 30_000,
+  });
+  return { port, process: proc };
+}
+
+/**
+ * The HA placement of the pump: replicas run with --watch-pump=false and never campaign; two
+ * `gateway watch-pump` processes elect one publisher. Watchers on both replicas see exactly the
+ * store's history while the leading pump is killed (the other continues where it stopped), while
+ * no pump runs at all (replicas follow etcd themselves) and after a new pump starts.
+ */
+describe('gateway replicas with the watch pump in processes of its own', () => {
+  let etcd: EtcdServer;
+  let nats: NatsServer;
+  let redis: RedisServer;
+  let shared: string;
+  let args: string[];
+  const gateways: GatewayProcess[] = [];
+  const pumps: PumpProcess[] = [];
+  let etcdClient: Etcd3;
+
+  beforeAll(async () => {
+    [etcd, nats, redis, shared] = await Promise.all([startEtcd(), startNats(), startRedis(), tempDir('orch-ha-pump-')]);
+    args = ['--storage-backend=etcd', `--etcd-servers=${etcd.endpoint}`, `--nats-url=${nats.url}`, `--redis-url=${redis.url}`, `--pki-dir=${join(shared, 'pki')}`];
+    gateways.push(await startGateway({ args: [...args, '--watch-pump=false'] }));
+    gateways.push(await startGateway({ args: [...args, '--watch-pump=false'] }));
+    pumps.push(...(await Promise.all([startWatchPump(args), startWatchPump(args)])));
+    etcdClient = new Etcd3({ hosts: etcd.endpoint });
+    expect((await gateways[0].admin.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })).status).toBe(201);
+  }, 120_000);
+  afterAll(async () => {
+    etcdClient?.close();
+    for (const gw of gateways) await gw.stop();
+    for (const p of pumps) await p.process.stop();
+    await Promise.all([etcd?.stop(), nats?.stop(), redis?.stop()]);
+    if (shared) await removeDir(shared);
+  });
+
+  it('the pump processes lead in turn, replicas never campaign, and watchers see the store’s history exactly throughout', async () => {
+    const base = Number((await etcdClient.get('\0').exec()).header.revision);
+    const truth: TruthEvent[] = [];
+    const feed = await etcdClient.watch().prefix(ETCD_PREFIX).startRevision(String(base + 1)).withPreviousKV().create();
+    const key = (kv: IKeyValue) => kv.key.toString();
+    feed.on('put', (kv) => truth.push({ type: kv.create_revision === kv.mod_revision ? 'create' : 'update', key: key(kv), revision: Number(kv.mod_revision), value: kv.value.toString() }));
+    feed.on('delete', (kv, prev) => truth.push({ type: 'delete', key: key(kv), revision: Number(kv.mod_revision), value: prev!.value.toString() }));
+    const live = () => gateways;
+    const watches = [new ResumingWatch(live, 0, base), new ResumingWatch(live, 1, base), new ResumingWatch(live, 1, base, 'parity=even')];
+
+    let writing = true;
+    let acknowledged = 0;
+    const writer = async (w: number) => {
+      for (let i = 0; writing; i++) {
+        const name = `p${w}-${i}`;
+        const r = await gateways[w].admin.post(`/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { parity: i % 2 ? 'odd' : 'even' } } });
+        expect(r.status).toBe(201);
+        acknowledged++;
+        if (i % 4 === 0) expect((await gateways[w].admin.request('DELETE', `/api/v1/namespaces/${NS}/configmaps/${name}`)).status).toBe(200);
+        await sleep(20);
+      }
+    };
+    const writers = [writer(0), writer(1)];
+    try {
+      const progress = async (what: string) => {
+        const before = acknowledged;
+        await until(() => acknowledged >= before + 20, `writes to continue after ${what}`);
+      };
+      // Holder identities name the pump process: `<host>:watch-pump:<port>_<id>`.
+      const holder = async () => ((await gateways[0].admin.get('/apis/coordination.orch.io/v1/namespaces/orch-system/leases/orch-watch-pump')).json?.spec?.holderIdentity as string | undefined) ?? '';
+      const leaderPort = async () => Number(/:watch-pump:(\d+)_/.exec(await holder())?.[1] ?? 0);
+      await progress('start');
+      await until(async () => (await leaderPort()) > 0, 'a pump process to lead');
+      const first = await leaderPort();
+      expect(pumps.map((p) => p.port)).toContain(first);
+
+      // 1. kill -9 the leading pump: the other takes the Lease over.
+      const leader = pumps.find((p) => p.port === first)!;
+      await leader.process.kill9();
+      const standby = pumps.find((p) => p !== leader)!;
+      await until(async () => (await leaderPort()) === standby.port, 'the standing-by pump to take over', 40_000);
+      await progress('the pump failover');
+
+      // 2. No pump at all: the replicas notice the silent bus and follow etcd themselves.
+      await standby.process.kill9();
+      await progress('the last pump died');
+      // Past the end of the dead holder's lease: a replica that campaigned would hold it by now.
+      const lease = (await gateways[0].admin.get('/apis/coordination.orch.io/v1/namespaces/orch-system/leases/orch-watch-pump')).json.spec;
+      await sleep(Math.max(0, Date.parse(lease.renewTime) + lease.leaseDurationSeconds * 1000 + 3000 - Date.now()));
+      expect(await leaderPort()).toBe(standby.port);
+      await progress('a time without any pump');
+
+      // 3. A new pump process: it takes the Lease (the dead holders' leases expire) and publishes again.
+      pumps.splice(0, pumps.length, await startWatchPump(args));
+      await until(async () => (await leaderPort()) === pumps[0].port, 'the new pump to lead', 40_000);
+      await progress('a new pump');
+
+      writing = false;
+      await Promise.all(writers);
+      const marker = await gateways[0].admin.post(`/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'zz-end', labels: { parity: 'even' } } });
+      expect(marker.status).toBe(201);
+      const lastEvent = Number(marker.json.metadata.resourceVersion);
+      await until(() => (truth.at(-1)?.revision ?? 0) >= lastEvent, 'the truth feed');
+      const want = expected(truth);
+      const wantEven = expected(truth, 'even');
+      await until(() => watches.every((w) => (w.events.at(-1)?.rv ?? 0) >= lastEvent), 'every watcher to reach the last write', 30_000).catch((err: Error) => {
+        const state = watches.map((w, i) => ({ watcher: i, events: w.events.length, want: (i === 2 ? wantEven : want).length, last: w.events.at(-1), errors: w.errors }));
+        throw new Error(`${err.message}: last write ${lastEvent}; ${JSON.stringify(state)}`);
+      });
+      await feed.cancel();
+      for (const w of watches) w.stop();
+      for (const [i, w] of watches.entries()) {
+        expect({ watcher: i, errors: w.errors, badBookmarks: w.badBookmarks }).toEqual({ watcher: i, errors: [], badBookmarks: [] });
+        expect({ watcher: i, events: w.events }).toEqual({ watcher: i, events: i === 2 ? wantEven : want });
+      }
+      expect(want.length).toBeGreaterThan(100);
+    } finally {
+      // A failing step must not leave writers and watchers running into the teardown.
+      writing = false;
+      for (const w of watches) w.stop();
+      await Promise.allSettled(writers);
+    }
   }, 240_000);
 });

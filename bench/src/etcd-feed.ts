@@ -5,12 +5,15 @@
  * - `write`: creates ConfigMap `e-<seq>` (data.seq = seq) in namespace `wd-<seq % namespaces>`
  *   straight into etcd at `rate`/s, `total` in all, and reports when it sent each one;
  * - `probe`: watches etcd's change feed from `fromRevision` and reports when each of those
- *   objects appeared on it, until told `stop`.
+ *   objects appeared on it, until told `stop`; with `bus`, also when the pump published each
+ *   one on the NATS watch bus (the feed → bus → watcher split of the gateways' part).
  *
  * Config as JSON in ORCH_ETCD_FEED; the process sends `{ ready }`, then (write) `{ done }` at
  * the end or (probe) `{ done }` after `stop`, then exits. Times are wall-clock ms.
  */
+import { connect } from 'nats';
 import { openEtcdStore } from '@orch/storage';
+import { decodeBatch } from '@orch/watch';
 import { wallClockMs } from './watch-client';
 
 export interface EtcdFeedConfig {
@@ -22,6 +25,8 @@ export interface EtcdFeedConfig {
   rate: number;
   namespaces: number;
   fromRevision: number;
+  /** The cluster's NATS watch bus (probe only). */
+  bus?: { url: string; subject: string };
 }
 
 export interface EtcdFeedReport {
@@ -30,6 +35,8 @@ export interface EtcdFeedReport {
   cpuSeconds: number;
   /** The writer's achieved rate (writes/s). */
   rate?: number;
+  /** By seq: when the event was published on the watch bus (probe with `bus`); 0 = never. */
+  busTimes?: number[];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -57,10 +64,24 @@ async function main(): Promise<void> {
       },
       onError: (err) => process.send!({ error: `etcd change feed failed: ${err.message}` }),
     });
+    const busTimes = cfg.bus ? new Array<number>(cfg.total).fill(0) : undefined;
+    const nats = cfg.bus ? await connect({ servers: cfg.bus.url, name: 'bench-bus-probe' }) : undefined;
+    if (nats && busTimes) {
+      nats.subscribe(cfg.bus!.subject, {
+        callback: (_err, msg) => {
+          const now = wallClockMs();
+          for (const e of decodeBatch(msg.data).events) {
+            const seq = /\/e-(\d+)$/.exec(e.key);
+            if (seq && e.type === 'create' && Number(seq[1]) < busTimes.length) busTimes[Number(seq[1])] = now;
+          }
+        },
+      });
+      await nats.flush();
+    }
     process.on('message', (msg) => {
       if (msg !== 'stop') return;
       feed.stop();
-      finish();
+      void (nats?.close() ?? Promise.resolve()).then(() => finish({ busTimes }));
     });
     process.send!({ ready: true });
     return;

@@ -27,6 +27,26 @@ function readyz(url: string): Promise<boolean> {
   });
 }
 
+/** Spawns `node <nodeArgs> <main> <args>` and waits until `<url>/readyz` answers 200 (30 s at most; else kills it and throws). */
+async function spawnUntilReady(what: string, url: string, main: string, args: string[], nodeArgs: string[]): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, main, ...args], { stdio: 'ignore' });
+  for (let i = 0; i < 300 && child.exitCode === null && !(await readyz(url)); i++) await new Promise((r) => setTimeout(r, 100));
+  if (!(await readyz(url))) {
+    child.kill('SIGKILL');
+    throw new Error(`the ${what} did not become ready`);
+  }
+  return child;
+}
+
+/**
+ * Starts `gateway watch-pump` (the watch pump in a process of its own) on a free loopback port
+ * with the given store and engine flags and waits until it is ready. The PKI in --pki-dir must exist.
+ */
+export async function startBenchWatchPump(args: string[], nodeArgs: string[] = []): Promise<ChildProcess> {
+  const port = await freePort();
+  return spawnUntilReady('watch pump', `https://127.0.0.1:${port}`, appMain('gateway'), ['watch-pump', `--secure-port=${port}`, '--bind-address=127.0.0.1', ...args], nodeArgs);
+}
+
 /**
  * Starts the built gateway (SQLite unless args say otherwise) on a free loopback port with its
  * state in dataDir and waits until /readyz answers 200 (30 s at most); `nodeArgs` go to node
@@ -35,12 +55,7 @@ function readyz(url: string): Promise<boolean> {
 export async function startBenchGateway(dataDir: string, args: string[] = [], nodeArgs: string[] = []): Promise<BenchGateway> {
   const port = await freePort();
   const url = `https://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [...nodeArgs, appMain('gateway'), `--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${dataDir}`, ...args], { stdio: 'ignore' });
-  for (let i = 0; i < 300 && !(await readyz(url)); i++) await new Promise((r) => setTimeout(r, 100));
-  if (!(await readyz(url))) {
-    child.kill('SIGKILL');
-    throw new Error('the gateway did not become ready');
-  }
+  const child = await spawnUntilReady('gateway', url, appMain('gateway'), [`--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${dataDir}`, ...args], nodeArgs);
   // Replicas share a PKI through --pki-dir.
   const pkiArg = args.find((a) => a.startsWith('--pki-dir='));
   const pkiDir = pkiArg ? pkiArg.slice('--pki-dir='.length) : join(dataDir, 'pki');

@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { connect } from 'nats';
 import { openEtcdStore } from '@orch/storage';
+import { clusterIdentity, watchChannels } from '@orch/watch';
 import { startEtcd, startNats, startRedis, type EtcdServer, type NatsServer, type RedisServer } from '@orch/testing';
-import { startBenchGateway, type BenchGateway } from './gateway-process';
+import { startBenchGateway, startBenchWatchPump, type BenchGateway } from './gateway-process';
 import type { EtcdFeedConfig, EtcdFeedReport } from './etcd-feed';
 import type { WatchClientConfig, WatchClientReport } from './watch-client';
 import { call, percentile, rssMiB, runLoad, target } from './load';
@@ -35,9 +36,12 @@ interface Engines {
   redis: RedisServer;
 }
 
-/** Gateways (etcd, NATS, Redis) sharing the PKI in pkiDir (the first one writes it); `nodeArgs` go to every gateway's node. */
-async function startReplicas(dir: string, engines: Engines, count: number, pkiDir: string, nodeArgs: (i: number) => string[] = () => []): Promise<BenchGateway[]> {
-  const args = ['--storage-backend=etcd', `--etcd-servers=${engines.etcd.endpoint}`, `--nats-url=${engines.nats.url}`, `--redis-url=${engines.redis.url}`, `--pki-dir=${pkiDir}`];
+/** The store and engine flags every replica (and a pump process) of the bench cluster gets. */
+const replicaArgs = (engines: Engines, pkiDir: string) => ['--storage-backend=etcd', `--etcd-servers=${engines.etcd.endpoint}`, `--nats-url=${engines.nats.url}`, `--redis-url=${engines.redis.url}`, `--pki-dir=${pkiDir}`];
+
+/** Gateways (etcd, NATS, Redis) sharing the PKI in pkiDir (the first one writes it); `nodeArgs` go to every gateway's node, `extraArgs` to every gateway. */
+async function startReplicas(dir: string, engines: Engines, count: number, pkiDir: string, nodeArgs: (i: number) => string[] = () => [], extraArgs: string[] = []): Promise<BenchGateway[]> {
+  const args = [...replicaArgs(engines, pkiDir), ...extraArgs];
   const first = await startBenchGateway(join(dir, 'gw-0'), args, nodeArgs(0));
   const rest = await Promise.all(Array.from({ length: count - 1 }, (_, i) => startBenchGateway(join(dir, `gw-${i + 1}`), args, nodeArgs(i + 1))));
   return [first, ...rest];
@@ -56,6 +60,10 @@ interface DeliveryResult {
   afterFeed: { p50: number; p99: number };
   /** Write sent → event on etcd's change feed: etcd's own part. */
   feed: { p50: number; p99: number };
+  /** Event on etcd's change feed → the pump's publication on NATS (the pump's read and publish). */
+  feedToBus: { p50: number; p99: number };
+  /** The pump's publication on NATS → event at a watcher (NATS, the replica's cache, the HTTPS stream). */
+  busToWatcher: { p50: number; p99: number };
   delivered: number;
   expected: number;
   achievedRate: number;
@@ -98,7 +106,7 @@ export function benchChild(main: string, env: Record<string, string>, nodeArgs: 
 async function watchDelivery(
   gws: BenchGateway[],
   etcdEndpoint: string,
-  opts: { watchers: number; namespaces: number; rate: number; durationMs: number; clients: number; nodeArgs: (role: 'watcher' | 'writer') => string[]; observe: number[] },
+  opts: { watchers: number; namespaces: number; rate: number; durationMs: number; clients: number; nodeArgs: (role: 'watcher' | 'writer') => string[]; observe: number[]; bus: { url: string; subject: string } },
 ): Promise<DeliveryResult> {
   const admin = target(gws[0].url, gws[0].creds, 64);
   for (let n = 0; n < opts.namespaces; n++) await call(admin, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `wd-${n}` } }));
@@ -111,7 +119,7 @@ async function watchDelivery(
     configs[w % opts.clients].watches.push({ url: gws[w % gws.length].url, path: `/api/v1/namespaces/wd-${ns}/configmaps?watch=1&resourceVersion=${rv}` });
   }
   const total = Math.floor((opts.rate * opts.durationMs) / 1000);
-  const feedConfig = (role: EtcdFeedConfig['role']): EtcdFeedConfig => ({ role, endpoint: etcdEndpoint, prefix: '/registry', total, rate: opts.rate, namespaces: opts.namespaces, fromRevision: rv });
+  const feedConfig = (role: EtcdFeedConfig['role']): EtcdFeedConfig => ({ role, endpoint: etcdEndpoint, prefix: '/registry', total, rate: opts.rate, namespaces: opts.namespaces, fromRevision: rv, bus: role === 'probe' ? opts.bus : undefined });
   const clients = configs.map((cfg) => benchChild('watch-client.js', { ORCH_WATCH_CLIENT: JSON.stringify(cfg) }, opts.nodeArgs('watcher')));
   const writer = benchChild('etcd-feed.js', { ORCH_ETCD_FEED: JSON.stringify(feedConfig('write')) }, opts.nodeArgs('writer'));
   const probe = benchChild('etcd-feed.js', { ORCH_ETCD_FEED: JSON.stringify(feedConfig('probe')) });
@@ -132,13 +140,17 @@ async function watchDelivery(
     const [onFeed, ...reports] = await Promise.all([probe, ...clients].map((c) => (c.proc.send('stop'), c.next<EtcdFeedReport & WatchClientReport>('done'))));
     const endToEnd: number[] = [];
     const afterFeed: number[] = [];
+    const busToWatcher: number[] = [];
+    const onBus = onFeed.busTimes ?? [];
     for (const r of reports) {
       r.seqs.forEach((seq, k) => {
         endToEnd.push(r.arrivals[k] - written.times[seq]);
         if (onFeed.times[seq] > 0) afterFeed.push(r.arrivals[k] - onFeed.times[seq]);
+        if (onBus[seq] > 0) busToWatcher.push(r.arrivals[k] - onBus[seq]);
       });
     }
     const feed = onFeed.times.flatMap((at, seq) => (at > 0 ? [at - written.times[seq]] : []));
+    const feedToBus = onFeed.times.flatMap((at, seq) => (at > 0 && onBus[seq] > 0 ? [onBus[seq] - at] : []));
     const p = (values: number[]) => {
       values.sort((a, b) => a - b);
       return { p50: percentile(values, 50), p99: percentile(values, 99) };
@@ -148,6 +160,8 @@ async function watchDelivery(
       endToEnd: p(endToEnd),
       afterFeed: p(afterFeed),
       feed: p(feed),
+      feedToBus: p(feedToBus),
+      busToWatcher: p(busToWatcher),
       delivered: endToEnd.length,
       expected,
       achievedRate: written.rate ?? 0,
@@ -297,31 +311,64 @@ export async function scaleBench(opts: ScaleBenchOptions): Promise<{ rows: Row[]
     }
 
     if (opts.phases.has('watch')) {
-      // --- watch delivery to W watchers over three gateways at R events/s; baseline raw NATS
-      const profDir = join(dir, 'prof-watch');
-      const prof = (name: string) => (opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`] : []);
+      // --- watch delivery to W watchers over three gateways at R events/s, with the pump in a
+      // process of its own (the HA topology) and inside gateway-0 (same run); baseline raw NATS
       const loadBefore = loadavg()[0];
-      const gws = await startReplicas(join(dir, 'watch'), engines, 3, pkiDir, () => prof('gateways'));
-      children.push(...gws.map((g) => g.process));
-      const pids = [...gws.map((g) => g.process.pid!), etcd.pid, nats.pid, redis.pid];
-      const delivery = await watchDelivery(gws, etcd.endpoint, { watchers: opts.watchers, namespaces: 100, rate: opts.eventsPerSecond, durationMs: opts.durationMs, clients: opts.watchClients, nodeArgs: (role) => prof(role), observe: pids });
-      const share = (i: number) => delivery.cpu.observed[i].toFixed(2);
-      const raw = await natsDelivery(nats.url, { watchers: opts.watchers, namespaces: 100, rate: opts.eventsPerSecond, durationMs: opts.durationMs });
-      const rate = Math.round(delivery.achievedRate);
-      rows.push({ metric: `watch delivery p50 after etcd's change feed (${opts.watchers} watchers, 3 gateways, ${rate} events/s)`, orch: delivery.afterFeed.p50, baseline: raw.p50, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
-      rows.push({ metric: `watch delivery p99 after etcd's change feed (${opts.watchers} watchers, 3 gateways, ${rate} events/s)`, orch: delivery.afterFeed.p99, baseline: raw.p99, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
-      rows.push({ metric: 'watch delivery p50 end to end (write sent → watcher)', orch: delivery.endToEnd.p50, baseline: delivery.feed.p50, baselineName: "write sent → etcd's change feed (a direct etcd watch)", unit: 'ms', higherIsBetter: false });
-      rows.push({ metric: 'watch delivery p99 end to end (write sent → watcher)', orch: delivery.endToEnd.p99, baseline: delivery.feed.p99, baselineName: "write sent → etcd's change feed (a direct etcd watch)", unit: 'ms', higherIsBetter: false });
-      notes.push(`watch delivery: ${delivery.delivered} of ${delivery.expected} expected deliveries arrived; target rate ${opts.eventsPerSecond}/s, achieved ${delivery.achievedRate.toFixed(0)}/s`);
-      notes.push(
-        `CPU while events flowed (cores busy, of ${cpus().length}): gateways ${[0, 1, 2].map(share).join(' + ')} (the first leads the pump), etcd ${share(3)}, nats ${share(4)}, redis ${share(5)}, ${opts.watchClients} watcher processes ${delivery.cpu.watchers.toFixed(2)}, etcd writer ${delivery.cpu.writer.toFixed(2)}, etcd feed probe ${delivery.cpu.probe.toFixed(2)}; load average before ${loadBefore.toFixed(1)}, after ${loadavg()[0].toFixed(1)}`,
-      );
-      await stopGateways(gws);
-      if (opts.profile) {
-        notes.push(`gateway CPU profile while events flowed (self time of the busy time, 3 replicas):\n    ${(await profileSummary(join(profDir, 'gateways'), delivery.window)).join('\n    ')}`);
-        notes.push(`watcher processes' CPU profile while events flowed:\n    ${(await profileSummary(join(profDir, 'watcher'), delivery.window)).join('\n    ')}`);
-        notes.push(`etcd writer's CPU profile while events flowed:\n    ${(await profileSummary(join(profDir, 'writer'), delivery.window)).join('\n    ')}`);
+      const subject = async () => watchChannels(await clusterIdentity(direct)).subject;
+      const placements = [
+        { name: 'process', label: "the pump in its own process (gateways --watch-pump=false)" },
+        { name: 'gateway', label: 'the pump inside gateway-0 (leader-elected among the gateways)' },
+      ] as const;
+      const results = new Map<string, DeliveryResult>();
+      for (const placement of placements) {
+        const profDir = join(dir, `prof-watch-${placement.name}`);
+        const prof = (name: string) => (opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`] : []);
+        const own = placement.name === 'process';
+        const gws = await startReplicas(join(dir, `watch-${placement.name}`), engines, 3, pkiDir, () => prof('gateways'), own ? ['--watch-pump=false'] : []);
+        children.push(...gws.map((g) => g.process));
+        const pump = own ? await startBenchWatchPump(replicaArgs(engines, pkiDir), prof('pump')) : undefined;
+        if (pump) children.push(pump);
+        const pids = [...gws.map((g) => g.process.pid!), etcd.pid, nats.pid, redis.pid, ...(pump ? [pump.pid!] : [])];
+        const delivery = await watchDelivery(gws, etcd.endpoint, {
+          watchers: opts.watchers,
+          namespaces: 100,
+          rate: opts.eventsPerSecond,
+          durationMs: opts.durationMs,
+          clients: opts.watchClients,
+          nodeArgs: (role) => prof(role),
+          observe: pids,
+          bus: { url: nats.url, subject: await subject() },
+        });
+        results.set(placement.name, delivery);
+        const share = (i: number) => delivery.cpu.observed[i].toFixed(2);
+        const ms = (v: { p50: number; p99: number }) => `p50 ${v.p50.toFixed(1)} / p99 ${v.p99.toFixed(1)} ms`;
+        notes.push(
+          `watch delivery with ${placement.label}: ${delivery.delivered} of ${delivery.expected} expected deliveries arrived, ${delivery.achievedRate.toFixed(0)} events/s; ` +
+            `etcd's feed → NATS publication ${ms(delivery.feedToBus)}, NATS publication → watcher ${ms(delivery.busToWatcher)}, after etcd's feed ${ms(delivery.afterFeed)}`,
+        );
+        notes.push(
+          `CPU while events flowed (${placement.name}; cores busy, of ${cpus().length}): gateways ${[0, 1, 2].map(share).join(' + ')}, ${pump ? `pump process ${share(6)}, ` : ''}etcd ${share(3)}, nats ${share(4)}, redis ${share(5)}, ${opts.watchClients} watcher processes ${delivery.cpu.watchers.toFixed(2)}, etcd writer ${delivery.cpu.writer.toFixed(2)}, etcd feed probe ${delivery.cpu.probe.toFixed(2)}; load average ${loadavg()[0].toFixed(1)}`,
+        );
+        pump?.kill('SIGINT');
+        await stopGateways(gws);
+        if (pump && pump.exitCode === null) await new Promise((r) => pump.once('exit', r));
+        if (opts.profile) {
+          for (const who of ['gateways', ...(own ? ['pump'] : []), 'watcher']) {
+            notes.push(`${who} CPU profile while events flowed (${placement.name}; self time of the busy time):\n    ${(await profileSummary(join(profDir, who), delivery.window)).join('\n    ')}`);
+          }
+        }
       }
+      const raw = await natsDelivery(nats.url, { watchers: opts.watchers, namespaces: 100, rate: opts.eventsPerSecond, durationMs: opts.durationMs });
+      const own = results.get('process')!;
+      const inGateway = results.get('gateway')!;
+      const rate = Math.round(own.achievedRate);
+      rows.push({ metric: `watch delivery p50 after etcd's change feed (${opts.watchers} watchers, 3 gateways + pump process, ${rate} events/s)`, orch: own.afterFeed.p50, baseline: raw.p50, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
+      rows.push({ metric: `watch delivery p99 after etcd's change feed (${opts.watchers} watchers, 3 gateways + pump process, ${rate} events/s)`, orch: own.afterFeed.p99, baseline: raw.p99, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
+      rows.push({ metric: "watch delivery p50 after etcd's change feed, pump in its own process", orch: own.afterFeed.p50, baseline: inGateway.afterFeed.p50, baselineName: 'pump inside gateway-0, same run', unit: 'ms', higherIsBetter: false });
+      rows.push({ metric: "watch delivery p99 after etcd's change feed, pump in its own process", orch: own.afterFeed.p99, baseline: inGateway.afterFeed.p99, baselineName: 'pump inside gateway-0, same run', unit: 'ms', higherIsBetter: false });
+      rows.push({ metric: 'watch delivery p50 end to end (write sent → watcher), pump process', orch: own.endToEnd.p50, baseline: own.feed.p50, baselineName: "write sent → etcd's change feed (a direct etcd watch)", unit: 'ms', higherIsBetter: false });
+      rows.push({ metric: 'watch delivery p99 end to end (write sent → watcher), pump process', orch: own.endToEnd.p99, baseline: own.feed.p99, baselineName: "write sent → etcd's change feed (a direct etcd watch)", unit: 'ms', higherIsBetter: false });
+      notes.push(`load average before the watch phase ${loadBefore.toFixed(1)}, after ${loadavg()[0].toFixed(1)}`);
     }
 
     if (opts.phases.has('list')) {

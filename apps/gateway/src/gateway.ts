@@ -108,6 +108,7 @@ export class Gateway {
     }
     const serviceRanges = serviceRangesFromFlags(options, features);
     const retention = options['watch-history-retention'];
+    if (!options['watch-pump'] && !(options['nats-url'] || process.env.ORCH_NATS_URL)) throw new Error('--watch-pump=false needs --nats-url: a gateway on the in-process bus is its own pump');
     const store = await openStore(options, retention);
     const logger = createLogger('gateway');
     const log = (message: string) => logger.warn(message);
@@ -152,20 +153,10 @@ export class Gateway {
     await gateway.bootstrap();
     gateway.frontProxy = await ensureFrontProxyPki(pki.dir);
     await publishAuthenticationConfigMap(gateway.registry('', 'configmaps'), pki.ca.certPem, gateway.frontProxy, systemContext());
-    gateway.pump = new Pump(store, bus, history.scope === 'cluster' ? history : undefined, {
-      prefix: '/registry/',
-      startPosition: () => watchCache.currentRevision(),
-      // Replicas elect the one pump through the store itself: a Lease object beside the others.
-      election: bus.distributed
-        ? {
-            lock: storeLeaseLock(store, gateway.registry('coordination.orch.io', 'leases').key(PUMP_LEASE.namespace, PUMP_LEASE.name)),
-            identity: `${hostname()}:${options['secure-port']}_${randomUUID().slice(0, 8)}`,
-            ...PUMP_LEASE,
-          }
-        : undefined,
-      log,
-    });
-    gateway.pump.start();
+    if (options['watch-pump']) {
+      gateway.pump = createWatchPump(store, bus, history, { identity: `${hostname()}:${options['secure-port']}`, startPosition: () => watchCache.currentRevision(), log });
+      gateway.pump.start();
+    }
     gateway.serviceAddressRepair.start();
     gateway.customResources.start();
     gateway.apiEndpoints = new ApiEndpointsReconciler(
@@ -445,8 +436,24 @@ export async function writeComponentKubeconfigs(dir: string, pki: Pki, server: s
   }
 }
 
-/** The pump's Lease (`kubectl get lease -n orch-system orch-watch-pump` shows the leading replica). */
-const PUMP_LEASE = { namespace: 'orch-system', name: 'orch-watch-pump' };
+/** The pump's Lease (`kubectl get lease -n orch-system orch-watch-pump` shows the leading pump). */
+export const PUMP_LEASE = { namespace: 'orch-system', name: 'orch-watch-pump' };
+/** Where that Lease is stored: the key the leases registry gives it (a test checks they agree). */
+export const PUMP_LEASE_KEY = `/registry/coordination.orch.io/leases/${PUMP_LEASE.namespace}/${PUMP_LEASE.name}`;
+
+/**
+ * The one pump of a cluster, however it is hosted (a gateway replica, or a `gateway watch-pump`
+ * process): with a bus between processes the candidates elect the publisher through a Lease in
+ * the store itself (not through the API); on the in-process bus it always publishes.
+ */
+export function createWatchPump(store: Store, bus: WatchBus, history: EventHistory, opts: { identity: string; startPosition: () => number; log: (message: string) => void }): Pump {
+  return new Pump(store, bus, history.scope === 'cluster' ? history : undefined, {
+    prefix: '/registry/',
+    startPosition: opts.startPosition,
+    election: bus.distributed ? { lock: storeLeaseLock(store, PUMP_LEASE_KEY), identity: `${opts.identity}_${randomUUID().slice(0, 8)}`, ...PUMP_LEASE } : undefined,
+    log: opts.log,
+  });
+}
 
 /**
  * The watch seams from flags (env as fallback): NATS and Redis when configured, else the
@@ -454,7 +461,7 @@ const PUMP_LEASE = { namespace: 'orch-system', name: 'orch-watch-pump' };
  * subject and stream key are the cluster's own (from the identity kept in its store), so
  * clusters sharing one NATS or Redis never mix their events.
  */
-async function openWatchBackends(options: GatewayOptions, store: Store, retentionMs: number, logger: Logger): Promise<{ bus: WatchBus; history: EventHistory }> {
+export async function openWatchBackends(options: GatewayOptions, store: Store, retentionMs: number, logger: Logger): Promise<{ bus: WatchBus; history: EventHistory }> {
   const log = (message: string) => logger.warn(message);
   const natsUrl = options['nats-url'] || process.env.ORCH_NATS_URL || '';
   const redisUrl = options['redis-url'] || process.env.ORCH_REDIS_URL || '';
@@ -470,7 +477,7 @@ async function openWatchBackends(options: GatewayOptions, store: Store, retentio
   }
 }
 
-async function openStore(options: GatewayOptions, retentionMs: number): Promise<Store> {
+export async function openStore(options: GatewayOptions, retentionMs: number): Promise<Store> {
   // The store keeps history for the watch retention too (resumes fall back to it): compact
   // often enough that a resourceVersion older than the retention is gone soon after (410).
   const compactionIntervalMs = Math.min(30_000, Math.max(100, Math.floor(retentionMs / 4)));

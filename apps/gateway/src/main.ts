@@ -14,11 +14,13 @@ import { MAX_REQUEST_BODY_BYTES } from './pipeline/media';
 import { GATEWAY_FLAGS } from './options';
 import { answerClientError, answerFrameworkError } from './server/edge';
 import { verifyStoreCommand } from './verify-store';
+import { watchPumpCommand } from './watch-pump';
 
 const DESCRIPTION = `The orch gateway validates and configures data for the API objects and serves the API over HTTPS.
 
 Commands:
   serve (default)  serve the API
+  watch-pump       run only the watch pump (store change feed → NATS, leader-elected); health on --secure-port
   verify-store     check the integrity of the store these flags name (read-only, safe while gateways run); exit 1 on a problem`;
 
 /** How long a SIGTERM waits for requests other than watches before closing their connections. */
@@ -27,9 +29,13 @@ const SHUTDOWN_GRACE_MS = 10_000;
 /** orch gateway: the API server. Flags per SPEC; see --help. */
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
-  const command = argv[0] === 'verify-store' || argv[0] === 'serve' ? argv[0] : 'serve';
+  const command = argv[0] === 'verify-store' || argv[0] === 'serve' || argv[0] === 'watch-pump' ? argv[0] : 'serve';
   const { values: options } = parseFlagsOrExit({ name: command === 'serve' ? 'gateway' : `gateway ${command}`, description: DESCRIPTION }, GATEWAY_FLAGS, argv[0] === command ? argv.slice(1) : argv);
   if (command === 'verify-store') process.exit(await verifyStoreCommand(options, (line) => console.log(line)));
+  if (command === 'watch-pump') {
+    await watchPumpCommand(options);
+    process.exit(0);
+  }
   const dir = dataDir(options);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   // In-cluster clients reach the API through its Services: their addresses and names are in the serving certificate.

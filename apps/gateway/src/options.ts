@@ -13,6 +13,7 @@ export const GATEWAY_FLAGS = {
   'feature-gates': { type: 'string', default: '', description: 'A set of key=value pairs that describe feature gates for alpha/experimental features.' },
   'nats-url': { type: 'string', default: '', description: 'NATS server(s) (nats://host:port, comma separated) carrying watch events between gateway replicas; default $ORCH_NATS_URL, else an in-process bus (one gateway).' },
   'redis-url': { type: 'string', default: '', description: 'Redis (redis://host:port) holding the watch event history shared by gateway replicas; default $ORCH_REDIS_URL, else each gateway keeps its own in memory.' },
+  'watch-pump': { type: 'bool', default: true, description: 'Run the watch pump (the reader of the store\'s change feed that publishes it on --nats-url) in this gateway, leader-elected with the other replicas; false where `gateway watch-pump` processes run it (it needs --nats-url).' },
   'watch-history-retention': { type: 'duration', default: 5 * 60_000, description: 'How long watch history is kept; older resourceVersions get 410 Gone.' },
   'continue-token-lifetime': { type: 'duration', default: 5 * 60_000, description: 'How long a list continue token stays valid; older tokens get 410 Gone.' },
   'request-timeout': { type: 'duration', default: 60_000, description: 'How long a request other than watches and streams may run before it is answered 504 Timeout (the work itself is not interrupted).' },
