@@ -16,6 +16,8 @@ export const LOCAL_PORTS = {
   'gateway-0': [6443],
   'gateway-1': [6444],
   'gateway-2': [6445],
+  'watch-pump-0': [10262],
+  'watch-pump-1': [10272],
   'controller-manager-0': [10257],
   'controller-manager-1': [10267],
   'scheduler-0': [10259],
@@ -40,7 +42,7 @@ export const LOCAL_PORTS = {
 /**
  * @typedef {object} Service
  * @property {string} name
- * @property {'etcd'|'nats'|'redis'|'init'|'gateway'|'controller-manager'|'scheduler'|'node-agent'|'network-proxy'} component
+ * @property {'etcd'|'nats'|'redis'|'init'|'gateway'|'watch-pump'|'controller-manager'|'scheduler'|'node-agent'|'network-proxy'} component
  * @property {string[]} args
  * @property {string[]} after   services that must be up (ready) first
  * @property {string} [health]  URL answering 200 when the service is ready
@@ -58,6 +60,7 @@ export function services(t) {
   const client = (m) => `http://${t.host(m)}:${t.port(m, 0)}`;
   const gateways = Array.from({ length: GATEWAYS }, (_, i) => `gateway-${i}`);
   const https = (s, i = 0) => `https://${t.host(s)}:${t.port(s, i)}`;
+  const engines = [`--etcd-servers=${etcd.map(client).join(',')}`, `--nats-url=nats://${t.host('nats')}:${t.port('nats')}`, `--redis-url=redis://${t.host('redis')}:${t.port('redis')}`];
   const signing = [`--service-account-private-key-file=${join(pki, 'sa.key')}`, `--cluster-signing-cert-file=${join(pki, 'ca.crt')}`, `--cluster-signing-key-file=${join(pki, 'ca.key')}`];
   return [
     ...etcd.map((m) => ({
@@ -97,9 +100,9 @@ export function services(t) {
         `--data-dir=${dir(g)}`,
         `--pki-dir=${pki}`,
         '--storage-backend=etcd',
-        `--etcd-servers=${etcd.map(client).join(',')}`,
-        `--nats-url=nats://${t.host('nats')}:${t.port('nats')}`,
-        `--redis-url=redis://${t.host('redis')}:${t.port('redis')}`,
+        ...engines,
+        // The watch pump runs in the watch-pump services, never behind a replica's requests.
+        '--watch-pump=false',
         // Service cluster IPs from a loopback range: the userspace network-proxy can listen on them without root.
         '--service-cluster-ip-range=127.96.0.0/16',
         '--enable-bootstrap-token-auth',
@@ -109,6 +112,15 @@ export function services(t) {
       ],
       after: [...etcd, 'nats', 'redis', 'init'],
       health: `${https(g)}/readyz`,
+    })),
+    // The watch pump (etcd's change feed → NATS) in processes of its own: one leads (Lease
+    // orch-system/orch-watch-pump), the other stands by and continues where it stopped.
+    ...[0, 1].map((i) => ({
+      name: `watch-pump-${i}`,
+      component: 'watch-pump',
+      args: ['watch-pump', `--secure-port=${t.port(`watch-pump-${i}`)}`, `--bind-address=${t.listen}`, `--pki-dir=${pki}`, '--storage-backend=etcd', ...engines],
+      after: [...etcd, 'nats', 'redis', 'init'],
+      health: `${https(`watch-pump-${i}`)}/readyz`,
     })),
     // Two of each: one leads (Lease in orch-system), the other stands by.
     ...[0, 1].map((i) => ({

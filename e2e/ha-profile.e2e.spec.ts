@@ -42,16 +42,20 @@ describe('one topology for start:ha and docker compose', () => {
     const components = plan.map((s) => s.component);
     expect(components.filter((c) => c === 'gateway')).toHaveLength(3);
     expect(components.filter((c) => c === 'etcd')).toHaveLength(3);
-    for (const c of ['controller-manager', 'scheduler']) expect(components.filter((x) => x === c)).toHaveLength(2);
+    for (const c of ['controller-manager', 'scheduler', 'watch-pump']) expect(components.filter((x) => x === c)).toHaveLength(2);
     for (const c of ['nats', 'redis', 'init', 'node-agent', 'network-proxy']) expect(components).toContain(c);
     for (const s of plan) {
       const [entry, ...args] = compose.services[s.name].command;
-      expect({ service: s.name, entry }).toEqual({ service: s.name, entry: expect.stringMatching(s.component === 'init' ? /init\.js$/ : new RegExp(`${s.component === 'redis' ? 'redis-server' : s.component === 'nats' ? 'nats-server' : s.component}`)) });
+      const entries: Record<string, RegExp> = { init: /init\.js$/, redis: /redis-server/, nats: /nats-server/, 'watch-pump': /gateway\/src\/main\.js$/ };
+      expect({ service: s.name, entry }).toEqual({ service: s.name, entry: expect.stringMatching(entries[s.component] ?? new RegExp(s.component)) });
       expect({ service: s.name, flags: flagNames(args) }).toEqual({ service: s.name, flags: flagNames(s.args) });
     }
     // The engines the gateways are told to use are the ones in the topology.
     const gw = plan.find((s) => s.name === 'gateway-0')!;
-    expect(flagNames(gw.args)).toEqual(expect.arrayContaining(['--nats-url', '--redis-url', '--etcd-servers', '--storage-backend']));
+    expect(flagNames(gw.args)).toEqual(expect.arrayContaining(['--nats-url', '--redis-url', '--etcd-servers', '--storage-backend', '--watch-pump']));
+    // The pump runs in its own processes (the gateways do not campaign), from the gateway's entry.
+    expect(gw.args).toContain('--watch-pump=false');
+    for (const p of plan.filter((s) => s.component === 'watch-pump')) expect({ service: p.name, command: compose.services[p.name].command.slice(0, 2) }).toEqual({ service: p.name, command: ['dist/apps/gateway/src/main.js', 'watch-pump'] });
   });
 });
 
@@ -62,7 +66,7 @@ interface Topology {
 
 /**
  * `npm run start:ha` end to end: a stock client-node informer on one gateway stays exact while
- * writes go through another and NATS, Redis, a gateway and an etcd member fail in turn (the
+ * writes go through another and the leading watch pump, NATS, Redis, a gateway and an etcd member fail in turn (the
  * profile's supervisor restarts what dies, as compose would).
  */
 describe('npm run start:ha', () => {
@@ -218,6 +222,12 @@ describe('npm run start:ha', () => {
         process.kill(pidOf(name), signal);
       };
       await progress('start');
+      // The leading watch pump dies: the standing-by one continues where it stopped.
+      const holder = ((await writer.get('/apis/coordination.orch.io/v1/namespaces/orch-system/leases/orch-watch-pump')).json?.spec?.holderIdentity as string | undefined) ?? '';
+      const leadingPump = topology.services.find((s) => s.component === 'watch-pump' && holder.includes(`:watch-pump:${s.ports[0]}_`));
+      expect({ holder, leadingPump: leadingPump?.name }).toEqual({ holder, leadingPump: expect.stringMatching(/^watch-pump-/) });
+      await kill(leadingPump!.name, 'SIGKILL');
+      await progress('the leading watch pump was killed');
       await kill('nats', 'SIGKILL'); // the supervisor starts it again on its port
       await progress('NATS was killed');
       await kill('redis', 'SIGSTOP');

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run start:ha`: the scale-out topology of deploy/topology.mjs on this machine, without
 // Docker: etcd x3, nats-server, redis-server (installed from Debian packages when missing),
-// three gateways on 6443, 6444 and 6445 sharing one PKI, two controller-managers, two
+// three gateways on 6443, 6444 and 6445 sharing one PKI, two watch pumps, two controller-managers, two
 // schedulers, a node-agent and the network-proxy. State in ORCH_DATA_DIR (default .orch-ha/),
 // admin kubeconfig in $ORCH_DATA_DIR/admin.kubeconfig. A process that dies is restarted (as
 // compose does); Ctrl-C stops everything. ORCH_HA_PORTS=free picks free ports instead of the
@@ -63,6 +63,7 @@ const COMMANDS = {
   redis: ['redis-server'],
   init: [process.execPath, 'dist/apps/gateway/src/init.js'],
   gateway: [process.execPath, 'dist/apps/gateway/src/main.js'],
+  'watch-pump': [process.execPath, 'dist/apps/gateway/src/main.js'],
   'controller-manager': [process.execPath, 'dist/apps/controller-manager/src/main.js'],
   scheduler: [process.execPath, 'dist/apps/scheduler/src/main.js'],
   'node-agent': [process.execPath, 'dist/apps/node-agent/src/main.js'],

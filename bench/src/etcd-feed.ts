@@ -2,7 +2,7 @@
  * The scale benchmark's etcd side of watch delivery, in processes of their own (spawned with
  * IPC by scale.ts) so that neither waits behind the other or behind the watchers:
  *
- * - `write`: creates ConfigMap `e-<seq>` (data.seq = seq) in namespace `wd-<seq % namespaces>`
+ * - `write`: creates ConfigMap `e-<seq>` (data.seq = seq) in namespace `<nsPrefix><seq % namespaces>`
  *   straight into etcd at `rate`/s, `total` in all, and reports when it sent each one;
  * - `probe`: watches etcd's change feed from `fromRevision` and reports when each of those
  *   objects appeared on it, until told `stop`; with `bus`, also when the pump published each
@@ -24,6 +24,8 @@ export interface EtcdFeedConfig {
   total: number;
   rate: number;
   namespaces: number;
+  /** Namespaces are `<nsPrefix><n>` (each run of the phase has its own). */
+  nsPrefix: string;
   fromRevision: number;
   /** The cluster's NATS watch bus (probe only). */
   bus?: { url: string; subject: string };
@@ -99,7 +101,7 @@ async function main(): Promise<void> {
     const wait = started + (i * 1000) / cfg.rate - performance.now();
     if (wait > 1) await sleep(wait);
     if (inflight >= MAX_IN_FLIGHT) await new Promise<void>((r) => (slotFreed = r));
-    const ns = `wd-${i % cfg.namespaces}`;
+    const ns = `${cfg.nsPrefix}${i % cfg.namespaces}`;
     times[i] = wallClockMs();
     const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `e-${i}`, namespace: ns }, data: { seq: String(i) } });
     inflight++;

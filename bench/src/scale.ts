@@ -106,20 +106,20 @@ export function benchChild(main: string, env: Record<string, string>, nodeArgs: 
 async function watchDelivery(
   gws: BenchGateway[],
   etcdEndpoint: string,
-  opts: { watchers: number; namespaces: number; rate: number; durationMs: number; clients: number; nodeArgs: (role: 'watcher' | 'writer') => string[]; observe: number[]; bus: { url: string; subject: string } },
+  opts: { watchers: number; namespaces: number; nsPrefix: string; rate: number; durationMs: number; clients: number; nodeArgs: (role: 'watcher' | 'writer') => string[]; observe: number[]; bus: { url: string; subject: string } },
 ): Promise<DeliveryResult> {
   const admin = target(gws[0].url, gws[0].creds, 64);
-  for (let n = 0; n < opts.namespaces; n++) await call(admin, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `wd-${n}` } }));
+  for (let n = 0; n < opts.namespaces; n++) await call(admin, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `${opts.nsPrefix}${n}` } }));
   const rv = Number(JSON.parse((await call(admin, 'GET', '/api/v1/configmaps?limit=1')).body).metadata.resourceVersion);
   const perNamespace = new Array<number>(opts.namespaces).fill(0);
   const configs: WatchClientConfig[] = Array.from({ length: opts.clients }, () => ({ watches: [], ...gws[0].creds }));
   for (let w = 0; w < opts.watchers; w++) {
     const ns = w % opts.namespaces;
     perNamespace[ns]++;
-    configs[w % opts.clients].watches.push({ url: gws[w % gws.length].url, path: `/api/v1/namespaces/wd-${ns}/configmaps?watch=1&resourceVersion=${rv}` });
+    configs[w % opts.clients].watches.push({ url: gws[w % gws.length].url, path: `/api/v1/namespaces/${opts.nsPrefix}${ns}/configmaps?watch=1&resourceVersion=${rv}` });
   }
   const total = Math.floor((opts.rate * opts.durationMs) / 1000);
-  const feedConfig = (role: EtcdFeedConfig['role']): EtcdFeedConfig => ({ role, endpoint: etcdEndpoint, prefix: '/registry', total, rate: opts.rate, namespaces: opts.namespaces, fromRevision: rv, bus: role === 'probe' ? opts.bus : undefined });
+  const feedConfig = (role: EtcdFeedConfig['role']): EtcdFeedConfig => ({ role, endpoint: etcdEndpoint, prefix: '/registry', total, rate: opts.rate, namespaces: opts.namespaces, nsPrefix: opts.nsPrefix, fromRevision: rv, bus: role === 'probe' ? opts.bus : undefined });
   const clients = configs.map((cfg) => benchChild('watch-client.js', { ORCH_WATCH_CLIENT: JSON.stringify(cfg) }, opts.nodeArgs('watcher')));
   const writer = benchChild('etcd-feed.js', { ORCH_ETCD_FEED: JSON.stringify(feedConfig('write')) }, opts.nodeArgs('writer'));
   const probe = benchChild('etcd-feed.js', { ORCH_ETCD_FEED: JSON.stringify(feedConfig('probe')) });
@@ -332,6 +332,7 @@ export async function scaleBench(opts: ScaleBenchOptions): Promise<{ rows: Row[]
         const delivery = await watchDelivery(gws, etcd.endpoint, {
           watchers: opts.watchers,
           namespaces: 100,
+          nsPrefix: `wd-${placement.name}-`,
           rate: opts.eventsPerSecond,
           durationMs: opts.durationMs,
           clients: opts.watchClients,
