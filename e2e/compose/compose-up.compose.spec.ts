@@ -2,23 +2,11 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify, parse } from 'yaml';
-import { ensureBinary, freePort, removeDir, tempDir } from '@orch/testing';
+import { ensureBinary, eventually, freePort, removeDir, tempDir } from '@orch/testing';
 import { buildLocalImages, ensureDocker, LOCAL_ENGINES, LOCAL_NODE, run, upstreamImagesAvailable, type DockerEngine } from './docker';
 
 const ROOT = join(__dirname, '..', '..');
 const PROJECT = 'orch-e2e-compose';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(probe: () => T | undefined, what: string, timeoutMs: number, last: () => string = () => ''): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${last()}`);
-    await sleep(2000);
-  }
-}
-
 /**
  * docker-compose.yml as committed, really running: the image of deploy/Dockerfile built, every
  * service up and healthy, kubectl through the HAProxy address sees the node and a pod runs on it.
@@ -70,7 +58,16 @@ describe('docker compose up', () => {
     // Every service with a health check becomes healthy.
     const ids = dc(['ps', '-q']).split('\n').filter(Boolean);
     const health = () => ids.map((id) => run('docker', ['inspect', '--format', '{{.Name}} {{if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}}', id], { env }).trim());
-    await until(() => (health().every((h) => /healthy$|exited$/.test(h) && !/unhealthy$/.test(h)) ? true : undefined), 'every service to be healthy', 300_000, () => health().join(', '));
+    await eventually(
+      'every service to be healthy',
+      () => {
+        const states = health();
+        if (states.some((h) => !/ (healthy|exited)$/.test(h))) throw new Error(states.join(', '));
+        return true;
+      },
+      300_000,
+      2000,
+    );
 
     // The admin kubeconfig from the state volume, pointed at the published load balancer port.
     const init = dc(['ps', '-a', '-q', 'init']).trim();
@@ -79,11 +76,28 @@ describe('docker compose up', () => {
     writeFileSync(kubeconfig, readFileSync(kubeconfig, 'utf8').replace('https://haproxy:6443', `https://127.0.0.1:${apiPort}`));
     const kubectl = (...args: string[]) => spawnSync('kubectl', [`--kubeconfig=${kubeconfig}`, ...args], { encoding: 'utf8', timeout: 30_000 });
 
-    await until(() => (/node-1\s+Ready/.test(kubectl('get', 'nodes').stdout) ? true : undefined), 'node-1 to be Ready', 180_000, () => kubectl('get', 'nodes').stderr);
+    await eventually(
+      'node-1 to be Ready',
+      () => {
+        const r = kubectl('get', 'nodes');
+        if (!/node-1\s+Ready/.test(r.stdout)) throw new Error(r.stdout + r.stderr);
+        return true;
+      },
+      180_000,
+      2000,
+    );
     const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'smoke', namespace: 'default' }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'node', command: ['node', '-e', 'console.log("smoke " + (6 * 7))'] }] } };
     const applied = spawnSync('kubectl', [`--kubeconfig=${kubeconfig}`, 'apply', '-f', '-'], { input: JSON.stringify(pod), encoding: 'utf8', timeout: 30_000 });
     expect(applied.stderr).toBe('');
-    await until(() => (kubectl('get', 'pod', 'smoke', '-o', 'jsonpath={.status.phase}').stdout === 'Succeeded' ? true : undefined), 'the pod to succeed', 120_000, () => kubectl('get', 'pod', 'smoke', '-o', 'yaml').stdout);
+    await eventually(
+      'the pod to succeed',
+      () => {
+        if (kubectl('get', 'pod', 'smoke', '-o', 'jsonpath={.status.phase}').stdout !== 'Succeeded') throw new Error(kubectl('get', 'pod', 'smoke', '-o', 'yaml').stdout);
+        return true;
+      },
+      120_000,
+      2000,
+    );
     expect(kubectl('logs', 'smoke').stdout).toBe('smoke 42\n');
   }, 900_000);
 });
