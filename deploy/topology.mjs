@@ -4,6 +4,8 @@
 // where things are (host names, ports, paths): services, components and flags come from here.
 
 export const ETCD_MEMBERS = 3;
+/** Service cluster IPs from a loopback range: the userspace network-proxy can listen on them without root. */
+const SERVICE_RANGE = '127.96.0.0/16';
 export const GATEWAYS = 3;
 
 /** Default host ports of the local profile (start:ha); compose uses each image's default port in its own network namespace. */
@@ -88,7 +90,7 @@ export function services(t) {
     {
       name: 'init',
       component: 'init',
-      args: [`--data-dir=${t.dataDir}`, `--pki-dir=${pki}`, `--server=${t.server}`, `--node-name=${t.nodeName}`, ...t.sans.map((s) => `--tls-san=${s}`)],
+      args: [`--data-dir=${t.dataDir}`, `--pki-dir=${pki}`, `--server=${t.server}`, `--node-name=${t.nodeName}`, `--service-cluster-ip-range=${SERVICE_RANGE}`, ...t.sans.map((s) => `--tls-san=${s}`)],
       after: [],
     },
     ...gateways.map((g) => ({
@@ -103,8 +105,7 @@ export function services(t) {
         ...engines,
         // The watch pump runs in the watch-pump services, never behind a replica's requests.
         '--watch-pump=false',
-        // Service cluster IPs from a loopback range: the userspace network-proxy can listen on them without root.
-        '--service-cluster-ip-range=127.96.0.0/16',
+        `--service-cluster-ip-range=${SERVICE_RANGE}`,
         '--enable-bootstrap-token-auth',
         '--authorization-mode=Node,RBAC',
         '--enable-admission-plugins=NodeRestriction',

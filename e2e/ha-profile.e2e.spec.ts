@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import { parse } from 'yaml';
 import { ensureBinary, removeDir, tempDir } from '@orch/testing';
 import { ApiClient } from './support/api-client';
+import { startGateway } from './support/gateway';
 
 const ROOT = join(__dirname, '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -56,6 +57,31 @@ describe('one topology for start:ha and docker compose', () => {
     // The pump runs in its own processes (the gateways do not campaign), from the gateway's entry.
     expect(gw.args).toContain('--watch-pump=false');
     for (const p of plan.filter((s) => s.component === 'watch-pump')) expect({ service: p.name, command: compose.services[p.name].command.slice(0, 2) }).toEqual({ service: p.name, command: ['dist/apps/gateway/src/main.js', 'watch-pump'] });
+  });
+});
+
+/**
+ * The serving certificate `gateway init` writes carries every name a replica requires (its API
+ * Services' addresses and names) besides the --tls-san names: a replica started on that PKI keeps
+ * it. Before, the first replica reissued it without the load balancer's name (compose: kubectl and
+ * the node-agent through https://haproxy:6443 failed the host name check).
+ */
+describe('gateway init', () => {
+  it('writes a serving certificate the replicas keep, with the load balancer names in it', async () => {
+    const dir = await tempDir('orch-init-');
+    try {
+      const range = '--service-cluster-ip-range=127.96.0.0/16';
+      const init = spawnSync(process.execPath, [join(ROOT, 'dist/apps/gateway/src/init.js'), `--data-dir=${dir}`, `--pki-dir=${join(dir, 'pki')}`, '--tls-san=lb.example', range], { encoding: 'utf8' });
+      expect(init.stderr).toBe('');
+      const before = readFileSync(join(dir, 'pki', 'serving.crt'), 'utf8');
+      const gw = await startGateway({ args: [`--pki-dir=${join(dir, 'pki')}`, range] });
+      await gw.stop();
+      const after = readFileSync(join(dir, 'pki', 'serving.crt'), 'utf8');
+      expect(new X509Certificate(after).subjectAltName).toContain('DNS:lb.example');
+      expect(after).toBe(before);
+    } finally {
+      await removeDir(dir);
+    }
   });
 });
 
