@@ -112,14 +112,16 @@ export async function admissionBench(opts: { durationMs: number; concurrency: nu
      * Six short rounds each, alternating with the baseline gateway (the machine's load changes
      * within seconds, and falls on both alike); the median round of each counts.
      */
-    const measure = async (phase: string): Promise<{ value: number; baseline: number }> => {
+    const measure = async (phase: string): Promise<{ value: number; baseline: number; spread: string }> => {
       const value: number[] = [];
       const baseline: number[] = [];
       for (let i = 0; i < ROUNDS; i++) {
         baseline.push(await creates(b, `none-${round++}`, opts.concurrency, d / 3));
         value.push(await creates(f, `${phase}-${round++}`, opts.concurrency, d / 3));
       }
-      return { value: median(value), baseline: median(baseline) };
+      // The spread: the lowest and highest ratio of a round to the baseline round beside it.
+      const ratios = value.map((v, i) => v / baseline[i]).sort((x, y) => x - y);
+      return { value: median(value), baseline: median(baseline), spread: `${ratios[0].toFixed(2)}–${ratios[ratios.length - 1].toFixed(2)}x` };
     };
     const chain = await measure('chain');
 
@@ -145,7 +147,7 @@ export async function admissionBench(opts: { durationMs: number; concurrency: nu
     if (refused.status !== 422) throw new Error(`the policies do not apply: ${refused.status} ${refused.body}`);
     const tenPolicies = await measure('policies');
 
-    const row = (metric: string, m: { value: number; baseline: number }): Row => ({ metric, orch: m.value, baseline: m.baseline, baselineName: 'no admission plugins (alternating rounds, medians)', unit: 'creates/s', higherIsBetter: true });
+    const row = (metric: string, m: { value: number; baseline: number; spread: string }): Row => ({ metric, orch: m.value, baseline: m.baseline, baselineName: `no admission plugins (alternating rounds, medians; round ratios ${m.spread})`, unit: 'creates/s', higherIsBetter: true });
     return [row('config map creates/s, default admission chain', chain), row('default chain + one validating webhook (HTTPS)', webhook), row('default chain + 10 validating admission policies', tenPolicies)];
   } finally {
     for (const g of gateways) g.process.kill('SIGKILL');
