@@ -2,8 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { createHash, X509Certificate } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { ensureBinary } from '@orch/testing';
+import type { Browser, Page } from 'puppeteer-core';
+import { launchChromium, navigate } from '@orch/testing';
 import { kubectlAsync } from './support/kubectl';
 import { startLocalPlane, type LocalPlane } from './support/local-plane';
 
@@ -67,7 +67,7 @@ describe('dashboard in a browser', () => {
     const p = await context.newPage();
     p.setDefaultTimeout(20_000);
     await p.setViewport({ width: 1280, height: 900 });
-    await p.goto(dashboardUrl);
+    await navigate(p, dashboardUrl);
     await p.waitForSelector('label[for="token"]');
     await p.type('#token', token);
     await p.keyboard.press('Enter');
@@ -76,8 +76,6 @@ describe('dashboard in a browser', () => {
   };
 
   beforeAll(async () => {
-    // Debian's chromium: installed when missing (the suite fails rather than skips without it).
-    const chromium = await ensureBinary('chromium', 'chromium');
     expect(spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status).toBe(0);
     mkdirSync(SCREENSHOTS, { recursive: true });
     plane = await startLocalPlane();
@@ -102,7 +100,8 @@ describe('dashboard in a browser', () => {
     const spki = createHash('sha256')
       .update(new X509Certificate(readFileSync(join(plane.dataDir, 'pki', 'serving.crt'))).publicKey.export({ type: 'spki', format: 'der' }))
       .digest('base64');
-    browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', `--ignore-certificate-errors-spki-list=${spki}`] });
+    // Debian's chromium: installed when missing (the suite fails rather than skips without it).
+    browser = await launchChromium([`--ignore-certificate-errors-spki-list=${spki}`]);
     page = await loginPage(tokens.admin);
   }, 120_000);
 
@@ -121,7 +120,7 @@ describe('dashboard in a browser', () => {
   });
 
   it('shows the pods of a Deployment scaled by kubectl without a reload', async () => {
-    await page.goto(`${dashboardUrl}/#/workloads/pods`);
+    await navigate(page, `${dashboardUrl}/#/workloads/pods`);
     await page.select('#namespace', 'team');
     await page.waitForFunction(() => document.querySelectorAll('table[data-resource="pods"] tbody tr').length === 1);
     const marker = await page.evaluate(() => ((window as { marker: number }).marker = Math.random()));
@@ -155,7 +154,7 @@ describe('dashboard in a browser', () => {
   });
 
   it('applies a YAML edit after showing its server-side dry-run diff', async () => {
-    await page.goto(`${dashboardUrl}/#/o/apps/v1/deployments/team/web`);
+    await navigate(page, `${dashboardUrl}/#/o/apps/v1/deployments/team/web`);
     await page.waitForSelector('#tab-yaml');
     await page.click('#tab-yaml');
     await page.click('xpath/.//button[text()="Edit YAML"]');
@@ -182,13 +181,13 @@ describe('dashboard in a browser', () => {
 
   it('shows a view-only user no delete or scale buttons and a clear 403 where it may not list', async () => {
     const viewer = await loginPage(tokens.viewer, true);
-    await viewer.goto(`${dashboardUrl}/#/o/apps/v1/deployments/team/web`);
+    await navigate(viewer, `${dashboardUrl}/#/o/apps/v1/deployments/team/web`);
     await viewer.waitForSelector('.actions[data-access="checked"]');
     expect(await viewer.$$eval('.actions button', (b) => b.map((x) => x.textContent))).toEqual([]);
     await viewer.waitForSelector('#tab-yaml');
     await viewer.click('#tab-yaml');
     expect(await viewer.$('xpath/.//button[text()="Edit YAML"]')).toBeNull();
-    await viewer.goto(`${dashboardUrl}/#/workloads/pods`);
+    await navigate(viewer, `${dashboardUrl}/#/workloads/pods`);
     // It may not list namespaces: the picker is a free field.
     await viewer.type('#namespace', 'default');
     await viewer.keyboard.press('Enter');
@@ -198,7 +197,7 @@ describe('dashboard in a browser', () => {
   });
 
   it('has labelled controls and keyboard-usable tables, tabs and dialogs', async () => {
-    await page.goto(`${dashboardUrl}/#/o/apps/v1/deployments/team/web`);
+    await navigate(page, `${dashboardUrl}/#/o/apps/v1/deployments/team/web`);
     await page.waitForSelector('.actions[data-access="checked"]');
     // Every form control has a label (or aria-label); every table a caption and column headers.
     const unlabelled = await page.$$eval('input, select, textarea', (els) => els.filter((e: any) => !e.labels?.length && !e.getAttribute('aria-label')).map((e: any) => e.outerHTML));
@@ -218,7 +217,7 @@ describe('dashboard in a browser', () => {
     await page.keyboard.press('Escape');
     await page.waitForFunction(() => !document.querySelector('dialog[open]'));
     // A table's rows are reached with Tab: the name links.
-    await page.goto(`${dashboardUrl}/#/workloads/deployments`);
+    await navigate(page, `${dashboardUrl}/#/workloads/deployments`);
     await page.waitForSelector('table[data-resource="deployments"] tbody tr a');
     await page.focus('#namespace');
     let reached = false;

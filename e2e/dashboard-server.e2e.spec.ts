@@ -1,5 +1,6 @@
 import https from 'node:https';
 import { join } from 'node:path';
+import { WebSocket } from 'ws';
 import { startDashboard, type DashboardProcess } from './support/dashboard';
 import { startGateway, type GatewayProcess } from './support/gateway';
 
@@ -164,6 +165,27 @@ describe('dashboard server', () => {
       req.end();
     });
     expect(seen).toMatch(/"type":"ADDED","object":\{"apiVersion":"v1","kind":"ConfigMap","metadata":\{"name":"watched"/);
+  });
+
+  it('carries a page\'s watches over one WebSocket, with the user\'s RBAC, and closes it at logout', async () => {
+    const s = await login(tokens.viewer);
+    const ws = new WebSocket(`${dash.url.replace('https', 'wss')}/watch`, { ca: gw.creds.ca, headers: { cookie: s.cookie, origin: origin() } });
+    const messages: { id: number; data?: string; error?: { code: number; message: string } }[] = [];
+    const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+    ws.on('message', (m) => messages.push(JSON.parse(String(m))));
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    ws.send(JSON.stringify({ op: 'watch', id: 1, path: '/api/v1/namespaces/team/configmaps?watch=1&resourceVersion=0', accept: 'application/json' }));
+    ws.send(JSON.stringify({ op: 'watch', id: 2, path: '/api/v1/namespaces?watch=1', accept: 'application/json' }));
+    ws.send(JSON.stringify({ op: 'watch', id: 3, path: '/api/v1/namespaces/team/configmaps', accept: 'application/json' }));
+    await gw.admin.request('POST', '/api/v1/namespaces/team/configmaps', { metadata: { name: 'muxed' } });
+    const deadline = Date.now() + 10_000;
+    const answered = () => messages.some((m) => m.id === 1 && m.data?.includes('"muxed"')) && messages.some((m) => m.id === 2) && messages.some((m) => m.id === 3);
+    while (!answered() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(messages.filter((m) => m.id === 1).map((m) => m.data).join('')).toContain('"name":"muxed"');
+    expect(messages.find((m) => m.id === 2)?.error).toMatchObject({ code: 403, message: expect.stringContaining('system:serviceaccount:team:viewer') });
+    expect(messages.find((m) => m.id === 3)?.error).toMatchObject({ code: 400 });
+    expect((await call('POST', '/auth/logout', { cookie: s.cookie, csrf: s.csrf, origin: origin() })).status).toBe(204);
+    expect(await closed).toBe(4401);
   });
 
   it.each([

@@ -11,6 +11,7 @@ import { admissionBench } from './admission';
 import { authBench } from './auth';
 import { codecBench, protobufHttpBench } from './codec';
 import { crdBench } from './crd';
+import { dashboardBench } from './dashboard';
 import { flowControlBench } from './flowcontrol';
 import { call, percentile, rssMiB, runLoad, target, type HttpsTarget } from './load';
 import { benchProcessPodStartup, benchSandboxPodStartup, benchSimulatedRuntime, benchStreaming } from './node-agent';
@@ -26,7 +27,7 @@ const FLAGS = {
   concurrency: { type: 'int', default: 64, description: 'Concurrent clients of the throughput phases.' },
   'list-size': { type: 'int', default: 10_000, description: 'ConfigMaps in the list-latency phase.' },
   watchers: { type: 'int', default: 100, description: 'Watchers in the watch-latency phase.' },
-  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler, scale, crd, apf, admission, auth, watch-load.' },
+  only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler, scale, crd, apf, admission, auth, watch-load, dashboard.' },
   'idle-watches': { type: 'int', default: 5000, description: 'Unread watches one client opens in the watch-load benchmark.' },
   'apf-list-size': { type: 'int', default: 1000, description: 'ConfigMaps in each list of the flooding client in the priority-and-fairness benchmark.' },
   'scale-watchers': { type: 'int', default: 1000, description: 'Watchers spread over three gateways in the scale benchmark.' },
@@ -42,6 +43,10 @@ const FLAGS = {
   'sim-pods': { type: 'int', default: 30_000, description: 'Pods on simulated nodes in the node-agent benchmark.' },
   'sched-nodes': { type: 'int', default: 5000, description: 'Nodes in the scheduler benchmark.' },
   'sched-pods': { type: 'int', default: 10_000, description: 'Pods per scheduler scenario.' },
+  'dashboard-pods': { type: 'int', default: 1000, description: 'Pods the dashboard benchmark lists and paints.' },
+  'dashboard-events': { type: 'int', default: 100, description: 'Watch events per second the dashboard benchmark sends to an open pods table.' },
+  'dashboard-seconds': { type: 'int', default: 10, description: 'Seconds of each measuring phase of the dashboard benchmark.' },
+  dashboards: { type: 'int', default: 10, description: 'Dashboards open at once in the dashboard benchmark’s memory and gateway-load phase.' },
 } as const;
 
 const BASELINE_MAIN = join(__dirname, 'baseline-server.js');
@@ -105,6 +110,7 @@ async function main(): Promise<void> {
   if (want('auth')) printRows('authentication and authorization (two real gateways)', await authBench({ durationMs: opts.duration, concurrency: opts.concurrency, bindings: opts['rbac-bindings'], roles: opts['rbac-roles'] }));
   if (want('watch-load')) printRows('one client holds unread watches; another reads (same gateway, same run)', await watchLoadBench({ watches: opts['idle-watches'], gets: 2000, writesPerSecond: 5, writeSeconds: 20 }));
   if (want('scheduler')) printRows('scheduler (real gateway and scheduler processes)', await schedulerBench({ nodes: opts['sched-nodes'], pods: opts['sched-pods'] }));
+  if (want('dashboard')) printRows('dashboard in headless Chromium (real gateway and dashboard processes)', await dashboardBench({ pods: opts['dashboard-pods'], eventsPerSecond: opts['dashboard-events'], seconds: opts['dashboard-seconds'], dashboards: opts.dashboards }));
   if (want('admission')) printRows('admission (creates through the admission chain)', await admissionBench({ durationMs: Math.min(opts.duration, 5000), concurrency: opts.concurrency }));
 }
 

@@ -4,13 +4,17 @@ import { extname, join, normalize } from 'node:path';
 import type { Duplex, Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '@orch/server-common';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { GatewayProxy } from './gateway-proxy';
 import { csrfTokenMatches, SessionStore, type Session, type SessionLimits } from './sessions';
+import { serveWatches } from './watch-mux';
 
 export const SESSION_COOKIE = 'orch_dashboard_session';
 export const CSRF_HEADER = 'x-csrf-token';
 /** Browser calls under this prefix go to the gateway: `/k8s/api/v1/pods` → `/api/v1/pods`. */
 export const API_PREFIX = '/k8s/';
+/** The WebSocket carrying every watch of a page (see watch-mux.ts). */
+export const WATCH_PATH = '/watch';
 const MAX_LOGIN_BODY_BYTES = 16 * 1024;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const SELF_SUBJECT_REVIEW = '/apis/authentication.k8s.io/v1/selfsubjectreviews';
@@ -80,7 +84,8 @@ interface SelfSubjectReview {
 
 /**
  * The dashboard's HTTP surface: `/auth/*` (login with a bearer token, session, logout), the
- * gateway behind `/k8s/*` with the session's token, WebSocket upgrades for exec, and the UI.
+ * gateway behind `/k8s/*` with the session's token, WebSocket upgrades for exec, one WebSocket
+ * per page carrying its watches (`/watch`), and the UI.
  * Every state-changing call needs the session's CSRF token in `X-CSRF-Token` and a same-origin
  * Origin; the session cookie is HttpOnly, Secure and SameSite=Strict.
  */
@@ -88,6 +93,9 @@ export class Dashboard {
   readonly sessions: SessionStore;
   readonly gateway: GatewayProxy;
   private readonly sweeper: NodeJS.Timeout;
+  private readonly watchSockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  /** The watch sockets of each session: logout closes them. */
+  private readonly socketsOf = new Map<string, Set<WebSocket>>();
 
   constructor(private readonly config: DashboardConfig) {
     this.sessions = new SessionStore(config.sessions);
@@ -113,6 +121,7 @@ export class Dashboard {
   }
 
   close(): void {
+    for (const ws of this.watchSockets.clients) ws.terminate();
     clearInterval(this.sweeper);
     this.gateway.close();
   }
@@ -156,6 +165,7 @@ export class Dashboard {
     if (session && !this.csrfOk(req, session)) return void reply.code(403).send(status(403, 'Forbidden', 'missing or wrong X-CSRF-Token'));
     if (session) {
       this.sessions.delete(session.id);
+      for (const ws of this.socketsOf.get(session.id) ?? []) ws.close(4401, 'logged out');
       this.config.logger.info('logged out', { user: session.user });
     }
     reply.header('set-cookie', `${SESSION_COOKIE}=; Path=/; HttpOnly; Secure; SameSite=Strict; Max-Age=0`).code(204).send();
@@ -178,10 +188,24 @@ export class Dashboard {
     const session = this.sessionOf(req);
     const refuse = (code: number, message: string) => socket.end(`HTTP/1.1 ${code} ${code === 401 ? 'Unauthorized' : 'Forbidden'}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(message)}\r\nconnection: close\r\n\r\n${message}`);
     // A WebSocket carries no CSRF header: the cookie (SameSite=Strict) and the Origin check stand in for it.
-    if (!req.url?.startsWith(API_PREFIX)) return void refuse(403, 'upgrades go to /k8s/ only');
+    const watches = req.url === WATCH_PATH;
+    if (!watches && !req.url?.startsWith(API_PREFIX)) return void refuse(403, `upgrades go to ${WATCH_PATH} and ${API_PREFIX} only`);
     if (!session) return void refuse(401, 'not logged in');
     if (!req.headers.origin || req.headers.origin !== `https://${req.headers.host}`) return void refuse(403, 'WebSocket from another origin');
-    this.gateway.upgrade({ method: 'GET', path: req.url.slice(API_PREFIX.length - 1), token: session.token }, req, socket, head);
+    if (watches) {
+      const id = session.id;
+      this.watchSockets.handleUpgrade(req, socket, head, (ws) => {
+        const open = this.socketsOf.get(id) ?? new Set();
+        this.socketsOf.set(id, open.add(ws));
+        ws.on('close', () => {
+          open.delete(ws);
+          if (open.size === 0) this.socketsOf.delete(id);
+        });
+        serveWatches(ws, this.gateway, () => this.sessions.get(id)?.token);
+      });
+      return;
+    }
+    this.gateway.upgrade({ method: 'GET', path: req.url!.slice(API_PREFIX.length - 1), token: session.token }, req, socket, head);
   }
 
   private async asset(req: FastifyRequest, reply: FastifyReply): Promise<void> {

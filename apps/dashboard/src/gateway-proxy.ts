@@ -1,5 +1,5 @@
 import { Agent, request as httpsRequest } from 'node:https';
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { ClientRequest, IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex, Readable } from 'node:stream';
 
 /** Request headers a browser call may pass on to the gateway; everything else (cookies above all) stays here. */
@@ -85,6 +85,14 @@ export class GatewayProxy {
       req.on('error', reject);
       req.end(payload);
     });
+  }
+
+  /** A GET whose answer is read as it arrives (watches); the caller destroys the request to stop. */
+  stream(call: Omit<GatewayCall, 'body' | 'method'> & { accept: string }, onAnswer: (answer: IncomingMessage) => void, onError: (err: Error) => void): ClientRequest {
+    const upstream = httpsRequest(this.options({ ...call, method: 'GET' }, { accept: call.accept }), onAnswer);
+    upstream.on('error', onError);
+    upstream.end();
+    return upstream;
   }
 
   /**

@@ -11,3 +11,4 @@ export { startOidcIssuer } from './oidc-issuer';
 export type { OidcIssuer } from './oidc-issuer';
 export { startReviewServer } from './review-server';
 export type { ReviewCall, ReviewServer } from './review-server';
+export { launchChromium, navigate } from './browser';

@@ -165,3 +165,84 @@ export async function allowed(attrs: { verb: string; group: string; resource: st
     return false;
   }
 }
+
+type MuxMessage = { id: number; data?: string; end?: true; error?: { code: number; reason?: string; message?: string } };
+
+interface OpenWatch {
+  onLine: (line: string) => void;
+  buffered: string;
+  done: (err?: ApiError) => void;
+}
+
+/**
+ * The page's watches over one WebSocket to the dashboard (`/watch`): a browser gives an origin
+ * only six HTTP/1.1 connections, which streamed requests would use up across tabs. The socket
+ * opens on first use; when it closes, every open watch fails (the lists relist and watch again).
+ */
+class WatchSocket {
+  private socket?: WebSocket;
+  private ready?: Promise<WebSocket>;
+  private nextId = 1;
+  private readonly open = new Map<number, OpenWatch>();
+
+  private connect(): Promise<WebSocket> {
+    this.ready ??= new Promise((resolve, reject) => {
+      const ws = new WebSocket(`wss://${location.host}/watch`);
+      ws.onopen = () => ((this.socket = ws), resolve(ws));
+      ws.onerror = () => reject(new ApiError(0, 'NetworkError', 'the watch connection failed'));
+      ws.onmessage = (m) => this.receive(JSON.parse(String(m.data)) as MuxMessage);
+      ws.onclose = (e) => {
+        this.socket = undefined;
+        this.ready = undefined;
+        const err = new ApiError(e.code === 4401 ? 401 : 0, 'NetworkError', `the watch connection closed (${e.code}${e.reason ? `: ${e.reason}` : ''})`);
+        for (const w of this.open.values()) w.done(err);
+        this.open.clear();
+        reject(err);
+      };
+    });
+    return this.ready;
+  }
+
+  private receive(m: MuxMessage): void {
+    const w = this.open.get(m.id);
+    if (!w) return;
+    if (m.data !== undefined) {
+      w.buffered += m.data;
+      let nl: number;
+      while ((nl = w.buffered.indexOf('\n')) >= 0) {
+        w.onLine(w.buffered.slice(0, nl));
+        w.buffered = w.buffered.slice(nl + 1);
+      }
+      return;
+    }
+    this.open.delete(m.id);
+    if (m.error) w.done(new ApiError(m.error.code, m.error.reason ?? 'Error', m.error.message ?? 'watch refused'));
+    else {
+      if (w.buffered) w.onLine(w.buffered);
+      w.done();
+    }
+  }
+
+  /** Streams the watch at `path` (with watch=1) line by line; resolves when the server ends it. */
+  async watch(path: string, accept: string, onLine: (line: string) => void, signal: AbortSignal): Promise<void> {
+    const ws = await this.connect();
+    const id = this.nextId++;
+    return new Promise<void>((resolve, reject) => {
+      const done = (err?: ApiError) => (err ? reject(err) : resolve());
+      this.open.set(id, { onLine, buffered: '', done });
+      ws.send(JSON.stringify({ op: 'watch', id, path, accept }));
+      signal.addEventListener('abort', () => {
+        if (!this.open.delete(id)) return;
+        if (this.socket === ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ op: 'cancel', id }));
+        reject(new DOMException('aborted', 'AbortError'));
+      });
+    });
+  }
+}
+
+const watchSocket = new WatchSocket();
+
+/** A watch of the gateway through the page's watch socket. */
+export function watch(path: string, accept: string, onLine: (line: string) => void, signal: AbortSignal): Promise<void> {
+  return watchSocket.watch(path, accept, onLine, signal);
+}

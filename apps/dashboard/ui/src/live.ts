@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, call, readLines, TABLE_ACCEPT, type KubeObject, type TableColumn, type TableRow } from './api';
+import { ApiError, call, TABLE_ACCEPT, watch, type KubeObject, type TableColumn, type TableRow } from './api';
 
 /** What a live list shows: the current items, the Table columns (table mode), and the last error. */
 export interface LiveList<T> {
@@ -58,9 +58,8 @@ function subscribe<T>(path: string, table: boolean, onChange: (list: LiveList<T>
         emit();
         // Watch until the server ends the stream; resume from the last seen resourceVersion.
         for (;;) {
-          const stream = await call(`${path}${sep}watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(rv)}`, { accept, signal: abort.signal });
           let expired = false;
-          await readLines(stream, (line) => {
+          await watch(`${path}${sep}watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(rv)}`, accept, (line) => {
             if (!line.trim()) return;
             const event = JSON.parse(line) as WatchEvent;
             if (event.type === 'ERROR') {
@@ -78,7 +77,7 @@ function subscribe<T>(path: string, table: boolean, onChange: (list: LiveList<T>
             if (event.type === 'DELETED') items.delete(key);
             else items.set(key, x as T);
             emit();
-          });
+          }, abort.signal);
           if (expired || error) break;
         }
       } catch (err) {
