@@ -19,7 +19,7 @@ interface StatefulSet extends KubeObject {
 }
 interface DaemonSet extends KubeObject {
   spec: Record<string, unknown>;
-  status?: { desiredNumberScheduled?: number; currentNumberScheduled?: number; numberReady?: number; updatedNumberScheduled?: number; numberMisscheduled?: number };
+  status?: { desiredNumberScheduled?: number; currentNumberScheduled?: number; numberReady?: number; updatedNumberScheduled?: number; numberMisscheduled?: number; numberAvailable?: number; observedGeneration?: number };
 }
 
 const REVISION = 'controller-revision-hash';
@@ -152,7 +152,16 @@ describe('workload controllers: stateful sets and daemon sets (real gateway)', (
   });
 
   it('settles: no further status writes once converged', async () => {
-    await eventually('ssd ready', async () => ((await daemonSets.get('ssd')).status?.numberReady === 1 ? true : undefined));
+    // Converged means every count final, not just numberReady: a pod still leaving n1 can be
+    // counted ready while the one on n2 starts, and the next status write is then still due.
+    const converged = (name: string, nodes: number) =>
+      eventually(`${name} converged on ${nodes} node(s)`, async () => {
+        const ds = await daemonSets.get(name);
+        const st = ds.status ?? {};
+        const counts = [st.desiredNumberScheduled, st.currentNumberScheduled, st.numberReady, st.numberAvailable, st.updatedNumberScheduled];
+        return st.observedGeneration === ds.metadata.generation && counts.every((n) => n === nodes) && (st.numberMisscheduled ?? 0) === 0 && (await podsOf(name)).length === nodes ? true : undefined;
+      });
+    await Promise.all([converged('ssd', 1), converged('agent', 4), settled('db', 1)]);
     const quiet = await Promise.all([staysUnchanged(() => statefulSets.get('db')), staysUnchanged(() => daemonSets.get('agent')), staysUnchanged(() => daemonSets.get('ssd'))]);
     expect(quiet).toEqual([true, true, true]);
   });
