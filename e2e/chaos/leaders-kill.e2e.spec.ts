@@ -78,7 +78,7 @@ describe('chaos: kill -9 of the controller-manager and scheduler leaders mid-rol
       c.running = c.running.filter((q) => q !== p);
       const last = p.output().trim().split('\n').filter((l) => /leadership|error|Error/.test(l)).pop() ?? p.output().trim().split('\n').pop();
       c.exits.push(`${p.pid} exited ${exit.code ?? exit.signal}: ${last}`);
-      if (!stopping) void launch(c);
+      if (!stopping) launch(c).catch((err: Error) => c.exits.push(`its replacement did not start: ${err.message.split('\n')[0]}`));
     });
     return p;
   };
@@ -169,6 +169,7 @@ describe('chaos: kill -9 of the controller-manager and scheduler leaders mid-rol
         expect(live).toHaveLength(REPLICAS);
         expect(live.every((p) => p.metadata.ownerReferences?.[0]?.uid === newest?.metadata.uid)).toBe(true);
         expect(sets.filter((rs) => rs !== newest).every((rs) => rs.spec.replicas === 0)).toBe(true);
+        if (cycle % 10 === 9) process.stdout.write(`chaos: leaders cycle ${cycle + 1} of ${CYCLES} done, recovery so far ${components.map((c) => `${c.name} max ${Math.max(...c.moves)} ms, ${c.exits.length} exited on their own`).join(', ')}\n`);
       }
       for (const c of components) {
         // Leadership moves within the lease: a follower takes over once the lease has expired,
