@@ -243,8 +243,12 @@ describe('metrics API and autoscaling on npm start', () => {
       });
       values.podRequests = '200m';
       await scaledTo(4, 'the Pods metric scales to 4 (maxReplicas)');
-      const last = await status();
-      expect(last.conditions.find((c: { type: string }) => c.type === 'ScalingLimited')).toMatchObject({ status: 'True', reason: 'TooManyReplicas' });
+      // The scale is written before the status that says why: wait for that status write.
+      const limited = await eventually('ScalingLimited in status', async () => {
+        const c = ((await status()).conditions ?? []).find((x: { type: string; status?: string }) => x.type === 'ScalingLimited');
+        return c?.status === 'True' ? c : undefined;
+      });
+      expect(limited).toMatchObject({ status: 'True', reason: 'TooManyReplicas' });
       // The gateway forwarded the autoscaler's own identity (its service account) and the metric selector.
       const hpa = 'system:serviceaccount:orch-system:horizontal-pod-autoscaler';
       expect(seen).toContain(`${hpa} /apis/external.metrics.k8s.io/v1beta1/namespaces/default/backlog?labelSelector=queue%3Dmain`);
