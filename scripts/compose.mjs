@@ -60,7 +60,11 @@ for (const s of plan) {
     ? { image: engine, command: [{ etcd: 'etcd', nats: 'nats-server', redis: 'redis-server' }[s.component], ...s.args] }
     : { ...orchImage, command: [MAINS[s.component] ?? `dist/apps/${s.component}/src/main.js`, ...s.args], volumes: ['state:/var/lib/orch'] };
   if (s.component === 'etcd') svc.volumes = [`${s.name}:${STATE}/${s.name}`];
-  if (s.component === 'init') svc.restart = 'no';
+  if (s.component === 'init') {
+    svc.restart = 'no';
+    // A one-shot job: the image's HEALTHCHECK (a gateway's /readyz) would mark it unhealthy once it exited.
+    svc.healthcheck = { disable: true };
+  }
   else {
     svc.restart = 'unless-stopped';
     svc.healthcheck = healthcheck(s);

@@ -57,12 +57,12 @@ describe('docker compose up', () => {
   it('serves the API through the load balancer: the node is Ready and a pod runs to completion', async () => {
     // Every service with a health check becomes healthy.
     const ids = dc(['ps', '-q']).split('\n').filter(Boolean);
-    const health = () => ids.map((id) => run('docker', ['inspect', '--format', '{{.Name}} {{if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}}', id], { env }).trim());
+    const health = () => ids.map((id) => run('docker', ['inspect', '--format', '{{.Name}} {{if eq .State.Status "exited"}}exited {{.State.ExitCode}}{{else if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}}', id], { env }).trim());
     await eventually(
       'every service to be healthy',
       () => {
         const states = health();
-        if (states.some((h) => !/ (healthy|exited)$/.test(h))) throw new Error(states.join(', '));
+        if (states.some((h) => !/ (healthy|exited 0)$/.test(h))) throw new Error(states.join(', '));
         return true;
       },
       300_000,
