@@ -61,6 +61,24 @@ describe('dashboard in a browser', () => {
     }
   };
 
+  /**
+   * Opens tab `name` of an object's detail view once its access checks are done (the tab list
+   * grows when they answer) and waits until the tab is selected, clicking again if a re-render
+   * swallowed the click.
+   */
+  const selectTab = async (name: string, p: Page = page) => {
+    await p.waitForSelector('.actions[data-access="checked"]');
+    for (let attempt = 1; ; attempt++) {
+      await p.click(`#tab-${name}`);
+      try {
+        await p.waitForFunction((id: string) => document.getElementById(id)?.getAttribute('aria-selected') === 'true', { timeout: 3000 }, `tab-${name}`);
+        return;
+      } catch (err) {
+        if (attempt === 3) throw new Error(`tab ${name} not selected after 3 clicks: ${(err as Error).message}`);
+      }
+    }
+  };
+
   /** Logs in on a fresh page of `context`'s browser with `token`, waiting for the signed-in header. */
   const loginPage = async (token: string, incognito = false): Promise<Page> => {
     const context = incognito ? await browser.createBrowserContext() : browser.defaultBrowserContext();
@@ -137,15 +155,14 @@ describe('dashboard in a browser', () => {
     await until('a Running pod', () => [...document.querySelectorAll('table[data-resource="pods"] tbody tr')].some((r: any) => r.textContent.includes('Running')));
     const pod = await page.$$eval('table[data-resource="pods"] tbody tr', (rows) => rows.find((r: any) => r.textContent.includes('Running'))!.getAttribute('data-name'));
     await page.click(`table[data-resource="pods"] tr[data-name="${pod}"] a`);
-    await page.waitForSelector('#tab-logs');
-    await page.click('#tab-logs');
+    await selectTab('logs');
     const tickOf = () => page.$eval('pre.log', (e) => Math.max(-1, ...[...(e.textContent ?? '').matchAll(/tick (\d+)/g)].map((m) => Number(m[1]))));
     await until('a log line', () => /tick \d+/.test(document.querySelector('pre.log')?.textContent ?? ''));
     const first = await tickOf();
     // New lines arrive on the open stream (follow), without asking again.
     await until('newer log lines', (n: number) => [...(document.querySelector('pre.log')?.textContent ?? '').matchAll(/tick (\d+)/g)].some((m) => Number(m[1]) >= n + 5), first);
     await shot('pod-logs');
-    await page.click('#tab-exec');
+    await selectTab('exec');
     await page.click('.exec button[type="submit"]');
     await until('terminal connected', () => document.querySelector('.terminal [role="status"]')?.textContent?.includes('connected'));
     await page.keyboard.type('echo dash-$((6*7))\n');
@@ -155,8 +172,7 @@ describe('dashboard in a browser', () => {
 
   it('applies a YAML edit after showing its server-side dry-run diff', async () => {
     await navigate(page, `${dashboardUrl}/#/o/apps/v1/deployments/team/web`);
-    await page.waitForSelector('#tab-yaml');
-    await page.click('#tab-yaml');
+    await selectTab('yaml');
     await page.click('xpath/.//button[text()="Edit YAML"]');
     const draft = await page.$eval('#yaml-draft', (e: { value: string }) => e.value);
     const edited = draft.replace('  labels:\n    app: web\n', '  labels:\n    app: web\n    edited-in: dashboard\n');
@@ -184,8 +200,7 @@ describe('dashboard in a browser', () => {
     await navigate(viewer, `${dashboardUrl}/#/o/apps/v1/deployments/team/web`);
     await viewer.waitForSelector('.actions[data-access="checked"]');
     expect(await viewer.$$eval('.actions button', (b) => b.map((x) => x.textContent))).toEqual([]);
-    await viewer.waitForSelector('#tab-yaml');
-    await viewer.click('#tab-yaml');
+    await selectTab('yaml', viewer);
     expect(await viewer.$('xpath/.//button[text()="Edit YAML"]')).toBeNull();
     await navigate(viewer, `${dashboardUrl}/#/workloads/pods`);
     // It may not list namespaces: the picker is a free field.

@@ -1,12 +1,19 @@
 import { existsSync } from 'node:fs';
-import { readFile, stat, truncate, writeFile } from 'node:fs/promises';
+import { readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+// The torn-log test cuts the log inside its last committed frame, found the way the store reads it.
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { inspectSqliteWal } from '@orch/storage';
 import { freePort, httpProbe, removeDir, startProcess, tempDir, type ProcessExit, type RunningProcess } from '@orch/testing';
 import { startControllerManager } from '../support/controller-manager';
 import { startGateway, type GatewayProcess } from '../support/gateway';
 import { eventually, startNodeAgent, type NodeAgentProcess } from '../support/node-agent';
 import { startScheduler } from '../support/scheduler';
 import { verifyStore } from './support/chaos';
+
+/** SQLite's write-ahead log layout (https://www.sqlite.org/fileformat2.html#walformat). */
+const WAL_HEADER_BYTES = 32;
+const WAL_FRAME_HEADER_BYTES = 24;
 
 const PROXY_MAIN = join(__dirname, '..', '..', 'dist', 'apps', 'network-proxy', 'src', 'main.js');
 const CMS = '/api/v1/namespaces/default/configmaps';
@@ -46,8 +53,13 @@ describe('crash-safe stop and start', () => {
       const first = await startGateway({ dataDir });
       const created = await first.admin.post(CMS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kept' } });
       expect(created.status).toBe(201);
-      const watching = first.admin.watch(`${CMS}?watch=1&resourceVersion=${created.json.metadata.resourceVersion}`, () => false, 30_000);
-      await new Promise((r) => setTimeout(r, 200));
+      // SIGTERM only once the watch is being served (it delivered an event): a watch that reaches
+      // a closing gateway is rightly answered 503, which is not what this checks.
+      let served: () => void = () => undefined;
+      const serving = new Promise<void>((r) => (served = r));
+      const watching = first.admin.watch(`${CMS}?watch=1&resourceVersion=${created.json.metadata.resourceVersion}`, (events) => (events.length > 0 && served(), false), 30_000);
+      expect((await first.admin.post(CMS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'seen-by-the-watch' } })).status).toBe(201);
+      await Promise.race([serving, watching]);
       expect(await terminate(first.process, 10_000)).toMatchObject(CLEAN);
       expect((await watching).status).toBe(200); // the stream ended; it was not reset
       first.admin.close();
@@ -128,8 +140,14 @@ describe('crash-safe stop and start', () => {
       const first = await startGateway({ dataDir });
       for (let i = 0; i < 20; i++) expect((await first.admin.post(CMS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `w${i}` } })).status).toBe(201);
       await first.kill9();
+      // A power loss in the middle of the last committed frame of the log's current generation. Not
+      // simply the file's last bytes: after a checkpoint the log restarts at its head and its tail
+      // holds frames of an older generation, which SQLite ignores by design.
       const wal = join(dataDir, 'orch.db-wal');
-      await truncate(wal, (await stat(wal)).size - 1000); // a power loss in the middle of the last frame
+      const { committedFrames } = inspectSqliteWal(join(dataDir, 'orch.db'));
+      expect(committedFrames).toBeGreaterThan(0);
+      const pageSize = (await readFile(wal)).readUInt32BE(8);
+      await truncate(wal, WAL_HEADER_BYTES + committedFrames * (WAL_FRAME_HEADER_BYTES + pageSize) - 1000);
       const second = await first.restart();
       try {
         expect(second.process.output()).toMatch(/sqlite store: the write-ahead log .*orch\.db-wal ends in a torn write \(frame \d+: \d+ of \d+ bytes.*\); SQLite discards it/);
