@@ -52,13 +52,16 @@ describe('an in-cluster Python program (load_incluster_config)', () => {
       metadata: { name: 'py', namespace: NS },
       spec: { restartPolicy: 'Never', containers: [{ name: 'py', image: 'python', command: [python, '-c', PROGRAM] }] },
     };
+    // The serviceaccount controller creates `default` in a new namespace asynchronously; a pod
+    // admitted before it exists gets no token (upstream refuses it until then).
+    await eventually('the default service account', async () => ((await plane.admin.get(`/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200 ? true : undefined), 60_000);
     expect((await plane.admin.post(`/api/v1/namespaces/${NS}/pods`, pod)).status).toBe(201);
     const phase = await eventually('pod finished', async () => {
       const p = (await plane.admin.get(`/api/v1/namespaces/${NS}/pods/py`)).json.status?.phase;
       return p === 'Succeeded' || p === 'Failed' ? p : undefined;
     }, 90_000, 250);
     const log = kubectl('logs', 'py', '-n', NS);
-    expect({ phase, log: log.slice(-2000) }).toMatchObject({ phase: 'Succeeded' });
+    if (phase !== 'Succeeded') throw new Error(`the pod ended ${phase}; its log:\n${log.slice(-2000)}`);
     const result = JSON.parse(log.split('\n').find((l) => l.startsWith('RESULT '))!.slice('RESULT '.length));
     const svc = JSON.parse(kubectl('get', 'svc', 'kubernetes', '-n', 'default', '-o', 'json'));
     expect(result).toEqual({ host: `https://${svc.spec.clusterIP}:${svc.spec.ports[0].port}`, pods: ['py'] });
