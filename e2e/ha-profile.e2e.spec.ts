@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parse } from 'yaml';
-import { ensureBinary, removeDir, tempDir } from '@orch/testing';
+import { ensureBinary, reapSandboxHolders, removeDir, tempDir } from '@orch/testing';
 import { ApiClient } from './support/api-client';
 import { startGateway } from './support/gateway';
 
@@ -124,6 +124,7 @@ describe('npm run start:ha', () => {
       // Whatever is left of the profile's process group.
       if (ha.exitCode === null) process.kill(-ha.pid!, 'SIGKILL');
     }
+    if (dir) await reapSandboxHolders(dir);
     if (dir) await removeDir(dir);
   }, 60_000);
 

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { freePort, removeDir, tempDir } from '@orch/testing';
+import { freePort, reapSandboxHolders, removeDir, tempDir } from '@orch/testing';
 import { ApiClient } from './api-client';
 
 const ROOT = join(__dirname, '..', '..');
@@ -45,6 +45,8 @@ export async function startLocalPlane(timeoutMs = 120_000, extraEnv: Record<stri
       await exited;
       clearTimeout(timer);
     }
+    // npm may exit before the node agent has released its pods' namespace holders.
+    await reapSandboxHolders(dir);
     await removeDir(dir);
   };
   const deadline = Date.now() + timeoutMs;

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, removeDir, startProcess, tcpProbe, tempDir, type RunningProcess } from '@orch/testing';
+import { freePort, reapSandboxHolders, removeDir, startProcess, tcpProbe, tempDir, type RunningProcess } from '@orch/testing';
 
 const ROOT = join(__dirname, '..', '..');
 export const NODE_AGENT_MAIN = join(ROOT, 'dist', 'apps', 'node-agent', 'src', 'main.js');
@@ -72,6 +72,8 @@ export async function startNodeAgent(opts: StartNodeAgentOptions): Promise<NodeA
     process: proc,
     async stop() {
       await proc.stop();
+      // An agent killed earlier in the test (kill -9) left holders its clean stop did not know of.
+      await reapSandboxHolders(rootDir);
       if (!opts.rootDir) await removeDir(rootDir);
     },
   };

@@ -12,3 +12,4 @@ export type { OidcIssuer } from './oidc-issuer';
 export { startReviewServer } from './review-server';
 export type { ReviewCall, ReviewServer } from './review-server';
 export { launchChromium, navigate } from './browser';
+export { reapSandboxHolders } from './sandbox-reaper';

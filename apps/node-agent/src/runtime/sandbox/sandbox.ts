@@ -190,6 +190,9 @@ export function podHostname(pod: Pod): string {
   return (pod.spec.hostname || pod.metadata.name || 'pod').slice(0, 63).replace(/[.-]+$/, '');
 }
 
+/** How long a pod's namespace holder may take to start (unshare, the hostname write, exec sleep). */
+const HOLDER_START_TIMEOUT_MS = 10_000;
+
 /** Whether `pid` is a pod's namespace holder: `sleep infinity` in a UTS namespace of its own. */
 async function isHolder(pid: number): Promise<boolean> {
   const [cmd, uts, own] = await Promise.all([
@@ -236,6 +239,8 @@ export class Sandbox implements Isolation {
     if (await this.holder(podDir)) return;
     // The holder keeps the pod's UTS and IPC namespaces.
     const child = spawn('unshare', ['--uts', '--ipc', '--', 'sh', '-c', 'printf %s "$1" > /proc/sys/kernel/hostname && exec sleep infinity', 'orch-sandbox', hostname], { detached: true, stdio: 'ignore' });
+    let ended: string | undefined;
+    child.once('exit', (code, signal) => (ended = signal ?? `exit ${code}`));
     const pid = await new Promise<number>((resolve, reject) => {
       child.once('spawn', () => resolve(child.pid!));
       child.once('error', reject);
@@ -244,10 +249,14 @@ export class Sandbox implements Isolation {
     await mkdir(join(podDir, 'pids'), { recursive: true });
     await writeFile(this.holderPidFile(podDir), String(pid));
     // The namespaces exist once the holder runs sleep (after unshare and the hostname write).
-    for (let i = 0; i < 100; i++) {
+    // Its cmdline reads empty for a moment inside each exec: only its exit says it failed.
+    const what = `the sandbox of pod ${pod.metadata.namespace}/${pod.metadata.name}`;
+    const deadline = Date.now() + HOLDER_START_TIMEOUT_MS;
+    for (;;) {
       const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
       if (cmd.startsWith('sleep')) return;
-      if (!cmd) throw new Error(`the sandbox of pod ${pod.metadata.namespace}/${pod.metadata.name} could not start (unshare --uts --ipc exited)`);
+      if (ended !== undefined) throw new Error(`${what} could not start (unshare --uts --ipc ended: ${ended})`);
+      if (Date.now() > deadline) throw new Error(`${what} did not start within ${HOLDER_START_TIMEOUT_MS / 1000} s`);
       await new Promise((r) => setTimeout(r, 10));
     }
   }
