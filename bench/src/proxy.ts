@@ -58,8 +58,9 @@ export async function runProxyBench(opts: ProxyBenchOptions = {}): Promise<Row[]
     children.push(gateway.process);
     const api = target(gateway.url, gateway.creds, 8);
     children.push(
-      spawn(process.execPath, [PROXY_MAIN, `--kubeconfig=${join(dir, 'admin.kubeconfig')}`, `--secure-port=${await freePort()}`, `--metrics-bind-address=`, '--proxy-mode=ipvs', '--ipvs-scheduler=rr', '--hostname-override=bench'], {
-        stdio: 'ignore',
+      spawn(process.execPath, [PROXY_MAIN, `--kubeconfig=${join(dir, 'admin.kubeconfig')}`, `--healthz-bind-address=127.0.0.1:${await freePort()}`, `--metrics-bind-address=`, '--proxy-mode=ipvs', '--ipvs-scheduler=rr', '--hostname-override=bench'], {
+        // Errors only, on the bench's stderr: a proxy that refuses to start must say why.
+        stdio: ['ignore', 'ignore', 'inherit'],
         env: { ...process.env, ORCH_LOG_LEVEL: 'error', NODE_ENV: 'production' },
       }),
     );
