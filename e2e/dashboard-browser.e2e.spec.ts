@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { createHash, X509Certificate } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,7 +10,9 @@ import { startLocalPlane, type LocalPlane } from './support/local-plane';
 // The dashboard in a real headless Chromium (Debian's, through puppeteer-core) on the plane
 // `npm start` runs: token login, live tables (a kubectl scale shows up without reload), pod logs
 // that follow, exec in a terminal, a YAML edit applied after its server-side dry-run diff, a
-// view-only user without delete/scale buttons and with a clear 403, and accessibility basics.
+// view-only user without delete/scale buttons and with a clear 403, CPU/memory sparklines from the
+// metrics API, event timelines, the port-forward command, a node drain whose evictions a
+// PodDisruptionBudget refuses, and accessibility basics.
 // Screenshots of the main views go to tmp/dashboard-e2e/ (CI artifacts).
 
 // Page functions run in the browser; this project compiles without the DOM library.
@@ -34,6 +36,26 @@ spec:
       - name: ticker
         image: orch/node
         command: ["node", "-e", "${TICKER}"]
+        ports: [{containerPort: 8080, name: http}]
+`;
+/** No web pod may go (maxUnavailable 0): drain's evictions of them are refused. */
+const BUDGET = `apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web, namespace: team}
+spec:
+  maxUnavailable: 0
+  selector: {matchLabels: {app: web}}
+`;
+/** A pod no controller manages: drain evicts it for good. */
+const SOLO = `apiVersion: v1
+kind: Pod
+metadata: {name: solo, namespace: team}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: sleeper
+    image: orch/node
+    command: ["node", "-e", "setInterval(()=>{},1000)"]
 `;
 
 describe('dashboard in a browser', () => {
@@ -106,17 +128,20 @@ describe('dashboard in a browser', () => {
     // The admin login exactly as npm start prints it.
     const commands = /an admin login token:\n\[orch\] {3}(.+)\n/.exec(output)?.[1] ?? '';
     expect(commands).toContain('create token dashboard-admin');
-    const printed = spawnSync('sh', ['-c', commands], { encoding: 'utf8', timeout: 60_000 });
-    expect(printed.status).toBe(0);
-    tokens.admin = printed.stdout.trim().split('\n').pop()!;
+    const printed = new Promise<string>((resolve, reject) =>
+      execFile('sh', ['-c', commands], { encoding: 'utf8', timeout: 60_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${commands}: ${stderr}`)) : resolve(stdout))),
+    );
+    // Independent set-up steps run side by side (each kubectl call costs a process start).
     await kubectl(['create', 'namespace', 'team']);
-    await kubectl(['apply', '-f', '-'], MANIFEST);
-    await kubectl(['-n', 'team', 'create', 'serviceaccount', 'viewer']);
-    await kubectl(['-n', 'team', 'create', 'rolebinding', 'viewer', '--clusterrole=view', '--serviceaccount=team:viewer']);
-    tokens.viewer = (await kubectl(['-n', 'team', 'create', 'token', 'viewer'])).trim();
+    await Promise.all([
+      kubectl(['apply', '-f', '-'], MANIFEST),
+      kubectl(['-n', 'team', 'create', 'rolebinding', 'viewer', '--clusterrole=view', '--serviceaccount=team:viewer']),
+      kubectl(['-n', 'team', 'create', 'serviceaccount', 'viewer']).then(async () => (tokens.viewer = (await kubectl(['-n', 'team', 'create', 'token', 'viewer'])).trim())),
+      printed.then((out) => (tokens.admin = out.trim().split('\n').pop()!)),
+    ]);
     // Chromium trusts exactly the dashboard's certificate (issued by the cluster CA) by its key.
     const spki = createHash('sha256')
-      .update(new X509Certificate(readFileSync(join(plane.dataDir, 'pki', 'serving.crt'))).publicKey.export({ type: 'spki', format: 'der' }))
+      .update(new X509Certificate(readFileSync(join(plane.dataDir, 'pki', 'dashboard.crt'))).publicKey.export({ type: 'spki', format: 'der' }))
       .digest('base64');
     // Debian's chromium: installed when missing (the suite fails rather than skips without it).
     browser = await launchChromium([`--ignore-certificate-errors-spki-list=${spki}`]);
@@ -227,10 +252,20 @@ describe('dashboard in a browser', () => {
     await page.focus('xpath/.//div[@role="toolbar"]//button[text()="Scale"]');
     await page.keyboard.press('Enter');
     await page.waitForSelector('dialog[open]');
-    expect(await page.evaluate(() => document.activeElement?.closest('dialog') !== null)).toBe(true);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('scale-replicas');
     expect(await page.$eval('dialog[open]', (d) => document.getElementById(d.getAttribute('aria-labelledby') ?? '')?.textContent)).toBe('Scale web');
+    // Tab walks the dialog's own controls; the page behind it is inert (modal).
+    const walked: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      await page.keyboard.press('Tab');
+      walked.push(await page.evaluate(() => (document.activeElement?.closest('dialog') ? document.activeElement.textContent : `outside: ${document.activeElement?.tagName}`)));
+    }
+    expect(walked.slice(0, 2)).toEqual(['Scale', 'Cancel']);
+    expect(walked[2]).not.toMatch(/^outside: (A|BUTTON|INPUT|SELECT)/);
     await page.keyboard.press('Escape');
     await page.waitForFunction(() => !document.querySelector('dialog[open]'));
+    // Closed, it gives the focus back to the button that opened it.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Scale');
     // A table's rows are reached with Tab: the name links.
     await navigate(page, `${dashboardUrl}/#/workloads/deployments`);
     await page.waitForSelector('table[data-resource="deployments"] tbody tr a');
@@ -245,5 +280,52 @@ describe('dashboard in a browser', () => {
     await page.waitForSelector('#detail-title');
     expect(await page.$eval('#detail-title', (h) => h.textContent)).toContain('web');
     await shot('deployment-detail');
+  });
+  it('draws CPU and memory sparklines from the metrics API, an event timeline and the port-forward command', async () => {
+    await navigate(page, `${dashboardUrl}/#/overview`);
+    // The metrics server has a CPU rate after its second reading of the node (15 s apart).
+    await until('a node CPU sparkline', () => document.querySelector('section[aria-label="Nodes"] svg.sparkline[aria-label^="CPU of "]'));
+    const nodeSpark = await page.$eval('section[aria-label="Nodes"] svg.sparkline[aria-label^="CPU of "]', (e) => e.getAttribute('aria-label'));
+    expect(nodeSpark).toMatch(/^CPU of \S+: (\d+m CPU|[\d.]+ cores) now; \d+ samples?/);
+    expect(await page.$eval('section[aria-label="Nodes"] svg.sparkline[aria-label^="Memory of "]', (e) => e.getAttribute('aria-label'))).toMatch(/: \d+ MiB now|: [\d.]+ GiB now/);
+    const pod = (await kubectl(['-n', 'team', 'get', 'pods', '-l', 'app=web', '--field-selector=status.phase=Running', '-o', 'jsonpath={.items[0].metadata.name}'])).trim();
+    await navigate(page, `${dashboardUrl}/#/o/core/v1/pods/team/${pod}`);
+    await until('a pod memory sparkline', () => document.querySelector('section.usage svg.sparkline[aria-label^="Memory of "]'));
+    // The pod's events (scheduled, started...) on a time line beside their table.
+    await until('an event timeline', () => Number(document.querySelector('svg.timeline')?.getAttribute('data-events')) >= 1);
+    expect(await page.$eval('svg.timeline', (e) => e.getAttribute('aria-label'))).toMatch(/^Timeline of \d+ events? \(\d+ warnings?\)/);
+    expect(await page.$eval('.port-forward input', (e: { value: string }) => e.value)).toBe(`kubectl -n team port-forward pod/${pod} 8080:8080`);
+    await shot('pod-pictures');
+  });
+
+  it('drains a node: cordons it, evicts through the Eviction subresource and shows the evictions a disruption budget refuses', async () => {
+    // Every web pod running: a pending pod may always be evicted, whatever the budget says.
+    await kubectl(['-n', 'team', 'rollout', 'status', 'deployment/web', '--timeout=60s']);
+    await kubectl(['apply', '-f', '-'], BUDGET);
+    await kubectl(['apply', '-f', '-'], SOLO);
+    await kubectl(['-n', 'team', 'wait', '--for=condition=Ready', 'pod/solo', '--timeout=60s']);
+    const node = (await kubectl(['-n', 'team', 'get', 'pod', 'solo', '-o', 'jsonpath={.spec.nodeName}'])).trim();
+    const webPods = (await kubectl(['-n', 'team', 'get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[*].metadata.name}'])).trim().split(/\s+/);
+    await navigate(page, `${dashboardUrl}/#/o/core/v1/nodes/_/${node}`);
+    await page.waitForSelector('.actions[data-access="checked"]');
+    await page.click('xpath/.//div[@role="toolbar"]//button[text()="Drain"]');
+    await page.waitForSelector('dialog[open] .drain table tbody tr');
+    await page.click('xpath/.//dialog[@open]//button[text()="Drain"]');
+    await until('every eviction answered', () => document.querySelectorAll('dialog[open] .drain .outcome-evict').length === 0 && document.querySelector('dialog[open] .drain button')?.textContent === 'Close');
+    const outcomes: Record<string, string[]> = Object.fromEntries(
+      await page.$$eval('dialog[open] .drain tbody tr', (rows) => rows.map((r: any) => [r.cells[0].textContent, [r.cells[1].textContent, r.cells[2].textContent]])),
+    );
+    expect(outcomes['team/solo']).toEqual(['evicted', 'eviction accepted']);
+    for (const name of webPods) expect(outcomes[`team/${name}`]).toEqual(['refused', expect.stringContaining("disruption budget")]);
+    await shot('node-drain');
+    await page.keyboard.press('Escape');
+    await until('the summary', (n: number) => new RegExp(`^Cordoned \\S+; \\d+ evicted, ${n} refused, 0 failed`).test(document.querySelector('[role="status"]')?.textContent ?? ''), webPods.length);
+    expect(await kubectl(['get', 'node', node, '-o', 'jsonpath={.spec.unschedulable}'])).toBe('true');
+    expect(await kubectl(['-n', 'team', 'get', 'pods', '-l', 'app=web', '-o', 'name'])).toContain(webPods[0]);
+    // The Eviction subresource deleted the unmanaged pod (it is gone or terminating).
+    expect(await kubectl(['-n', 'team', 'get', 'pod', 'solo', '--ignore-not-found', '-o', 'jsonpath={.metadata.name}/{.metadata.deletionTimestamp}'])).toMatch(/^$|^solo\/\d{4}-/);
+    await page.click('xpath/.//div[@role="toolbar"]//button[text()="Uncordon"]');
+    await until('uncordoned', () => document.querySelector('[role="status"]')?.textContent === 'Uncordoned.');
+    expect(await kubectl(['get', 'node', node, '-o', 'jsonpath={.spec.unschedulable}'])).toBe('');
   });
 });

@@ -1,10 +1,16 @@
+import { X509Certificate } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import { WebSocket } from 'ws';
+import { selfSignedServingCert } from '@orch/auth';
+import { removeDir, startOidcIssuer, tempDir, type OidcIssuer } from '@orch/testing';
 import { startDashboard, type DashboardProcess } from './support/dashboard';
 import { startGateway, type GatewayProcess } from './support/gateway';
 
-// The dashboard server in front of a real gateway (Node,RBAC): login with a bearer token into a
+// The dashboard server in front of a real gateway (Node,RBAC): login with a bearer token (a
+// service-account token, an id_token of a real OIDC issuer over HTTPS, a token-file token) into a
 // server-side session (HttpOnly, Secure, SameSite=Strict cookie), the gateway behind /k8s/ with
 // the user's own token (RBAC decides), CSRF and origin checks on every state-changing call,
 // streamed watches, upgrades, logout, and no token in its output.
@@ -19,7 +25,9 @@ interface Answer {
 describe('dashboard server', () => {
   let gw: GatewayProcess;
   let dash: DashboardProcess;
-  const tokens: Record<'admin' | 'viewer', string> = { admin: '', viewer: '' };
+  let idp: OidcIssuer;
+  let dir = '';
+  const tokens: Record<'admin' | 'viewer' | 'oidc' | 'file', string> = { admin: '', viewer: '', oidc: '', file: 'file-token-of-carol-0123456789' };
   const origin = () => dash.url;
 
   /** One request to the dashboard, trusting only the cluster CA (its certificate comes from it). */
@@ -57,7 +65,23 @@ describe('dashboard server', () => {
   };
 
   beforeAll(async () => {
-    gw = await startGateway();
+    dir = await tempDir('dash-e2e-');
+    const idpTls = await selfSignedServingCert(['127.0.0.1'], 'test-idp');
+    idp = await startOidcIssuer(idpTls);
+    await writeFile(join(dir, 'idp-ca.crt'), idpTls.caPem);
+    await writeFile(join(dir, 'tokens.csv'), `${tokens.file},carol,carol-uid,"ops,auditors"\n`);
+    gw = await startGateway({
+      args: [
+        '--write-component-kubeconfigs',
+        `--token-auth-file=${join(dir, 'tokens.csv')}`,
+        `--oidc-issuer-url=${idp.url}`,
+        '--oidc-client-id=orch-dashboard',
+        '--oidc-groups-claim=groups',
+        '--oidc-groups-prefix=oidc:',
+        `--oidc-ca-file=${join(dir, 'idp-ca.crt')}`,
+      ],
+    });
+    tokens.oidc = await idp.sign({ sub: 'alice', aud: 'orch-dashboard', groups: ['devs'] });
     const admin = gw.admin;
     for (const [path, body] of [
       ['/api/v1/namespaces', { metadata: { name: 'team' } }],
@@ -65,6 +89,8 @@ describe('dashboard server', () => {
       ['/api/v1/namespaces/team/serviceaccounts', { metadata: { name: 'viewer' } }],
       ['/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', { metadata: { name: 'dash-admin' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' }, subjects: [{ kind: 'ServiceAccount', name: 'admin', namespace: 'default' }] }],
       ['/apis/rbac.authorization.k8s.io/v1/namespaces/team/rolebindings', { metadata: { name: 'viewer' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'ServiceAccount', name: 'viewer', namespace: 'team' }] }],
+      // The OIDC group devs and the token-file user carol may view the team namespace.
+      ['/apis/rbac.authorization.k8s.io/v1/namespaces/team/rolebindings', { metadata: { name: 'outsiders' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'Group', name: 'oidc:devs' }, { kind: 'User', name: 'carol' }] }],
     ] as const) {
       const r = await admin.request('POST', path, body);
       expect([path, r.status]).toEqual([path, 201]);
@@ -80,6 +106,8 @@ describe('dashboard server', () => {
   afterAll(async () => {
     await dash?.stop();
     await gw?.stop();
+    await idp?.stop();
+    if (dir) await removeDir(dir);
   });
 
   it('serves the UI over HTTPS with a certificate of the cluster CA, with a strict content security policy', async () => {
@@ -91,6 +119,45 @@ describe('dashboard server', () => {
       expect(r.headers['x-frame-options']).toBe('DENY');
     }
     expect((await call('GET', '/assets/nothing.js')).status).toBe(404);
+  });
+
+  it('serves a certificate of its own, issued by the cluster CA (not the gateway\'s)', async () => {
+    const peer = await new Promise<X509Certificate>((resolve, reject) => {
+      const req = https.get(`${dash.url}/auth/session`, { ca: gw.creds.ca }, (res) => {
+        res.resume();
+        resolve(new X509Certificate((res.socket as TLSSocket).getPeerCertificate().raw));
+      });
+      req.on('error', reject);
+    });
+    expect(peer.subject).toContain('CN=orch-dashboard');
+    expect(peer.checkIssued(new X509Certificate(gw.creds.ca))).toBe(true);
+    expect(peer.checkHost('localhost')).toBe('localhost');
+    expect(peer.checkIP('127.0.0.1')).toBe('127.0.0.1');
+    const gatewayCert = await new Promise<X509Certificate>((resolve, reject) => {
+      const req = https.get(`${gw.url}/readyz`, { ca: gw.creds.ca }, (res) => (res.resume(), resolve(new X509Certificate((res.socket as TLSSocket).getPeerCertificate().raw))));
+      req.on('error', reject);
+    });
+    expect(peer.fingerprint256).not.toBe(gatewayCert.fingerprint256);
+  });
+
+  it.each([
+    ['an id_token of the OIDC issuer', 'oidc', (): string => `${idp.url}#alice`, 'oidc:devs'],
+    ['a token of the static token file', 'file', (): string => 'carol', 'ops'],
+  ] as const)('logs in with %s: RBAC decides on its user and groups', async (_what, which, user, group) => {
+    const s = await login(tokens[which]);
+    expect(s.answer.json).toEqual({ user: user(), groups: expect.arrayContaining([group, 'system:authenticated']), csrfToken: expect.any(String) });
+    expect((await call('GET', '/k8s/api/v1/namespaces/team/configmaps', { cookie: s.cookie })).status).toBe(200);
+    const forbidden = await call('GET', '/k8s/api/v1/namespaces', { cookie: s.cookie });
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.json.message).toContain(user());
+  });
+
+  it('refuses an id_token for another client or signed by a key the issuer does not publish (401)', async () => {
+    for (const token of [await idp.sign({ sub: 'alice', aud: 'someone-else' }), await idp.sign({ sub: 'alice', aud: 'orch-dashboard' }, { key: 'foreign' })]) {
+      const r = await call('POST', '/auth/login', { body: { token }, origin: origin() });
+      expect(r.status).toBe(401);
+      expect(r.headers['set-cookie']).toBeUndefined();
+    }
   });
 
   it.each([
@@ -221,7 +288,6 @@ describe('dashboard server', () => {
   it('never writes a token into its output', () => {
     const output = dash.process.output();
     expect(output).toContain('logged in');
-    expect(output).not.toContain(tokens.admin);
-    expect(output).not.toContain(tokens.viewer);
+    for (const token of Object.values(tokens)) expect(output).not.toContain(token);
   });
 });

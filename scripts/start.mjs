@@ -119,16 +119,16 @@ const components = [
       `--registration-kubeconfig=${kubeconfig}`,
     ],
   },
-  // The web dashboard: no kubeconfig (it acts with each user's own token), the gateway's serving
-  // certificate (issued by the cluster CA, SANs 127.0.0.1 and localhost).
+  // The web dashboard: no kubeconfig (it acts with each user's own token), a serving certificate
+  // of its own that the gateway issues from the cluster CA (--write-component-kubeconfigs).
   {
     name: 'dashboard',
     main: 'dist/apps/dashboard/src/main.js',
     args: [
       `--server=${server}`,
       `--certificate-authority=${join(pki, 'ca.crt')}`,
-      `--tls-cert-file=${join(pki, 'serving.crt')}`,
-      `--tls-private-key-file=${join(pki, 'serving.key')}`,
+      `--tls-cert-file=${join(pki, 'dashboard.crt')}`,
+      `--tls-private-key-file=${join(pki, 'dashboard.key')}`,
       `--secure-port=${ports.dashboard}`,
       '--bind-address=127.0.0.1',
     ],

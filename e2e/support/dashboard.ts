@@ -14,7 +14,8 @@ export interface DashboardProcess {
 
 /**
  * Runs the built dashboard as a child process on a free loopback port, in front of the gateway
- * at `gatewayUrl`, serving the gateway's certificate from `pkiDir` (issued by the cluster CA).
+ * at `gatewayUrl`, serving its own certificate from `pkiDir` (`dashboard.crt`, issued by the
+ * cluster CA when the gateway runs with --write-component-kubeconfigs).
  */
 export async function startDashboard(gatewayUrl: string, pkiDir: string, args: string[] = []): Promise<DashboardProcess> {
   if (!existsSync(DASHBOARD_MAIN)) throw new Error(`${DASHBOARD_MAIN} is missing: run "node scripts/build.mjs" first`);
@@ -22,7 +23,7 @@ export async function startDashboard(gatewayUrl: string, pkiDir: string, args: s
   const url = `https://127.0.0.1:${port}`;
   const proc = await startProcess({
     cmd: process.execPath,
-    args: [DASHBOARD_MAIN, `--secure-port=${port}`, `--server=${gatewayUrl}`, `--certificate-authority=${join(pkiDir, 'ca.crt')}`, `--tls-cert-file=${join(pkiDir, 'serving.crt')}`, `--tls-private-key-file=${join(pkiDir, 'serving.key')}`, ...args],
+    args: [DASHBOARD_MAIN, `--secure-port=${port}`, `--server=${gatewayUrl}`, `--certificate-authority=${join(pkiDir, 'ca.crt')}`, `--tls-cert-file=${join(pkiDir, 'dashboard.crt')}`, `--tls-private-key-file=${join(pkiDir, 'dashboard.key')}`, ...args],
     readyProbe: () =>
       new Promise((resolve) => {
         https

@@ -13,7 +13,9 @@ import {
   BOOTSTRAP_ROLE_BINDINGS,
   ensureFrontProxyPki,
   issueClientCert,
+  issueServingCert,
   reconcileDefault,
+  writeAtomic,
   writeKubeconfig,
   type Authenticator,
   type Authorizer,
@@ -420,7 +422,9 @@ export class Gateway {
 /**
  * Writes `<component>.kubeconfig` files into dir, each with its own client certificate from
  * the cluster CA: the component identities of the local and HA profiles (until per-component
- * RBAC identities land). The node agent is `system:node:<nodeName>` in system:nodes.
+ * RBAC identities land). The node agent is `system:node:<nodeName>` in system:nodes. The
+ * dashboard, which has no client identity, gets a serving certificate of its own from the
+ * cluster CA (`<pki>/dashboard.crt` and `.key`, SANs 127.0.0.1, ::1 and localhost).
  */
 export async function writeComponentKubeconfigs(dir: string, pki: Pki, server: string, nodeName: string): Promise<void> {
   const identities: { file: string; cn: string; orgs: string[] }[] = [
@@ -434,6 +438,9 @@ export async function writeComponentKubeconfigs(dir: string, pki: Pki, server: s
     const cert = await issueClientCert(pki, { cn: id.cn, orgs: id.orgs });
     await writeKubeconfig(join(dir, `${id.file}.kubeconfig`), { server, caPem: pki.ca.certPem, clientCertPem: cert.certPem, clientKeyPem: cert.keyPem, user: id.cn, context: `${id.file}@orch` });
   }
+  const dashboard = await issueServingCert(pki, { cn: 'orch-dashboard', hosts: ['127.0.0.1', '::1', 'localhost'] });
+  await writeAtomic(join(pki.dir, 'dashboard.key'), dashboard.keyPem, 0o600);
+  await writeAtomic(join(pki.dir, 'dashboard.crt'), dashboard.certPem, 0o644);
 }
 
 /** The pump's Lease (`kubectl get lease -n orch-system orch-watch-pump` shows the leading pump). */

@@ -13,7 +13,7 @@ export type { AuthRequest, Authenticator, PeerCertificate } from './authn';
 export { writeAtomic } from './fsutil';
 export { loadKubeconfig, writeKubeconfig } from './kubeconfig';
 export type { KubeconfigCredentials, WriteKubeconfigOptions } from './kubeconfig';
-export { CA_COMMON_NAME, DEFAULT_SERVING_HOSTS, FRONT_PROXY_CLIENT_NAME, SERVING_COMMON_NAME, ensureFrontProxyPki, ensurePki, issueClientCert, selfSignedServingCert, signCsr } from './pki';
+export { CA_COMMON_NAME, DEFAULT_SERVING_HOSTS, FRONT_PROXY_CLIENT_NAME, SERVING_COMMON_NAME, ensureFrontProxyPki, ensurePki, issueClientCert, issueServingCert, selfSignedServingCert, signCsr } from './pki';
 export type { CertAndKey, FrontProxyPki, Pki, PkiFiles } from './pki';
 export { BOOTSTRAPPERS_GROUP, BOOTSTRAP_TOKEN_SECRET_PREFIX, BOOTSTRAP_TOKEN_SECRET_TYPE, bootstrapTokenAuthenticator } from './bootstrap-token';
 export type { BootstrapTokenSecret } from './bootstrap-token';

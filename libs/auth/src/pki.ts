@@ -137,6 +137,16 @@ export async function issueClientCert(pki: Pki, opts: { cn: string; orgs?: reado
 }
 
 /**
+ * Issues a serving certificate (serverAuth) signed by the cluster CA with a fresh ECDSA key for
+ * `hosts` (IPs and DNS names), e.g. the dashboard's own. Nothing is written to disk.
+ */
+export async function issueServingCert(pki: Pki, opts: { cn: string; hosts: readonly string[]; days?: number }): Promise<CertAndKey> {
+  if (!opts.cn || opts.hosts.length === 0) throw new Error('a serving certificate needs a common name and at least one host');
+  const signer = await caSigner(pki.ca);
+  return issueLeaf(signer, { subject: [{ CN: [opts.cn] }], days: opts.days ?? LEAF_DAYS, extKeyUsages: [x509.ExtendedKeyUsage.serverAuth], hosts: opts.hosts });
+}
+
+/**
  * An in-memory serving certificate for a component port that was given none (upstream's
  * self-signed fallback): a throwaway CA signs a serverAuth leaf for `hosts`. Nothing is written.
  */

@@ -1,9 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { allowed, ApiError, call, collectionPath, objectPath, readLines, request, type KubeObject, type OwnerReference, type ResourceRef } from './api';
+import { EventTimeline, eventTime, formatCpu, formatMemory, Sparkline } from './charts';
 import { diffLines, type DiffLine } from './diff';
 import type { Discovery } from './discovery';
+import { DrainPanel, setCordoned } from './drain';
 import { useLive } from './live';
+import { useUsageHistory } from './metrics';
+import { PortForward } from './port-forward';
 import { age, detailHref, ErrorNote, SimpleTable } from './tables';
 import { Terminal } from './terminal';
 
@@ -14,6 +18,8 @@ const RESTARTABLE = new Set(['deployments', 'statefulsets', 'daemonsets']);
 interface Access {
   verb: string;
   subresource?: string;
+  /** Another resource than the object's, in any namespace and of any name (drain: evicting pods). */
+  other?: { group: string; resource: string };
 }
 
 /** Whether the user may do each of `checks` on this object (SelfSubjectAccessReview); undefined while asking. */
@@ -22,7 +28,8 @@ function useAllowed(ref: ResourceRef, name: string, namespace: string | undefine
   const key = JSON.stringify([ref.group, ref.resource, name, namespace, checks]);
   useEffect(() => {
     let stale = false;
-    void Promise.all(checks.map((c) => allowed({ verb: c.verb, group: ref.group, resource: ref.resource, subresource: c.subresource, namespace, name }))).then((a) => !stale && setAnswers(a));
+    const attrs = (c: Access) => (c.other ? { verb: c.verb, ...c.other, subresource: c.subresource } : { verb: c.verb, group: ref.group, resource: ref.resource, subresource: c.subresource, namespace, name });
+    void Promise.all(checks.map((c) => allowed(attrs(c)))).then((a) => !stale && setAnswers(a));
     return () => {
       stale = true;
     };
@@ -57,6 +64,28 @@ function Dialog({ title, open, onClose, children }: { title: string; open: boole
   );
 }
 
+/** A pod's or node's CPU and memory over the last samples of the metrics API. */
+function UsageOf({ obj }: { obj: KubeObject }) {
+  const isNode = obj.kind === 'Node';
+  const path = isNode ? `/apis/metrics.k8s.io/v1beta1/nodes/${encodeURIComponent(obj.metadata.name)}` : obj.kind === 'Pod' ? `/apis/metrics.k8s.io/v1beta1/namespaces/${encodeURIComponent(obj.metadata.namespace ?? '')}/pods/${encodeURIComponent(obj.metadata.name)}` : undefined;
+  const usage = useUsageHistory(path);
+  if (!path) return null;
+  const samples = usage.series.get(`${isNode ? '' : obj.metadata.namespace}/${obj.metadata.name}`) ?? [];
+  return (
+    <section class="usage" aria-labelledby="usage-title">
+      <h3 id="usage-title">Usage</h3>
+      {samples.length === 0 ? (
+        <p>{usage.error ? `No metrics: ${usage.error.message}` : 'No metrics yet (the metrics server reads the node every 15 s).'}</p>
+      ) : (
+        <p>
+          CPU <Sparkline samples={samples} value={(u) => u.cpuMillis} label={`CPU of ${obj.metadata.name}`} format={formatCpu} />
+          {' · '}Memory <Sparkline samples={samples} value={(u) => u.memoryBytes} label={`Memory of ${obj.metadata.name}`} format={formatMemory} />
+        </p>
+      )}
+    </section>
+  );
+}
+
 /** Conditions, owner chain and events of one object. */
 function Summary({ obj, discovery }: { obj: KubeObject; discovery?: Discovery }) {
   const [owners, setOwners] = useState<{ ref?: ResourceRef; kind: string; name: string }[]>([]);
@@ -83,7 +112,7 @@ function Summary({ obj, discovery }: { obj: KubeObject; discovery?: Discovery })
   const ns = obj.metadata.namespace;
   const events = useLive(`${collectionPath({ group: '', version: 'v1', resource: 'events', namespaced: true }, ns)}?fieldSelector=${encodeURIComponent(`involvedObject.uid=${obj.metadata.uid}`)}`);
   const conditions = (obj.status?.conditions ?? []) as { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[];
-  const sortedEvents = [...events.items].sort((a, b) => String(a.lastTimestamp ?? a.eventTime ?? '').localeCompare(String(b.lastTimestamp ?? b.eventTime ?? '')));
+  const sortedEvents = [...events.items].sort((a, b) => eventTime(a) - eventTime(b));
   const rollout = obj.kind === 'Deployment' || obj.kind === 'StatefulSet' ? { want: obj.spec?.replicas ?? 1, updated: obj.status?.updatedReplicas ?? 0, ready: obj.status?.readyReplicas ?? 0 } : undefined;
   return (
     <div class="summary">
@@ -92,6 +121,8 @@ function Summary({ obj, discovery }: { obj: KubeObject; discovery?: Discovery })
           <label for="rollout">Rollout</label> <progress id="rollout" max={Math.max(1, rollout.want)} value={Math.min(rollout.ready, rollout.updated)} /> {Math.min(rollout.ready, rollout.updated)}/{rollout.want} updated and ready
         </p>
       )}
+      <UsageOf obj={obj} />
+      {(obj.kind === 'Pod' || obj.kind === 'Service') && <PortForward obj={obj} />}
       <h3>Owner chain</h3>
       {owners.length === 0 ? (
         <p>No owner.</p>
@@ -115,6 +146,8 @@ function Summary({ obj, discovery }: { obj: KubeObject; discovery?: Discovery })
         ]}
       />
       {events.error && <ErrorNote error={events.error} what="list events" />}
+      <h3>Events</h3>
+      <EventTimeline events={sortedEvents} />
       <SimpleTable
         caption={`Events (${sortedEvents.length})`}
         rows={sortedEvents}
@@ -305,9 +338,16 @@ export function Detail({ resource: ref, namespace, name, discovery }: { resource
   const list = useLive(`${collectionPath(ref, namespace)}?fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`);
   const obj = list.items[0];
   const isPod = ref.group === '' && ref.resource === 'pods';
-  const [canPatch, canDelete, canScale, canExec] = useAllowed(ref, name, namespace, [{ verb: 'patch' }, { verb: 'delete' }, { verb: 'patch', subresource: 'scale' }, { verb: 'create', subresource: 'exec' }]);
+  const isNode = ref.group === '' && ref.resource === 'nodes';
+  const [canPatch, canDelete, canScale, canExec, canEvict] = useAllowed(ref, name, namespace, [
+    { verb: 'patch' },
+    { verb: 'delete' },
+    { verb: 'patch', subresource: 'scale' },
+    { verb: 'create', subresource: 'exec' },
+    { verb: 'create', subresource: 'eviction', other: { group: '', resource: 'pods' } },
+  ]);
   const [tab, setTab] = useState<Tab>('summary');
-  const [dialog, setDialog] = useState<'scale' | 'delete'>();
+  const [dialog, setDialog] = useState<'scale' | 'delete' | 'drain'>();
   const [replicas, setReplicas] = useState('');
   const [message, setMessage] = useState('');
   const [error, setError] = useState<ApiError>();
@@ -343,7 +383,7 @@ export function Detail({ resource: ref, namespace, name, discovery }: { resource
       {list.loaded && !obj && !list.error && <p role="alert">This object does not exist (any more).</p>}
       {obj && (
         <>
-          <div class="actions" role="toolbar" aria-label="Actions" data-access={[canPatch, canDelete, canScale, canExec].every((a) => a !== undefined) ? 'checked' : 'pending'}>
+          <div class="actions" role="toolbar" aria-label="Actions" data-access={[canPatch, canDelete, canScale, canExec, canEvict].every((a) => a !== undefined) ? 'checked' : 'pending'}>
             {canScale && SCALABLE.has(ref.resource) && (
               <button type="button" onClick={() => (setReplicas(String(obj.spec?.replicas ?? 1)), setDialog('scale'))}>
                 Scale
@@ -354,9 +394,14 @@ export function Detail({ resource: ref, namespace, name, discovery }: { resource
                 Restart
               </button>
             )}
-            {canPatch && ref.resource === 'nodes' && ref.group === '' && (
-              <button type="button" onClick={() => void act(obj.spec?.unschedulable ? 'Uncordoned.' : 'Cordoned.', () => merge(path, { spec: { unschedulable: obj.spec?.unschedulable ? null : true } }))}>
+            {canPatch && isNode && (
+              <button type="button" onClick={() => void act(obj.spec?.unschedulable ? 'Uncordoned.' : 'Cordoned.', () => setCordoned(name, !obj.spec?.unschedulable))}>
                 {obj.spec?.unschedulable ? 'Uncordon' : 'Cordon'}
+              </button>
+            )}
+            {canPatch && canEvict && isNode && (
+              <button type="button" onClick={() => setDialog('drain')}>
+                Drain
               </button>
             )}
             {canDelete && (
@@ -396,6 +441,11 @@ export function Detail({ resource: ref, namespace, name, discovery }: { resource
               </button>
             </form>
           </Dialog>
+          {isNode && (
+            <Dialog title={`Drain ${name}`} open={dialog === 'drain'} onClose={() => setDialog(undefined)}>
+              {dialog === 'drain' && <DrainPanel node={name} onCancel={() => setDialog(undefined)} onDone={setMessage} />}
+            </Dialog>
+          )}
           <Dialog title={`Delete ${name}?`} open={dialog === 'delete'} onClose={() => setDialog(undefined)}>
             <p>
               {ref.kind ?? ref.resource} {name} will be deleted{ref.resource === 'namespaces' ? ' with everything in it' : ''}.
