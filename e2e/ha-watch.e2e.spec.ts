@@ -1,19 +1,16 @@
 import https from 'node:https';
 import { join } from 'node:path';
 import { Etcd3, type IKeyValue } from 'etcd3';
-import { freePort, removeDir, startEtcd, startEtcdCluster, startNats, startProcess, startRedis, tempDir, type EtcdCluster, type EtcdServer, type NatsServer, type RedisServer, type RunningProcess } from '@orch/testing';
+import { eventually, freePort, removeDir, startEtcd, startEtcdCluster, startNats, startProcess, startRedis, tempDir, type EtcdCluster, type EtcdServer, type NatsServer, type RedisServer, type RunningProcess } from '@orch/testing';
 import { ApiClient } from './support/api-client';
 import { GATEWAY_MAIN, startGateway, type GatewayProcess } from './support/gateway';
 
 const NS = 'ha';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Waits until `cond` holds (the shared `eventually`, for a yes/no condition). */
 async function until(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
+  await eventually(what, async () => ((await cond()) ? true : undefined), timeoutMs, 50);
 }
 
 /** One event of the store's own feed (read from etcd directly: the truth). */
@@ -255,26 +252,33 @@ describe('gateway replicas over etcd with NATS and Redis', () => {
 
     writing = false;
     await Promise.all(writers);
-    // A last write marks the end: every feed must reach it.
-    const marker = await gateways[0].admin.post(`/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'zz-end', labels: { parity: 'even' } } });
-    expect(marker.status).toBe(201);
-    const lastEvent = Number(marker.json.metadata.resourceVersion);
-    await until(() => (truth.at(-1)?.revision ?? 0) >= lastEvent, 'the truth feed');
-    const want = expected(truth);
-    const wantEven = expected(truth, 'even');
-    await until(() => watches.every((w) => (w.events.at(-1)?.rv ?? 0) >= lastEvent), 'every watcher to reach the last write', 30_000).catch((err: Error) => {
-      const state = watches.map((w, i) => ({ watcher: i, events: w.events.length, want: (i === 3 ? wantEven : want).length, last: w.events.at(-1), errors: w.errors }));
-      throw new Error(`${err.message}: last write ${lastEvent}; ${JSON.stringify(state)}`);
-    });
-    await feed.cancel();
-    for (const w of watches) w.stop();
-    for (const [i, w] of watches.entries()) {
-      expect({ watcher: i, errors: w.errors, badBookmarks: w.badBookmarks }).toEqual({ watcher: i, errors: [], badBookmarks: [] });
-      expect({ watcher: i, events: w.events }).toEqual({ watcher: i, events: i === 3 ? wantEven : want });
-    }
-    expect(want.length).toBeGreaterThan(100);
+    await expectEveryWatcherSawHistory(gateways[0].admin, truth, feed, watches, 3);
   }, 240_000);
 });
+
+/**
+ * The end of a run: a last write marks the end, every feed must reach it, and then each watcher's
+ * stream must equal the store's history (the watcher at `evenWatcher` the `parity=even` selection
+ * of it), in order, without gaps, duplicates, errors or bookmarks claiming unseen revisions.
+ */
+async function expectEveryWatcherSawHistory(admin: ApiClient, truth: TruthEvent[], feed: { cancel(): Promise<void> }, watches: ResumingWatch[], evenWatcher: number): Promise<void> {
+  const marker = await admin.post(`/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'zz-end', labels: { parity: 'even' } } });
+  expect(marker.status).toBe(201);
+  const lastEvent = Number(marker.json.metadata.resourceVersion);
+  await until(() => (truth.at(-1)?.revision ?? 0) >= lastEvent, 'the truth feed');
+  const wanted = (i: number) => (i === evenWatcher ? expected(truth, 'even') : expected(truth));
+  await until(() => watches.every((w) => (w.events.at(-1)?.rv ?? 0) >= lastEvent), 'every watcher to reach the last write', 30_000).catch((err: Error) => {
+    const state = watches.map((w, i) => ({ watcher: i, events: w.events.length, want: wanted(i).length, last: w.events.at(-1), errors: w.errors }));
+    throw new Error(`${err.message}: last write ${lastEvent}; ${JSON.stringify(state)}`);
+  });
+  await feed.cancel();
+  for (const w of watches) w.stop();
+  for (const [i, w] of watches.entries()) {
+    expect({ watcher: i, errors: w.errors, badBookmarks: w.badBookmarks }).toEqual({ watcher: i, errors: [], badBookmarks: [] });
+    expect({ watcher: i, events: w.events }).toEqual({ watcher: i, events: wanted(i) });
+  }
+  expect(expected(truth).length).toBeGreaterThan(100);
+}
 
 interface PumpProcess {
   port: number;
@@ -386,23 +390,7 @@ describe('gateway replicas with the watch pump in processes of its own', () => {
 
       writing = false;
       await Promise.all(writers);
-      const marker = await gateways[0].admin.post(`/api/v1/namespaces/${NS}/configmaps`, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'zz-end', labels: { parity: 'even' } } });
-      expect(marker.status).toBe(201);
-      const lastEvent = Number(marker.json.metadata.resourceVersion);
-      await until(() => (truth.at(-1)?.revision ?? 0) >= lastEvent, 'the truth feed');
-      const want = expected(truth);
-      const wantEven = expected(truth, 'even');
-      await until(() => watches.every((w) => (w.events.at(-1)?.rv ?? 0) >= lastEvent), 'every watcher to reach the last write', 30_000).catch((err: Error) => {
-        const state = watches.map((w, i) => ({ watcher: i, events: w.events.length, want: (i === 2 ? wantEven : want).length, last: w.events.at(-1), errors: w.errors }));
-        throw new Error(`${err.message}: last write ${lastEvent}; ${JSON.stringify(state)}`);
-      });
-      await feed.cancel();
-      for (const w of watches) w.stop();
-      for (const [i, w] of watches.entries()) {
-        expect({ watcher: i, errors: w.errors, badBookmarks: w.badBookmarks }).toEqual({ watcher: i, errors: [], badBookmarks: [] });
-        expect({ watcher: i, events: w.events }).toEqual({ watcher: i, events: i === 2 ? wantEven : want });
-      }
-      expect(want.length).toBeGreaterThan(100);
+      await expectEveryWatcherSawHistory(gateways[0].admin, truth, feed, watches, 2);
     } finally {
       // A failing step must not leave writers and watchers running into the teardown.
       writing = false;
