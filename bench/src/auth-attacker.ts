@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import https from 'node:https';
-import { parentPort, workerData } from 'node:worker_threads';
+import { createInterface } from 'node:readline';
 import { SignJWT, generateKeyPair } from 'jose';
 
-/** What the attacker worker tries (bench auth: bad credentials must gain nothing). */
+/** What the attacker process tries (bench auth: bad credentials must gain nothing). */
 export interface AttackJob {
   url: string;
   ca: string;
@@ -63,8 +63,11 @@ async function garbledTokens(count: number, issuer: string): Promise<string[]> {
   return out;
 }
 
+/** One bad credential: a bearer token, or a client certificate on a fresh TLS connection. */
+type Credential = { token: string } | { cert: { certPem: string; keyPem: string } };
+
 /** One GET with a bad credential; rejects unless the answer is a 401 Status without data. */
-function attempt(job: AttackJob, agent: https.Agent, cred: { token: string } | { cert: { certPem: string; keyPem: string } }): Promise<void> {
+function attempt(job: AttackJob, agent: https.Agent, cred: Credential): Promise<void> {
   const cert = 'cert' in cred ? cred.cert : undefined;
   return new Promise((resolve, reject) => {
     const req = https.request(
@@ -90,12 +93,18 @@ function attempt(job: AttackJob, agent: https.Agent, cred: { token: string } | {
   });
 }
 
-async function run(job: AttackJob): Promise<number> {
-  const creds: ({ token: string } | { cert: { certPem: string; keyPem: string } })[] = [
+/** Every credential of the job, made before the attack starts (forging JWTs takes a while). */
+async function credentials(job: AttackJob): Promise<Credential[]> {
+  return [
     ...(await garbledTokens(job.tokens, job.issuer)).map((token) => ({ token })),
     ...Array.from({ length: job.certAttempts ?? 0 }, (_, i) => ({ cert: job.certs[i % job.certs.length] })),
   ];
+}
+
+/** Tries every credential, `job.concurrency` at once; resolves with the attempts made and the seconds taken. */
+async function attack(job: AttackJob, creds: Credential[]): Promise<{ attempts: number; seconds: number }> {
   const agent = new https.Agent({ keepAlive: true, maxSockets: job.concurrency, ca: job.ca });
+  const started = performance.now();
   let next = 0;
   await Promise.all(
     Array.from({ length: job.concurrency }, async () => {
@@ -103,14 +112,36 @@ async function run(job: AttackJob): Promise<number> {
     }),
   );
   agent.destroy();
-  return creds.length;
+  return { attempts: creds.length, seconds: (performance.now() - started) / 1000 };
 }
 
-if (parentPort) {
-  run(workerData as AttackJob).then(
-    (attempts) => parentPort!.postMessage({ attempts }),
-    (err: unknown) => {
-      throw err;
-    },
-  );
+/**
+ * Run as a child process of the bench (`node auth-attacker.js`, so its CPU priority can be set
+ * apart from the victim's): reads the AttackJob as one JSON line on stdin, makes the
+ * credentials, prints `ready`, attacks when it reads `go`, then prints
+ * `{"attempts":N,"seconds":S}` (it exits 1 if any attempt was not a 401).
+ */
+if (require.main === module) {
+  const lines = createInterface({ input: process.stdin });
+  let creds: Promise<Credential[]> | undefined;
+  let job: AttackJob;
+  lines.on('line', (line) => {
+    if (!creds) {
+      job = JSON.parse(line) as AttackJob;
+      creds = credentials(job);
+      void creds.then(() => process.stdout.write('ready\n'));
+      return;
+    }
+    if (line !== 'go') return;
+    void creds.then((c) => attack(job, c)).then(
+      (r) => {
+        process.stdout.write(`${JSON.stringify(r)}\n`);
+        lines.close();
+      },
+      (err: unknown) => {
+        process.stderr.write(`attacker: ${(err as Error).stack ?? String(err)}\n`);
+        process.exit(1);
+      },
+    );
+  });
 }
