@@ -20,6 +20,8 @@ export interface SmallDisk {
   free(): Promise<void>;
   /** What takes the space, for a failure message: each file's size and the bytes still free. */
   usage(): Promise<string>;
+  /** The summed size of these files in `dir` (missing ones count 0). */
+  bytes(files: string[]): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -68,6 +70,10 @@ export async function startSmallDisk(dir: string, sizeBytes: number): Promise<Sm
       const files = await Promise.all((await readdir(root)).map(async (f) => `${f} ${(await stat(join(root, f))).size}`));
       const fs = await statfs(root);
       return `${files.join(', ')}; free ${fs.bavail * fs.bsize} of ${sizeBytes} bytes`;
+    },
+    async bytes(files) {
+      const sizes = await Promise.all(files.map((f) => stat(hostPath(join(dir, f))).then((s) => s.size, () => 0)));
+      return sizes.reduce((a, b) => a + b, 0);
     },
     async stop() {
       await holder.kill9();

@@ -31,7 +31,8 @@ export type ToWriter =
   | { type: 'close' };
 
 export type FromWriter =
-  | { type: 'ready'; revision: number }
+  /** warning: what opening could not do (the store works; say it at start-up). */
+  | { type: 'ready'; revision: number; warning?: string }
   /** Results of one committed group, in revision order. */
   | { type: 'written'; results: WriteResult[] }
   /** These compact requests are done (their history is gone) or failed. */

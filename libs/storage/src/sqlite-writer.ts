@@ -4,6 +4,10 @@
  * synchronous=FULL (fsync here, never on the main thread); every write in it is checked on
  * its own, so a failed precondition fails only that write. Results go back in revision
  * order, after the commit is durable. Compaction runs between groups in bounded chunks.
+ * The file gives space back (see reclaimStep): free pages go back to the disk by incremental
+ * vacuum, and the write-ahead log is checkpointed and truncated after that and after any
+ * write refused for a full disk (retried every second until it succeeds), so the store's
+ * files shrink back to its live data instead of keeping their high-water mark.
  *
  * Tables:
  *   kv(rev, key, value, create_rev, prev_rev)  one row per write; value NULL = tombstone;
@@ -29,6 +33,13 @@ CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL) 
 INSERT OR IGNORE INTO meta (name, value) VALUES ('revision', 0), ('compacted', 0);
 `;
 
+/** Free pages (4 KiB) below which the file keeps them for reuse instead of vacuuming. */
+const RECLAIM_MIN_FREE_PAGES = 256;
+/** Pages given back per writer step, so reclaiming never stalls writes long. */
+const RECLAIM_PAGES_PER_STEP = 2048;
+/** A reclaim step that failed (disk still full, a reader in the way) is retried after this. */
+const RECLAIM_RETRY_MS = 1000;
+
 interface LiveRow {
   rev: number;
   createRev: number;
@@ -38,9 +49,12 @@ interface LiveRow {
 function runWriter(port: NonNullable<typeof parentPort>, config: WriterConfig): void {
   const post = (msg: FromWriter) => port.postMessage(msg);
   const db = new Database(config.path);
+  // Set before the first table exists; a file created without it is converted below.
+  db.pragma('auto_vacuum = INCREMENTAL');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.exec(SCHEMA);
+  const warning = convertToIncrementalVacuum(db);
 
   const readMeta = db.prepare<[string], number>('SELECT value FROM meta WHERE name = ?').pluck();
   const setMeta = db.prepare('UPDATE meta SET value = ? WHERE name = ?');
@@ -102,6 +116,43 @@ function runWriter(port: NonNullable<typeof parentPort>, config: WriterConfig): 
     setMeta.run(to, 'compacted');
   });
 
+  /** Free pages may be many (set by each compaction and at open). */
+  let vacuumDue = true;
+  /** The log holds what the file could not take or gave back (set at open, after a vacuum and a full disk). */
+  let checkpointDue = true;
+  let retryTimer: NodeJS.Timeout | undefined;
+  const retryReclaim = () => {
+    retryTimer ??= setTimeout(() => {
+      retryTimer = undefined;
+      schedule();
+    }, RECLAIM_RETRY_MS);
+  };
+
+  /**
+   * One step of giving space back: vacuums up to RECLAIM_PAGES_PER_STEP free pages when they
+   * are many (at least RECLAIM_MIN_FREE_PAGES and a quarter of the file), then checkpoints
+   * the log into the file and truncates both; vacuumDue/checkpointDue say what is left.
+   * Throws when it cannot go on (the disk still full, a reader in the way); the caller retries.
+   */
+  const reclaimStep = (): void => {
+    if (vacuumDue) {
+      const free = db.pragma('freelist_count', { simple: true }) as number;
+      const total = db.pragma('page_count', { simple: true }) as number;
+      if (free >= RECLAIM_MIN_FREE_PAGES && free * 4 >= total) {
+        db.exec(`PRAGMA incremental_vacuum(${RECLAIM_PAGES_PER_STEP})`);
+        checkpointDue = true;
+        if (free > RECLAIM_PAGES_PER_STEP) return;
+      }
+      vacuumDue = false;
+    }
+    if (checkpointDue) {
+      const [checkpoint] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+      if (checkpoint.busy !== 0) throw new Error('a reader kept the write-ahead log from being checkpointed');
+      checkpointDue = false;
+    }
+  };
+  const reclaimDue = () => (vacuumDue || checkpointDue) && !closing;
+
   let pending: WriteOp[] = [];
   let compactTarget = compacted;
   let compactWaiters: { id: number; revision: number }[] = [];
@@ -120,6 +171,7 @@ function runWriter(port: NonNullable<typeof parentPort>, config: WriterConfig): 
       } catch (err) {
         revision = startRevision; // rolled back
         const full = isDiskFull(err);
+        if (full) checkpointDue = true; // the log holds what the file could not take: checkpoint it once space is back
         const message = full ? `the disk holding ${config.path} is full (${String(err)}): nothing was written` : `sqlite write failed: ${String(err)}`;
         results = ops.map((op) => ({ id: op.id, ok: false, error: full ? 'full' : 'internal', message }));
       }
@@ -137,6 +189,7 @@ function runWriter(port: NonNullable<typeof parentPort>, config: WriterConfig): 
       try {
         compactChunk(to);
         compacted = to;
+        vacuumDue = true;
       } catch (err) {
         const failed = compactWaiters.map((w) => ({ id: w.id, message: `sqlite compaction failed: ${String(err)}` }));
         compactWaiters = [];
@@ -151,8 +204,16 @@ function runWriter(port: NonNullable<typeof parentPort>, config: WriterConfig): 
       compactWaiters = closing ? [] : waiting;
       if (done.length > 0 || failed.length > 0) post({ type: 'compacted', done, failed });
     }
-    if (pending.length > 0 || compacted < compactTarget) schedule();
+    if (reclaimDue() && !retryTimer && pending.length === 0 && compacted >= compactTarget) {
+      try {
+        reclaimStep();
+      } catch {
+        retryReclaim();
+      }
+    }
+    if (pending.length > 0 || compacted < compactTarget || (reclaimDue() && !retryTimer)) schedule();
     else if (closing) {
+      clearTimeout(retryTimer);
       db.close();
       port.close();
     }
@@ -179,7 +240,24 @@ function runWriter(port: NonNullable<typeof parentPort>, config: WriterConfig): 
     }
     schedule();
   });
-  post({ type: 'ready', revision });
+  post({ type: 'ready', revision, warning });
+  schedule(); // reclaims what the last run left (its log, free pages)
+}
+
+/**
+ * A file created before the store used incremental vacuum keeps every page it ever had:
+ * converts it once (a VACUUM, which needs free space about the file's size). Returns why
+ * it could not, for a start-up warning; the store works either way.
+ */
+function convertToIncrementalVacuum(db: Database.Database): string | undefined {
+  if ((db.pragma('auto_vacuum', { simple: true }) as number) === 2) return undefined;
+  try {
+    db.pragma('auto_vacuum = INCREMENTAL');
+    db.exec('VACUUM');
+    return undefined;
+  } catch (err) {
+    return `${db.name} was created without incremental vacuum and could not be converted (${String(err)}): its file will not shrink after deletes until it is`;
+  }
 }
 
 /** SQLITE_FULL, or a write that failed with ENOSPC/EDQUOT underneath. */

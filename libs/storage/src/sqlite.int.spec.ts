@@ -1,5 +1,7 @@
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { removeDir, tempDir } from '@orch/testing';
+import Database from 'better-sqlite3';
+import { eventually, removeDir, tempDir } from '@orch/testing';
 import { describeStoreConformance } from './conformance';
 import { openSqliteStore, SqliteStore } from './sqlite';
 import { StoreError } from './store';
@@ -80,7 +82,49 @@ describe('SqliteStore', () => {
     expect(await a.get('/b')).toBeUndefined();
   });
 
+  /** Bytes the store's files (the database and its write-ahead log) take on disk. */
+  const storeBytes = (path: string) => [path, `${path}-wal`].reduce((sum, f) => sum + (existsSync(f) ? statSync(f).size : 0), 0);
+
+  it('gives the space of deleted and compacted keys back to the disk (database and log shrink)', async () => {
+    const path = dbPath();
+    const store = await openStore(path);
+    const value = JSON.stringify({ data: 'x'.repeat(16 * 1024) });
+    const keys = Array.from({ length: 400 }, (_, i) => `/big/k${i}`);
+    for (let i = 0; i < keys.length; i += 50) await Promise.all(keys.slice(i, i + 50).map((k) => store.create(k, value)));
+    const full = storeBytes(path);
+    expect(full).toBeGreaterThan(6 * 1024 * 1024);
+    for (let i = 0; i < keys.length; i += 50) await Promise.all(keys.slice(i, i + 50).map((k) => store.delete(k)));
+    await store.compact(await store.currentRevision());
+    // The writer vacuums and truncates between writes, after the compaction answered.
+    const shrunk = await eventually('the store files shrink below 1 MiB', () => (storeBytes(path) < 1024 * 1024 ? storeBytes(path) : undefined), 10_000);
+    expect(shrunk).toBeLessThan(full / 6);
+    expect(await store.count('/')).toBe(0);
+    expect((await store.create('/after', 'v')).key).toBe('/after');
+  });
+
+  it('converts a file created without incremental vacuum when it opens it', async () => {
+    const path = dbPath();
+    const legacy = new Database(path);
+    legacy.pragma('journal_mode = WAL');
+    legacy.exec('CREATE TABLE legacy (x INTEGER)');
+    legacy.close();
+    expect(autoVacuum(path)).toBe(0);
+    const store = await openStore(path);
+    await store.create('/k', 'v');
+    expect(autoVacuum(path)).toBe(2);
+  });
+
   it('fails to open with a clear error', async () => {
     await expect(openSqliteStore(join(dir, 'missing-dir', 'x.db'))).rejects.toThrow(/cannot open sqlite store .*missing-dir/);
   });
 });
+
+/** The file's auto_vacuum mode: 0 none, 1 full, 2 incremental. */
+function autoVacuum(path: string): number {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db.pragma('auto_vacuum', { simple: true }) as number;
+  } finally {
+    db.close();
+  }
+}

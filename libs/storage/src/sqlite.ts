@@ -28,7 +28,7 @@ import {
 export interface SqliteStoreOptions extends StoreOptions {
   /** Revisions compacted per writer transaction, so compaction never stalls writes long (default 10000). */
   compactionChunk?: number;
-  /** Receives what opening found and repaired (a torn write-ahead log); default console.warn. */
+  /** Receives what opening found and repaired (a torn write-ahead log) or could not do; default console.warn. */
   onWarning?: (message: string) => void;
 }
 
@@ -190,7 +190,8 @@ export class SqliteStore implements Store {
   static async open(path: string, opts: SqliteStoreOptions): Promise<SqliteStore> {
     // SQLite drops a torn or unfinished tail of the log silently: say so before it does.
     const wal = inspectSqliteWal(path);
-    if (wal.message) (opts.onWarning ?? ((m: string) => console.warn(m)))(`sqlite store: ${wal.message}`);
+    const warn = opts.onWarning ?? ((m: string) => console.warn(m));
+    if (wal.message) warn(`sqlite store: ${wal.message}`);
     const config: WriterConfig = { path, compactionChunk: opts.compactionChunk ?? 10000 };
     const worker = startModuleWorker(WRITER_MODULE, { workerData: { orchSqliteWriter: config } });
     const ready = await new Promise<Extract<FromWriter, { type: 'ready' }>>((resolve, reject) => {
@@ -211,6 +212,7 @@ export class SqliteStore implements Store {
       const off = () => worker.off('message', onMessage).off('error', onError).off('exit', onExit);
       worker.on('message', onMessage).on('error', onError).on('exit', onExit);
     });
+    if (ready.warning) warn(`sqlite store: ${ready.warning}`);
     const db = new Database(path, { readonly: true, fileMustExist: true });
     return new SqliteStore(worker, db, ready.revision, opts);
   }
