@@ -10,6 +10,7 @@ const proxy = (kind: string): SubresourceDef => ({
   name: 'proxy',
   kind,
   verbs: ['create', 'delete', 'get', 'patch', 'update'],
+  stream: true,
 });
 
 interface Row {
@@ -79,13 +80,13 @@ export const BUILTIN_RESOURCES: ResourceDef[] = [
       short: ['po'],
       categories: ['all'],
       sub: [
-        { name: 'attach', kind: 'PodAttachOptions', verbs: ['create', 'get'] },
+        { name: 'attach', kind: 'PodAttachOptions', verbs: ['create', 'get'], stream: true },
         { name: 'binding', kind: 'Binding', verbs: ['create'] },
         { name: 'ephemeralcontainers', kind: 'Pod', verbs: ['get', 'patch', 'update'] },
         { name: 'eviction', kind: 'Eviction', group: 'policy', version: 'v1', verbs: ['create'] },
-        { name: 'exec', kind: 'PodExecOptions', verbs: ['create', 'get'] },
-        { name: 'log', kind: 'Pod', verbs: ['get'] },
-        { name: 'portforward', kind: 'PodPortForwardOptions', verbs: ['create', 'get'] },
+        { name: 'exec', kind: 'PodExecOptions', verbs: ['create', 'get'], stream: true },
+        { name: 'log', kind: 'Pod', verbs: ['get'], stream: true },
+        { name: 'portforward', kind: 'PodPortForwardOptions', verbs: ['create', 'get'], stream: true },
         proxy('PodProxyOptions'),
         status('Pod'),
       ],

@@ -33,6 +33,12 @@ export interface SubresourceDef {
   group?: string;
   version?: string;
   verbs: Verb[];
+  /**
+   * The answer is a stream, not an API object (upstream connecters: exec, attach, portforward,
+   * proxy; and the log streamer): its content type is its own, and Accept only chooses how an
+   * error is encoded.
+   */
+  stream?: true;
 }
 
 /**

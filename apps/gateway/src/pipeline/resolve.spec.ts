@@ -47,6 +47,23 @@ describe('resolveStage', () => {
     expect(() => resolve(request(method, url))).toThrow(expect.objectContaining({ code }));
   });
 
+  it.each([
+    { name: 'logs as text', url: '/api/v1/namespaces/d/pods/p/log', accept: 'text/plain' },
+    { name: 'logs as anything', url: '/api/v1/namespaces/d/pods/p/log?follow=true', accept: '*/*' },
+    { name: 'a service proxy for HTML', url: '/api/v1/namespaces/d/services/s/proxy/index.html', accept: 'text/html' },
+    { name: 'exec with an odd Accept', url: '/api/v1/namespaces/d/pods/p/exec?command=true', accept: 'application/octet-stream' },
+  ])('a stream is not refused for its Accept: $name', ({ url, accept }) => {
+    expect(resolve(request('GET', url, { accept })).target!.repr).toEqual(expect.objectContaining({ kind: 'json' }));
+  });
+
+  it('a stream keeps the API encoding it asked for its errors', () => {
+    expect(resolve(request('GET', '/api/v1/namespaces/d/pods/p/log', { accept: 'application/yaml' })).target!.repr).toEqual(expect.objectContaining({ kind: 'yaml' }));
+  });
+
+  it('an API object asked for as text is still 406', () => {
+    expect(() => resolve(request('GET', '/api/v1/namespaces/d/pods/p', { accept: 'text/plain' }))).toThrow(expect.objectContaining({ code: 406 }));
+  });
+
   it('the k8s.io aliases are 404 with the compatibility option off', () => {
     expect(() => resolve(request('GET', '/apis/rbac.authorization.k8s.io/v1/roles'), false)).toThrow(StatusError);
   });

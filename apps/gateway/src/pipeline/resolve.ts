@@ -47,7 +47,9 @@ export function resolveStage(catalog: Catalog, opts: { k8sAliases: boolean }): (
       warnings: [],
       ifMatchResourceVersion: parseIfMatch(req.headers['if-match']),
     };
-    const repr = chooseRepresentation(req.headers.accept, info.verb === 'watch', !def.custom && hasProtobufSchema(def.group, def.version, def.kind));
+    // A stream (logs, exec, proxies) writes its own content type: Accept only picks an error's encoding.
+    const accept = sub?.stream ? streamAccept(req.headers.accept) : req.headers.accept;
+    const repr = chooseRepresentation(accept, info.verb === 'watch', !def.custom && hasProtobufSchema(def.group, def.version, def.kind));
     // Everything about the answer is checked before the request runs: a write is never refused after it happened.
     if (repr.kind === 'table') checkIncludeObject(query.get('includeObject'));
     if (repr.kind === 'partial' && info.verb !== 'watch') {
@@ -65,4 +67,14 @@ export function resolveStage(catalog: Catalog, opts: { k8sAliases: boolean }): (
       fieldValidation: WRITES.has(String(info.verb)) ? parseFieldValidation(query) : 'Ignore',
     };
   };
+}
+
+/** The Accept a stream's errors are negotiated with: the client's when it names an API encoding, else JSON. */
+function streamAccept(accept: string | undefined): string | undefined {
+  try {
+    chooseRepresentation(accept, false, true);
+    return accept;
+  } catch {
+    return 'application/json';
+  }
 }
