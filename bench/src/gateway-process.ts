@@ -6,8 +6,12 @@ import type { ClientConfig } from '@orch/client';
 import { freePort } from '@orch/testing';
 
 export const ROOT = join(__dirname, '..', '..', '..');
-/** The built entry point of an app (`dist/apps/<app>/src/main.js`). */
-export const appMain = (app: string) => join(ROOT, 'dist', 'apps', app, 'src', 'main.js');
+/**
+ * The built entry point of an app (`dist/apps/<app>/src/main.js`); `npm run bench -- --compare=<ref>`
+ * points ORCH_BENCH_APPS_ROOT at the checkout of the commit compared with, so its apps run under this
+ * checkout's bench.
+ */
+export const appMain = (app: string) => join(process.env.ORCH_BENCH_APPS_ROOT || ROOT, 'dist', 'apps', app, 'src', 'main.js');
 
 export interface BenchGateway {
   url: string;

@@ -17,6 +17,8 @@ import { call, percentile, rssMiB, runLoad, target, type HttpsTarget } from './l
 import { benchProcessPodStartup, benchSandboxPodStartup, benchSimulatedRuntime, benchStreaming } from './node-agent';
 import { runProxyBench } from './proxy';
 import { startBenchGateway } from './gateway-process';
+import { watchFanOut } from './gateway-watch';
+import { monotonicMicros, profileSummary, type ProfileWindow } from './profile';
 import { printRows, type Row } from './report';
 import { SCALE_PHASES, scaleBench, type ScalePhase } from './scale';
 import { schedulerBench } from './scheduler';
@@ -27,6 +29,8 @@ const FLAGS = {
   concurrency: { type: 'int', default: 64, description: 'Concurrent clients of the throughput phases.' },
   'list-size': { type: 'int', default: 10_000, description: 'ConfigMaps in the list-latency phase.' },
   watchers: { type: 'int', default: 100, description: 'Watchers in the watch-latency phase.' },
+  'fanout-watchers': { type: 'int', default: 1000, description: 'Watchers (held by watcher processes of their own) in the gateway group’s watch fan-out phase.' },
+  'gateway-profile': { type: 'bool', default: false, description: 'CPU-profile the gateway of the gateway group and print its top frames for each phase (creates, gets, patches, list, watch, protobuf).' },
   only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler, scale, crd, apf, admission, auth, watch-load, dashboard.' },
   'idle-watches': { type: 'int', default: 5000, description: 'Unread watches one client opens in the watch-load benchmark.' },
   'apf-list-size': { type: 'int', default: 1000, description: 'ConfigMaps in each list of the flooding client in the priority-and-fairness benchmark.' },
@@ -75,7 +79,11 @@ const configMap = (name: string) =>
 async function main(): Promise<void> {
   const { values: opts } = parseFlags(FLAGS, process.argv.slice(2));
   const want = (group: string) => !opts.only || opts.only === group;
-  if (want('gateway')) printRows('gateway (SQLite)', await gatewayBench(opts));
+  if (want('gateway')) {
+    const gateway = await gatewayBench(opts);
+    printRows('gateway (SQLite)', gateway.rows);
+    for (const note of gateway.notes) console.log(`- ${note}`);
+  }
   if (want('codec')) printRows('protobuf vs JSON', await codecBench(Math.min(opts.duration, 2000)));
   if (want('proxy')) printRows('network-proxy', await runProxyBench({ durationMs: Math.min(opts.duration, 5000), concurrency: opts.concurrency }));
   if (want('node-agent')) {
@@ -121,13 +129,23 @@ function scalePhases(names: string[]): Set<ScalePhase> {
 
 type BenchOptions = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
 
-async function gatewayBench(opts: BenchOptions): Promise<Row[]> {
+async function gatewayBench(opts: BenchOptions): Promise<{ rows: Row[]; notes: string[] }> {
   const rows: Row[] = [];
+  const notes: string[] = [];
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-'));
   const children: ChildProcess[] = [];
+  // With --gateway-profile: the gateway runs under --cpu-prof, each phase notes its window.
+  const profDir = join(dir, 'prof');
+  const phases: { name: string; window: ProfileWindow }[] = [];
+  const phase = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
+    const from = monotonicMicros();
+    const result = await run();
+    phases.push({ name, window: { from, to: monotonicMicros() } });
+    return result;
+  };
   try {
     // --- gateway process (SQLite) and its credentials
-    const gateway = await startBenchGateway(join(dir, 'gw'));
+    const gateway = await startBenchGateway(join(dir, 'gw'), [], opts['gateway-profile'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
     const gw = gateway.process;
     children.push(gw);
     const { creds, pkiDir: pki } = gateway;
@@ -145,7 +163,7 @@ async function gatewayBench(opts: BenchOptions): Promise<Row[]> {
     const bare = target(`https://127.0.0.1:${basePort}`, creds, opts.concurrency);
 
     // 1. creates/s over HTTPS, 64 clients
-    const created = await runLoad(opts.concurrency, opts.duration, async (i) => (await call(orch, 'POST', '/api/v1/namespaces/bench/configmaps', configMap(`c-${i}`))).status === 201);
+    const created = await phase('creates', () => runLoad(opts.concurrency, opts.duration, async (i) => (await call(orch, 'POST', '/api/v1/namespaces/bench/configmaps', configMap(`c-${i}`))).status === 201));
     const bareCreated = await runLoad(opts.concurrency, opts.duration, async (i) => (await call(bare, 'POST', '/api/v1/namespaces/bench/configmaps', configMap(`c-${i}`))).status === 201);
     rows.push({ metric: `creates/s (HTTPS, ${opts.concurrency} clients)`, orch: created.opsPerSecond, baseline: bareCreated.opsPerSecond, baselineName: 'bare Fastify HTTPS', unit: '/s', higherIsBetter: true });
     rows.push({ metric: 'create p99 latency', orch: created.p99Ms, baseline: bareCreated.p99Ms, baselineName: 'bare Fastify HTTPS', unit: 'ms', higherIsBetter: false });
@@ -161,49 +179,60 @@ async function gatewayBench(opts: BenchOptions): Promise<Row[]> {
 
     // 2. gets/s
     const n = Math.max(1, created.ops);
-    const gets = await runLoad(opts.concurrency, opts.duration, async (i) => (await call(orch, 'GET', `/api/v1/namespaces/bench/configmaps/c-${i % n}`)).status === 200);
+    const gets = await phase('gets', () => runLoad(opts.concurrency, opts.duration, async (i) => (await call(orch, 'GET', `/api/v1/namespaces/bench/configmaps/c-${i % n}`)).status === 200));
     const bareGets = await runLoad(opts.concurrency, opts.duration, async (i) => (await call(bare, 'GET', `/api/v1/namespaces/bench/configmaps/c-${i % n}`)).status === 200);
     rows.push({ metric: `gets/s (HTTPS, ${opts.concurrency} clients)`, orch: gets.opsPerSecond, baseline: bareGets.opsPerSecond, baselineName: 'bare Fastify HTTPS', unit: '/s', higherIsBetter: true });
     rows.push({ metric: 'get p99 latency', orch: gets.p99Ms, baseline: bareGets.p99Ms, baselineName: 'bare Fastify HTTPS', unit: 'ms', higherIsBetter: false });
 
     // 2b. server-side apply patches/s beside merge patches/s, both changing data.key of the same objects
     const cmPath = (i: number) => `/api/v1/namespaces/bench/configmaps/c-${i % n}`;
-    const merges = await runLoad(opts.concurrency, opts.duration, async (i) => {
+    const merges = await phase('merge patches', () => runLoad(opts.concurrency, opts.duration, async (i) => {
       const r = await call(orch, 'PATCH', `${cmPath(i)}?fieldManager=bench-merge`, JSON.stringify({ data: { key: `m-${i}` } }), 'application/merge-patch+json');
       return r.status === 200;
-    });
-    const applies = await runLoad(opts.concurrency, opts.duration, async (i) => {
+    }));
+    const applies = await phase('apply patches', () => runLoad(opts.concurrency, opts.duration, async (i) => {
       const config = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c-${i % n}`, namespace: 'bench' }, data: { key: `a-${i}` } };
       const r = await call(orch, 'PATCH', `${cmPath(i)}?fieldManager=bench-apply&force=true`, JSON.stringify(config), 'application/apply-patch+yaml');
       return r.status === 200;
-    });
+    }));
     rows.push({ metric: `apply patches/s (server-side apply, ${opts.concurrency} clients)`, orch: applies.opsPerSecond, baseline: merges.opsPerSecond, baselineName: 'merge patches/s, same objects', unit: '/s', higherIsBetter: true });
     rows.push({ metric: 'apply patch p99 latency', orch: applies.p99Ms, baseline: merges.p99Ms, baselineName: 'merge patch p99, same objects', unit: 'ms', higherIsBetter: false });
 
     // 3. list latency of N ConfigMaps (fill a namespace with exactly N)
     await call(orch, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'lists' } }));
     await runLoad(opts.concurrency, 600_000, async (i) => (await call(orch, 'POST', '/api/v1/namespaces/lists/configmaps', configMap(`l-${i}`).replace('"bench"', '"lists"'))).status === 201, opts['list-size']);
-    const listLat = await runLoad(1, opts.duration, async () => (await call(orch, 'GET', '/api/v1/namespaces/lists/configmaps')).status === 200, 50);
+    const listLat = await phase('lists', () => runLoad(1, opts.duration, async () => (await call(orch, 'GET', '/api/v1/namespaces/lists/configmaps')).status === 200, 50));
     const bareListLat = await runLoad(1, opts.duration, async () => (await call(bare, 'GET', '/api/v1/namespaces/bench/configmaps')).status === 200, 50);
     rows.push({ metric: `list ${opts['list-size']} ConfigMaps p50`, orch: listLat.p50Ms, baseline: bareListLat.p50Ms, baselineName: 'bare Fastify, same JSON', unit: 'ms', higherIsBetter: false });
     rows.push({ metric: `list ${opts['list-size']} ConfigMaps p99`, orch: listLat.p99Ms, baseline: bareListLat.p99Ms, baselineName: 'bare Fastify, same JSON', unit: 'ms', higherIsBetter: false });
 
     // 4. watch delivery latency to W watchers: create → event at each watcher
-    const watch = await watchLatency(orch, opts.watchers, 200);
+    const watch = await phase('watch', () => watchLatency(orch, opts.watchers, 200));
     const rawWatch = await rawWatchLatency(join(dir, 'rawwatch.db'), opts.watchers, 200);
     rows.push({ metric: `watch delivery p50 (${opts.watchers} watchers)`, orch: watch.p50, baseline: rawWatch.p50, baselineName: 'store change feed, in-process', unit: 'ms', higherIsBetter: false });
     rows.push({ metric: `watch delivery p99 (${opts.watchers} watchers)`, orch: watch.p99, baseline: rawWatch.p99, baselineName: 'store change feed, in-process', unit: 'ms', higherIsBetter: false });
 
+    // 4b. watch fan-out to many watchers held by processes of their own (issue 16: p99 ≤ 50 ms for 1,000)
+    const fanOut = await phase('watch fan-out', () => watchFanOut(orch, gateway, { namespace: 'fanout', watchers: opts['fanout-watchers'], events: 100, gapMs: 50, clients: 2 }));
+    const rawFanOut = await rawWatchLatency(join(dir, 'rawfanout.db'), opts['fanout-watchers'], 100);
+    rows.push({ metric: `watch delivery p99 (${opts['fanout-watchers']} watchers in 2 processes, goal ≤ 50 ms)`, orch: fanOut.p99, baseline: rawFanOut.p99, baselineName: 'store change feed, in-process', unit: 'ms', higherIsBetter: false });
+    notes.push(`watch fan-out: ${fanOut.delivered} of ${fanOut.expected} events delivered, p50 ${fanOut.p50.toFixed(2)} ms`);
+
     // 5. protobuf vs JSON over HTTP on the same gateway
-    rows.push(...(await protobufHttpBench(orch, { getPath: '/api/v1/namespaces/bench/configmaps/c-0', listPath: '/api/v1/namespaces/lists/configmaps?limit=500', concurrency: opts.concurrency, durationMs: Math.min(opts.duration, 5000) })));
+    rows.push(...(await phase('protobuf', () => protobufHttpBench(orch, { getPath: '/api/v1/namespaces/bench/configmaps/c-0', listPath: '/api/v1/namespaces/lists/configmaps?limit=500', concurrency: opts.concurrency, durationMs: Math.min(opts.duration, 5000) }))));
 
     // 6. memory after all of the above
     rows.push({ metric: 'RSS', orch: await rssMiB(gw.pid!), baseline: await rssMiB(base.pid!), baselineName: `bare Fastify holding ${opts['list-size']} objects`, unit: 'MiB', higherIsBetter: false });
+    if (opts['gateway-profile']) {
+      // A clean exit (SIGINT) writes the profile.
+      await new Promise((r) => (gw.once('exit', r), gw.kill('SIGINT')));
+      for (const p of phases) notes.push(`gateway CPU profile, ${p.name} (self time of the main thread's busy time):\n    ${(await profileSummary(profDir, p.window, 15, true)).join('\n    ')}`);
+    }
   } finally {
     for (const c of children) c.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
   }
-  return rows;
+  return { rows, notes };
 }
 
 /** W watchers on one namespace; `events` creates; latency = create start → event arrival, per watcher. */

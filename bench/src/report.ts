@@ -1,3 +1,5 @@
+import { appendFileSync } from 'node:fs';
+
 /** One benchmark figure beside its same-run baseline. */
 export interface Row {
   metric: string;
@@ -14,8 +16,10 @@ function fmt(v: number): string {
   return Number.isFinite(v) ? (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2)) : 'n/a';
 }
 
-/** Prints rows as a Markdown table with the orch/baseline ratio. */
+/** Prints rows as a Markdown table with the orch/baseline ratio (and appends them as JSON to $ORCH_BENCH_ROWS when set). */
 export function printRows(title: string, rows: Row[]): void {
+  // `--compare=<ref>` (scripts/bench.mjs) collects the rows of each run here to print them side by side.
+  if (process.env.ORCH_BENCH_ROWS) appendFileSync(process.env.ORCH_BENCH_ROWS, `${JSON.stringify({ title, rows })}\n`);
   console.log(`\n### ${title}\n`);
   console.log('| metric | orch | baseline | baseline is | orch / baseline |');
   console.log('|---|---|---|---|---|');

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
@@ -12,6 +12,7 @@ import type { EtcdFeedConfig, EtcdFeedReport } from './etcd-feed';
 import type { WatchClientConfig, WatchClientReport } from './watch-client';
 import { call, percentile, rssMiB, runLoad, target } from './load';
 import type { Row } from './report';
+import { monotonicMicros, profileSummary } from './profile';
 
 export interface ScaleBenchOptions {
   durationMs: number;
@@ -209,46 +210,6 @@ async function natsDelivery(url: string, opts: { watchers: number; namespaces: n
   await Promise.all([publisher, ...conns].map((c) => c.close()));
   latencies.sort((a, b) => a - b);
   return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
-}
-
-/** Microseconds on CLOCK_MONOTONIC: the clock of V8's CPU profile timestamps, shared by every process. */
-const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
-
-interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
-  startTime: number;
-  samples: number[];
-  timeDeltas: number[];
-}
-
-/**
- * Top functions by self time in the .cpuprofile files of a directory, as shares of the busy
- * (non-idle) time; with `window` (monotonicMicros() bounds) only samples taken inside it count.
- */
-async function profileSummary(dir: string, window?: { from: number; to: number }, top = 12): Promise<string[]> {
-  const self = new Map<string, number>();
-  let total = 0;
-  for (const f of (await readdir(dir)).filter((n) => n.endsWith('.cpuprofile'))) {
-    const prof = JSON.parse(await readFile(join(dir, f), 'utf8')) as CpuProfile;
-    const names = new Map<number, string>();
-    for (const n of prof.nodes) {
-      const where = n.callFrame.url ? `${n.callFrame.url.replace(/^.*\/(node_modules|dist)\//, '$1/')}:${n.callFrame.lineNumber + 1}` : '';
-      names.set(n.id, `${n.callFrame.functionName || '(anonymous)'} ${where}`.trim());
-    }
-    let at = prof.startTime;
-    prof.samples.forEach((id, i) => {
-      at += prof.timeDeltas[i];
-      if (window && (at < window.from || at > window.to)) return;
-      const key = names.get(id)!;
-      if (key === '(idle)') return;
-      total++;
-      self.set(key, (self.get(key) ?? 0) + 1);
-    });
-  }
-  return [...self.entries()]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, top)
-    .map(([k, v]) => `${((100 * v) / Math.max(1, total)).toFixed(1)}% ${k}`);
 }
 
 export const SCALE_PHASES = ['creates', 'watch', 'list', 'rss'] as const;

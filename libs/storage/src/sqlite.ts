@@ -286,6 +286,12 @@ export class SqliteStore implements Store {
     return this.readTxn((meta) => meta.revision);
   }
 
+  /** Every write to the file goes through this store's writer: the newest result it received. */
+  acknowledgedRevision(): number {
+    this.checkOpen();
+    return this.dispatched;
+  }
+
   async compactedRevision(): Promise<number> {
     this.checkOpen();
     return this.readTxn((meta) => meta.compacted);

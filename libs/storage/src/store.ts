@@ -82,6 +82,13 @@ export interface Store {
   /** The latest revision (0 when empty). */
   currentRevision(): Promise<number>;
   /**
+   * The revision of the newest write this store acknowledged, known without a read: only a store
+   * through which every write to its data goes (SQLite: one writing process per file) has it;
+   * where others write too (etcd) it is absent. A cache that reached it holds every write any
+   * client has seen acknowledged.
+   */
+  acknowledgedRevision?(): number;
+  /**
    * History up to this revision is gone: reads at a revision below it, and watches from an
    * afterRevision below it, fail with CompactedError (reads at exactly this revision work).
    */

@@ -53,13 +53,19 @@ export function invokeStage(deps: InvokeDeps): (r: ApiRequest) => Promise<void> 
     // A custom resource whose definition went away between resolve and here.
     if (!registry) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
     switch (info.verb) {
-      case 'get':
-        r.result = { status: 200, body: await registry.get(ns, info.name, query.get('resourceVersion') ?? undefined) };
+      case 'get': {
+        const rv = query.get('resourceVersion') ?? undefined;
+        if (servesStoredJson(r)) {
+          const got = await registry.getJson(ns, info.name, rv);
+          r.result = 'json' in got ? { status: 200, body: undefined, rawJson: got.json } : { status: 200, body: got.object };
+          return;
+        }
+        r.result = { status: 200, body: await registry.get(ns, info.name, rv) };
         return;
+      }
       case 'list': {
         const opts = listOptions(query);
-        // The fast path writes stored JSON as it is: only for the served group (not an alias) and plain JSON.
-        if (t.repr.kind === 'json' && !queryBool(query, 'pretty') && info.apiGroup === def.group) {
+        if (servesStoredJson(r)) {
           const json = await registry.listJson(ns, opts);
           if (json !== undefined) {
             r.result = { status: 200, body: undefined, rawJson: json };
@@ -117,4 +123,10 @@ export function invokeStage(deps: InvokeDeps): (r: ApiRequest) => Promise<void> 
         throw StatusError.methodNotSupported({ group: def.group, resource: def.resource }, String(info.verb));
     }
   };
+}
+
+/** Whether the response may be stored JSON as it is (the get and list fast paths): plain JSON, not pretty, the served group (not an alias). */
+function servesStoredJson(r: ApiRequest): boolean {
+  const t = r.target!;
+  return t.repr.kind === 'json' && !queryBool(r.query, 'pretty') && r.info.apiGroup === t.def.group;
 }

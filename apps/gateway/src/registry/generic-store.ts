@@ -230,10 +230,40 @@ export class GenericStore {
   // ---------------------------------------------------------------- reads
 
   async get(namespace: string, name: string, resourceVersion?: string): Promise<KubeObject> {
-    if (resourceVersion && resourceVersion !== '0') await this.waitForResourceVersion(parseResourceVersion(resourceVersion));
-    const kv = await this.store.get(this.key(namespace, name));
+    return this.decode(await this.getStored(namespace, name, resourceVersion));
+  }
+
+  /**
+   * GET as JSON text: the stored value with its resourceVersion spliced in when it reads verbatim
+   * (the JSON fast path: no parse, no serialization), else the object as `get` returns it.
+   */
+  async getJson(namespace: string, name: string, resourceVersion?: string): Promise<{ json: string } | { object: KubeObject }> {
+    const kv = await this.getStored(namespace, name, resourceVersion);
+    const json = this.readsVerbatim([kv]) ? injectResourceVersion(kv.value, kv.modRevision) : undefined;
+    return json !== undefined ? { json } : { object: await this.decode(kv) };
+  }
+
+  /** The stored object of a GET: from the watch cache when it may answer (cacheServesGet), else from the store. */
+  private async getStored(namespace: string, name: string, resourceVersion: string | undefined): Promise<KeyValue> {
+    const atLeast = resourceVersion && resourceVersion !== '0' ? parseResourceVersion(resourceVersion) : undefined;
+    if (atLeast !== undefined) await this.waitForResourceVersion(atLeast);
+    const key = this.key(namespace, name);
+    const kv = this.cacheServesGet(resourceVersion, atLeast) ? this.watchCache.get(key) : await this.store.get(key);
     if (!kv) throw StatusError.notFound(this.qr, name);
-    return this.decode(kv);
+    return kv;
+  }
+
+  /**
+   * Whether the watch cache may answer a GET (ConsistentListFromCache, ready): resourceVersion=0
+   * (any recent state, as upstream); a resourceVersion the cache reached (not older than); none
+   * (a consistent read) when the cache holds every write the store acknowledged — known without
+   * a read only where every write goes through this process's store (SQLite).
+   */
+  private cacheServesGet(resourceVersion: string | undefined, atLeast: number | undefined): boolean {
+    if (!this.opts.consistentListFromCache || !this.watchCache.status().ready) return false;
+    if (resourceVersion === '0') return true;
+    const needed = atLeast ?? this.store.acknowledgedRevision?.();
+    return needed !== undefined && this.watchCache.currentRevision() >= needed;
   }
 
   /** Whether stored values read as they are (no conversion, no read-time normalization): the list fast paths. */
