@@ -1,6 +1,6 @@
 import type { ResourceDef } from '@orch/api';
 import { StatusError } from '@orch/apimachinery';
-import type { GenericStore } from '../registry/generic-store';
+import type { CreateResult, GenericStore } from '../registry/generic-store';
 import type { SubresourceHandlers } from '../server/subresources';
 import { bodyObject } from '../server/subresources';
 import type { VirtualResources } from '../server/virtual';
@@ -81,24 +81,24 @@ export function invokeStage(deps: InvokeDeps): (r: ApiRequest) => Promise<void> 
         return;
       case 'create': {
         checkWriteOptions('CreateOptions', query);
-        r.result = { status: 201, body: (await registry.create(ns, bodyObject(body), ctx)).object };
+        r.result = writeResult(r, 201, await registry.create(ns, bodyObject(body), ctx));
         return;
       }
       case 'update': {
         checkWriteOptions('UpdateOptions', query);
         const res = await registry.update(ns, info.name, bodyObject(body), ctx);
-        r.result = { status: res.created ? 201 : 200, body: res.object };
+        r.result = writeResult(r, res.created ? 201 : 200, res);
         return;
       }
       case 'patch': {
         checkWriteOptions('PatchOptions', query, body.type === 'apply');
         if (body.type === 'apply') {
           const res = await registry.apply(ns, info.name, body.config, queryBool(query, 'force') ?? false, ctx);
-          r.result = { status: res.created ? 201 : 200, body: res.object };
+          r.result = writeResult(r, res.created ? 201 : 200, res);
           return;
         }
         if (body.type !== 'patch') throw StatusError.badRequest('the request needs a patch body');
-        r.result = { status: 200, body: (await registry.patch(ns, info.name, body.apply, ctx)).object };
+        r.result = writeResult(r, 200, await registry.patch(ns, info.name, body.apply, ctx));
         return;
       }
       case 'delete': {
@@ -129,4 +129,9 @@ export function invokeStage(deps: InvokeDeps): (r: ApiRequest) => Promise<void> 
 function servesStoredJson(r: ApiRequest): boolean {
   const t = r.target!;
   return t.repr.kind === 'json' && !queryBool(r.query, 'pretty') && r.info.apiGroup === t.def.group;
+}
+
+/** The response of a write: the stored JSON text where the registry has it and it may be sent as it is, else the object. */
+function writeResult(r: ApiRequest, status: number, written: CreateResult): NonNullable<ApiRequest['result']> {
+  return written.json !== undefined && servesStoredJson(r) ? { status, body: undefined, rawJson: written.json } : { status, body: written.object };
 }

@@ -129,10 +129,14 @@ class ConflictRetries {
 
 export interface CreateResult {
   object: KubeObject;
+  /**
+   * The object as JSON text, when a write stored it as this resource serves it: the stored text
+   * with its resourceVersion spliced in (the response needs no second serialization).
+   */
+  json?: string;
 }
 
-export interface UpdateResult {
-  object: KubeObject;
+export interface UpdateResult extends CreateResult {
   created: boolean;
 }
 
@@ -435,8 +439,9 @@ export class GenericStore {
         return { object: attemptObj };
       }
       let revision: number;
+      const stored = await this.encode(attemptObj);
       try {
-        revision = (await this.store.create(this.key(namespace, attemptObj.metadata.name!), await this.encode(attemptObj))).modRevision;
+        revision = (await this.store.create(this.key(namespace, attemptObj.metadata.name!), stored)).modRevision;
       } catch (err) {
         await allocation?.revert();
         if (err instanceof KeyExistsError) {
@@ -446,7 +451,7 @@ export class GenericStore {
         throw err;
       }
       await allocation?.commit();
-      return { object: await this.withRevision(attemptObj, revision) };
+      return { object: await this.withRevision(attemptObj, revision), json: this.servedJson(stored, revision) };
     }
   }
 
@@ -514,7 +519,8 @@ export class GenericStore {
     const key = this.key(namespace, name);
     const retries = this.conflictRetries(name);
     for (;; await retries.next()) {
-      const kv = await this.store.get(key);
+      // A stale read only costs a conflict and a retry: the write below is conditional on its revision.
+      const kv = this.cacheServesGet(undefined, undefined) ? this.watchCache.get(key) : await this.store.get(key);
       if (!kv) {
         if (applied) {
           const obj = compute({} as KubeObject);
@@ -522,7 +528,7 @@ export class GenericStore {
             throw StatusError.badRequest(`the name of the object (${obj.metadata?.name ?? ''}) does not match the name on the URL (${name})`);
           }
           try {
-            return { object: (await this.create(namespace, obj, ctx, true)).object, created: true };
+            return { ...(await this.create(namespace, obj, ctx, true)), created: true };
           } catch (err) {
             if (err instanceof StatusError && err.reason === 'AlreadyExists') continue; // created meanwhile: apply to it
             throw err;
@@ -530,8 +536,7 @@ export class GenericStore {
         }
         if (isPut && !subresource && this.strategy.allowCreateOnUpdate) {
           const obj = compute({} as KubeObject);
-          const created = await this.create(namespace, obj, ctx);
-          return { object: created.object, created: true };
+          return { ...(await this.create(namespace, obj, ctx)), created: true };
         }
         throw StatusError.notFound(this.qr, name);
       }
@@ -570,8 +575,9 @@ export class GenericStore {
       const allocation = subresource || removes ? undefined : await this.strategy.allocate?.(obj, old, ctx);
       if (ctx.dryRun) return { object: obj, created: false };
       let revision: number;
+      const stored = removes ? undefined : await this.encode(obj);
       try {
-        revision = removes ? (await this.store.delete(key, kv.modRevision)).revision : (await this.store.update(key, await this.encode(obj), kv.modRevision)).modRevision;
+        revision = stored === undefined ? (await this.store.delete(key, kv.modRevision)).revision : (await this.store.update(key, stored, kv.modRevision)).modRevision;
       } catch (err) {
         await allocation?.revert();
         if (err instanceof RevisionConflictError) {
@@ -585,8 +591,13 @@ export class GenericStore {
       }
       if (removes) await this.strategy.release?.(obj);
       else await allocation?.commit();
-      return { object: await this.withRevision(obj, revision), created: false };
+      return { object: await this.withRevision(obj, revision), json: stored === undefined ? undefined : this.servedJson(stored, revision), created: false };
     }
+  }
+
+  /** A stored text as this resource serves it at `revision`, when the storage version is the served one (else undefined). */
+  private servedJson(stored: string, revision: number): string | undefined {
+    return this.storageApiVersion === this.apiVersion ? injectResourceVersion(stored, revision) : undefined;
   }
 
   private conflictRetries(name: string): ConflictRetries {

@@ -10,6 +10,7 @@ import type { RequestContext, Strategy } from './strategy';
 
 const ctx: RequestContext = { user: { username: 'admin', groups: ['system:masters'] }, namespace: 'ns', dryRun: false, warnings: [] };
 const def = new Catalog().lookup('', 'v1', 'configmaps')!;
+const cm = (name: string, v: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v } }) as KubeObject;
 const opts = { continueTokenLifetimeMs: 60_000, tooLargeResourceVersionWaitMs: 1000, bookmarkIntervalMs: 60_000, watchListEnabled: false, consistentListFromCache: true };
 
 /** GET's JSON fast path (getJson): the stored text as it is where that is what get() would serve, else get()'s object. */
@@ -61,6 +62,25 @@ describe('gets (real SQLite store)', () => {
     { name: 'from the store', gate: false },
   ])('a missing object is a 404 naming it ($name)', async ({ gate }) => {
     await expect(registry(plain(), gate === false ? { consistentListFromCache: false } : {}).getJson('ns', 'absent')).rejects.toMatchObject({ code: 404, message: 'configmaps "absent" not found' });
+  });
+
+  // A write answers with its stored text (resourceVersion spliced in) only where that is the object it returns.
+  it.each([
+    { name: 'create', write: (reg: GenericStore, name: string) => reg.create('ns', cm(name, '1'), ctx), json: true },
+    { name: 'update', write: async (reg: GenericStore, name: string) => (await reg.create('ns', cm(name, '1'), ctx), reg.update('ns', name, cm(name, '2'), ctx)), json: true },
+    { name: 'patch', write: async (reg: GenericStore, name: string) => (await reg.create('ns', cm(name, '1'), ctx), reg.patch('ns', name, (o) => ({ ...o, data: { v: '2' } }), ctx)), json: true },
+    { name: 'server-side apply that creates', write: (reg: GenericStore, name: string) => reg.apply('ns', name, cm(name, '1'), false, { ...ctx, fieldManager: 'test' }), json: true },
+    { name: 'dry-run create (nothing stored)', write: (reg: GenericStore, name: string) => reg.create('ns', cm(name, '1'), { ...ctx, dryRun: true }), json: false },
+    { name: 'update that changes nothing', write: async (reg: GenericStore, name: string) => (await reg.create('ns', cm(name, '1'), ctx), reg.patch('ns', name, (o) => o, ctx)), json: false },
+  ])('$name answers with the stored text: $json', async ({ write, json }) => {
+    const reg = registry(plain());
+    const name = `w-${Math.random().toString(36).slice(2, 8)}`;
+    const res = await write(reg, name);
+    expect(res.json !== undefined).toBe(json);
+    if (res.json !== undefined) {
+      expect(JSON.parse(res.json)).toEqual(res.object);
+      expect(JSON.parse(res.json)).toEqual(await reg.get('ns', name));
+    }
   });
 
   // A write acknowledged to a client is seen by its next GET, whoever serves it (no wait between them).
