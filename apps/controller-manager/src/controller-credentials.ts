@@ -1,7 +1,7 @@
 import type { KubeObject } from '@orch/apimachinery';
 import { ApiError, Backoff, RestClient, sleep, type ClientConfig, type TokenSource } from '@orch/client';
 import type { Logger } from '@orch/server-common';
-import { SERVICEACCOUNTS } from './controllers/cluster-common/resources';
+import { SERVICEACCOUNTS } from './framework/resources';
 
 /** Lifetime asked for each controller token (upstream's controller client builder: 1 h). */
 export const CONTROLLER_TOKEN_SECONDS = 3600;

@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import type { ControllerContext, ControllerDescriptor } from './controller';
+import type { ControllerContext, ControllerDescriptor } from './framework/controller';
 
 /** Injection token of the shared ControllerContext. */
 export const CONTROLLER_CONTEXT = 'ControllerContext';

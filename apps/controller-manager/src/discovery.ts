@@ -1,7 +1,7 @@
 import type { Catalog } from '@orch/api';
 import { CatalogDiscovery, type RestClient, type SharedInformerFactory } from '@orch/client';
 import type { Logger } from '@orch/server-common';
-import type { ControllerDiscovery } from './controller';
+import type { ControllerDiscovery } from './framework/controller';
 
 /** Upstream's garbage collector resyncs discovery every 30 s. */
 const RESYNC_PERIOD_MS = 30_000;

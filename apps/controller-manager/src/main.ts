@@ -7,7 +7,7 @@ import { EventRecorder, SharedInformerFactory, type RestClient } from '@orch/cli
 import { runComponent, type ComponentContext } from '@orch/component';
 import type { FlagDefs } from '@orch/server-common';
 import { CONTROLLER_NAMESPACE } from '@orch/auth';
-import { enabledControllers, type Controller, type ControllerContext, type ControllerDescriptor } from './controller';
+import { enabledControllers, type Controller, type ControllerContext, type ControllerDescriptor } from './framework/controller';
 import { ServiceAccountTokenSource, serviceAccountClient } from './controller-credentials';
 import { CONTROLLERS } from './controllers';
 import { ControllerManagerModule, CONTROLLER_CONTEXT } from './controller-manager.module';

@@ -1,4 +1,4 @@
-import type { ControllerDescriptor } from '../controller';
+import type { ControllerDescriptor } from '../framework/controller';
 import { bootstrapSignerController } from './bootstrapsigner/signer';
 import { clusterRoleAggregationController } from './clusterrole-aggregation/aggregation-controller';
 import { csrApprovingController } from './csrapproving/approver';

@@ -1,4 +1,4 @@
-import type { ControllerDescriptor } from '../controller';
+import type { ControllerDescriptor } from '../framework/controller';
 import { CLUSTER_CONTROLLERS } from './cluster';
 import { WORKLOAD_CONTROLLERS } from './workloads';
 

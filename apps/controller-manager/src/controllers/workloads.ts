@@ -1,4 +1,4 @@
-import type { ControllerDescriptor } from '../controller';
+import type { ControllerDescriptor } from '../framework/controller';
 import { CronJobController } from './cronjob/cronjob.controller';
 import { DaemonSetController } from './daemonset/daemonset.controller';
 import { DeploymentController } from './deployment/deployment.controller';

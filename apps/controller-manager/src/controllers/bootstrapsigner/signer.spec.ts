@@ -1,7 +1,7 @@
 import { compactVerify } from 'jose';
 import { formatTime } from '@orch/apimachinery';
 import type { ConfigMap, Secret } from '../cluster-common/types';
-import { eventually, startHarness, storedObject, type Harness } from '../cluster-common/testing/harness';
+import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { KUBECONFIG_KEY, clusterInfoKubeconfig } from './jws';
 import { BootstrapSigner, bootstrapSignerController } from './signer';
 

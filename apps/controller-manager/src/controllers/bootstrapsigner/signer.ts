@@ -1,8 +1,8 @@
 import { isAlreadyExists, unwrapTombstone, type ResourceClient, type SharedInformer } from '@orch/client';
-import type { ControllerContext, ControllerDescriptor } from '../../controller';
+import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { bootstrapTokens, isBootstrapToken, signingToken, tokenExpiration } from '../cluster-common/bootstrap-token';
-import { QueueController } from '../cluster-common/queue-controller';
-import { CONFIGMAPS, PUBLIC_NAMESPACE, SECRETS } from '../cluster-common/resources';
+import { QueueController } from '../../framework/queue-controller';
+import { CONFIGMAPS, PUBLIC_NAMESPACE, SECRETS } from '../../framework/resources';
 import type { ConfigMap, Secret } from '../cluster-common/types';
 import { CLUSTER_INFO, KUBECONFIG_KEY, clusterInfoKubeconfig, signedClusterInfoData } from './jws';
 

@@ -1,6 +1,6 @@
 import { parseTime } from '@orch/apimachinery';
 import { NAMESPACE_INDEX, type SharedInformer } from '@orch/client';
-import { SYSTEM_NAMESPACE } from './resources';
+import { SYSTEM_NAMESPACE } from '../../framework/resources';
 import type { Secret } from './types';
 
 /** Type of bootstrap token secrets (SPEC "Token secrets"). */

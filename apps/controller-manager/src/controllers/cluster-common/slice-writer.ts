@@ -1,9 +1,9 @@
 import { generateName } from '@orch/apimachinery';
 import { ApiError, splitObjectKey, unwrapTombstone, type RestClient, type ResourceClient, type SharedInformer } from '@orch/client';
-import { CreateExpectations } from './expectations';
-import { ignoreNotFound } from './queue-controller';
+import { CreateExpectations } from '../../framework/expectations';
+import { ignoreNotFound } from '../../framework/queue-controller';
 import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from './labels';
-import { ENDPOINTSLICES } from './resources';
+import { ENDPOINTSLICES } from '../../framework/resources';
 import type { SlicePlan } from './slices';
 import type { EndpointSlice } from './types';
 

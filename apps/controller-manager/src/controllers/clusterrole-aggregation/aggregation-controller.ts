@@ -1,8 +1,8 @@
 import { aggregatedRules, sameRules, type RoleObject } from '@orch/auth';
 import type { GroupVersionResource, ResourceClient, SharedInformer } from '@orch/client';
 import type { KubeObject } from '@orch/apimachinery';
-import type { ControllerContext, ControllerDescriptor } from '../../controller';
-import { QueueController, ignoreNotFound } from '../cluster-common/queue-controller';
+import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
+import { QueueController, ignoreNotFound } from '../../framework/queue-controller';
 
 export const CLUSTER_ROLES: GroupVersionResource = { group: 'rbac.authorization.orch.io', version: 'v1', resource: 'clusterroles' };
 

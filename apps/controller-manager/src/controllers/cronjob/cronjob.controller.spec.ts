@@ -1,4 +1,4 @@
-import { peerContext, type PeerContext } from '../workload-common/testing/peer-context';
+import { peerContext, type PeerContext } from '../../framework/testing/harness';
 import type { CronJob, Job } from '../workload-common/types';
 import { CronJobController } from './cronjob.controller';
 

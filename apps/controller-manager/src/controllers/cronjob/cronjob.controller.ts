@@ -3,17 +3,16 @@ import {
   isAlreadyExists,
   isNotFound,
   objectKey,
-  RateLimitingQueue,
   unwrapTombstone,
   type DeletedFinalStateUnknown,
-  type EventRecorder,
   type ResourceClient,
   type SharedInformer,
 } from '@orch/client';
-import type { Controller, ControllerContext } from '../../controller';
-import { controllerRefOf, newControllerRef, resolveControllerRef } from '../workload-common/controller-ref';
-import { CRON_JOBS, JOBS } from '../workload-common/resources';
-import { CONTROLLER_UID_INDEX, keyOf, runQueue, withControllerIndex } from '../workload-common/run';
+import type { ControllerContext } from '../../framework/controller';
+import { QueueController } from '../../framework/queue-controller';
+import { controllerRefOf, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
+import { CRON_JOBS, JOBS } from '../../framework/resources';
+import { CONTROLLER_UID_INDEX, keyOf, withControllerIndex } from '../../framework/informers';
 import type { CronJob, Job } from '../workload-common/types';
 import { finishedType, jobFromTemplate, jobNameFor, jobsBeyondHistory, mostRecentScheduleTime, nextScheduleDelayMs, scheduleWithZone } from './cronjob-util';
 import { checkTimeZone, parseSchedule, ScheduleError, type Schedule } from './schedule';
@@ -35,25 +34,22 @@ interface Pass {
  * lastSuccessfulTime; deletes finished jobs beyond the history limits; and requeues itself
  * for the next activation.
  */
-export class CronJobController implements Controller {
-  readonly name = 'cronjob';
-  private readonly queue = new RateLimitingQueue<string>();
+export class CronJobController extends QueueController {
   private readonly cronJobs: SharedInformer<CronJob>;
   private readonly jobs: SharedInformer<Job>;
   private readonly cronJobClient: ResourceClient<CronJob>;
   private readonly jobClient: ResourceClient<Job>;
-  private readonly recorder: EventRecorder;
 
   /** `now` is the clock schedules are evaluated on (tests pass a fixed one). */
   constructor(
-    private readonly ctx: ControllerContext,
+    ctx: ControllerContext,
     private readonly now: () => number = Date.now,
   ) {
-    this.cronJobs = ctx.informers.informerFor<CronJob>(CRON_JOBS);
-    this.jobs = withControllerIndex(ctx.informers.informerFor<Job>(JOBS));
+    super('cronjob', ctx, { reportingController: 'cronjob-controller' });
+    this.cronJobs = this.informer<CronJob>(CRON_JOBS);
+    this.jobs = withControllerIndex(this.informer<Job>(JOBS));
     this.cronJobClient = ctx.client.resource<CronJob>(CRON_JOBS);
     this.jobClient = ctx.client.resource<Job>(JOBS);
-    this.recorder = ctx.recorder('cronjob-controller');
     this.cronJobs.addEventHandler({
       onAdd: (cj) => this.queue.add(objectKey(cj)),
       onUpdate: (_old, cur) => this.queue.add(objectKey(cur)),
@@ -67,14 +63,6 @@ export class CronJobController implements Controller {
       },
       onDelete: (obj: Job | DeletedFinalStateUnknown<Job>) => this.enqueueOwner(unwrapTombstone(obj)),
     });
-  }
-
-  async run(signal: AbortSignal): Promise<void> {
-    try {
-      await runQueue({ name: this.name, ctx: this.ctx, informers: [this.cronJobs, this.jobs], queue: this.queue, sync: (key) => this.sync(key) }, signal);
-    } finally {
-      await this.recorder.stop();
-    }
   }
 
   private enqueueOwner(job: Job): void {

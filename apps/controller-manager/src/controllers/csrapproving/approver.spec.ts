@@ -1,6 +1,6 @@
 import type { CertificateSigningRequest } from '../cluster-common/types';
 import { makeCsr } from '../cluster-common/testing/csr';
-import { eventually, startHarness, storedObject, type Harness } from '../cluster-common/testing/harness';
+import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { parseCsr } from '../cluster-common/csr';
 import { CsrApprovingController, autoApproval } from './approver';
 

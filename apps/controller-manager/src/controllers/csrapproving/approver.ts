@@ -1,9 +1,9 @@
 import { formatTime } from '@orch/apimachinery';
 import type { ResourceClient, SharedInformer } from '@orch/client';
-import type { ControllerContext, ControllerDescriptor } from '../../controller';
+import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { KUBELET_CLIENT_SIGNER, isDecided, kubeletClientCsrProblem, parseCsr, type ParsedCsr } from '../cluster-common/csr';
-import { QueueController } from '../cluster-common/queue-controller';
-import { CSRS } from '../cluster-common/resources';
+import { QueueController } from '../../framework/queue-controller';
+import { CSRS } from '../../framework/resources';
 import type { CertificateSigningRequest } from '../cluster-common/types';
 
 /**

@@ -3,7 +3,7 @@ import { ensurePki, type Pki } from '@orch/auth';
 import { removeDir, tempDir } from '@orch/testing';
 import type { CertificateSigningRequest } from '../cluster-common/types';
 import { makeCsr } from '../cluster-common/testing/csr';
-import { eventually, startHarness, storedObject, type Harness } from '../cluster-common/testing/harness';
+import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { CsrSigningController, DEFAULT_CERT_TTL_SECONDS, certLifetimeSeconds, csrSigningController, signingDecision } from './signer';
 
 const KUBELET = 'orch.io/kube-apiserver-client-kubelet';

@@ -1,10 +1,10 @@
 import { formatTime } from '@orch/apimachinery';
 import { signCsr, type CertAndKey, type Pki } from '@orch/auth';
 import type { ResourceClient, SharedInformer } from '@orch/client';
-import type { Controller, ControllerContext, ControllerDescriptor } from '../../controller';
+import { disabledController, type ControllerContext, type ControllerDescriptor } from '../../framework/controller';
 import { APISERVER_CLIENT_SIGNER, KUBELET_CLIENT_SIGNER, apiServerClientUsagesProblem, hasFailed, isApproved, kubeletClientCsrProblem, parseCsr } from '../cluster-common/csr';
-import { QueueController } from '../cluster-common/queue-controller';
-import { CSRS } from '../cluster-common/resources';
+import { QueueController } from '../../framework/queue-controller';
+import { CSRS } from '../../framework/resources';
 import type { CertificateSigningRequest } from '../cluster-common/types';
 
 /** Default certificate lifetime (upstream --cluster-signing-duration 8760h). */
@@ -100,15 +100,8 @@ export class CsrSigningController extends QueueController {
 }
 
 /** Stands in when no signing CA was given: logs once and does nothing. */
-function disabledSigner(ctx: ControllerContext): Controller {
-  return {
-    name: 'csrsigning',
-    run: async () => ctx.logger.warn('csrsigning controller disabled: no --cluster-signing-cert-file/--cluster-signing-key-file given'),
-  };
-}
-
 export const csrSigningController: ControllerDescriptor = {
   name: 'csrsigning',
   serviceAccount: 'certificate-controller',
-  create: (ctx) => (ctx.options.clusterSigning ? new CsrSigningController(ctx, ctx.options.clusterSigning) : disabledSigner(ctx)),
+  create: (ctx) => (ctx.options.clusterSigning ? new CsrSigningController(ctx, ctx.options.clusterSigning) : disabledController(ctx, 'csrsigning', 'no --cluster-signing-cert-file/--cluster-signing-key-file given')),
 };

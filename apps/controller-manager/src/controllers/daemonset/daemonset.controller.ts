@@ -3,21 +3,20 @@ import {
   isAlreadyExists,
   isNotFound,
   objectKey,
-  RateLimitingQueue,
   unwrapTombstone,
   type DeletedFinalStateUnknown,
-  type EventRecorder,
   type ResourceClient,
   type SharedInformer,
 } from '@orch/client';
-import type { Controller, ControllerContext } from '../../controller';
+import type { ControllerContext } from '../../framework/controller';
+import { QueueController } from '../../framework/queue-controller';
 import { SLOW_START_INITIAL_BATCH_SIZE, slowStartBatch } from '../workload-common/batch';
 import { claimObjects, recheckOwner } from '../workload-common/claim';
-import { controllerRefOf, newControllerRef, resolveControllerRef } from '../workload-common/controller-ref';
-import { UIDTrackingExpectations } from '../workload-common/expectations';
-import { CONTROLLER_REVISIONS, DAEMON_SETS, NODES, PODS } from '../workload-common/resources';
+import { controllerRefOf, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
+import { UIDTrackingExpectations } from '../../framework/expectations';
+import { CONTROLLER_REVISIONS, DAEMON_SETS, NODES, PODS } from '../../framework/resources';
 import { CONTROLLER_REVISION_HASH_LABEL, byRevisionNumber, nextRevisionNumber, templatePatch } from '../workload-common/revisions';
-import { CONTROLLER_UID_INDEX, keyOf, runQueue, withControllerIndex } from '../workload-common/run';
+import { CONTROLLER_UID_INDEX, keyOf, withControllerIndex } from '../../framework/informers';
 import type { ControllerRevision, DaemonSet, Node, Pod } from '../workload-common/types';
 import { canonicalJson, computeHash } from '../workload-common/hash';
 import { daemonPodFor, targetNodeName } from './placement';
@@ -34,9 +33,7 @@ const BURST_REPLICAS = 250;
  * (maxUnavailable) or OnDelete; revisions are kept as ControllerRevisions `<ds>-<hash>`,
  * pods carry `controller-revision-hash`.
  */
-export class DaemonSetController implements Controller {
-  readonly name = 'daemonset';
-  private readonly queue = new RateLimitingQueue<string>();
+export class DaemonSetController extends QueueController {
   private readonly expectations = new UIDTrackingExpectations();
   private readonly sets: SharedInformer<DaemonSet>;
   private readonly pods: SharedInformer<Pod>;
@@ -45,17 +42,16 @@ export class DaemonSetController implements Controller {
   private readonly setClient: ResourceClient<DaemonSet>;
   private readonly podClient: ResourceClient<Pod>;
   private readonly revisionClient: ResourceClient<ControllerRevision>;
-  private readonly recorder: EventRecorder;
 
-  constructor(private readonly ctx: ControllerContext) {
-    this.sets = ctx.informers.informerFor<DaemonSet>(DAEMON_SETS);
-    this.pods = withControllerIndex(ctx.informers.informerFor<Pod>(PODS));
-    this.nodes = ctx.informers.informerFor<Node>(NODES);
-    this.revisions = withControllerIndex(ctx.informers.informerFor<ControllerRevision>(CONTROLLER_REVISIONS));
+  constructor(ctx: ControllerContext) {
+    super('daemonset', ctx, { reportingController: 'daemonset-controller' });
+    this.sets = this.informer<DaemonSet>(DAEMON_SETS);
+    this.pods = withControllerIndex(this.informer<Pod>(PODS));
+    this.nodes = this.informer<Node>(NODES);
+    this.revisions = withControllerIndex(this.informer<ControllerRevision>(CONTROLLER_REVISIONS));
     this.setClient = ctx.client.resource<DaemonSet>(DAEMON_SETS);
     this.podClient = ctx.client.resource<Pod>(PODS);
     this.revisionClient = ctx.client.resource<ControllerRevision>(CONTROLLER_REVISIONS);
-    this.recorder = ctx.recorder('daemonset-controller');
     this.sets.addEventHandler({
       onAdd: (ds) => this.queue.add(objectKey(ds)),
       onUpdate: (_old, cur) => this.queue.add(objectKey(cur)),
@@ -94,14 +90,6 @@ export class DaemonSetController implements Controller {
       },
       onDelete: allSets,
     });
-  }
-
-  async run(signal: AbortSignal): Promise<void> {
-    try {
-      await runQueue({ name: this.name, ctx: this.ctx, informers: [this.sets, this.pods, this.nodes, this.revisions], queue: this.queue, sync: (key) => this.sync(key) }, signal);
-    } finally {
-      await this.recorder.stop();
-    }
   }
 
   private ownerOf(obj: KubeObject): DaemonSet | undefined {

@@ -1,4 +1,4 @@
-import { peerContext, waitFor, type PeerContext } from '../workload-common/testing/peer-context';
+import { peerContext, waitFor, type PeerContext } from '../../framework/testing/harness';
 import type { Deployment, ReplicaSet } from '../workload-common/types';
 import { DeploymentController } from './deployment.controller';
 import { templateHash } from './util';

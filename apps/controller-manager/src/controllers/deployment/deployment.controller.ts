@@ -4,20 +4,19 @@ import {
   isAlreadyExists,
   isNotFound,
   objectKey,
-  RateLimitingQueue,
   splitObjectKey,
   unwrapTombstone,
   type DeletedFinalStateUnknown,
-  type EventRecorder,
   type ResourceClient,
   type SharedInformer,
 } from '@orch/client';
-import type { Controller, ControllerContext } from '../../controller';
+import type { ControllerContext } from '../../framework/controller';
+import { QueueController } from '../../framework/queue-controller';
 import { claimObjects, recheckOwner } from '../workload-common/claim';
-import { controllerRefOf, newControllerRef, resolveControllerRef } from '../workload-common/controller-ref';
+import { controllerRefOf, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
 import { findCondition } from '../workload-common/pods';
-import { DEPLOYMENTS, PODS, REPLICA_SETS } from '../workload-common/resources';
-import { CONTROLLER_UID_INDEX, keyOf, runQueue, withControllerIndex } from '../workload-common/run';
+import { DEPLOYMENTS, PODS, REPLICA_SETS } from '../../framework/resources';
+import { CONTROLLER_UID_INDEX, keyOf, withControllerIndex } from '../../framework/informers';
 import type { Deployment, Pod, ReplicaSet } from '../workload-common/types';
 import {
   activeSets,
@@ -64,26 +63,23 @@ interface SyncState {
  * Progressing conditions (progressDeadlineSeconds). A rollback is a template change back to
  * an older one: the matching old ReplicaSet is reused and gets the next revision.
  */
-export class DeploymentController implements Controller {
-  readonly name = 'deployment';
-  private readonly queue = new RateLimitingQueue<string>();
+export class DeploymentController extends QueueController {
   private readonly deployments: SharedInformer<Deployment>;
   private readonly sets: SharedInformer<ReplicaSet>;
   private readonly pods: SharedInformer<Pod>;
   private readonly deploymentClient: ResourceClient<Deployment>;
   private readonly setClient: ResourceClient<ReplicaSet>;
-  private readonly recorder: EventRecorder;
   /** Write the `deployment.kubernetes.io/*` twins kubectl rollout reads (compatibility option). */
   private readonly upstreamTwins: boolean;
 
-  constructor(private readonly ctx: ControllerContext) {
+  constructor(ctx: ControllerContext) {
+    super('deployment', ctx, { reportingController: 'deployment-controller' });
     this.upstreamTwins = ctx.options.k8sCompatibility;
-    this.deployments = ctx.informers.informerFor<Deployment>(DEPLOYMENTS);
-    this.sets = withControllerIndex(ctx.informers.informerFor<ReplicaSet>(REPLICA_SETS));
-    this.pods = withControllerIndex(ctx.informers.informerFor<Pod>(PODS));
+    this.deployments = this.informer<Deployment>(DEPLOYMENTS);
+    this.sets = withControllerIndex(this.informer<ReplicaSet>(REPLICA_SETS));
+    this.pods = withControllerIndex(this.informer<Pod>(PODS));
     this.deploymentClient = ctx.client.resource<Deployment>(DEPLOYMENTS);
     this.setClient = ctx.client.resource<ReplicaSet>(REPLICA_SETS);
-    this.recorder = ctx.recorder('deployment-controller');
     this.deployments.addEventHandler({
       onAdd: (d) => this.queue.add(objectKey(d)),
       onUpdate: (_old, cur) => this.queue.add(objectKey(cur)),
@@ -95,14 +91,6 @@ export class DeploymentController implements Controller {
       onDelete: (obj) => this.enqueueOwner(unwrapTombstone(obj)),
     });
     this.pods.addEventHandler({ onDelete: (obj) => this.deletePod(obj) });
-  }
-
-  async run(signal: AbortSignal): Promise<void> {
-    try {
-      await runQueue({ name: this.name, ctx: this.ctx, informers: [this.deployments, this.sets, this.pods], queue: this.queue, sync: (key) => this.sync(key) }, signal);
-    } finally {
-      await this.recorder.stop();
-    }
   }
 
   private ownerOf(rs: ReplicaSet, ref = controllerRefOf(rs)): Deployment | undefined {

@@ -3,17 +3,16 @@ import { formatTime, labelSelectorFromObject, type KubeObject, type OwnerReferen
 import {
   isConflict,
   objectKey,
-  RateLimitingQueue,
   unwrapTombstone,
   type DeletedFinalStateUnknown,
-  type EventRecorder,
   type ResourceClient,
   type SharedInformer,
 } from '@orch/client';
-import type { Controller, ControllerContext } from '../../controller';
-import { controllerRefOf, resolveControllerRef } from '../workload-common/controller-ref';
-import { DEPLOYMENTS, POD_DISRUPTION_BUDGETS, PODS, REPLICA_SETS, REPLICATION_CONTROLLERS, STATEFUL_SETS } from '../workload-common/resources';
-import { keyOf, runQueue } from '../workload-common/run';
+import type { ControllerContext } from '../../framework/controller';
+import { QueueController } from '../../framework/queue-controller';
+import { controllerRefOf, resolveControllerRef } from '../../framework/controller-ref';
+import { DEPLOYMENTS, POD_DISRUPTION_BUDGETS, PODS, REPLICA_SETS, REPLICATION_CONTROLLERS, STATEFUL_SETS } from '../../framework/resources';
+import { keyOf } from '../../framework/informers';
 import type { Deployment, Pod, PodDisruptionBudget, ReplicaSet, StatefulSet } from '../workload-common/types';
 import { canonicalJson } from '../workload-common/hash';
 import { budgetStatus, countHealthy, expectedPodCount, failSafeStatus, pendingDisruptions } from './budget';
@@ -36,9 +35,7 @@ interface ControllerScale {
  * evictions (429) and records its evictions in disruptedPods, which expire here after
  * two minutes if the pod was not deleted.
  */
-export class DisruptionController implements Controller {
-  readonly name = 'disruption';
-  private readonly queue = new RateLimitingQueue<string>();
+export class DisruptionController extends QueueController {
   private readonly budgets: SharedInformer<PodDisruptionBudget>;
   private readonly pods: SharedInformer<Pod>;
   private readonly replicaSets: SharedInformer<ReplicaSet>;
@@ -46,17 +43,16 @@ export class DisruptionController implements Controller {
   private readonly statefulSets: SharedInformer<StatefulSet>;
   private readonly replicationControllers: SharedInformer<Scaled>;
   private readonly client: ResourceClient<PodDisruptionBudget>;
-  private readonly recorder: EventRecorder;
 
-  constructor(private readonly ctx: ControllerContext) {
-    this.budgets = ctx.informers.informerFor<PodDisruptionBudget>(POD_DISRUPTION_BUDGETS);
-    this.pods = ctx.informers.informerFor<Pod>(PODS);
-    this.replicaSets = ctx.informers.informerFor<ReplicaSet>(REPLICA_SETS);
-    this.deployments = ctx.informers.informerFor<Deployment>(DEPLOYMENTS);
-    this.statefulSets = ctx.informers.informerFor<StatefulSet>(STATEFUL_SETS);
-    this.replicationControllers = ctx.informers.informerFor<Scaled>(REPLICATION_CONTROLLERS);
+  constructor(ctx: ControllerContext) {
+    super('disruption', ctx, { reportingController: 'disruption-controller' });
+    this.budgets = this.informer<PodDisruptionBudget>(POD_DISRUPTION_BUDGETS);
+    this.pods = this.informer<Pod>(PODS);
+    this.replicaSets = this.informer<ReplicaSet>(REPLICA_SETS);
+    this.deployments = this.informer<Deployment>(DEPLOYMENTS);
+    this.statefulSets = this.informer<StatefulSet>(STATEFUL_SETS);
+    this.replicationControllers = this.informer<Scaled>(REPLICATION_CONTROLLERS);
     this.client = ctx.client.resource<PodDisruptionBudget>(POD_DISRUPTION_BUDGETS);
-    this.recorder = ctx.recorder('disruption-controller');
     this.budgets.addEventHandler({
       onAdd: (pdb) => this.queue.add(objectKey(pdb)),
       onUpdate: (_old, cur) => this.queue.add(objectKey(cur)),
@@ -70,15 +66,6 @@ export class DisruptionController implements Controller {
       },
       onDelete: (obj: Pod | DeletedFinalStateUnknown<Pod>) => this.enqueueBudgetsOf(unwrapTombstone(obj)),
     });
-  }
-
-  async run(signal: AbortSignal): Promise<void> {
-    try {
-      const informers = [this.budgets, this.pods, this.replicaSets, this.deployments, this.statefulSets, this.replicationControllers];
-      await runQueue({ name: this.name, ctx: this.ctx, informers, queue: this.queue, sync: (key) => this.sync(key) }, signal);
-    } finally {
-      await this.recorder.stop();
-    }
   }
 
   /** upstream getPdbForPod: budgets in the pod's namespace whose selector matches it. */

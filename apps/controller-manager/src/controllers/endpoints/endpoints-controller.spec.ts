@@ -1,5 +1,5 @@
 import type { Endpoints, Pod, Service } from '../cluster-common/types';
-import { eventually, startHarness, storedObject, type Harness } from '../cluster-common/testing/harness';
+import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { EndpointsController } from './endpoints-controller';
 
 const pod = (name: string, ip: string, labels: Record<string, string>, ready = true): Pod => ({

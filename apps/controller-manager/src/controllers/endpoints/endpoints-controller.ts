@@ -1,8 +1,8 @@
 import { ApiError, NAMESPACE_INDEX, objectKey, splitObjectKey, unwrapTombstone, type ResourceClient, type SharedInformer } from '@orch/client';
-import type { ControllerContext, ControllerDescriptor } from '../../controller';
+import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { selectorMatches, serviceSelector } from '../cluster-common/labels';
-import { QueueController, ignoreNotFound } from '../cluster-common/queue-controller';
-import { ENDPOINTS, PODS, SERVICES } from '../cluster-common/resources';
+import { QueueController, ignoreNotFound } from '../../framework/queue-controller';
+import { ENDPOINTS, PODS, SERVICES } from '../../framework/resources';
 import type { Endpoints, Pod, Service } from '../cluster-common/types';
 import { desiredEndpoints } from './subsets';
 

@@ -1,5 +1,5 @@
 import type { EndpointSlice, Endpoints, Service } from '../cluster-common/types';
-import { eventually, startHarness, type Harness } from '../cluster-common/testing/harness';
+import { eventually, startHarness, type Harness } from '../../framework/testing/harness';
 import { EndpointSliceMirroringController } from './mirroring-controller';
 
 const svc = (selector?: Record<string, string>): Service => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'ext', namespace: 'ns' }, spec: { selector, ports: [{ port: 80 }] } });

@@ -1,8 +1,8 @@
 import { objectKey, type SharedInformer } from '@orch/client';
-import type { ControllerContext, ControllerDescriptor } from '../../controller';
+import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { SKIP_MIRROR_LABEL, serviceSelector } from '../cluster-common/labels';
-import { QueueController } from '../cluster-common/queue-controller';
-import { ENDPOINTS, ENDPOINTSLICES, SERVICES } from '../cluster-common/resources';
+import { QueueController } from '../../framework/queue-controller';
+import { ENDPOINTS, ENDPOINTSLICES, SERVICES } from '../../framework/resources';
 import { ManagedSlices } from '../cluster-common/slice-writer';
 import { reconcileSlices } from '../cluster-common/slices';
 import type { EndpointSlice, Endpoints, Service } from '../cluster-common/types';

@@ -1,5 +1,5 @@
 import type { EndpointSlice, Pod, Service } from '../cluster-common/types';
-import { eventually, startHarness, type Harness } from '../cluster-common/testing/harness';
+import { eventually, startHarness, type Harness } from '../../framework/testing/harness';
 import { EndpointSliceController } from './endpointslice-controller';
 
 const pod = (i: number, p: { ready?: boolean; node?: string } = {}): Pod => ({

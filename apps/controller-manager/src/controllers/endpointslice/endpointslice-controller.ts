@@ -1,8 +1,8 @@
 import { NAMESPACE_INDEX, objectKey, splitObjectKey, type SharedInformer } from '@orch/client';
-import type { ControllerContext, ControllerDescriptor } from '../../controller';
+import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { ZONE_LABEL, selectorMatches, serviceSelector } from '../cluster-common/labels';
-import { QueueController } from '../cluster-common/queue-controller';
-import { ENDPOINTSLICES, NODES, PODS, SERVICES } from '../cluster-common/resources';
+import { QueueController } from '../../framework/queue-controller';
+import { ENDPOINTSLICES, NODES, PODS, SERVICES } from '../../framework/resources';
 import { ManagedSlices } from '../cluster-common/slice-writer';
 import { reconcileSlices } from '../cluster-common/slices';
 import type { EndpointSlice, Node, Pod, Service } from '../cluster-common/types';

@@ -1,8 +1,9 @@
 import { compareVersionPriority, parseApiVersion, type Catalog, type ResourceDef } from '@orch/api';
 import type { KubeObject, OwnerReference } from '@orch/apimachinery';
 import { isConflict, isNotFound, RateLimitingQueue, runWorkers, unwrapTombstone, type ResourceClient, type SharedInformer } from '@orch/client';
-import type { Controller, ControllerContext } from '../../controller';
-import { waitForInformers } from '../workload-common/run';
+import type { ControllerContext } from '../../framework/controller';
+import { registerQueueMetrics } from '../../framework/metrics';
+import { QueueController } from '../../framework/queue-controller';
 import { decideDependent, type ClassifiedRef } from './decide';
 import { DependencyGraph, FOREGROUND_FINALIZER, ORPHAN_FINALIZER, type GraphEvent, type GraphNode, type ObjectIdentity } from './graph';
 
@@ -63,10 +64,9 @@ function absentKey(ref: { uid: string; apiVersion: string; kind: string; name: s
  * Every decision re-reads the objects involved from the API: the graph only says what to
  * look at.
  */
-export class GarbageCollector implements Controller {
-  readonly name = 'garbagecollector';
+export class GarbageCollector extends QueueController {
   private readonly graph: DependencyGraph;
-  private readonly deleteQueue = new RateLimitingQueue<string>();
+  /** The framework's queue holds the uids to attempt to delete; this one those to orphan. */
   private readonly orphanQueue = new RateLimitingQueue<string>();
   private readonly absentOwners = new LruSet(ABSENT_OWNER_CACHE_SIZE);
   private readonly monitors: SharedInformer<KubeObject>[] = [];
@@ -76,9 +76,11 @@ export class GarbageCollector implements Controller {
   private draining?: NodeJS.Immediate;
   private stopped = false;
 
-  constructor(private readonly ctx: ControllerContext) {
+  constructor(ctx: ControllerContext) {
+    super('garbagecollector', ctx, { cacheSyncTimeoutMs: MONITOR_SYNC_TIMEOUT_MS });
+    if (ctx.metrics) registerQueueMetrics(ctx.metrics, 'garbagecollector_attempt_to_orphan', this.orphanQueue.metrics);
     this.graph = new DependencyGraph({
-      attemptToDelete: (node) => this.deleteQueue.add(node.identity.uid),
+      attemptToDelete: (node) => this.queue.add(node.identity.uid),
       attemptToOrphan: (node) => this.orphanQueue.add(node.identity.uid),
       ownerAbsent: (id) => this.absentOwners.add(absentKey(id, id.namespace)),
     });
@@ -95,7 +97,7 @@ export class GarbageCollector implements Controller {
       const key = `${def.group}/${def.version}/${def.resource}`;
       if (this.monitored.has(key)) continue;
       this.monitored.add(key);
-      const informer = ctx.informers.informerFor<KubeObject>(def);
+      const informer = this.informer<KubeObject>(def);
       const typed = (obj: KubeObject): KubeObject => (obj.apiVersion && obj.kind ? obj : { ...obj, apiVersion: def.group ? `${def.group}/${def.version}` : def.version, kind: def.kind });
       informer.addEventHandler({
         onAdd: (obj) => this.push({ type: 'add', obj: typed(obj) }),
@@ -118,27 +120,26 @@ export class GarbageCollector implements Controller {
     });
   }
 
-  async run(signal: AbortSignal): Promise<void> {
-    const logger = this.ctx.logger.with({ controller: this.name });
+  /** Monitors added later (discovery) join the graph as they sync; the run does not wait for them. */
+  override async run(signal: AbortSignal): Promise<void> {
     const stopListening = this.ctx.discovery?.onChange(() => this.stopped || this.addMonitors());
-    signal.addEventListener('abort', () => stopListening?.(), { once: true });
-    const synced = await waitForInformers(this.monitors, AbortSignal.any([signal, AbortSignal.timeout(MONITOR_SYNC_TIMEOUT_MS)]));
-    if (signal.aborted) return this.stop();
-    if (!synced) logger.warn('not every monitor synced; collecting with a partial graph', { unsynced: this.monitors.filter((m) => !m.hasSynced()).length });
-    logger.info('garbage collector started', { monitors: this.monitors.length });
-    const workers = this.ctx.options.workers;
-    await Promise.all([
-      runWorkers(this.deleteQueue, workers, (uid) => this.attemptToDelete(uid), { signal, logger }),
-      runWorkers(this.orphanQueue, workers, (uid) => this.attemptToOrphan(uid), { signal, logger }),
-    ]);
-    this.stop();
+    try {
+      await super.run(signal);
+    } finally {
+      stopListening?.();
+      this.stopped = true;
+      if (this.draining) clearImmediate(this.draining);
+      this.orphanQueue.shutDown();
+    }
   }
 
-  private stop(): void {
-    this.stopped = true;
-    if (this.draining) clearImmediate(this.draining);
-    this.deleteQueue.shutDown();
-    this.orphanQueue.shutDown();
+  protected sync(uid: string): Promise<void> {
+    return this.attemptToDelete(uid);
+  }
+
+  protected override loops(signal: AbortSignal): Promise<void>[] {
+    this.logger.info('garbage collector started', { monitors: this.monitors.length, unsynced: this.monitors.filter((m) => !m.hasSynced()).length });
+    return [runWorkers(this.orphanQueue, this.ctx.options.workers, (uid) => this.attemptToOrphan(uid), { signal, logger: this.logger })];
   }
 
   // ---------------------------------------------------------------- API access
@@ -194,7 +195,7 @@ export class GarbageCollector implements Controller {
     if (now?.virtual) {
       const n = this.virtualPolls.get(uid) ?? 0;
       this.virtualPolls.set(uid, n + 1);
-      this.deleteQueue.addAfter(uid, Math.min(100 * 2 ** n, MAX_VIRTUAL_POLL_MS));
+      this.queue.addAfter(uid, Math.min(100 * 2 ** n, MAX_VIRTUAL_POLL_MS));
     } else {
       this.virtualPolls.delete(uid);
     }
@@ -271,7 +272,7 @@ export class GarbageCollector implements Controller {
   private async processDeletingDependents(node: GraphNode): Promise<void> {
     const blocking = node.blockingDependents();
     if (!blocking.length) return this.removeFinalizer(node.identity, FOREGROUND_FINALIZER);
-    for (const dep of blocking) if (!dep.deletingDependents) this.deleteQueue.add(dep.identity.uid);
+    for (const dep of blocking) if (!dep.deletingDependents) this.queue.add(dep.identity.uid);
   }
 
   // ---------------------------------------------------------------- attemptToOrphan

@@ -1,4 +1,4 @@
-import { peerContext, type PeerContext } from '../workload-common/testing/peer-context';
+import { peerContext, type PeerContext } from '../../framework/testing/harness';
 import type { Job, Pod } from '../workload-common/types';
 import { JobController } from './job.controller';
 import { JOB_TRACKING_FINALIZER } from './job-util';

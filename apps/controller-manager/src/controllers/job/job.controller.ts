@@ -3,21 +3,20 @@ import { formatTime, labelSelectorFromObject } from '@orch/apimachinery';
 import {
   isNotFound,
   objectKey,
-  RateLimitingQueue,
   unwrapTombstone,
   type DeletedFinalStateUnknown,
-  type EventRecorder,
   type ResourceClient,
   type SharedInformer,
 } from '@orch/client';
-import type { Controller, ControllerContext } from '../../controller';
+import type { ControllerContext } from '../../framework/controller';
+import { QueueController } from '../../framework/queue-controller';
 import { SLOW_START_INITIAL_BATCH_SIZE, slowStartBatch } from '../workload-common/batch';
 import { claimObjects, recheckOwner } from '../workload-common/claim';
-import { controllerRefOf, newControllerRef, resolveControllerRef } from '../workload-common/controller-ref';
-import { UIDTrackingExpectations } from '../workload-common/expectations';
+import { controllerRefOf, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
+import { UIDTrackingExpectations } from '../../framework/expectations';
 import { findCondition, isPodActive, isPodTerminating, podFromTemplate } from '../workload-common/pods';
-import { JOBS, PODS } from '../workload-common/resources';
-import { keyOf, runQueue, withControllerIndex } from '../workload-common/run';
+import { JOBS, PODS } from '../../framework/resources';
+import { keyOf, withControllerIndex } from '../../framework/informers';
 import type { Container, Job, JobStatus, Pod } from '../workload-common/types';
 import { canonicalJson } from '../workload-common/hash';
 import { addCompletionIndexEnv, countIndexes, firstPendingIndexes, formatIndexes, JOB_COMPLETION_INDEX, type Interval } from './indexes';
@@ -69,25 +68,22 @@ function recordedEnding(status: JobStatus): Ending | undefined {
  * 1.32 the interim FailureTarget / SuccessCriteriaMet conditions come first; Failed /
  * Complete follow once no pod is left running or uncounted.
  */
-export class JobController implements Controller {
-  readonly name = 'job';
-  private readonly queue = new RateLimitingQueue<string>();
+export class JobController extends QueueController {
   private readonly expectations = new UIDTrackingExpectations();
   private readonly jobs: SharedInformer<Job>;
   private readonly pods: SharedInformer<Pod>;
   private readonly jobClient: ResourceClient<Job>;
   private readonly podClient: ResourceClient<Pod>;
-  private readonly recorder: EventRecorder;
   /** Pods (uids) whose tracking finalizer we removed and the informer may still show. */
   private readonly released = new Set<string>();
   private readonly backoff = new Map<string, BackoffRecord>();
 
-  constructor(private readonly ctx: ControllerContext) {
-    this.jobs = ctx.informers.informerFor<Job>(JOBS);
-    this.pods = withControllerIndex(ctx.informers.informerFor<Pod>(PODS));
+  constructor(ctx: ControllerContext) {
+    super('job', ctx, { reportingController: 'job-controller' });
+    this.jobs = this.informer<Job>(JOBS);
+    this.pods = withControllerIndex(this.informer<Pod>(PODS));
     this.jobClient = ctx.client.resource<Job>(JOBS);
     this.podClient = ctx.client.resource<Pod>(PODS);
-    this.recorder = ctx.recorder('job-controller');
     this.jobs.addEventHandler({
       onAdd: (job) => this.queue.add(objectKey(job)),
       onUpdate: (_old, cur) => this.queue.add(objectKey(cur)),
@@ -98,14 +94,6 @@ export class JobController implements Controller {
       onUpdate: (_old, cur) => this.podChanged(cur, false),
       onDelete: (obj) => this.podDeleted(obj),
     });
-  }
-
-  async run(signal: AbortSignal): Promise<void> {
-    try {
-      await runQueue({ name: this.name, ctx: this.ctx, informers: [this.jobs, this.pods], queue: this.queue, sync: (key) => this.sync(key) }, signal);
-    } finally {
-      await this.recorder.stop();
-    }
   }
 
   private jobOf(pod: Pod): Job | undefined {

@@ -1,7 +1,7 @@
-import { isNotFound, objectKey, RateLimitingQueue, splitObjectKey, type ResourceClient, type SharedInformer } from '@orch/client';
-import type { Controller, ControllerContext } from '../../controller';
-import { JOBS } from '../workload-common/resources';
-import { runQueue } from '../workload-common/run';
+import { isNotFound, objectKey, splitObjectKey, type ResourceClient, type SharedInformer } from '@orch/client';
+import type { ControllerContext } from '../../framework/controller';
+import { QueueController } from '../../framework/queue-controller';
+import { JOBS } from '../../framework/resources';
 import type { Job } from '../workload-common/types';
 import { isJobFinished, jobFinishTime } from './job-util';
 
@@ -21,23 +21,18 @@ export function ttlExpiry(job: Job): number | undefined {
  * finished job `ttlSecondsAfterFinished` after it finished, in the foreground (its pods
  * first), after re-reading it so a TTL changed meanwhile is honoured.
  */
-export class TtlAfterFinishedController implements Controller {
-  readonly name = 'ttl-after-finished';
-  private readonly queue = new RateLimitingQueue<string>();
+export class TtlAfterFinishedController extends QueueController {
   private readonly jobs: SharedInformer<Job>;
   private readonly client: ResourceClient<Job>;
 
-  constructor(private readonly ctx: ControllerContext) {
-    this.jobs = ctx.informers.informerFor<Job>(JOBS);
+  constructor(ctx: ControllerContext) {
+    super('ttl-after-finished', ctx);
+    this.jobs = this.informer<Job>(JOBS);
     this.client = ctx.client.resource<Job>(JOBS);
     const enqueue = (job: Job) => {
       if (!job.metadata.deletionTimestamp && ttlExpiry(job) !== undefined) this.queue.add(objectKey(job));
     };
     this.jobs.addEventHandler({ onAdd: enqueue, onUpdate: (_old, cur) => enqueue(cur) });
-  }
-
-  run(signal: AbortSignal): Promise<void> {
-    return runQueue({ name: this.name, ctx: this.ctx, informers: [this.jobs], queue: this.queue, sync: (key) => this.sync(key) }, signal);
   }
 
   async sync(key: string): Promise<void> {

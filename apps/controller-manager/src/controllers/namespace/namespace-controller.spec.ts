@@ -1,5 +1,5 @@
 import type { Namespace } from '../cluster-common/types';
-import { eventually, serveNamespaceSubresources, startHarness, storedObject, type Harness } from '../cluster-common/testing/harness';
+import { eventually, serveNamespaceSubresources, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { NamespaceController } from './namespace-controller';
 
 const terminating = (name: string, finalizers = ['orch']): Namespace => ({

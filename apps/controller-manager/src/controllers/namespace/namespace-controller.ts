@@ -1,9 +1,9 @@
 import type { ResourceDef } from '@orch/api';
 import { formatTime, type KubeObject } from '@orch/apimachinery';
 import type { ResourceClient, SharedInformer } from '@orch/client';
-import type { ControllerContext, ControllerDescriptor } from '../../controller';
-import { QueueController, ignoreNotFound } from '../cluster-common/queue-controller';
-import { NAMESPACES } from '../cluster-common/resources';
+import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
+import { QueueController, ignoreNotFound } from '../../framework/queue-controller';
+import { NAMESPACES } from '../../framework/resources';
 import type { Namespace, Pod } from '../cluster-common/types';
 import { NAMESPACE_FINALIZER, deletionConditions, mergeConditions, namespacedResources, podsGraceEstimate, remainingOutcome, type ResourceOutcome } from './deletion';
 

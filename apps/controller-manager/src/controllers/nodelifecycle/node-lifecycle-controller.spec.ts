@@ -1,6 +1,6 @@
 import { formatMicroTime, formatTime, parseTime } from '@orch/apimachinery';
 import type { Lease, Node, Pod, Toleration } from '../cluster-common/types';
-import { eventually, startHarness, storedObject, type Harness } from '../cluster-common/testing/harness';
+import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { NodeLifecycleController } from './node-lifecycle-controller';
 
 const node = (name: string): Node => ({

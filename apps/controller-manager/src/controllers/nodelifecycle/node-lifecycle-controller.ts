@@ -1,8 +1,8 @@
 import { formatTime, parseTime } from '@orch/apimachinery';
 import { isConflict, objectKey, unwrapTombstone, type ResourceClient, type SharedInformer } from '@orch/client';
-import type { ControllerContext, ControllerDescriptor } from '../../controller';
-import { QueueController, ignoreNotFound, periodically } from '../cluster-common/queue-controller';
-import { LEASES, NODES, NODE_LEASE_NAMESPACE, PODS } from '../cluster-common/resources';
+import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
+import { QueueController, ignoreNotFound, periodically } from '../../framework/queue-controller';
+import { LEASES, NODES, NODE_LEASE_NAMESPACE, PODS } from '../../framework/resources';
 import type { ConditionStatus, Lease, Node, Pod, Taint } from '../cluster-common/types';
 import { evictionTime } from './eviction';
 import { observeNode, readyCondition, reconcileTaints, silentNodeConditions, zoneKey, zoneState, type NodeHealth, type NoExecuteMode } from './health';

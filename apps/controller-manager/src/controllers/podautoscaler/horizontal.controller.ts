@@ -1,8 +1,8 @@
 import { parseApiVersion } from '@orch/api';
 import { Quantity, labelSelectorObjectToString, parseLabelSelector, type KubeObject, type LabelSelectorObject } from '@orch/apimachinery';
 import { isNotFound, unwrapTombstone, type SharedInformer } from '@orch/client';
-import type { ControllerContext } from '../../controller';
-import { QueueController } from '../cluster-common/queue-controller';
+import type { ControllerContext } from '../../framework/controller';
+import { QueueController } from '../../framework/queue-controller';
 import type { Pod } from '../cluster-common/types';
 import { normalizeWithBehavior, type Behavior, type Recommendation, type ScaleEvent } from './behavior';
 import { MetricsUnavailableError, averageValueReplicas, podsMetricReplicas, resourceReplicas, valueReplicas, type CalculatorOptions, type PodInfo, type PodMetric } from './replica-calculator';

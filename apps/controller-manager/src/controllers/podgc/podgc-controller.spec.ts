@@ -1,5 +1,5 @@
 import type { Pod } from '../cluster-common/types';
-import { eventually, startHarness, storedObject, type Harness } from '../cluster-common/testing/harness';
+import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { PodGcController } from './podgc-controller';
 
 const pod = (name: string, p: { phase?: string; created?: string; node?: string } = {}): Pod => ({

@@ -1,9 +1,8 @@
 import { formatTime } from '@orch/apimachinery';
 import { objectKey, type ResourceClient, type SharedInformer } from '@orch/client';
-import type { Logger } from '@orch/server-common';
-import type { Controller, ControllerContext, ControllerDescriptor } from '../../controller';
-import { ignoreNotFound, periodically } from '../cluster-common/queue-controller';
-import { NODES, PODS } from '../cluster-common/resources';
+import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
+import { ignoreNotFound, periodically, QueueController } from '../../framework/queue-controller';
+import { NODES, PODS } from '../../framework/resources';
 import type { Node, Pod, PodCondition } from '../cluster-common/types';
 import { failedStatus, missingNodes, outOfServicePodsToDelete, terminatedPodsToDelete, unscheduledTerminatingPods } from './gc';
 
@@ -23,31 +22,30 @@ const DEFAULT_TIMINGS: PodGcTimings = { periodMs: 20_000, quarantineMs: 40_000 }
  * been missing for the quarantine time and is confirmed gone by the gateway (marked Failed
  * with DisruptionTarget `DeletionByPodGC` first); terminating pods that were never scheduled.
  */
-export class PodGcController implements Controller {
-  readonly name = 'podgc';
+export class PodGcController extends QueueController {
   private readonly pods: SharedInformer<Pod>;
   private readonly nodes: SharedInformer<Node>;
   private readonly podClient: ResourceClient<Pod>;
   private readonly nodeClient: ResourceClient<Node>;
-  private readonly logger: Logger;
   /** Nodes pods are bound to but not in the cache, with the time first noticed. */
   private readonly missingSince = new Map<string, number>();
 
   constructor(
-    private readonly ctx: ControllerContext,
+    ctx: ControllerContext,
     private readonly timings: PodGcTimings = DEFAULT_TIMINGS,
   ) {
-    this.logger = ctx.logger.with({ controller: this.name });
+    super('podgc', ctx, { workers: 0 });
     this.podClient = ctx.client.resource<Pod>(PODS);
     this.nodeClient = ctx.client.resource<Node>(NODES);
-    this.pods = ctx.informers.informerFor<Pod>(PODS);
-    this.nodes = ctx.informers.informerFor<Node>(NODES);
+    this.pods = this.informer<Pod>(PODS);
+    this.nodes = this.informer<Node>(NODES);
   }
 
-  async run(signal: AbortSignal): Promise<void> {
-    const synced = await Promise.all([this.pods.waitForSync(signal), this.nodes.waitForSync(signal)]);
-    if (!synced.every(Boolean)) return;
-    await periodically(this.timings.periodMs, signal, this.logger, 'pod gc pass', () => this.gc());
+  /** No keys: pod GC works in periodic passes over the caches (upstream gcCheckPeriod). */
+  protected async sync(): Promise<void> {}
+
+  protected override loops(signal: AbortSignal): Promise<void>[] {
+    return [periodically(this.timings.periodMs, signal, this.logger, 'pod gc pass', () => this.gc())];
   }
 
   /** One pass (upstream PodGCController.gc). */

@@ -1,5 +1,5 @@
 import type { KubeObject } from '@orch/apimachinery';
-import { peerContext, waitFor, type PeerContext } from '../workload-common/testing/peer-context';
+import { peerContext, waitFor, type PeerContext } from '../../framework/testing/harness';
 import type { Pod, ReplicaSet } from '../workload-common/types';
 import { ReplicaSetController } from './replicaset.controller';
 

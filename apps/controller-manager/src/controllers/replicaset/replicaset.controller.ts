@@ -2,22 +2,21 @@ import { labelSelectorFromObject } from '@orch/apimachinery';
 import {
   isNotFound,
   objectKey,
-  RateLimitingQueue,
   splitObjectKey,
   unwrapTombstone,
   type DeletedFinalStateUnknown,
-  type EventRecorder,
   type ResourceClient,
   type SharedInformer,
 } from '@orch/client';
-import type { Controller, ControllerContext } from '../../controller';
+import type { ControllerContext } from '../../framework/controller';
+import { QueueController } from '../../framework/queue-controller';
 import { SLOW_START_INITIAL_BATCH_SIZE, slowStartBatch } from '../workload-common/batch';
 import { claimObjects, recheckOwner } from '../workload-common/claim';
-import { controllerRefOf, newControllerRef, resolveControllerRef } from '../workload-common/controller-ref';
-import { UIDTrackingExpectations } from '../workload-common/expectations';
+import { controllerRefOf, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
+import { UIDTrackingExpectations } from '../../framework/expectations';
 import { isPodActive, isPodReady, podFromTemplate } from '../workload-common/pods';
-import { PODS, REPLICA_SETS } from '../workload-common/resources';
-import { CONTROLLER_UID_INDEX, keyOf, runQueue, withControllerIndex } from '../workload-common/run';
+import { PODS, REPLICA_SETS } from '../../framework/resources';
+import { CONTROLLER_UID_INDEX, keyOf, withControllerIndex } from '../../framework/informers';
 import type { Pod, ReplicaSet } from '../workload-common/types';
 import { podsToDelete } from './ranking';
 import { calculateReplicaSetStatus, replicaSetStatusChanged } from './status';
@@ -31,22 +30,19 @@ export const BURST_REPLICAS = 500;
  * and reports counts in `status`. Creations and deletions in flight are tracked with
  * expectations: a set is not managed again until the informer saw them (or 5 min passed).
  */
-export class ReplicaSetController implements Controller {
-  readonly name = 'replicaset';
-  private readonly queue = new RateLimitingQueue<string>();
+export class ReplicaSetController extends QueueController {
   private readonly expectations = new UIDTrackingExpectations();
   private readonly sets: SharedInformer<ReplicaSet>;
   private readonly pods: SharedInformer<Pod>;
   private readonly setClient: ResourceClient<ReplicaSet>;
   private readonly podClient: ResourceClient<Pod>;
-  private readonly recorder: EventRecorder;
 
-  constructor(private readonly ctx: ControllerContext) {
-    this.sets = ctx.informers.informerFor<ReplicaSet>(REPLICA_SETS);
-    this.pods = withControllerIndex(ctx.informers.informerFor<Pod>(PODS));
+  constructor(ctx: ControllerContext) {
+    super('replicaset', ctx, { reportingController: 'replicaset-controller' });
+    this.sets = this.informer<ReplicaSet>(REPLICA_SETS);
+    this.pods = withControllerIndex(this.informer<Pod>(PODS));
     this.setClient = ctx.client.resource<ReplicaSet>(REPLICA_SETS);
     this.podClient = ctx.client.resource<Pod>(PODS);
-    this.recorder = ctx.recorder('replicaset-controller');
     this.sets.addEventHandler({
       onAdd: (rs) => this.queue.add(objectKey(rs)),
       onUpdate: (old, cur) => {
@@ -64,14 +60,6 @@ export class ReplicaSetController implements Controller {
       onUpdate: (old, cur) => this.updatePod(old, cur),
       onDelete: (obj) => this.deletePod(obj),
     });
-  }
-
-  async run(signal: AbortSignal): Promise<void> {
-    try {
-      await runQueue({ name: this.name, ctx: this.ctx, informers: [this.sets, this.pods], queue: this.queue, sync: (key) => this.sync(key) }, signal);
-    } finally {
-      await this.recorder.stop();
-    }
   }
 
   private setOf(pod: Pod, ref = controllerRefOf(pod)): ReplicaSet | undefined {

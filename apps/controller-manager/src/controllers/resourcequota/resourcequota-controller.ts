@@ -1,9 +1,9 @@
 import { addUsage, canonicalGroup, quotaMatches, quotaUsage, type ResourceList, type ResourceQuotaLike } from '@orch/api';
 import { Quantity, type KubeObject } from '@orch/apimachinery';
 import { objectKey, unwrapTombstone, type GroupVersionResource, type SharedInformer } from '@orch/client';
-import type { ControllerContext, ControllerDescriptor } from '../../controller';
+import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { jsonEqual } from '../cluster-common/equal';
-import { ignoreNotFound, periodically, QueueController } from '../cluster-common/queue-controller';
+import { ignoreNotFound, periodically, QueueController } from '../../framework/queue-controller';
 
 export const RESOURCE_QUOTAS: GroupVersionResource = { group: '', version: 'v1', resource: 'resourcequotas' };
 

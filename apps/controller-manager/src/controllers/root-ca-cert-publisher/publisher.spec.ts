@@ -1,5 +1,5 @@
 import type { ConfigMap, Namespace } from '../cluster-common/types';
-import { eventually, startHarness, storedObject, type Harness } from '../cluster-common/testing/harness';
+import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { DESCRIPTION, DESCRIPTION_ANNOTATION, ROOT_CA_CONFIGMAP, RootCaPublisher, UPSTREAM_ROOT_CA_CONFIGMAP, publishAction } from './publisher';
 
 const CA = 'ROOT CA PEM\n';

@@ -1,7 +1,7 @@
 import { ApiError, isAlreadyExists, type ResourceClient, type SharedInformer } from '@orch/client';
-import type { ControllerContext, ControllerDescriptor } from '../../controller';
-import { QueueController } from '../cluster-common/queue-controller';
-import { CONFIGMAPS, NAMESPACES } from '../cluster-common/resources';
+import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
+import { QueueController } from '../../framework/queue-controller';
+import { CONFIGMAPS, NAMESPACES } from '../../framework/resources';
 import type { ConfigMap, Namespace } from '../cluster-common/types';
 
 /** The config map published in every namespace. */

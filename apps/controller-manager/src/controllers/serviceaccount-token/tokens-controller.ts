@@ -1,8 +1,8 @@
 import { generateName } from '@orch/apimachinery';
 import { ApiError, isConflict, unwrapTombstone, type ResourceClient, type SharedInformer } from '@orch/client';
-import type { Controller, ControllerContext, ControllerDescriptor } from '../../controller';
-import { QueueController, ignoreNotFound } from '../cluster-common/queue-controller';
-import { SECRETS, SERVICEACCOUNTS } from '../cluster-common/resources';
+import { disabledController, type ControllerContext, type ControllerDescriptor } from '../../framework/controller';
+import { QueueController, ignoreNotFound } from '../../framework/queue-controller';
+import { SECRETS, SERVICEACCOUNTS } from '../../framework/resources';
 import type { Secret, ServiceAccount } from '../cluster-common/types';
 import { SERVICE_ACCOUNT_TOKEN_TYPE, completeTokenSecret, isTokenSecretOf, secretAccount, tokenSecretNeeds } from './secrets';
 import { TokenGenerator, legacyClaims } from './token';
@@ -162,16 +162,7 @@ export class TokensController extends QueueController {
 }
 
 /** Stands in when no signing key was given: logs once and does nothing (upstream skips the controller). */
-function disabledController(ctx: ControllerContext): Controller {
-  return {
-    name: 'serviceaccount-token',
-    run: async () => {
-      ctx.logger.warn('serviceaccount-token controller disabled: no --service-account-private-key-file given');
-    },
-  };
-}
-
 export const serviceAccountTokenController: ControllerDescriptor = {
   name: 'serviceaccount-token',
-  create: (ctx) => (ctx.options.serviceAccountKeyPem ? new TokensController(ctx, new TokenGenerator(ctx.options.serviceAccountKeyPem)) : disabledController(ctx)),
+  create: (ctx) => (ctx.options.serviceAccountKeyPem ? new TokensController(ctx, new TokenGenerator(ctx.options.serviceAccountKeyPem)) : disabledController(ctx, 'serviceaccount-token', 'no --service-account-private-key-file given')),
 };

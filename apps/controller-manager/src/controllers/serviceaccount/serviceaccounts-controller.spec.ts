@@ -1,5 +1,5 @@
 import type { Namespace } from '../cluster-common/types';
-import { eventually, startHarness, storedObject, type Harness } from '../cluster-common/testing/harness';
+import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { ServiceAccountsController, missingServiceAccounts } from './serviceaccounts-controller';
 
 const ns = (name: string, p: { phase?: 'Active' | 'Terminating'; deleting?: boolean } = {}): Namespace => ({

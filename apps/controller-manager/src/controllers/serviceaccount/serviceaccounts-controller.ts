@@ -1,7 +1,7 @@
 import { ApiError, isAlreadyExists, unwrapTombstone, type ResourceClient, type SharedInformer } from '@orch/client';
-import type { ControllerContext, ControllerDescriptor } from '../../controller';
-import { QueueController } from '../cluster-common/queue-controller';
-import { NAMESPACES, SERVICEACCOUNTS } from '../cluster-common/resources';
+import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
+import { QueueController } from '../../framework/queue-controller';
+import { NAMESPACES, SERVICEACCOUNTS } from '../../framework/resources';
 import type { Namespace, ServiceAccount } from '../cluster-common/types';
 
 /** The account every namespace gets (SPEC "Service account tokens" 4). */

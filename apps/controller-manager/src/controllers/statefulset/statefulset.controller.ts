@@ -3,19 +3,18 @@ import {
   isAlreadyExists,
   isNotFound,
   objectKey,
-  RateLimitingQueue,
   unwrapTombstone,
   type DeletedFinalStateUnknown,
-  type EventRecorder,
   type ResourceClient,
   type SharedInformer,
 } from '@orch/client';
-import type { Controller, ControllerContext } from '../../controller';
+import type { ControllerContext } from '../../framework/controller';
+import { QueueController } from '../../framework/queue-controller';
 import { claimObjects, recheckOwner } from '../workload-common/claim';
-import { controllerRefOf, newControllerRef, resolveControllerRef } from '../workload-common/controller-ref';
-import { CONTROLLER_REVISIONS, PODS, STATEFUL_SETS } from '../workload-common/resources';
+import { controllerRefOf, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
+import { CONTROLLER_REVISIONS, PODS, STATEFUL_SETS } from '../../framework/resources';
 import { newRevision, nextRevisionNumber, revisionDecision, revisionsToPrune, templateOf } from '../workload-common/revisions';
-import { CONTROLLER_UID_INDEX, keyOf, runQueue, withControllerIndex } from '../workload-common/run';
+import { CONTROLLER_UID_INDEX, keyOf, withControllerIndex } from '../../framework/informers';
 import type { ControllerRevision, Pod, StatefulSet } from '../workload-common/types';
 import { canonicalJson } from '../workload-common/hash';
 import { isMemberOf, podClaims, podRevision, POD_INDEX_LABEL, POD_NAME_LABEL } from './identity';
@@ -30,9 +29,7 @@ const PERSISTENT_VOLUME_CLAIMS = { group: '', version: 'v1', resource: 'persiste
  * or all at once (Parallel); RollingUpdate (with partition) or OnDelete updates tracked
  * with ControllerRevisions (currentRevision / updateRevision).
  */
-export class StatefulSetController implements Controller {
-  readonly name = 'statefulset';
-  private readonly queue = new RateLimitingQueue<string>();
+export class StatefulSetController extends QueueController {
   private readonly sets: SharedInformer<StatefulSet>;
   private readonly pods: SharedInformer<Pod>;
   private readonly revisions: SharedInformer<ControllerRevision>;
@@ -40,17 +37,16 @@ export class StatefulSetController implements Controller {
   private readonly podClient: ResourceClient<Pod>;
   private readonly revisionClient: ResourceClient<ControllerRevision>;
   private readonly claimClient: ResourceClient;
-  private readonly recorder: EventRecorder;
 
-  constructor(private readonly ctx: ControllerContext) {
-    this.sets = ctx.informers.informerFor<StatefulSet>(STATEFUL_SETS);
-    this.pods = withControllerIndex(ctx.informers.informerFor<Pod>(PODS));
-    this.revisions = withControllerIndex(ctx.informers.informerFor<ControllerRevision>(CONTROLLER_REVISIONS));
+  constructor(ctx: ControllerContext) {
+    super('statefulset', ctx, { reportingController: 'statefulset-controller' });
+    this.sets = this.informer<StatefulSet>(STATEFUL_SETS);
+    this.pods = withControllerIndex(this.informer<Pod>(PODS));
+    this.revisions = withControllerIndex(this.informer<ControllerRevision>(CONTROLLER_REVISIONS));
     this.setClient = ctx.client.resource<StatefulSet>(STATEFUL_SETS);
     this.podClient = ctx.client.resource<Pod>(PODS);
     this.revisionClient = ctx.client.resource<ControllerRevision>(CONTROLLER_REVISIONS);
     this.claimClient = ctx.client.resource(PERSISTENT_VOLUME_CLAIMS);
-    this.recorder = ctx.recorder('statefulset-controller');
     this.sets.addEventHandler({
       onAdd: (s) => this.queue.add(objectKey(s)),
       onUpdate: (_old, cur) => this.queue.add(objectKey(cur)),
@@ -69,14 +65,6 @@ export class StatefulSetController implements Controller {
       onUpdate: (_old, cur) => this.enqueueFor(cur),
       onDelete: (obj: ControllerRevision | DeletedFinalStateUnknown<ControllerRevision>) => this.enqueueFor(unwrapTombstone(obj)),
     });
-  }
-
-  async run(signal: AbortSignal): Promise<void> {
-    try {
-      await runQueue({ name: this.name, ctx: this.ctx, informers: [this.sets, this.pods, this.revisions], queue: this.queue, sync: (key) => this.sync(key) }, signal);
-    } finally {
-      await this.recorder.stop();
-    }
   }
 
   /** The owning set, or for an orphan pod every set whose selector matches it. */

@@ -1,6 +1,6 @@
 import { formatTime } from '@orch/apimachinery';
 import type { Secret } from '../cluster-common/types';
-import { eventually, startHarness, storedObject, type Harness } from '../cluster-common/testing/harness';
+import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { TokenCleaner, tokenCleanerController } from './tokencleaner';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');

@@ -1,8 +1,8 @@
 import { objectKey, type ResourceClient, type SharedInformer } from '@orch/client';
-import type { ControllerContext, ControllerDescriptor } from '../../controller';
+import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { isBootstrapToken, tokenExpiration } from '../cluster-common/bootstrap-token';
-import { QueueController, ignoreNotFound } from '../cluster-common/queue-controller';
-import { SECRETS, SYSTEM_NAMESPACE } from '../cluster-common/resources';
+import { QueueController, ignoreNotFound } from '../../framework/queue-controller';
+import { SECRETS, SYSTEM_NAMESPACE } from '../../framework/resources';
 import type { Secret } from '../cluster-common/types';
 
 /**

@@ -1,7 +1,7 @@
 import { labelSelectorFromObject, type KubeObject } from '@orch/apimachinery';
 import type { ResourceClient } from '@orch/client';
 import { claimDecision, claimObjects } from './claim';
-import { peerContext, type PeerContext } from './testing/peer-context';
+import { peerContext, type PeerContext } from '../../framework/testing/harness';
 
 const owner: KubeObject = { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'rs', namespace: 'ns', uid: 'rs-uid' } };
 const ref = (uid: string) => ({ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'x', uid, controller: true });

@@ -1,6 +1,6 @@
 import type { LabelSelector, KubeObject, OwnerReference } from '@orch/apimachinery';
 import { isNotFound, type ResourceClient } from '@orch/client';
-import { controllerRefOf, newControllerRef } from './controller-ref';
+import { controllerRefOf, newControllerRef } from '../../framework/controller-ref';
 
 export interface ClaimOptions<T extends KubeObject> {
   /** The controller claiming (a ReplicaSet, a Deployment, ...), as cached. */

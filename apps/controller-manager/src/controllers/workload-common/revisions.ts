@@ -4,10 +4,10 @@
  * patch of `spec.template`, is named `<owner>-<hash>` and numbered in order.
  */
 import type { KubeObject } from '@orch/apimachinery';
-import { newControllerRef } from './controller-ref';
+import { newControllerRef } from '../../framework/controller-ref';
 import { canonicalJson, computeHash } from './hash';
 import type { ControllerRevision, PodTemplateSpec } from './types';
-import { CONTROLLER_REVISIONS } from './resources';
+import { CONTROLLER_REVISIONS } from '../../framework/resources';
 
 /** Pod label naming the revision a pod was made from (upstream apps.ControllerRevisionHashLabelKey). */
 export const CONTROLLER_REVISION_HASH_LABEL = 'controller-revision-hash';

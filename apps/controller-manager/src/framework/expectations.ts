@@ -1,4 +1,8 @@
-/** How long expectations may stay unfulfilled before they are ignored (upstream ExpectationsTimeout). */
+/**
+ * How long expectations may stay unfulfilled before the cache is trusted again (upstream
+ * ExpectationsTimeout, 5 min): a lost watch event must not block a controller forever. The one
+ * timeout of every kind of expectation below.
+ */
 export const EXPECTATIONS_TIMEOUT_MS = 5 * 60_000;
 
 interface Record {
@@ -89,5 +93,48 @@ export class UIDTrackingExpectations extends ControllerExpectations {
   override delete(key: string): void {
     this.deleting.delete(key);
     super.delete(key);
+  }
+}
+
+/**
+ * Creations by name an owner is still waiting to see in its informer cache (upstream
+ * ControllerExpectations, creates only, keyed by the created objects' names as the
+ * EndpointSlice controllers need). While some are pending and not expired, the cache may miss
+ * objects just created, and a sync must not act on it (it would create twice). Updates need
+ * no expectations: a stale resourceVersion is refused with 409.
+ */
+export class CreateExpectations {
+  private readonly pending = new Map<string, Map<string, number>>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Records that `owner` created `name`. */
+  expect(owner: string, name: string): void {
+    let names = this.pending.get(owner);
+    if (!names) this.pending.set(owner, (names = new Map()));
+    names.set(name, this.now() + EXPECTATIONS_TIMEOUT_MS);
+  }
+
+  /** The informer delivered `name` of `owner`. */
+  observe(owner: string, name: string): void {
+    const names = this.pending.get(owner);
+    if (!names) return;
+    names.delete(name);
+    if (names.size === 0) this.pending.delete(owner);
+  }
+
+  /** True when the cache can be trusted for `owner`: nothing pending, or only expired entries. */
+  satisfied(owner: string): boolean {
+    const names = this.pending.get(owner);
+    if (!names) return true;
+    const now = this.now();
+    for (const deadline of names.values()) if (deadline > now) return false;
+    this.pending.delete(owner);
+    return true;
+  }
+
+  /** Forgets `owner` (it was deleted). */
+  forget(owner: string): void {
+    this.pending.delete(owner);
   }
 }

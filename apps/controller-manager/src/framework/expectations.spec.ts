@@ -1,4 +1,4 @@
-import { ControllerExpectations, EXPECTATIONS_TIMEOUT_MS, UIDTrackingExpectations } from './expectations';
+import { ControllerExpectations, CreateExpectations, EXPECTATIONS_TIMEOUT_MS, UIDTrackingExpectations } from './expectations';
 
 describe('ControllerExpectations', () => {
   it.each([
@@ -36,5 +36,28 @@ describe('UIDTrackingExpectations', () => {
     e.expectDeletionsOf('rs', ['ns/a', 'ns/b']);
     for (const pod of observed) e.deletionObservedOf('rs', pod);
     expect(e.pending('rs')).toEqual(want);
+  });
+});
+
+describe('CreateExpectations', () => {
+  it.each([
+    { name: 'no record is satisfied', steps: [], want: true },
+    { name: 'a pending create is not', steps: ['expect a'], want: false },
+    { name: 'observed', steps: ['expect a', 'observe a'], want: true },
+    { name: 'one of two observed', steps: ['expect a', 'expect b', 'observe a'], want: false },
+    { name: 'forgotten owner', steps: ['expect a', 'forget'], want: true },
+    { name: 'still pending just before the shared timeout', steps: ['expect a', 'wait -1'], want: false },
+    { name: 'expired after the shared timeout', steps: ['expect a', 'wait 1'], want: true },
+  ])('$name', ({ steps, want }) => {
+    let now = 0;
+    const e = new CreateExpectations(() => now);
+    for (const step of steps) {
+      const [op, arg] = step.split(' ');
+      if (op === 'expect') e.expect('owner', arg);
+      else if (op === 'observe') e.observe('owner', arg);
+      else if (op === 'forget') e.forget('owner');
+      else if (op === 'wait') now += EXPECTATIONS_TIMEOUT_MS + Number(arg);
+    }
+    expect(e.satisfied('owner')).toBe(want);
   });
 });

@@ -1,6 +1,7 @@
 import type { Catalog } from '@orch/api';
 import type { EventRecorder, RestClient, SharedInformerFactory } from '@orch/client';
 import type { Logger } from '@orch/server-common';
+import type { Registry } from 'prom-client';
 
 /**
  * What every controller gets: the API client, the shared informer factory (one informer per
@@ -21,6 +22,8 @@ export interface ControllerContext {
   recorder(reportingController: string): EventRecorder;
   logger: Logger;
   options: ControllerOptions;
+  /** Where controllers export their work queues' metrics (absent in tests that do not read them). */
+  metrics?: Registry;
 }
 
 /** Discovery of the served resources, as controllers that handle every kind need it (garbage collector, namespaces). */
@@ -83,6 +86,11 @@ export interface ControllerDescriptor {
    */
   serviceAccount?: string;
   create(ctx: ControllerContext): Controller;
+}
+
+/** A controller enabled by --controllers that cannot work without a flag: it logs why and does nothing. */
+export function disabledController(ctx: ControllerContext, name: string, why: string): Controller {
+  return { name, run: async () => ctx.logger.warn(`${name} controller disabled: ${why}`) };
 }
 
 export class ControllersFlagError extends Error {}

@@ -1,6 +1,5 @@
 import type { KubeObject } from '@orch/apimachinery';
-import { objectKey, runWorkers, unwrapTombstone, type DeletedFinalStateUnknown, type RateLimitingQueue, type SharedInformer } from '@orch/client';
-import type { ControllerContext } from '../../controller';
+import { objectKey, unwrapTombstone, type DeletedFinalStateUnknown, type SharedInformer } from '@orch/client';
 import { controllerRefOf } from './controller-ref';
 
 /** Index of objects by the uid of their controller (owner reference with `controller: true`). */
@@ -28,18 +27,6 @@ export function keyOf<T extends KubeObject>(obj: T | DeletedFinalStateUnknown<T>
   return objectKey(unwrapTombstone(obj));
 }
 
-export interface QueueRun {
-  /** The `--controllers` name, for logs. */
-  name: string;
-  ctx: ControllerContext;
-  /** Informers whose caches must be synced before the first sync. */
-  informers: Pick<SharedInformer<KubeObject>, 'waitForSync'>[];
-  queue: RateLimitingQueue<string>;
-  sync: (key: string) => Promise<void>;
-  /** Workers (default ctx.options.workers). */
-  workers?: number;
-}
-
 /**
  * Resolves true once every informer synced, false when `signal` aborts first (or an
  * informer stopped). Adds a single listener to `signal`, however many informers there are.
@@ -57,19 +44,4 @@ export async function waitForInformers(informers: Pick<SharedInformer<KubeObject
   } finally {
     signal.removeEventListener('abort', onAbort);
   }
-}
-
-/**
- * The run loop of a queue-driven controller (upstream Run): waits for its informers'
- * caches, then runs workers calling `sync(key)` until `signal` aborts. Resolves after the
- * workers finished their current keys.
- */
-export async function runQueue(run: QueueRun, signal: AbortSignal): Promise<void> {
-  const logger = run.ctx.logger.with({ controller: run.name });
-  if (!(await waitForInformers(run.informers, signal))) {
-    run.queue.shutDown();
-    return;
-  }
-  logger.info('caches synced, starting workers');
-  await runWorkers(run.queue, run.workers ?? run.ctx.options.workers, run.sync, { signal, logger });
 }

@@ -1,5 +1,5 @@
 import { CONTROLLER_ACCOUNTS } from '@orch/auth';
-import { CONTROLLERS } from './controllers';
+import { CONTROLLERS } from '../controllers';
 import { ControllersFlagError, enabledControllers, type ControllerDescriptor } from './controller';
 
 const known: ControllerDescriptor[] = [
