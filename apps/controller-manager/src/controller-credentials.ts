@@ -1,6 +1,7 @@
 import type { KubeObject } from '@orch/apimachinery';
 import { ApiError, Backoff, RestClient, sleep, type ClientConfig, type TokenSource } from '@orch/client';
 import type { Logger } from '@orch/server-common';
+import type { TokenRequest } from './framework/api';
 import { SERVICEACCOUNTS } from './framework/resources';
 
 /** Lifetime asked for each controller token (upstream's controller client builder: 1 h). */
@@ -9,10 +10,6 @@ export const CONTROLLER_TOKEN_SECONDS = 3600;
 const RENEW_AT = 0.8;
 /** A 401 triggers a renewal at most this often (a rejected token must not turn into a request storm). */
 const MIN_REJECTED_RENEWAL_MS = 5_000;
-
-interface TokenRequestStatus {
-  status?: { token?: string; expirationTimestamp?: string };
-}
 
 /**
  * The token of one controller's service account `orch-system/<account>` (upstream
@@ -97,7 +94,7 @@ export class ServiceAccountTokenSource implements TokenSource {
       });
     }
     const requested = Date.now();
-    const answer = await accounts.createSubresource<TokenRequestStatus>(this.account, 'token', {
+    const answer = await accounts.createSubresource<TokenRequest>(this.account, 'token', {
       apiVersion: 'authentication.orch.io/v1',
       kind: 'TokenRequest',
       spec: { expirationSeconds: CONTROLLER_TOKEN_SECONDS },

@@ -77,6 +77,7 @@ void runComponent({
       discovery,
       recorder: (reportingController) => new EventRecorder({ client: ctx.client, reportingController, reportingInstance: ctx.identity }),
       logger: ctx.logger,
+      metrics: ctx.metrics,
       options: {
         workers: f['concurrent-syncs'],
         rootCaPem: (await optionalFile(f['root-ca-file'])) ?? ctx.clientConfig.caPem ?? '',

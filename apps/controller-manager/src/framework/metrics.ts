@@ -32,16 +32,19 @@ export function registerQueueMetrics(registry: Registry, name: string, queue: Qu
 
 /** A counter that follows `read(queue)` for every queue at each scrape. */
 function counterOf(registry: Registry, queues: Map<string, QueueMetrics>, name: string, help: string, read: (q: QueueMetrics) => number): void {
+  const exported = new Map<string, number>();
   new Counter({
     name,
     help,
     labelNames: ['name'],
     registers: [registry],
-    async collect() {
+    collect() {
       for (const [n, q] of queues) {
-        const seen = (await this.get()).values.find((v) => v.labels['name'] === n)?.value ?? 0;
         const now = read(q);
-        if (now > seen) this.inc({ name: n }, now - seen);
+        const seen = exported.get(n) ?? 0;
+        // inc by 0 exports a queue that has no retries yet as 0 rather than leaving it out.
+        if (now > seen || !exported.has(n)) this.inc({ name: n }, now - seen);
+        exported.set(n, Math.max(now, seen));
       }
     },
   });

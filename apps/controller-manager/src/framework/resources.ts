@@ -29,6 +29,7 @@ export const DAEMON_SETS = res('apps', 'v1', 'daemonsets', 'DaemonSet');
 export const CONTROLLER_REVISIONS = res('apps', 'v1', 'controllerrevisions', 'ControllerRevision');
 export const JOBS = res('batch', 'v1', 'jobs', 'Job');
 export const CRON_JOBS = res('batch', 'v1', 'cronjobs', 'CronJob');
+export const HORIZONTAL_POD_AUTOSCALERS = res('autoscaling', 'v2', 'horizontalpodautoscalers', 'HorizontalPodAutoscaler');
 export const POD_DISRUPTION_BUDGETS = res('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget');
 
 /** Namespace of bootstrap token secrets (SPEC "Token secrets"). */

@@ -1,6 +1,6 @@
 import { compactVerify } from 'jose';
 import { parse } from 'yaml';
-import type { ConfigMap } from '../cluster-common/types';
+import type { ConfigMap } from '../../framework/api';
 import { JWS_KEY_PREFIX, KUBECONFIG_KEY, clusterInfoKubeconfig, detachedSignature, signedClusterInfoData } from './jws';
 
 const enc = new TextEncoder();

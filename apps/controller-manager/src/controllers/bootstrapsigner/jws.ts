@@ -1,5 +1,5 @@
 import { CompactSign } from 'jose';
-import type { ConfigMap } from '../cluster-common/types';
+import type { ConfigMap } from '../../framework/api';
 
 /** The signed config map (SPEC "Token secrets"). */
 export const CLUSTER_INFO = 'cluster-info';

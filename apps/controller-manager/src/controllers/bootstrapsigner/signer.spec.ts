@@ -1,6 +1,6 @@
 import { compactVerify } from 'jose';
 import { formatTime } from '@orch/apimachinery';
-import type { ConfigMap, Secret } from '../cluster-common/types';
+import type { ConfigMap, Secret } from '../../framework/api';
 import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { KUBECONFIG_KEY, clusterInfoKubeconfig } from './jws';
 import { BootstrapSigner, bootstrapSignerController } from './signer';

@@ -3,7 +3,7 @@ import type { ControllerContext, ControllerDescriptor } from '../../framework/co
 import { bootstrapTokens, isBootstrapToken, signingToken, tokenExpiration } from '../cluster-common/bootstrap-token';
 import { QueueController } from '../../framework/queue-controller';
 import { CONFIGMAPS, PUBLIC_NAMESPACE, SECRETS } from '../../framework/resources';
-import type { ConfigMap, Secret } from '../cluster-common/types';
+import type { ConfigMap, Secret } from '../../framework/api';
 import { CLUSTER_INFO, KUBECONFIG_KEY, clusterInfoKubeconfig, signedClusterInfoData } from './jws';
 
 /** Upstream's public namespace: cluster-info is kept there too under the compatibility option. */

@@ -1,4 +1,4 @@
-import type { Secret } from './types';
+import type { Secret } from '../../framework/api';
 import { BOOTSTRAP_TOKEN_TYPE, signingToken, tokenExpiration } from './bootstrap-token';
 
 const NOW = Date.parse('2026-06-01T00:00:00Z');

@@ -1,7 +1,7 @@
 import { parseTime } from '@orch/apimachinery';
 import { NAMESPACE_INDEX, type SharedInformer } from '@orch/client';
 import { SYSTEM_NAMESPACE } from '../../framework/resources';
-import type { Secret } from './types';
+import type { Secret } from '../../framework/api';
 
 /** Type of bootstrap token secrets (SPEC "Token secrets"). */
 export const BOOTSTRAP_TOKEN_TYPE = 'bootstrap.orch.io/token';

@@ -1,4 +1,4 @@
-import type { CertificateSigningRequest } from './types';
+import type { CertificateSigningRequest } from '../../framework/api';
 import { apiServerClientUsagesProblem, hasFailed, isApproved, isDecided, kubeletClientCsrProblem, parseCsr } from './csr';
 import { makeCsr } from './testing/csr';
 

@@ -1,5 +1,5 @@
 import * as x509 from '@peculiar/x509';
-import type { CertificateSigningRequest } from './types';
+import type { CertificateSigningRequest } from '../../framework/api';
 
 /** Signer of node agents' client certificates. */
 export const KUBELET_CLIENT_SIGNER = 'orch.io/kube-apiserver-client-kubelet';

@@ -1,4 +1,4 @@
-import type { Service } from './types';
+import type { Service } from '../../framework/api';
 
 /** Set on Endpoints and EndpointSlices of headless services (SPEC well-known labels). */
 export const HEADLESS_LABEL = 'service.orch.io/headless';

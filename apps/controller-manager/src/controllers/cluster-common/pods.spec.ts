@@ -1,5 +1,5 @@
 import { findPort, podIPOfFamily, shouldPodBeInEndpoints, shouldSetHostname } from './pods';
-import type { Pod, Service } from './types';
+import type { Pod, Service } from '../../framework/api';
 
 const pod = (p: { phase?: string; ip?: string; ips?: string[]; deleting?: boolean; ports?: { name?: string; containerPort: number; protocol?: string }[]; hostname?: string; subdomain?: string } = {}): Pod => ({
   apiVersion: 'v1',

@@ -1,4 +1,4 @@
-import type { Pod, Service, ServicePort } from './types';
+import type { Pod, Service, ServicePort } from '../../framework/api';
 
 /** The pod's Ready condition is True (upstream podutil.IsPodReady). */
 export function isPodReady(pod: Pod): boolean {

@@ -5,7 +5,7 @@ import { ignoreNotFound } from '../../framework/queue-controller';
 import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from './labels';
 import { ENDPOINTSLICES } from '../../framework/resources';
 import type { SlicePlan } from './slices';
-import type { EndpointSlice } from './types';
+import type { EndpointSlice } from '../../framework/api';
 
 /** Name of the slice index of the controller `managedBy`: `<namespace>/<service>` of its slices. */
 function sliceIndexName(managedBy: string): string {

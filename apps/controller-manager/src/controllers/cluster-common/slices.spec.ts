@@ -1,5 +1,5 @@
 import { reconcileSlices, type DesiredGroup, type SliceTemplate } from './slices';
-import type { EndpointSlice, SliceEndpoint } from './types';
+import type { EndpointSlice, SliceEndpoint } from '../../framework/api';
 
 const template: SliceTemplate = {
   namespace: 'ns',

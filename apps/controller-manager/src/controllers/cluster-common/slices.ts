@@ -1,6 +1,6 @@
 import type { OwnerReference } from '@orch/apimachinery';
 import { jsonEqual } from './equal';
-import type { EndpointPort, EndpointSlice, SliceEndpoint } from './types';
+import type { SlicePort, EndpointSlice, SliceEndpoint } from '../../framework/api';
 
 /** Endpoints per slice the endpointslice controller writes (upstream --max-endpoints-per-slice). */
 export const MAX_ENDPOINTS_PER_SLICE = 100;
@@ -10,7 +10,7 @@ export type AddressType = EndpointSlice['addressType'];
 /** Endpoints that share one address type and one port list, hence may share slices. */
 export interface DesiredGroup {
   addressType: AddressType;
-  ports: EndpointPort[];
+  ports: SlicePort[];
   endpoints: SliceEndpoint[];
 }
 
@@ -31,7 +31,7 @@ export interface SlicePlan {
   delete: EndpointSlice[];
 }
 
-const groupKey = (addressType: string, ports: readonly EndpointPort[] | null | undefined) =>
+const groupKey = (addressType: string, ports: readonly SlicePort[] | null | undefined) =>
   `${addressType}#${JSON.stringify(
     [...(ports ?? [])].map((p) => [p.name ?? '', p.port, p.protocol ?? 'TCP', p.appProtocol ?? '']).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1)),
   )}`;
@@ -42,7 +42,7 @@ const endpointKey = (ep: SliceEndpoint) => `${[...ep.addresses].sort().join(',')
 const byKey = (a: SliceEndpoint, b: SliceEndpoint) => (endpointKey(a) < endpointKey(b) ? -1 : endpointKey(a) > endpointKey(b) ? 1 : 0);
 
 /** A new slice of `template` for one group, holding `endpoints`. */
-function newSlice(template: SliceTemplate, addressType: AddressType, ports: EndpointPort[], endpoints: SliceEndpoint[]): EndpointSlice {
+function newSlice(template: SliceTemplate, addressType: AddressType, ports: SlicePort[], endpoints: SliceEndpoint[]): EndpointSlice {
   return {
     apiVersion: 'discovery.orch.io/v1',
     kind: 'EndpointSlice',

@@ -1,4 +1,4 @@
-import type { Taint, Toleration } from './types';
+import type { Taint, Toleration } from '../../framework/api';
 
 /** Node taints set by the node lifecycle controller (SPEC "Well-known labels, annotations and taints"). */
 export const TAINT_NOT_READY = 'node.orch.io/not-ready';

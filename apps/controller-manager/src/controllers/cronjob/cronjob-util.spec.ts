@@ -1,4 +1,4 @@
-import type { CronJob, Job } from '../workload-common/types';
+import type { CronJob, Job } from '../../framework/api';
 import { formatInZone, jobFromTemplate, jobNameFor, jobsBeyondHistory, mostRecentScheduleTime, nextScheduleDelayMs, scheduleWithZone } from './cronjob-util';
 import { parseSchedule } from './schedule';
 

@@ -4,7 +4,7 @@
  */
 import { parseTime } from '@orch/apimachinery';
 import { findCondition } from '../workload-common/pods';
-import type { CronJob, Job } from '../workload-common/types';
+import type { CronJob, Job } from '../../framework/api';
 import { ScheduleError, type Schedule } from './schedule';
 
 /** Annotation on created jobs: the scheduled time, RFC 3339 in the cron job's zone (UTC without one). */
@@ -101,7 +101,7 @@ export function jobFromTemplate(cj: CronJob, scheduledMs: number): Job {
       labels: { ...(meta.labels ?? {}) },
       annotations: { ...(meta.annotations ?? {}), [SCHEDULED_TIMESTAMP_ANNOTATION]: formatInZone(scheduledMs, cj.spec.timeZone || 'UTC') },
     },
-    spec: structuredClone(cj.spec.jobTemplate.spec),
+    spec: structuredClone(cj.spec.jobTemplate.spec ?? { template: {} }),
   };
 }
 

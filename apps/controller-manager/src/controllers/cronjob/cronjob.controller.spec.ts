@@ -1,5 +1,5 @@
 import { peerContext, type PeerContext } from '../../framework/testing/harness';
-import type { CronJob, Job } from '../workload-common/types';
+import type { CronJob, Job } from '../../framework/api';
 import { CronJobController } from './cronjob.controller';
 
 const CRON_JOBS = 'batch/v1/cronjobs';

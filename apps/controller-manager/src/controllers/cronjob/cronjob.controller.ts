@@ -13,7 +13,7 @@ import { QueueController } from '../../framework/queue-controller';
 import { controllerRefOf, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
 import { CRON_JOBS, JOBS } from '../../framework/resources';
 import { CONTROLLER_UID_INDEX, keyOf, withControllerIndex } from '../../framework/informers';
-import type { CronJob, Job } from '../workload-common/types';
+import type { CronJob, Job } from '../../framework/api';
 import { finishedType, jobFromTemplate, jobNameFor, jobsBeyondHistory, mostRecentScheduleTime, nextScheduleDelayMs, scheduleWithZone } from './cronjob-util';
 import { checkTimeZone, parseSchedule, ScheduleError, type Schedule } from './schedule';
 

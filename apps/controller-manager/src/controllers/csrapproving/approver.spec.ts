@@ -1,4 +1,4 @@
-import type { CertificateSigningRequest } from '../cluster-common/types';
+import type { CertificateSigningRequest } from '../../framework/api';
 import { makeCsr } from '../cluster-common/testing/csr';
 import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { parseCsr } from '../cluster-common/csr';

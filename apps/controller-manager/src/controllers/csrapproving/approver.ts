@@ -4,7 +4,7 @@ import type { ControllerContext, ControllerDescriptor } from '../../framework/co
 import { KUBELET_CLIENT_SIGNER, isDecided, kubeletClientCsrProblem, parseCsr, type ParsedCsr } from '../cluster-common/csr';
 import { QueueController } from '../../framework/queue-controller';
 import { CSRS } from '../../framework/resources';
-import type { CertificateSigningRequest } from '../cluster-common/types';
+import type { CertificateSigningRequest } from '../../framework/api';
 
 /**
  * upstream sarApprover's recognizers: a node client request (signer

@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { ensurePki, type Pki } from '@orch/auth';
 import { removeDir, tempDir } from '@orch/testing';
-import type { CertificateSigningRequest } from '../cluster-common/types';
+import type { CertificateSigningRequest } from '../../framework/api';
 import { makeCsr } from '../cluster-common/testing/csr';
 import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { CsrSigningController, DEFAULT_CERT_TTL_SECONDS, certLifetimeSeconds, csrSigningController, signingDecision } from './signer';

@@ -5,7 +5,7 @@ import { disabledController, type ControllerContext, type ControllerDescriptor }
 import { APISERVER_CLIENT_SIGNER, KUBELET_CLIENT_SIGNER, apiServerClientUsagesProblem, hasFailed, isApproved, kubeletClientCsrProblem, parseCsr } from '../cluster-common/csr';
 import { QueueController } from '../../framework/queue-controller';
 import { CSRS } from '../../framework/resources';
-import type { CertificateSigningRequest } from '../cluster-common/types';
+import type { CertificateSigningRequest } from '../../framework/api';
 
 /** Default certificate lifetime (upstream --cluster-signing-duration 8760h). */
 export const DEFAULT_CERT_TTL_SECONDS = 365 * 24 * 3600;

@@ -17,7 +17,7 @@ import { UIDTrackingExpectations } from '../../framework/expectations';
 import { CONTROLLER_REVISIONS, DAEMON_SETS, NODES, PODS } from '../../framework/resources';
 import { CONTROLLER_REVISION_HASH_LABEL, byRevisionNumber, nextRevisionNumber, templatePatch } from '../workload-common/revisions';
 import { CONTROLLER_UID_INDEX, keyOf, withControllerIndex } from '../../framework/informers';
-import type { ControllerRevision, DaemonSet, Node, Pod } from '../workload-common/types';
+import type { ControllerRevision, DaemonSet, Node, Pod } from '../../framework/api';
 import { canonicalJson, computeHash } from '../workload-common/hash';
 import { daemonPodFor, targetNodeName } from './placement';
 import { daemonSetCounts, planDaemonPods, planRollingUpdate } from './plan';

@@ -1,4 +1,4 @@
-import type { DaemonSet, Node, Pod, Taint, Toleration } from '../workload-common/types';
+import type { DaemonSet, Node, Pod, Taint, Toleration } from '../../framework/api';
 import { daemonPodFor, daemonTolerations, nodeShouldRunDaemonPod, targetNodeName, tolerates } from './placement';
 import { daemonSetCounts, planDaemonPods, planRollingUpdate } from './plan';
 

@@ -6,7 +6,7 @@
 import type { OwnerReference } from '@orch/apimachinery';
 import { podFromTemplate } from '../workload-common/pods';
 import { CONTROLLER_REVISION_HASH_LABEL } from '../workload-common/revisions';
-import type { DaemonSet, Node, NodeSelectorRequirement, NodeSelectorTerm, Pod, PodSpec, Taint, Toleration } from '../workload-common/types';
+import type { DaemonSet, Node, NodeSelectorRequirement, NodeSelectorTerm, Pod, PodSpec, Taint, Toleration } from '../../framework/api';
 
 /** Deprecated label upstream still sets on daemon pods: the DaemonSet's generation. */
 export const POD_TEMPLATE_GENERATION_LABEL = 'pod-template-generation';
@@ -84,7 +84,7 @@ export function fitsNodeAffinity(spec: PodSpec, node: Node): boolean {
  * `shouldContinueRunning` — an existing one may stay (only NoExecute taints evict).
  */
 export function nodeShouldRunDaemonPod(ds: DaemonSet, node: Node): { shouldRun: boolean; shouldContinueRunning: boolean } {
-  const spec = ds.spec.template.spec;
+  const spec = ds.spec.template.spec ?? { containers: [] };
   if (spec.nodeName && spec.nodeName !== node.metadata.name) return { shouldRun: false, shouldContinueRunning: false };
   if (!fitsNodeAffinity(spec, node)) return { shouldRun: false, shouldContinueRunning: false };
   const taints = node.spec?.taints ?? [];

@@ -6,7 +6,7 @@ import { parseTime } from '@orch/apimachinery';
 import { scaledValue } from '../workload-common/intstr';
 import { isPodAvailable, isPodReady } from '../workload-common/pods';
 import { CONTROLLER_REVISION_HASH_LABEL } from '../workload-common/revisions';
-import type { DaemonSet, Node, Pod } from '../workload-common/types';
+import type { DaemonSet, Node, Pod } from '../../framework/api';
 import { nodeShouldRunDaemonPod } from './placement';
 
 /** Older first; with equal creation times, the one further along (Running over Pending) first. */

@@ -1,5 +1,5 @@
 import { peerContext, waitFor, type PeerContext } from '../../framework/testing/harness';
-import type { Deployment, ReplicaSet } from '../workload-common/types';
+import type { Deployment, ReplicaSet } from '../../framework/api';
 import { DeploymentController } from './deployment.controller';
 import { templateHash } from './util';
 

@@ -17,7 +17,7 @@ import { controllerRefOf, newControllerRef, resolveControllerRef } from '../../f
 import { findCondition } from '../workload-common/pods';
 import { DEPLOYMENTS, PODS, REPLICA_SETS } from '../../framework/resources';
 import { CONTROLLER_UID_INDEX, keyOf, withControllerIndex } from '../../framework/informers';
-import type { Deployment, Pod, ReplicaSet } from '../workload-common/types';
+import type { Deployment, Pod, ReplicaSet } from '../../framework/api';
 import {
   activeSets,
   calculateDeploymentStatus,

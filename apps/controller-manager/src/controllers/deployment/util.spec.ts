@@ -1,4 +1,4 @@
-import type { Deployment, PodTemplateSpec, ReplicaSet, WorkloadCondition } from '../workload-common/types';
+import type { Deployment, PodTemplateSpec, ReplicaSet, WorkloadCondition } from '../../framework/api';
 import {
   deploymentTimedOut,
   equalIgnoreHash,

@@ -8,7 +8,7 @@ import { parseTime } from '@orch/apimachinery';
 import { computeHash } from '../workload-common/hash';
 import { scaledValue } from '../workload-common/intstr';
 import { findCondition } from '../workload-common/pods';
-import type { Deployment, DeploymentStatus, PodTemplateSpec, ReplicaSet, WorkloadCondition } from '../workload-common/types';
+import type { Deployment, DeploymentStatus, PodTemplateSpec, ReplicaSet, WorkloadCondition } from '../../framework/api';
 
 /** Label on ReplicaSets and their pods that tells rollouts apart (upstream DefaultDeploymentUniqueLabelKey). */
 export const POD_TEMPLATE_HASH_LABEL = 'pod-template-hash';
@@ -60,14 +60,14 @@ function normalize(value: unknown): unknown {
   return out;
 }
 
-function withoutHashLabel(t: PodTemplateSpec): unknown {
-  const copy = structuredClone(t);
+function withoutHashLabel(t: PodTemplateSpec | undefined): unknown {
+  const copy = structuredClone(t ?? {});
   if (copy.metadata?.labels) delete copy.metadata.labels[POD_TEMPLATE_HASH_LABEL];
   return normalize(copy);
 }
 
 /** upstream EqualIgnoreHash: the templates are equal apart from the pod-template-hash label. */
-export function equalIgnoreHash(a: PodTemplateSpec, b: PodTemplateSpec): boolean {
+export function equalIgnoreHash(a: PodTemplateSpec | undefined, b: PodTemplateSpec | undefined): boolean {
   return JSON.stringify(sortKeys(withoutHashLabel(a))) === JSON.stringify(sortKeys(withoutHashLabel(b)));
 }
 

@@ -1,14 +1,15 @@
-import type { Pod, PodDisruptionBudget } from '../workload-common/types';
+import type { Pod, PodDisruptionBudget } from '../../framework/api';
 import { budgetStatus, countHealthy, expectedPodCount, failSafeStatus, pendingDisruptions } from './budget';
 
 const NOW = Date.parse('2024-01-01T12:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
-const pdb = (spec: PodDisruptionBudget['spec'], status: PodDisruptionBudget['status'] = {}): PodDisruptionBudget => ({
+/** A budget with a partial status (as a stored object may be, before the controller filled it). */
+const pdb = (spec: PodDisruptionBudget['spec'], status: Partial<NonNullable<PodDisruptionBudget['status']>> = {}): PodDisruptionBudget => ({
   apiVersion: 'policy/v1',
   kind: 'PodDisruptionBudget',
   metadata: { name: 'b', generation: 2 },
   spec,
-  status,
+  status: status as PodDisruptionBudget['status'],
 });
 const pod = (name: string, ready: boolean, deleting = false): Pod => ({
   apiVersion: 'v1',
@@ -60,7 +61,7 @@ describe('disruptions', () => {
   });
 
   it('keeps the transition time while the condition status holds', () => {
-    const before = { type: 'DisruptionAllowed', status: 'False' as const, reason: 'InsufficientPods', lastTransitionTime: 'T0' };
+    const before = { type: 'DisruptionAllowed', status: 'False' as const, reason: 'InsufficientPods', message: '', lastTransitionTime: 'T0' };
     const s = budgetStatus(pdb({ minAvailable: 2 }, { conditions: [before] }), 2, 2, 2, {}, 'T1');
     expect(s.conditions?.[0].lastTransitionTime).toBe('T0');
     const flipped = budgetStatus(pdb({ minAvailable: 2 }, { conditions: [before] }), 3, 2, 3, {}, 'T1');

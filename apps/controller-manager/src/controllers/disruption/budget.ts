@@ -5,7 +5,7 @@
 import { parseTime } from '@orch/apimachinery';
 import { scaledValue } from '../workload-common/intstr';
 import { isPodReady } from '../workload-common/pods';
-import type { Pod, PodDisruptionBudget, WorkloadCondition } from '../workload-common/types';
+import type { Pod, PodDisruptionBudget, Condition } from '../../framework/api';
 
 /** How long an eviction's entry in disruptedPods waits for the pod to go (upstream DeletionTimeout). */
 export const DELETION_TIMEOUT_MS = 2 * 60_000;
@@ -59,7 +59,7 @@ export function countHealthy(pods: readonly Pod[], disrupted: Record<string, str
  * upstream apimeta.SetStatusCondition (mutates `conditions`): the transition time changes
  * only with the status.
  */
-export function setStatusCondition(conditions: WorkloadCondition[], cond: WorkloadCondition, nowIso: string): void {
+export function setStatusCondition(conditions: Condition[], cond: Omit<Condition, 'lastTransitionTime'> & { lastTransitionTime?: string }, nowIso: string): void {
   const current = conditions.find((c) => c.type === cond.type);
   if (!current) {
     conditions.push({ ...cond, lastTransitionTime: cond.lastTransitionTime ?? nowIso });
@@ -106,7 +106,7 @@ export function budgetStatus(pdb: PodDisruptionBudget, currentHealthy: number, d
 
 /** The status of a budget whose sync failed: nothing may be disrupted (upstream failSafe). */
 export function failSafeStatus(pdb: PodDisruptionBudget, message: string, nowIso: string): PdbStatus {
-  const status: PdbStatus = { ...structuredClone(pdb.status ?? {}), disruptionsAllowed: 0, observedGeneration: pdb.metadata.generation };
+  const status: PdbStatus = { currentHealthy: 0, desiredHealthy: 0, expectedPods: 0, ...structuredClone(pdb.status ?? {}), disruptionsAllowed: 0, observedGeneration: pdb.metadata.generation };
   const conditions = (status.conditions ??= []);
   setStatusCondition(conditions, { type: 'DisruptionAllowed', status: 'False', reason: 'SyncFailed', message, observedGeneration: pdb.metadata.generation }, nowIso);
   return status;

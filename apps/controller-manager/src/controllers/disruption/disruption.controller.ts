@@ -1,5 +1,5 @@
 import { parseApiVersion } from '@orch/api';
-import { formatTime, labelSelectorFromObject, type KubeObject, type OwnerReference } from '@orch/apimachinery';
+import { formatTime, labelSelectorFromObject, type OwnerReference } from '@orch/apimachinery';
 import {
   isConflict,
   objectKey,
@@ -13,13 +13,9 @@ import { QueueController } from '../../framework/queue-controller';
 import { controllerRefOf, resolveControllerRef } from '../../framework/controller-ref';
 import { DEPLOYMENTS, POD_DISRUPTION_BUDGETS, PODS, REPLICA_SETS, REPLICATION_CONTROLLERS, STATEFUL_SETS } from '../../framework/resources';
 import { keyOf } from '../../framework/informers';
-import type { Deployment, Pod, PodDisruptionBudget, ReplicaSet, StatefulSet } from '../workload-common/types';
+import type { Deployment, Pod, PodDisruptionBudget, ReplicaSet, ReplicationController, StatefulSet } from '../../framework/api';
 import { canonicalJson } from '../workload-common/hash';
 import { budgetStatus, countHealthy, expectedPodCount, failSafeStatus, pendingDisruptions } from './budget';
-
-interface Scaled extends KubeObject {
-  spec: { replicas?: number };
-}
 
 /** A pod's controller as far as budgets care: its uid and desired replicas. */
 interface ControllerScale {
@@ -41,7 +37,7 @@ export class DisruptionController extends QueueController {
   private readonly replicaSets: SharedInformer<ReplicaSet>;
   private readonly deployments: SharedInformer<Deployment>;
   private readonly statefulSets: SharedInformer<StatefulSet>;
-  private readonly replicationControllers: SharedInformer<Scaled>;
+  private readonly replicationControllers: SharedInformer<ReplicationController>;
   private readonly client: ResourceClient<PodDisruptionBudget>;
 
   constructor(ctx: ControllerContext) {
@@ -51,7 +47,7 @@ export class DisruptionController extends QueueController {
     this.replicaSets = this.informer<ReplicaSet>(REPLICA_SETS);
     this.deployments = this.informer<Deployment>(DEPLOYMENTS);
     this.statefulSets = this.informer<StatefulSet>(STATEFUL_SETS);
-    this.replicationControllers = this.informer<Scaled>(REPLICATION_CONTROLLERS);
+    this.replicationControllers = this.informer<ReplicationController>(REPLICATION_CONTROLLERS);
     this.client = ctx.client.resource<PodDisruptionBudget>(POD_DISRUPTION_BUDGETS);
     this.budgets.addEventHandler({
       onAdd: (pdb) => this.queue.add(objectKey(pdb)),

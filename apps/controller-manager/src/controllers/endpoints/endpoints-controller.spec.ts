@@ -1,4 +1,4 @@
-import type { Endpoints, Pod, Service } from '../cluster-common/types';
+import type { Endpoints, Pod, Service } from '../../framework/api';
 import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { EndpointsController } from './endpoints-controller';
 

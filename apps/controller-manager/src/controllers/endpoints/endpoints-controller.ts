@@ -3,7 +3,7 @@ import type { ControllerContext, ControllerDescriptor } from '../../framework/co
 import { selectorMatches, serviceSelector } from '../cluster-common/labels';
 import { QueueController, ignoreNotFound } from '../../framework/queue-controller';
 import { ENDPOINTS, PODS, SERVICES } from '../../framework/resources';
-import type { Endpoints, Pod, Service } from '../cluster-common/types';
+import type { Endpoints, Pod, Service } from '../../framework/api';
 import { desiredEndpoints } from './subsets';
 
 /** Keys of the services in `pod`'s namespace whose selector matches it (upstream GetPodServiceMemberships). */

@@ -1,4 +1,4 @@
-import type { EndpointAddress, EndpointSubset, Endpoints, Pod, Service } from '../cluster-common/types';
+import type { EndpointAddress, EndpointSubset, Endpoints, Pod, Service } from '../../framework/api';
 import { computeSubsets, desiredEndpoints, repackSubsets, truncateSubsets } from './subsets';
 
 const pod = (name: string, ip: string | undefined, p: { ready?: boolean; node?: string; deleting?: boolean; ports?: { name: string; containerPort: number }[] } = {}): Pod => ({

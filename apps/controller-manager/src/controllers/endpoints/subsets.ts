@@ -1,7 +1,7 @@
 import { jsonEqual } from '../cluster-common/equal';
 import { HEADLESS_LABEL, OVER_CAPACITY_ANNOTATION, isServiceIPSet } from '../cluster-common/labels';
 import { findPort, isPodReady, podIPOfFamily, serviceFamily, shouldPodBeInEndpoints, shouldSetHostname } from '../cluster-common/pods';
-import type { EndpointAddress, EndpointPort, EndpointSubset, Endpoints, Pod, Service } from '../cluster-common/types';
+import type { EndpointAddress, EndpointPort, EndpointSubset, Endpoints, Pod, Service } from '../../framework/api';
 
 /** Most addresses an Endpoints object carries (upstream maxCapacity). */
 export const MAX_ENDPOINTS_CAPACITY = 1000;

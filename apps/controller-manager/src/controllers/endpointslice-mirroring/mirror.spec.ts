@@ -1,4 +1,4 @@
-import type { Endpoints, Service } from '../cluster-common/types';
+import type { Endpoints, Service } from '../../framework/api';
 import { MIRRORING_CONTROLLER_NAME, mirroredGroups, mirroredSliceTemplate } from './mirror';
 import { shouldMirror } from './mirroring-controller';
 

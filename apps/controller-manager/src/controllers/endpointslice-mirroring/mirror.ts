@@ -1,7 +1,7 @@
 import { mirrorUpstreamKeys } from '@orch/api';
 import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from '../cluster-common/labels';
 import type { AddressType, DesiredGroup, SliceTemplate } from '../cluster-common/slices';
-import type { EndpointAddress, EndpointPort, Endpoints, SliceEndpoint } from '../cluster-common/types';
+import type { EndpointAddress, SlicePort, Endpoints, SliceEndpoint } from '../../framework/api';
 
 /** `endpointslice.orch.io/managed-by` value of mirrored slices. */
 export const MIRRORING_CONTROLLER_NAME = 'endpointslicemirroring-controller.orch.io';
@@ -31,7 +31,7 @@ export function mirroredGroups(endpoints: Endpoints): { groups: DesiredGroup[]; 
   const groups = new Map<string, DesiredGroup>();
   let dropped = 0;
   for (const subset of endpoints.subsets ?? []) {
-    const ports: EndpointPort[] = (subset.ports ?? []).map((p) => ({ name: p.name ?? '', port: p.port, protocol: p.protocol ?? 'TCP', ...(p.appProtocol ? { appProtocol: p.appProtocol } : {}) }));
+    const ports: SlicePort[] = (subset.ports ?? []).map((p) => ({ name: p.name ?? '', port: p.port, protocol: p.protocol ?? 'TCP', ...(p.appProtocol ? { appProtocol: p.appProtocol } : {}) }));
     const all = [...(subset.addresses ?? []).map((a) => toEndpoint(a, true)), ...(subset.notReadyAddresses ?? []).map((a) => toEndpoint(a, false))];
     dropped += Math.max(0, all.length - MAX_MIRRORED_PER_SUBSET);
     for (const ep of all.slice(0, MAX_MIRRORED_PER_SUBSET)) {

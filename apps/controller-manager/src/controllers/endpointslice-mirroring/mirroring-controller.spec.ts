@@ -1,4 +1,4 @@
-import type { EndpointSlice, Endpoints, Service } from '../cluster-common/types';
+import type { EndpointSlice, Endpoints, Service } from '../../framework/api';
 import { eventually, startHarness, type Harness } from '../../framework/testing/harness';
 import { EndpointSliceMirroringController } from './mirroring-controller';
 

@@ -5,7 +5,7 @@ import { QueueController } from '../../framework/queue-controller';
 import { ENDPOINTS, ENDPOINTSLICES, SERVICES } from '../../framework/resources';
 import { ManagedSlices } from '../cluster-common/slice-writer';
 import { reconcileSlices } from '../cluster-common/slices';
-import type { EndpointSlice, Endpoints, Service } from '../cluster-common/types';
+import type { EndpointSlice, Endpoints, Service } from '../../framework/api';
 import { MAX_MIRRORED_PER_SUBSET, MIRRORING_CONTROLLER_NAME, mirroredGroups, mirroredSliceTemplate } from './mirror';
 
 /** True when `endpoints` of `svc` are mirrored: a selector-less service, no skip-mirror label. */

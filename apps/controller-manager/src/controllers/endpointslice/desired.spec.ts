@@ -1,4 +1,4 @@
-import type { Pod, Service } from '../cluster-common/types';
+import type { Pod, Service } from '../../framework/api';
 import { ENDPOINTSLICE_CONTROLLER_NAME, desiredGroups, serviceSliceTemplate } from './desired';
 
 const pod = (name: string, p: { ready?: boolean; deleting?: boolean; node?: string; hostname?: string; subdomain?: string; ports?: { name: string; containerPort: number }[] } = {}): Pod => ({

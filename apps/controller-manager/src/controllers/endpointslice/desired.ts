@@ -2,7 +2,7 @@ import { mirrorUpstreamKeys, withTwin } from '@orch/api';
 import { HEADLESS_LABEL, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, isServiceIPSet } from '../cluster-common/labels';
 import { findPort, isPodReady, podIPOfFamily, serviceFamily, shouldPodBeInEndpoints, shouldSetHostname } from '../cluster-common/pods';
 import type { DesiredGroup, SliceTemplate } from '../cluster-common/slices';
-import type { EndpointPort, Pod, Service, SliceEndpoint } from '../cluster-common/types';
+import type { SlicePort, Pod, Service, SliceEndpoint } from '../../framework/api';
 
 /** `endpointslice.orch.io/managed-by` value of this controller's slices. */
 export const ENDPOINTSLICE_CONTROLLER_NAME = 'endpointslice-controller.orch.io';
@@ -11,7 +11,7 @@ export const ENDPOINTSLICE_CONTROLLER_NAME = 'endpointslice-controller.orch.io';
 const RESERVED_LABELS = new Set([SERVICE_NAME_LABEL, MANAGED_BY_LABEL].flatMap(withTwin));
 
 /**
- * upstream podToEndpoint + getEndpointPorts, grouped: every pod that should be in endpoints
+ * upstream podToEndpoint + getSlicePorts, grouped: every pod that should be in endpoints
  * (terminating ones included) with an address of the service's family becomes one endpoint
  * with conditions ready (`publishNotReadyAddresses`, or Ready and not terminating), serving
  * (Ready) and terminating (being deleted), its node name and zone, and its hostname when
@@ -24,7 +24,7 @@ export function desiredGroups(svc: Service, pods: readonly Pod[], zoneOf: (nodeN
     if (!shouldPodBeInEndpoints(pod, true)) continue;
     const ip = podIPOfFamily(pod, family);
     if (!ip) continue;
-    const ports: EndpointPort[] = [];
+    const ports: SlicePort[] = [];
     for (const sp of svc.spec?.ports ?? []) {
       const port = findPort(pod, sp);
       if (port === undefined) continue;

@@ -1,4 +1,4 @@
-import type { EndpointSlice, Pod, Service } from '../cluster-common/types';
+import type { EndpointSlice, Pod, Service } from '../../framework/api';
 import { eventually, startHarness, type Harness } from '../../framework/testing/harness';
 import { EndpointSliceController } from './endpointslice-controller';
 

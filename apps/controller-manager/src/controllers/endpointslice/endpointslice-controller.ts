@@ -5,7 +5,7 @@ import { QueueController } from '../../framework/queue-controller';
 import { ENDPOINTSLICES, NODES, PODS, SERVICES } from '../../framework/resources';
 import { ManagedSlices } from '../cluster-common/slice-writer';
 import { reconcileSlices } from '../cluster-common/slices';
-import type { EndpointSlice, Node, Pod, Service } from '../cluster-common/types';
+import type { EndpointSlice, Node, Pod, Service } from '../../framework/api';
 import { enqueueServicesOfPods } from '../endpoints/endpoints-controller';
 import { ENDPOINTSLICE_CONTROLLER_NAME, desiredGroups, serviceSliceTemplate } from './desired';
 

@@ -1,4 +1,4 @@
-import type { Pod } from '../workload-common/types';
+import type { Pod } from '../../framework/api';
 import { completionIndexOf, countIndexes, firstPendingIndexes, formatIndexes, parseIndexes, withIndexes } from './indexes';
 
 const pod = (index?: string, label?: string): Pod => ({

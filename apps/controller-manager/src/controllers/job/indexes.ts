@@ -1,5 +1,5 @@
 import { readWellKnown } from '@orch/api';
-import type { Container, Pod } from '../workload-common/types';
+import type { Container, Pod } from '../../framework/api';
 
 /** SPEC: index of a pod in an Indexed job (annotation, and label since upstream 1.28). */
 export const JOB_COMPLETION_INDEX = 'batch.orch.io/job-completion-index';

@@ -1,4 +1,4 @@
-import type { Job, JobStatus, Pod } from '../workload-common/types';
+import type { Job, JobStatus, Pod } from '../../framework/api';
 import { parseIndexes } from './indexes';
 import { activeDeadlineRemainingMs, activePodsForRemoval, backoffRemainingMs, ensureJobCondition, isPodFailed, jobSelector, wantActive } from './job-util';
 

@@ -7,7 +7,7 @@ import { mirrorUpstreamKeys } from '@orch/api';
 import { parseTime, type LabelSelectorObject } from '@orch/apimachinery';
 import { comparePodsForDeletion } from '../replicaset/ranking';
 import { findCondition, isPodReady } from '../workload-common/pods';
-import type { Job, JobStatus, Pod, WorkloadCondition } from '../workload-common/types';
+import type { Job, JobStatus, Pod, WorkloadCondition } from '../../framework/api';
 import { completionIndexOf, hasIndex, type Interval } from './indexes';
 
 /** Finalizer on job pods until the job controller counted them (upstream batch.kubernetes.io/job-tracking). */

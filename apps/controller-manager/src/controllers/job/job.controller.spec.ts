@@ -1,5 +1,5 @@
 import { peerContext, type PeerContext } from '../../framework/testing/harness';
-import type { Job, Pod } from '../workload-common/types';
+import type { Job, Pod } from '../../framework/api';
 import { JobController } from './job.controller';
 import { JOB_TRACKING_FINALIZER } from './job-util';
 

@@ -17,7 +17,7 @@ import { UIDTrackingExpectations } from '../../framework/expectations';
 import { findCondition, isPodActive, isPodTerminating, podFromTemplate } from '../workload-common/pods';
 import { JOBS, PODS } from '../../framework/resources';
 import { keyOf, withControllerIndex } from '../../framework/informers';
-import type { Container, Job, JobStatus, Pod } from '../workload-common/types';
+import type { Container, Job, JobStatus, Pod } from '../../framework/api';
 import { canonicalJson } from '../workload-common/hash';
 import { addCompletionIndexEnv, countIndexes, firstPendingIndexes, formatIndexes, JOB_COMPLETION_INDEX, type Interval } from './indexes';
 import {

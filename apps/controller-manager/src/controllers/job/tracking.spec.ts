@@ -1,4 +1,4 @@
-import type { Job, JobStatus, Pod } from '../workload-common/types';
+import type { Job, JobStatus, Pod } from '../../framework/api';
 import { JOB_TRACKING_FINALIZER } from './job-util';
 import { moveUncounted, trackFinishedPods } from './tracking';
 

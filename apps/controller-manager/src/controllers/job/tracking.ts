@@ -1,4 +1,4 @@
-import type { Job, JobStatus, Pod } from '../workload-common/types';
+import type { Job, JobStatus, Pod } from '../../framework/api';
 import { completionIndexOf, hasIndex, parseIndexes, withIndexes, type Interval } from './indexes';
 import { isIndexed, isPodFailed, JOB_TRACKING_FINALIZER } from './job-util';
 

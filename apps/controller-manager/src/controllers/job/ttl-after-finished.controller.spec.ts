@@ -1,4 +1,4 @@
-import type { Job } from '../workload-common/types';
+import type { Job } from '../../framework/api';
 import { ttlExpiry } from './ttl-after-finished.controller';
 
 const job = (ttl: number | undefined, condition?: { type: string; status: 'True' | 'False'; at: string }): Job => ({

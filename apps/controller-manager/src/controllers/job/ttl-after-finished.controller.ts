@@ -2,7 +2,7 @@ import { isNotFound, objectKey, splitObjectKey, type ResourceClient, type Shared
 import type { ControllerContext } from '../../framework/controller';
 import { QueueController } from '../../framework/queue-controller';
 import { JOBS } from '../../framework/resources';
-import type { Job } from '../workload-common/types';
+import type { Job } from '../../framework/api';
 import { isJobFinished, jobFinishTime } from './job-util';
 
 /**

@@ -1,6 +1,6 @@
 import { Catalog, type ResourceDef } from '@orch/api';
 import type { KubeObject } from '@orch/apimachinery';
-import type { NamespaceCondition, Pod } from '../cluster-common/types';
+import type { NamespaceCondition, Pod } from '../../framework/api';
 import { CONDITION_TYPES, FINALIZER_ESTIMATE_SECONDS, deletionConditions, mergeConditions, namespacedResources, podsGraceEstimate, remainingOutcome, type ResourceOutcome } from './deletion';
 
 const NOW = '2026-01-01T00:00:00Z';
@@ -45,7 +45,7 @@ describe('namespacedResources', () => {
   });
 });
 
-const pod = (phase: string | undefined, grace?: number): Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { terminationGracePeriodSeconds: grace }, status: { phase } });
+const pod = (phase: string | undefined, grace?: number): Pod => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [], terminationGracePeriodSeconds: grace }, status: { phase } });
 
 describe('podsGraceEstimate', () => {
   it.each([

@@ -1,6 +1,6 @@
 import type { Catalog, ResourceDef } from '@orch/api';
 import type { KubeObject } from '@orch/apimachinery';
-import type { NamespaceCondition, Pod } from '../cluster-common/types';
+import type { NamespaceCondition, Pod } from '../../framework/api';
 
 /** The finalizer (in `spec.finalizers`) the namespace controller owns. */
 export const NAMESPACE_FINALIZER = 'orch';

@@ -1,4 +1,4 @@
-import type { Namespace } from '../cluster-common/types';
+import type { Namespace } from '../../framework/api';
 import { eventually, serveNamespaceSubresources, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { NamespaceController } from './namespace-controller';
 

@@ -4,7 +4,7 @@ import type { ResourceClient, SharedInformer } from '@orch/client';
 import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { QueueController, ignoreNotFound } from '../../framework/queue-controller';
 import { NAMESPACES } from '../../framework/resources';
-import type { Namespace, Pod } from '../cluster-common/types';
+import type { Namespace, Pod } from '../../framework/api';
 import { NAMESPACE_FINALIZER, deletionConditions, mergeConditions, namespacedResources, podsGraceEstimate, remainingOutcome, type ResourceOutcome } from './deletion';
 
 /**

@@ -1,4 +1,4 @@
-import type { Taint, Toleration } from '../cluster-common/types';
+import type { Taint, Toleration } from '../../framework/api';
 import { evictionTime } from './eviction';
 
 const T0 = 1_000_000;

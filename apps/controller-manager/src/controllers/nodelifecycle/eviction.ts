@@ -1,5 +1,5 @@
 import { toleratesTaint } from '../cluster-common/taints';
-import type { Taint, Toleration } from '../cluster-common/types';
+import type { Taint, Toleration } from '../../framework/api';
 
 /**
  * When the NoExecute taint manager evicts a pod (upstream processPodOnNode): at once (0)

@@ -1,4 +1,4 @@
-import type { Node, NodeCondition, Taint } from '../cluster-common/types';
+import type { Node, NodeCondition, Taint } from '../../framework/api';
 import { observeNode, reconcileTaints, silentNodeConditions, zoneKey, zoneState, type NodeHealth, type NoExecuteMode } from './health';
 
 const NOW = '2026-06-01T00:00:00Z';

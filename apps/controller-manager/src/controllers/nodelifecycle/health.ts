@@ -9,7 +9,7 @@ import {
   TAINT_UNSCHEDULABLE,
   sameTaint,
 } from '../cluster-common/taints';
-import type { ConditionStatus, Lease, Node, NodeCondition, Taint, TaintEffect } from '../cluster-common/types';
+import type { Lease, Node, NodeCondition, Taint } from '../../framework/api';
 
 /** What the controller remembers of a node between passes (upstream nodeHealthData). */
 export interface NodeHealth {
@@ -20,7 +20,7 @@ export interface NodeHealth {
   /** The lease's renewTime (ms) when last seen. */
   leaseRenewMs?: number;
   /** Ready status after the last pass (to see True → not True transitions). */
-  ready?: ConditionStatus;
+  ready?: string;
 }
 
 export function readyCondition(node: Node): NodeCondition | undefined {
@@ -90,7 +90,7 @@ export type ZoneState = 'Initial' | 'Normal' | 'PartialDisruption' | 'FullDisrup
 export const UNHEALTHY_ZONE_THRESHOLD = 0.55;
 
 /** upstream ComputeZoneState: no ready node → full disruption; > 2 and ≥ 55 % not ready → partial. */
-export function zoneState(ready: readonly (ConditionStatus | undefined)[]): ZoneState {
+export function zoneState(ready: readonly (string | undefined)[]): ZoneState {
   const readyNodes = ready.filter((s) => s === 'True').length;
   const notReady = ready.length - readyNodes;
   if (readyNodes === 0 && notReady > 0) return 'FullDisruption';
@@ -114,7 +114,7 @@ export function zoneKey(node: Node): string {
  */
 export type NoExecuteMode = 'apply' | 'hold' | 'remove';
 
-const NO_SCHEDULE_BY_CONDITION: Record<string, Partial<Record<ConditionStatus, string>>> = {
+const NO_SCHEDULE_BY_CONDITION: Record<string, Record<string, string>> = {
   Ready: { False: TAINT_NOT_READY, Unknown: TAINT_UNREACHABLE },
   MemoryPressure: { True: TAINT_MEMORY_PRESSURE },
   DiskPressure: { True: TAINT_DISK_PRESSURE },
@@ -126,7 +126,7 @@ const NO_SCHEDULE_BY_CONDITION: Record<string, Partial<Record<ConditionStatus, s
 const MANAGED: Taint[] = [
   ...[TAINT_NOT_READY, TAINT_UNREACHABLE, TAINT_MEMORY_PRESSURE, TAINT_DISK_PRESSURE, TAINT_NETWORK_UNAVAILABLE, TAINT_PID_PRESSURE, TAINT_UNSCHEDULABLE].map((key) => ({
     key,
-    effect: 'NoSchedule' as TaintEffect,
+    effect: 'NoSchedule',
   })),
   { key: TAINT_NOT_READY, effect: 'NoExecute' },
   { key: TAINT_UNREACHABLE, effect: 'NoExecute' },

@@ -1,5 +1,5 @@
 import { formatMicroTime, formatTime, parseTime } from '@orch/apimachinery';
-import type { Lease, Node, Pod, Toleration } from '../cluster-common/types';
+import type { Lease, Node, Pod, Toleration } from '../../framework/api';
 import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { NodeLifecycleController } from './node-lifecycle-controller';
 

@@ -3,7 +3,7 @@ import { isConflict, objectKey, unwrapTombstone, type ResourceClient, type Share
 import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { QueueController, ignoreNotFound, periodically } from '../../framework/queue-controller';
 import { LEASES, NODES, NODE_LEASE_NAMESPACE, PODS } from '../../framework/resources';
-import type { ConditionStatus, Lease, Node, Pod, Taint } from '../cluster-common/types';
+import type { Lease, Node, Pod, Taint } from '../../framework/api';
 import { evictionTime } from './eviction';
 import { observeNode, readyCondition, reconcileTaints, silentNodeConditions, zoneKey, zoneState, type NodeHealth, type NoExecuteMode } from './health';
 
@@ -82,7 +82,7 @@ export class NodeLifecycleController extends QueueController {
 
   /** One pass of upstream monitorNodeHealth over every node. */
   private async monitorNodes(): Promise<void> {
-    const observed: { node: Node; zone: string; ready?: ConditionStatus }[] = [];
+    const observed: { node: Node; zone: string; ready?: string }[] = [];
     for (const cached of this.nodes.list()) {
       const node = await this.updateNodeHealth(cached).catch((err: Error) => {
         this.logger.warn('updating node health failed', { node: cached.metadata.name, error: err.message });
@@ -90,7 +90,7 @@ export class NodeLifecycleController extends QueueController {
       });
       observed.push({ node, zone: zoneKey(node), ready: readyCondition(node)?.status });
     }
-    const zones = new Map<string, (ConditionStatus | undefined)[]>();
+    const zones = new Map<string, (string | undefined)[]>();
     for (const o of observed) zones.set(o.zone, [...(zones.get(o.zone) ?? []), o.ready]);
     const states = new Map([...zones].map(([zone, ready]) => [zone, zoneState(ready)]));
     const allDisrupted = states.size > 0 && [...states.values()].every((s) => s === 'FullDisruption');

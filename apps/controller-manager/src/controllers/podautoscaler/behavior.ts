@@ -1,23 +1,7 @@
 // Scaling behavior of autoscaling/v2 (upstream horizontal.go normalizeDesiredReplicasWithBehaviors):
 // stabilization windows over past recommendations, then rate limits from the scale-up and
 // scale-down policies over the scale events within their periods, then min/max replicas.
-
-export interface ScalingPolicy {
-  type: 'Pods' | 'Percent';
-  value: number;
-  periodSeconds: number;
-}
-
-export interface ScalingRules {
-  stabilizationWindowSeconds?: number;
-  selectPolicy?: 'Max' | 'Min' | 'Disabled';
-  policies?: ScalingPolicy[];
-}
-
-export interface Behavior {
-  scaleUp?: ScalingRules;
-  scaleDown?: ScalingRules;
-}
+import type { Behavior, ScalingRules } from '../../framework/api';
 
 /** upstream defaults (GenerateHPAScaleUpRules / GenerateHPAScaleDownRules). */
 export const DEFAULT_SCALE_UP: Required<ScalingRules> = {

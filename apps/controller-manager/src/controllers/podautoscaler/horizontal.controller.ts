@@ -1,40 +1,18 @@
 import { parseApiVersion } from '@orch/api';
-import { Quantity, labelSelectorObjectToString, parseLabelSelector, type KubeObject, type LabelSelectorObject } from '@orch/apimachinery';
+import { Quantity, labelSelectorObjectToString, parseLabelSelector } from '@orch/apimachinery';
 import { isNotFound, unwrapTombstone, type SharedInformer } from '@orch/client';
 import type { ControllerContext } from '../../framework/controller';
 import { QueueController } from '../../framework/queue-controller';
-import type { Pod } from '../cluster-common/types';
-import { normalizeWithBehavior, type Behavior, type Recommendation, type ScaleEvent } from './behavior';
+import type { HorizontalPodAutoscaler, HorizontalPodAutoscalerCondition, MetricIdentifier, MetricSpec, MetricStatus, Pod, Scale } from '../../framework/api';
+import { HORIZONTAL_POD_AUTOSCALERS as HPAS, PODS } from '../../framework/resources';
+import { normalizeWithBehavior, type Recommendation, type ScaleEvent } from './behavior';
 import { MetricsUnavailableError, averageValueReplicas, podsMetricReplicas, resourceReplicas, valueReplicas, type CalculatorOptions, type PodInfo, type PodMetric } from './replica-calculator';
 
-const HPAS = { group: 'autoscaling', version: 'v2', resource: 'horizontalpodautoscalers' };
-const PODS = { group: '', version: 'v1', resource: 'pods' };
 /** The resource metrics API the autoscaler reads (served by the metrics server through aggregation). */
 const METRICS_API = '/apis/metrics.orch.io/v1beta1';
 /** The custom and external metrics APIs (extension servers such as prometheus-adapter register them under these names). */
 const CUSTOM_METRICS_API = '/apis/custom.metrics.k8s.io/v1beta2';
 const EXTERNAL_METRICS_API = '/apis/external.metrics.k8s.io/v1beta1';
-
-interface MetricTarget {
-  type: 'Utilization' | 'AverageValue' | 'Value';
-  averageUtilization?: number;
-  averageValue?: string;
-  value?: string;
-}
-
-/** autoscaling/v2 MetricIdentifier. */
-interface MetricIdentifier {
-  name: string;
-  selector?: LabelSelectorObject;
-}
-
-interface MetricSpec {
-  type: string;
-  resource?: { name: string; target: MetricTarget };
-  pods?: { metric: MetricIdentifier; target: MetricTarget };
-  object?: { metric: MetricIdentifier; describedObject: { apiVersion?: string; kind: string; name: string }; target: MetricTarget };
-  external?: { metric: MetricIdentifier; target: MetricTarget };
-}
 
 /** What every metric of one autoscaler is computed against. */
 interface ScaleTargetState {
@@ -51,7 +29,7 @@ interface ScaleTargetState {
 /** One metric's answer: the replicas it asks for and its status.currentMetrics entry. */
 interface MetricReplicas {
   replicas: number;
-  status: unknown;
+  status: MetricStatus;
   /** What the metric is called in conditions ("pods metric requests"). */
   name: string;
   reason: string;
@@ -62,36 +40,7 @@ interface MetricValueList {
   items?: { describedObject?: { kind: string; name: string }; timestamp: string; windowSeconds?: number; value: string }[];
 }
 
-interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason: string;
-  message: string;
-  lastTransitionTime?: string;
-}
-
-interface HorizontalPodAutoscaler extends KubeObject {
-  spec: {
-    scaleTargetRef: { apiVersion?: string; kind: string; name: string };
-    minReplicas?: number;
-    maxReplicas: number;
-    metrics?: MetricSpec[];
-    behavior?: Behavior;
-  };
-  status?: {
-    observedGeneration?: number;
-    lastScaleTime?: string;
-    currentReplicas?: number;
-    desiredReplicas?: number;
-    currentMetrics?: unknown[];
-    conditions?: Condition[];
-  };
-}
-
-interface Scale extends KubeObject {
-  spec?: { replicas?: number };
-  status?: { replicas?: number; selector?: string };
-}
+type Condition = HorizontalPodAutoscalerCondition;
 
 interface PodMetricsList {
   items: { metadata: { name: string }; timestamp: string; window: string; containers: { name: string; usage: Record<string, string> }[] }[];
@@ -240,7 +189,7 @@ export class HorizontalPodAutoscalerController extends QueueController {
     const min = hpa.spec.minReplicas ?? 1;
     const max = hpa.spec.maxReplicas;
     let desired: number;
-    let currentMetrics: unknown[] = [];
+    let currentMetrics: MetricStatus[] = [];
     let rescaleReason = '';
     if (current === 0 && min !== 0) {
       // Scaled to zero by someone else: autoscaling is off until the target has replicas again.
@@ -251,7 +200,7 @@ export class HorizontalPodAutoscalerController extends QueueController {
       rescaleReason = current > max ? 'Current number of replicas above Spec.MaxReplicas' : 'Current number of replicas below Spec.MinReplicas';
       conditions.push({ type: 'ScalingActive', status: 'True', reason: 'ValidMetricFound', message: 'the HPA was able to successfully calculate a replica count' });
     } else {
-      let computed: { replicas: number; metrics: unknown[]; reason: string; from: string };
+      let computed: { replicas: number; metrics: MetricStatus[]; reason: string; from: string };
       try {
         computed = await this.computeReplicas(hpa, scale, current, namespace, now);
       } catch (err) {
@@ -309,13 +258,13 @@ export class HorizontalPodAutoscalerController extends QueueController {
    * computeReplicasForMetrics): a metric that cannot be read is skipped, unless none can be or
    * the others would scale down (then the first failure is the answer).
    */
-  private async computeReplicas(hpa: HorizontalPodAutoscaler, scale: Scale, current: number, namespace: string, now: number): Promise<{ replicas: number; metrics: unknown[]; reason: string; from: string }> {
+  private async computeReplicas(hpa: HorizontalPodAutoscaler, scale: Scale, current: number, namespace: string, now: number): Promise<{ replicas: number; metrics: MetricStatus[]; reason: string; from: string }> {
     const selectorText = scale.status?.selector;
     if (!selectorText) throw new MetricsUnavailableError('the scale target has no selector');
     const selector = parseLabelSelector(selectorText);
     const target: ScaleTargetState = { namespace, selectorText, pods: this.pods.list().filter((p) => p.metadata.namespace === namespace && selector.matches(p.metadata.labels ?? {})), current, statusReplicas: scale.status?.replicas ?? current, now };
     let best: MetricReplicas | undefined;
-    const metrics: unknown[] = [];
+    const metrics: MetricStatus[] = [];
     let failure: Error | undefined;
     for (const spec of hpa.spec.metrics?.length ? hpa.spec.metrics : DEFAULT_METRICS) {
       try {
@@ -446,7 +395,7 @@ export class HorizontalPodAutoscalerController extends QueueController {
       const prev = previous.find((p) => p.type === c.type);
       return { ...c, lastTransitionTime: prev && prev.status === c.status ? prev.lastTransitionTime : formatTime(Date.now()) };
     });
-    const status = { ...(hpa.status ?? {}), ...fields, observedGeneration: hpa.metadata.generation, conditions: stamped };
+    const status = { desiredReplicas: 0, ...hpa.status, ...fields, observedGeneration: hpa.metadata.generation, conditions: stamped };
     if (JSON.stringify(status) === JSON.stringify(hpa.status)) return;
     try {
       await this.ctx.client.resource<HorizontalPodAutoscaler>(HPAS, hpa.metadata.namespace).updateStatus({ ...hpa, status });

@@ -1,4 +1,4 @@
-import type { Node, Pod } from '../cluster-common/types';
+import type { Node, Pod } from '../../framework/api';
 import { failedStatus, missingNodes, outOfServicePodsToDelete, terminatedPodsToDelete, unscheduledTerminatingPods } from './gc';
 
 const pod = (name: string, p: { phase?: string; reason?: string; created?: string; node?: string; deleting?: boolean } = {}): Pod => ({

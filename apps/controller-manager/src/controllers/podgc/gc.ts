@@ -1,5 +1,5 @@
 import { TAINT_OUT_OF_SERVICE } from '../cluster-common/taints';
-import type { Node, Pod, PodCondition } from '../cluster-common/types';
+import type { Node, Pod, PodCondition } from '../../framework/api';
 
 /** Terminated: neither Pending, Running nor Unknown (upstream isPodTerminated). */
 export function isPodTerminated(pod: Pod): boolean {

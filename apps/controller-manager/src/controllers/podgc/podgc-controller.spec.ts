@@ -1,4 +1,4 @@
-import type { Pod } from '../cluster-common/types';
+import type { Pod } from '../../framework/api';
 import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { PodGcController } from './podgc-controller';
 

@@ -3,7 +3,7 @@ import { objectKey, type ResourceClient, type SharedInformer } from '@orch/clien
 import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { ignoreNotFound, periodically, QueueController } from '../../framework/queue-controller';
 import { NODES, PODS } from '../../framework/resources';
-import type { Node, Pod, PodCondition } from '../cluster-common/types';
+import type { Node, Pod, PodCondition } from '../../framework/api';
 import { failedStatus, missingNodes, outOfServicePodsToDelete, terminatedPodsToDelete, unscheduledTerminatingPods } from './gc';
 
 export interface PodGcTimings {

@@ -1,4 +1,4 @@
-import type { Pod } from '../workload-common/types';
+import type { Pod } from '../../framework/api';
 import { comparePodsForDeletion, deletionCost, podsToDelete } from './ranking';
 
 const NOW = Date.parse('2024-01-01T12:00:00Z');
@@ -23,7 +23,7 @@ function pod(p: PodSpec): Pod {
     status: {
       phase: p.phase ?? 'Running',
       conditions: p.readyFor !== undefined ? [{ type: 'Ready', status: 'True', lastTransitionTime: ago(p.readyFor) }] : [],
-      containerStatuses: [{ name: 'c', restartCount: p.restarts ?? 0 }],
+      containerStatuses: [{ name: 'c', ready: true, image: 'img', imageID: '', restartCount: p.restarts ?? 0 }],
     },
   };
 }

@@ -1,6 +1,6 @@
 import { parseTime } from '@orch/apimachinery';
 import { isPodActive, isPodReady, maxContainerRestarts, podReadyTime } from '../workload-common/pods';
-import type { Pod } from '../workload-common/types';
+import type { Pod } from '../../framework/api';
 
 /** SPEC: `int32 parsed; orders replica-set downscale`. */
 export const POD_DELETION_COST_ANNOTATION = 'controller.orch.io/pod-deletion-cost';

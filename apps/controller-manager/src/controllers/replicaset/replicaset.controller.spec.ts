@@ -1,6 +1,6 @@
 import type { KubeObject } from '@orch/apimachinery';
 import { peerContext, waitFor, type PeerContext } from '../../framework/testing/harness';
-import type { Pod, ReplicaSet } from '../workload-common/types';
+import type { Pod, ReplicaSet } from '../../framework/api';
 import { ReplicaSetController } from './replicaset.controller';
 
 const RS = 'apps/v1/replicasets';

@@ -17,7 +17,7 @@ import { UIDTrackingExpectations } from '../../framework/expectations';
 import { isPodActive, isPodReady, podFromTemplate } from '../workload-common/pods';
 import { PODS, REPLICA_SETS } from '../../framework/resources';
 import { CONTROLLER_UID_INDEX, keyOf, withControllerIndex } from '../../framework/informers';
-import type { Pod, ReplicaSet } from '../workload-common/types';
+import type { Pod, ReplicaSet } from '../../framework/api';
 import { podsToDelete } from './ranking';
 import { calculateReplicaSetStatus, replicaSetStatusChanged } from './status';
 

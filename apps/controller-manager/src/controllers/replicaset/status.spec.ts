@@ -1,13 +1,14 @@
-import type { Pod, ReplicaSet } from '../workload-common/types';
+import type { Pod, ReplicaSet } from '../../framework/api';
 import { calculateReplicaSetStatus, replicaSetStatusChanged } from './status';
 
 const NOW = Date.parse('2024-01-01T12:00:00Z');
-const rs = (minReadySeconds = 0, status: ReplicaSet['status'] = {}): ReplicaSet => ({
+/** A set with a partial status (as a stored object may be, before the controller filled it). */
+const rs = (minReadySeconds = 0, status: Partial<NonNullable<ReplicaSet['status']>> = {}): ReplicaSet => ({
   apiVersion: 'apps/v1',
   kind: 'ReplicaSet',
   metadata: { name: 'rs', generation: 2 },
   spec: { replicas: 3, minReadySeconds, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web', tier: 'fe' } }, spec: { containers: [] } } },
-  status,
+  status: status as ReplicaSet['status'],
 });
 const pod = (labels: Record<string, string>, readySecondsAgo?: number): Pod => ({
   apiVersion: 'v1',

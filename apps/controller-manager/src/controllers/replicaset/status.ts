@@ -1,6 +1,6 @@
 import { formatTime, labelSelectorFromSet } from '@orch/apimachinery';
 import { findCondition, isPodAvailable, isPodReady } from '../workload-common/pods';
-import type { Pod, ReplicaSet } from '../workload-common/types';
+import type { Pod, ReplicaSet } from '../../framework/api';
 
 type ReplicaSetStatus = NonNullable<ReplicaSet['status']>;
 
@@ -11,8 +11,8 @@ type ReplicaSetStatus = NonNullable<ReplicaSet['status']>;
  * observedGeneration is left as it was (the update sets it).
  */
 export function calculateReplicaSetStatus(rs: ReplicaSet, pods: readonly Pod[], manageError: Error | undefined, nowMs: number): ReplicaSetStatus {
-  const status: ReplicaSetStatus = structuredClone(rs.status ?? {});
-  const templateLabels = labelSelectorFromSet(rs.spec.template.metadata?.labels);
+  const status: ReplicaSetStatus = structuredClone(rs.status ?? { replicas: 0 });
+  const templateLabels = labelSelectorFromSet(rs.spec.template?.metadata?.labels);
   let fullyLabeled = 0;
   let ready = 0;
   let available = 0;
@@ -44,7 +44,7 @@ export function calculateReplicaSetStatus(rs: ReplicaSet, pods: readonly Pod[], 
 
 /** True when `status` differs from the set's current status or generation was not observed yet. */
 export function replicaSetStatusChanged(rs: ReplicaSet, status: ReplicaSetStatus): boolean {
-  const cur = rs.status ?? {};
+  const cur: Partial<ReplicaSetStatus> = rs.status ?? {};
   return (
     (cur.replicas ?? 0) !== (status.replicas ?? 0) ||
     (cur.fullyLabeledReplicas ?? 0) !== (status.fullyLabeledReplicas ?? 0) ||

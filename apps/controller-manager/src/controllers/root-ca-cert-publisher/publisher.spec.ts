@@ -1,4 +1,4 @@
-import type { ConfigMap, Namespace } from '../cluster-common/types';
+import type { ConfigMap, Namespace } from '../../framework/api';
 import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { DESCRIPTION, DESCRIPTION_ANNOTATION, ROOT_CA_CONFIGMAP, RootCaPublisher, UPSTREAM_ROOT_CA_CONFIGMAP, publishAction } from './publisher';
 

@@ -2,7 +2,7 @@ import { ApiError, isAlreadyExists, type ResourceClient, type SharedInformer } f
 import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { QueueController } from '../../framework/queue-controller';
 import { CONFIGMAPS, NAMESPACES } from '../../framework/resources';
-import type { ConfigMap, Namespace } from '../cluster-common/types';
+import type { ConfigMap, Namespace } from '../../framework/api';
 
 /** The config map published in every namespace. */
 export const ROOT_CA_CONFIGMAP = 'orch-root-ca.crt';

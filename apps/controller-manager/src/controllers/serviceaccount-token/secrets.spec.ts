@@ -1,4 +1,4 @@
-import type { Secret, ServiceAccount } from '../cluster-common/types';
+import type { Secret, ServiceAccount } from '../../framework/api';
 import { SERVICE_ACCOUNT_NAME_ANNOTATION, SERVICE_ACCOUNT_TOKEN_TYPE, SERVICE_ACCOUNT_UID_ANNOTATION, completeTokenSecret, isTokenSecretOf, secretAccount, tokenSecretNeeds } from './secrets';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');

@@ -1,4 +1,4 @@
-import type { Secret, ServiceAccount } from '../cluster-common/types';
+import type { Secret, ServiceAccount } from '../../framework/api';
 
 /** Type of long-lived service-account token secrets (SPEC "Token secrets"). */
 export const SERVICE_ACCOUNT_TOKEN_TYPE = 'orch.io/service-account-token';

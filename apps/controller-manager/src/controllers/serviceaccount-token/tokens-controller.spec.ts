@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { jwtVerify } from 'jose';
-import type { Secret, ServiceAccount } from '../cluster-common/types';
+import type { Secret, ServiceAccount } from '../../framework/api';
 import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { SERVICE_ACCOUNT_NAME_ANNOTATION, SERVICE_ACCOUNT_TOKEN_TYPE, SERVICE_ACCOUNT_UID_ANNOTATION } from './secrets';
 import { TokenGenerator } from './token';

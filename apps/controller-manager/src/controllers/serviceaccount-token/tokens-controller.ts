@@ -3,7 +3,7 @@ import { ApiError, isConflict, unwrapTombstone, type ResourceClient, type Shared
 import { disabledController, type ControllerContext, type ControllerDescriptor } from '../../framework/controller';
 import { QueueController, ignoreNotFound } from '../../framework/queue-controller';
 import { SECRETS, SERVICEACCOUNTS } from '../../framework/resources';
-import type { Secret, ServiceAccount } from '../cluster-common/types';
+import type { Secret, ServiceAccount } from '../../framework/api';
 import { SERVICE_ACCOUNT_TOKEN_TYPE, completeTokenSecret, isTokenSecretOf, secretAccount, tokenSecretNeeds } from './secrets';
 import { TokenGenerator, legacyClaims } from './token';
 

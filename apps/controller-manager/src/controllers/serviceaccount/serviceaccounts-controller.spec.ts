@@ -1,4 +1,4 @@
-import type { Namespace } from '../cluster-common/types';
+import type { Namespace } from '../../framework/api';
 import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { ServiceAccountsController, missingServiceAccounts } from './serviceaccounts-controller';
 

@@ -2,7 +2,7 @@ import { ApiError, isAlreadyExists, unwrapTombstone, type ResourceClient, type S
 import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { QueueController } from '../../framework/queue-controller';
 import { NAMESPACES, SERVICEACCOUNTS } from '../../framework/resources';
-import type { Namespace, ServiceAccount } from '../cluster-common/types';
+import type { Namespace, ServiceAccount } from '../../framework/api';
 
 /** The account every namespace gets (SPEC "Service account tokens" 4). */
 export const DEFAULT_SERVICE_ACCOUNT = 'default';

@@ -6,7 +6,7 @@
 import type { OwnerReference } from '@orch/apimachinery';
 import { podFromTemplate } from '../workload-common/pods';
 import { CONTROLLER_REVISION_HASH_LABEL } from '../workload-common/revisions';
-import type { Pod, PodTemplateSpec, StatefulSet } from '../workload-common/types';
+import type { Pod, PodTemplateSpec, StatefulSet } from '../../framework/api';
 
 /** SPEC: name of the pod, set by the stateful set controller. */
 export const POD_NAME_LABEL = 'statefulset.orch.io/pod-name';

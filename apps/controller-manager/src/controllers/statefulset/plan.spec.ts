@@ -1,4 +1,4 @@
-import type { Pod, StatefulSet } from '../workload-common/types';
+import type { Pod, StatefulSet } from '../../framework/api';
 import { identityMatches, isMemberOf, newStatefulPod, parentAndOrdinal, podClaims } from './identity';
 import { planStatefulSet, type RevisionInfo } from './plan';
 
@@ -67,7 +67,7 @@ describe('planStatefulSet', () => {
 describe('stateful identity', () => {
   it('gives each pod its name, labels, hostname, subdomain and claims', () => {
     const s = set(3);
-    (s.spec as Record<string, unknown>).volumeClaimTemplates = [{ metadata: { name: 'data' }, spec: { resources: { requests: { storage: '1Gi' } } } }];
+    s.spec.volumeClaimTemplates = [{ metadata: { name: 'data' }, spec: { resources: { requests: { storage: '1Gi' } } } }];
     const p = newStatefulPod(s, template('v1'), 2, 'db-abc', ref);
     expect(p.metadata).toMatchObject({ name: 'db-2', labels: { app: 'db', 'statefulset.orch.io/pod-name': 'db-2', 'apps.orch.io/pod-index': '2', 'controller-revision-hash': 'db-abc' } });
     expect(p.spec).toMatchObject({ hostname: 'db-2', subdomain: 'db-svc', volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'data-db-2' } }] });

@@ -9,7 +9,7 @@
  */
 import type { OwnerReference } from '@orch/apimachinery';
 import { isPodAvailable, isPodReady } from '../workload-common/pods';
-import type { Pod, PodTemplateSpec, StatefulSet } from '../workload-common/types';
+import type { Pod, PodTemplateSpec, StatefulSet } from '../../framework/api';
 import { identityMatches, newStatefulPod, parentAndOrdinal, podRevision, startOrdinal } from './identity';
 
 export interface RevisionInfo {

@@ -15,7 +15,7 @@ import { controllerRefOf, newControllerRef, resolveControllerRef } from '../../f
 import { CONTROLLER_REVISIONS, PODS, STATEFUL_SETS } from '../../framework/resources';
 import { newRevision, nextRevisionNumber, revisionDecision, revisionsToPrune, templateOf } from '../workload-common/revisions';
 import { CONTROLLER_UID_INDEX, keyOf, withControllerIndex } from '../../framework/informers';
-import type { ControllerRevision, Pod, StatefulSet } from '../workload-common/types';
+import type { ControllerRevision, Pod, StatefulSet } from '../../framework/api';
 import { canonicalJson } from '../workload-common/hash';
 import { isMemberOf, podClaims, podRevision, POD_INDEX_LABEL, POD_NAME_LABEL } from './identity';
 import { planStatefulSet, type RevisionInfo, type SetAction } from './plan';
@@ -105,7 +105,7 @@ export class StatefulSetController extends QueueController {
     const plan = planStatefulSet(set, pods, current, update, ref, Date.now(), set.status?.currentReplicas ?? 0);
     for (const action of plan.actions) await this.apply(set, action);
 
-    const status = { ...(set.status ?? {}) };
+    const status: NonNullable<StatefulSet['status']> = { replicas: 0, ...set.status };
     Object.assign(status, plan.status, { observedGeneration: set.metadata.generation, currentRevision: current.name, updateRevision: update.name });
     if (collisionCount !== undefined) status.collisionCount = collisionCount;
     // upstream completeRollingUpdate: once every pod is updated and ready the update is current.

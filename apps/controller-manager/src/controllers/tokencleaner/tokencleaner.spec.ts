@@ -1,5 +1,5 @@
 import { formatTime } from '@orch/apimachinery';
-import type { Secret } from '../cluster-common/types';
+import type { Secret } from '../../framework/api';
 import { eventually, startHarness, storedObject, type Harness } from '../../framework/testing/harness';
 import { TokenCleaner, tokenCleanerController } from './tokencleaner';
 

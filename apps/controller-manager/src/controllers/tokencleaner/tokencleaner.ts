@@ -3,7 +3,7 @@ import type { ControllerContext, ControllerDescriptor } from '../../framework/co
 import { isBootstrapToken, tokenExpiration } from '../cluster-common/bootstrap-token';
 import { QueueController, ignoreNotFound } from '../../framework/queue-controller';
 import { SECRETS, SYSTEM_NAMESPACE } from '../../framework/resources';
-import type { Secret } from '../cluster-common/types';
+import type { Secret } from '../../framework/api';
 
 /**
  * Token cleaner (upstream tokencleaner, off by default): deletes bootstrap token secrets in

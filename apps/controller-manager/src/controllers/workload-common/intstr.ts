@@ -1,4 +1,4 @@
-import type { IntOrString } from './types';
+import type { IntOrString } from '../../framework/api';
 
 /**
  * upstream intstr.GetScaledValueFromIntOrPercent: an integer as is, `N%` of `total` rounded

@@ -1,5 +1,5 @@
 import { parseTime, type KubeObject, type OwnerReference } from '@orch/apimachinery';
-import type { Pod, PodTemplateSpec, WorkloadCondition } from './types';
+import type { Pod, PodTemplateSpec, WorkloadCondition } from '../../framework/api';
 
 /** The condition of `type` in a list of conditions, if any. */
 export function findCondition<C extends { type: string }>(conditions: readonly C[] | undefined, type: string): C | undefined {
@@ -68,8 +68,8 @@ export interface PodFromTemplateOptions {
  * template's labels, annotations, finalizers and spec (deep copies), the controller
  * reference, and `generateName: <parent>-` unless a name is given.
  */
-export function podFromTemplate(template: PodTemplateSpec, parent: KubeObject, controllerRef: OwnerReference, opts: PodFromTemplateOptions = {}): Pod {
-  const meta = template.metadata ?? {};
+export function podFromTemplate(template: PodTemplateSpec | undefined, parent: KubeObject, controllerRef: OwnerReference, opts: PodFromTemplateOptions = {}): Pod {
+  const meta = template?.metadata ?? {};
   const labels = { ...(meta.labels ?? {}), ...(opts.labels ?? {}) };
   const annotations = { ...(meta.annotations ?? {}), ...(opts.annotations ?? {}) };
   const finalizers = [...(meta.finalizers ?? []), ...(opts.finalizers ?? [])];
@@ -77,7 +77,7 @@ export function podFromTemplate(template: PodTemplateSpec, parent: KubeObject, c
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { namespace: parent.metadata.namespace, labels, ownerReferences: [controllerRef] },
-    spec: structuredClone(template.spec),
+    spec: structuredClone(template?.spec ?? { containers: [] }),
   };
   if (opts.name) pod.metadata.name = opts.name;
   else pod.metadata.generateName = opts.generateName ?? `${parent.metadata.name}-`;

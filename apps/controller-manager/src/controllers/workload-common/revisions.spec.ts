@@ -1,4 +1,4 @@
-import type { ControllerRevision } from './types';
+import type { ControllerRevision } from '../../framework/api';
 import { byRevisionNumber, newRevision, nextRevisionNumber, revisionDecision, revisionsToPrune, templateOf } from './revisions';
 
 const owner = { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db', namespace: 'ns', uid: 'u1' } };

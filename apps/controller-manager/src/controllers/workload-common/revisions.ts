@@ -6,7 +6,7 @@
 import type { KubeObject } from '@orch/apimachinery';
 import { newControllerRef } from '../../framework/controller-ref';
 import { canonicalJson, computeHash } from './hash';
-import type { ControllerRevision, PodTemplateSpec } from './types';
+import type { ControllerRevision, PodTemplateSpec } from '../../framework/api';
 import { CONTROLLER_REVISIONS } from '../../framework/resources';
 
 /** Pod label naming the revision a pod was made from (upstream apps.ControllerRevisionHashLabelKey). */
