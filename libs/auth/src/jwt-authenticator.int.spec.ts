@@ -6,6 +6,9 @@ import { selfSignedServingCert } from './pki';
 
 // JWT authenticators against a real HTTPS OpenID Connect issuer (discovery + JWKS served on a
 // loopback port, keys made with jose, TLS from a test CA given as the issuer's CA).
+// Issuers generate RSA keys, which is CPU-bound: on a loaded 2-core machine the set-up took over
+// jest's 5 s default (seen in CI), so hooks and tests here get a bound that does not measure speed.
+jest.setTimeout(60_000);
 
 let issuer: OidcIssuer;
 let other: OidcIssuer;
