@@ -38,10 +38,9 @@ import type { FlowSchema, PriorityLevelConfiguration } from './flowcontrol/types
 import { ObjectCache } from './admission/object-cache';
 import type { GatewayOptions } from './options';
 import { GenericStore, type RegistryOptions } from './registry/generic-store';
-import { NO_RULES } from './registry/strategies/custom-resource';
-import { strategyFor, subresourceStrategies, systemNamespaces } from './registry/strategies';
+import { NO_RULES, resolveKind, systemNamespaces } from './registry/kinds';
 import { ApiEndpointsReconciler, advertiseAddress, apiServiceSpecs } from './api-endpoints/api-endpoints';
-import { REPAIR_HEALTH_CHECK, ServiceAddresses, ServiceAddressRepair, serviceRangesFromFlags, serviceStrategy } from './registry/service-ip';
+import { REPAIR_HEALTH_CHECK, ServiceAddresses, ServiceAddressRepair, serviceRangesFromFlags } from './registry/service-ip';
 import { systemContext } from './registry/system-context';
 import { OpenApiV3 } from './openapi/service';
 import type { AdmissionChain } from './pipeline/admit';
@@ -128,12 +127,9 @@ export class Gateway {
     const registries = new Map<ResourceDef, GenericStore>();
     const gateway = new Gateway(options, catalog, features, store, watchCache, registries, pki);
     const serviceAddresses = new ServiceAddresses(store, serviceRanges.cidr, serviceRanges.nodePorts, gateway.logger);
-    const strategyOptions = { k8sCompatibility: options['k8s-group-aliases'], crdRuleCheck: crdRuleErrors };
+    const kindDeps = { k8sCompatibility: options['k8s-group-aliases'], crdRuleCheck: crdRuleErrors, serviceAddresses };
     for (const def of catalog.resources()) {
-      if (def.virtual) continue;
-      const base = strategyFor(def, strategyOptions);
-      const strategy = def.group === '' && def.resource === 'services' ? serviceStrategy(base, serviceAddresses) : base;
-      registries.set(def, new GenericStore(def, strategy, subresourceStrategies(def, strategy), store, watchCache, registryOptions));
+      if (!def.virtual) registries.set(def, new GenericStore(def, resolveKind(def, kindDeps), store, watchCache, registryOptions));
     }
     for (const w of features.warnings) gateway.logger.warn(w);
     gateway.customResources = new CustomResources({
@@ -141,7 +137,7 @@ export class Gateway {
       registries,
       watchCache,
       crds: () => gateway.registry('apiextensions.orch.io', 'customresourcedefinitions'),
-      newStore: (def, strategy, converter) => new GenericStore(def, strategy, subresourceStrategies(def, strategy), store, watchCache, registryOptions, converter),
+      newStore: (def, kind, converter) => new GenericStore(def, kind, store, watchCache, registryOptions, converter),
       converter: (def) => new CustomResourceConverter(def, def.custom!, gateway.webhooks, options['k8s-group-aliases']),
       rules: (def) => {
         const rules = validationRulesFor(def.custom!.schema);

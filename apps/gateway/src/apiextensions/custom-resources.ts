@@ -12,9 +12,9 @@ import type { Logger } from '@orch/server-common';
 import type { StoreEvent } from '@orch/storage';
 import type { Subscription, WatchCache } from '@orch/watch';
 import type { GenericStore, ObjectConverter } from '../registry/generic-store';
-import { customResourceStrategy, type CustomResourceRules } from '../registry/strategies/custom-resource';
-import { setCrdCondition } from '../registry/strategies/crd';
-import type { RequestContext, Strategy } from '../registry/strategy';
+import { setCrdCondition } from '../registry/kinds/apiextensions/customresourcedefinitions';
+import { customKind, type CustomResourceRules, type ResolvedKind } from '../registry/kinds';
+import type { RequestContext } from '../registry/strategy';
 import { checkNames } from './naming';
 
 /** What the custom resources of one gateway replica are built from. */
@@ -26,7 +26,7 @@ export interface CustomResourcesDeps {
   /** The registry of CustomResourceDefinitions. */
   crds: () => GenericStore;
   /** A generic store for a custom resource (the same constructor every built-in kind uses). */
-  newStore(def: ResourceDef, strategy: Strategy, converter: ObjectConverter): GenericStore;
+  newStore(def: ResourceDef, kind: ResolvedKind, converter: ObjectConverter): GenericStore;
   /** Conversion between a custom resource's versions (None or its webhook). */
   converter(def: ResourceDef): ObjectConverter;
   /** The compiled x-kubernetes-validations of a custom resource's schema. */
@@ -163,8 +163,7 @@ export class CustomResources {
     const fingerprint = JSON.stringify([crd.metadata.uid, crd.metadata.generation, crd.status?.acceptedNames, defs.map((d) => d.custom?.terminating)]);
     if (this.served.get(name)?.fingerprint === fingerprint) return;
     const stores = defs.map((def) => {
-      const strategy = customResourceStrategy(def, this.deps.rules(def));
-      return [def, this.deps.newStore(def, strategy, this.deps.converter(def))] as const;
+      return [def, this.deps.newStore(def, customKind(def, this.deps.rules(def)), this.deps.converter(def))] as const;
     });
     this.unserve(name);
     for (const [def, store] of stores) {
@@ -273,6 +272,6 @@ export class CustomResources {
     if (store) return store;
     const [first] = customResourceDefs(crd);
     if (!first) throw new Error(`${crd.metadata.name} has no served version to delete its custom resources through`);
-    return this.deps.newStore(first, customResourceStrategy(first), this.deps.converter(first));
+    return this.deps.newStore(first, customKind(first), this.deps.converter(first));
   }
 }

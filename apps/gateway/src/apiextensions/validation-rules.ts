@@ -13,7 +13,7 @@ import {
   type CelSchema,
   type CelValueConverter,
 } from '@orch/cel';
-import type { CustomResourceRules } from '../registry/strategies/custom-resource';
+import type { CustomResourceRules } from '../registry/kinds';
 
 // x-kubernetes-validations of custom resources (SPEC "Validation expressions"; upstream
 // apiextensions-apiserver/pkg/apiserver/schema/cel): every rule of a schema node is compiled

@@ -5,7 +5,7 @@ import { openSqliteStore, type Store } from '@orch/storage';
 import { removeDir, tempDir } from '@orch/testing';
 import { WatchCache } from '@orch/watch';
 import { GenericStore } from '../registry/generic-store';
-import { strategyFor, subresourceStrategies } from '../registry/strategies';
+import { resolveKind } from '../registry/kinds';
 import type { RequestContext, Strategy } from '../registry/strategy';
 import { AdmissionChain, admissionDenied, type AdmissionAttributes, type AdmissionPlugin } from './admit';
 
@@ -49,14 +49,15 @@ describe('admission inside the generic store', () => {
     cache = new WatchCache(store, { prefix: '/registry/', retentionMs: 60_000 });
     await cache.start();
     const def = new Catalog().lookup('', 'v1', 'configmaps')!;
-    const base = strategyFor(def, { k8sCompatibility: true });
+    const kind = resolveKind(def, { k8sCompatibility: true });
+    const base = kind.strategy;
     // The strategy records when it validates, to place admission around it.
     const strategy: Strategy = {
       ...base,
       validate: (obj, ctx) => (strategyCalls.push(`validate:${obj.metadata.labels?.stage ?? ''}`), base.validate?.(obj, ctx) ?? []),
       validateUpdate: (obj, old, ctx) => (strategyCalls.push(`validateUpdate:${obj.metadata.labels?.stage ?? ''}`), base.validateUpdate?.(obj, old, ctx) ?? []),
     };
-    configMaps = new GenericStore(def, strategy, subresourceStrategies(def, strategy), store, cache, {
+    configMaps = new GenericStore(def, { ...kind, strategy }, store, cache, {
       continueTokenLifetimeMs: 60_000,
       tooLargeResourceVersionWaitMs: 1000,
       bookmarkIntervalMs: 60_000,

@@ -5,7 +5,7 @@ import { openSqliteStore, type Store } from '@orch/storage';
 import { removeDir, tempDir } from '@orch/testing';
 import { WatchCache } from '@orch/watch';
 import { DEFAULT_CONFLICT_RETRY, GenericStore, type ConflictRetryPolicy } from './generic-store';
-import { strategyFor } from './strategies';
+import { resolveKind } from './kinds';
 import type { RequestContext, WriteAdmission } from './strategy';
 
 const cm = (name: string, data: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data }) as KubeObject;
@@ -23,7 +23,7 @@ describe('unconditional writes that lose races (real SQLite store)', () => {
   let cache: WatchCache;
   const registry = (conflictRetry?: ConflictRetryPolicy) => {
     const def = new Catalog().lookup('', 'v1', 'configmaps')!;
-    return new GenericStore(def, strategyFor(def, { k8sCompatibility: false }), {}, store, cache, {
+    return new GenericStore(def, resolveKind(def, { k8sCompatibility: false }), store, cache, {
       continueTokenLifetimeMs: 60_000,
       tooLargeResourceVersionWaitMs: 1000,
       bookmarkIntervalMs: 60_000,

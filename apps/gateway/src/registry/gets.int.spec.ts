@@ -5,7 +5,7 @@ import { openSqliteStore, type Store } from '@orch/storage';
 import { removeDir, tempDir } from '@orch/testing';
 import { WatchCache } from '@orch/watch';
 import { GenericStore } from './generic-store';
-import { strategyFor } from './strategies';
+import { resolveKind } from './kinds';
 import type { RequestContext, Strategy } from './strategy';
 
 const ctx: RequestContext = { user: { username: 'admin', groups: ['system:masters'] }, namespace: 'ns', dryRun: false, warnings: [] };
@@ -20,7 +20,7 @@ describe('gets (real SQLite store)', () => {
   let real: Store;
   let storeGets = 0;
   let cache: WatchCache;
-  const registry = (strategy: Strategy, o: object = {}, s: Store = store) => new GenericStore(def, strategy, {}, s, cache, { ...opts, ...o });
+  const registry = (strategy: Strategy, o: object = {}, s: Store = store) => new GenericStore(def, { ...resolveKind(def, { k8sCompatibility: false }), strategy }, s, cache, { ...opts, ...o });
 
   beforeAll(async () => {
     dir = await tempDir('gets-');
@@ -36,7 +36,7 @@ describe('gets (real SQLite store)', () => {
     await removeDir(dir);
   });
 
-  const plain = () => strategyFor(def, { k8sCompatibility: false });
+  const plain = () => resolveKind(def, { k8sCompatibility: false }).strategy;
   const normalizing = (): Strategy => ({ ...plain(), onRead: (o: KubeObject) => void (o.metadata.annotations = { ...o.metadata.annotations, normalized: 'on-read' }) });
 
   it.each([

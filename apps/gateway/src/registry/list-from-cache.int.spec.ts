@@ -5,7 +5,7 @@ import { openSqliteStore, type Store } from '@orch/storage';
 import { removeDir, tempDir } from '@orch/testing';
 import { WatchCache } from '@orch/watch';
 import { GenericStore } from './generic-store';
-import { strategyFor } from './strategies';
+import { resolveKind } from './kinds';
 import type { RequestContext } from './strategy';
 
 const ctx: RequestContext = { user: { username: 'admin', groups: ['system:masters'] }, namespace: 'ns', dryRun: false, warnings: [] };
@@ -19,7 +19,7 @@ describe('lists from the watch cache (real SQLite store)', () => {
   let cache: WatchCache;
   const registry = (consistentListFromCache: boolean, s: Store = store) => {
     const def = new Catalog().lookup('', 'v1', 'configmaps')!;
-    return new GenericStore(def, strategyFor(def, { k8sCompatibility: false }), {}, s, cache, { continueTokenLifetimeMs: 60_000, tooLargeResourceVersionWaitMs: 1000, bookmarkIntervalMs: 60_000, watchListEnabled: false, consistentListFromCache });
+    return new GenericStore(def, resolveKind(def, { k8sCompatibility: false }), s, cache, { continueTokenLifetimeMs: 60_000, tooLargeResourceVersionWaitMs: 1000, bookmarkIntervalMs: 60_000, watchListEnabled: false, consistentListFromCache });
   };
 
   beforeAll(async () => {

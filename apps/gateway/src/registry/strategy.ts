@@ -36,57 +36,61 @@ export interface WriteAdmission {
 export type NameRule = 'dns1123Subdomain' | 'dns1123Label' | 'dns1035Label' | 'pathSegment';
 
 /**
- * Per-kind behaviour of the generic store (STYLE 1-2). Stateless. The generic store calls,
- * in this order: prepareForCreate|prepareForUpdate (may mutate the incoming object),
- * validate|validateUpdate (must not mutate), generic metadata validation, canonicalize
- * (may mutate). Hooks left out mean "nothing special".
+ * An object of a generated API type (`coreV1.Pod` from @orch/api) as the registry handles it:
+ * apiVersion, kind and metadata are always there. Hooks still check what they rely on: a body
+ * may hold anything its schema check let through.
  */
-export interface Strategy {
+export type Served<T> = T & KubeObject;
+
+/**
+ * Per-kind behaviour of the generic store (STYLE 1-2), typed by the kind's object
+ * (`Strategy<Served<coreV1.Pod>>`). Stateless. The generic store calls, in this order:
+ * prepareForCreate|prepareForUpdate (may mutate the incoming object), validate|validateUpdate
+ * (must not mutate), generic metadata validation, canonicalize (may mutate). Hooks left out
+ * mean "nothing special". A kind's strategy is declared by its binding (kinds/).
+ */
+export interface Strategy<T extends KubeObject = KubeObject> {
   nameRule: NameRule;
   /** PUT of an absent object creates it. */
   allowCreateOnUpdate: boolean;
   /** PUT without metadata.resourceVersion overwrites the current object. */
   allowUnconditionalUpdate: boolean;
   /** Clears fields the client may not set on create (usually status). */
-  prepareForCreate?(obj: KubeObject, ctx: RequestContext): void;
+  prepareForCreate?(obj: T, ctx: RequestContext): void;
   /** Carries over fields the client may not change (usually status, for the main resource). */
-  prepareForUpdate?(obj: KubeObject, old: KubeObject, ctx: RequestContext): void;
-  validate?(obj: KubeObject, ctx: RequestContext): FieldError[];
-  validateUpdate?(obj: KubeObject, old: KubeObject, ctx: RequestContext): FieldError[];
-  canonicalize?(obj: KubeObject): void;
+  prepareForUpdate?(obj: T, old: T, ctx: RequestContext): void;
+  validate?(obj: T, ctx: RequestContext): FieldError[];
+  validateUpdate?(obj: T, old: T, ctx: RequestContext): FieldError[];
+  canonicalize?(obj: T): void;
   /**
    * Normalizes every object read from storage (custom resources: pruned to and defaulted from
    * the current schema, so a schema changed later applies to objects written before). May
    * mutate. Leave it out when stored objects read as they are: lists then skip parsing.
    */
-  onRead?(obj: KubeObject): void;
+  onRead?(obj: T): void;
   /**
    * Normalizes an object read from another stored version, after its conversion (custom
    * resources: pruned to and defaulted from this version's schema). May mutate.
    */
-  afterConversion?(obj: KubeObject): void;
-  /** Field-selector attributes beyond metadata.name and metadata.namespace. */
-  fieldAttributes?(obj: KubeObject): Record<string, string>;
+  afterConversion?(obj: T): void;
   /**
    * Graceful deletion: returns the grace period in seconds when deletion should wait
    * (sets deletionTimestamp and leaves the object for its owner, e.g. the node agent), or
    * undefined to delete at once.
    */
-  gracePeriodSeconds?(obj: KubeObject, options: DeleteOptions): number | undefined;
+  gracePeriodSeconds?(obj: T, options: DeleteOptions): number | undefined;
   /**
    * Finalizers added when deletion is first requested (CRDs: the cleanup finalizer that holds
    * a definition until its custom resources are gone).
    */
-  finalizersOnDelete?(obj: KubeObject): string[];
+  finalizersOnDelete?(obj: T): string[];
   /** Runs before deletion is recorded (e.g. namespace: phase Terminating). May mutate. */
-  beforeDelete?(obj: KubeObject): void;
+  beforeDelete?(obj: T): void;
   /**
    * Holds a deleting object beyond metadata.finalizers (namespaces: spec.finalizers).
    * The object is removed once nothing holds it.
    */
-  holdsDeletion?(obj: KubeObject): boolean;
-  /** Writable subresources other than status that replace part of the object (namespaces/finalize). */
-  subresources?: Record<string, StatusStrategy>;
+  holdsDeletion?(obj: T): boolean;
   /**
    * Reserves what the object needs outside itself (services: cluster IP, node ports) and
    * records the values in obj. Runs after validation and canonicalize, right before the
@@ -95,9 +99,9 @@ export interface Strategy {
    * when a requested value is unavailable. The generic store then calls exactly one of
    * `commit()` (written) or `revert()` (not written).
    */
-  allocate?(obj: KubeObject, old: KubeObject | undefined, ctx: RequestContext): Promise<StrategyAllocation>;
+  allocate?(obj: T, old: T | undefined, ctx: RequestContext): Promise<StrategyAllocation>;
   /** Frees what allocate reserved for an object now gone from the store. Never throws. */
-  release?(obj: KubeObject): Promise<void>;
+  release?(obj: T): Promise<void>;
 }
 
 /** Reservations of one write, settled by the generic store once the write's outcome is known. */
@@ -110,9 +114,10 @@ export interface StrategyAllocation {
 
 /**
  * Hooks of a subresource that writes part of an object (`status`, `finalize`): prepareForUpdate
- * makes `obj` equal to `old` except for the part the subresource owns.
+ * makes `obj` equal to `old` except for the part the subresource owns (may mutate obj);
+ * validateUpdate then checks it (must not mutate).
  */
-export interface StatusStrategy {
-  prepareForUpdate(obj: KubeObject, old: KubeObject): void;
-  validateUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
+export interface StatusStrategy<T extends KubeObject = KubeObject> {
+  prepareForUpdate(obj: T, old: T): void;
+  validateUpdate?(obj: T, old: T): FieldError[];
 }

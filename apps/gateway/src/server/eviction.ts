@@ -1,6 +1,8 @@
 import type { ResourceDef } from '@orch/api';
 import { labelSelectorFromObject, StatusError, type KubeObject, type LabelSelectorObject } from '@orch/apimachinery';
 import type { GenericStore } from '../registry/generic-store';
+import { storeOf } from '../registry/kinds';
+import { podDisruptionBudgets } from '../registry/kinds/policy/poddisruptionbudgets';
 import { nowTime } from '../registry/object-meta';
 import type { RequestContext } from '../registry/strategy';
 
@@ -70,7 +72,7 @@ export async function admitEviction(registries: Map<ResourceDef, GenericStore>, 
   const pod = (await pods.get(namespace, podName)) as EvictedPod;
   const phase = pod.status?.phase;
   if (phase === 'Succeeded' || phase === 'Failed' || phase === 'Pending' || pod.metadata.deletionTimestamp) return;
-  const budgets = [...registries.entries()].find(([def]) => def.group === 'policy' && def.resource === 'poddisruptionbudgets')?.[1];
+  const budgets = storeOf(registries, podDisruptionBudgets);
   if (!budgets) return;
   const matching = ((await budgets.list(namespace, {})).items as Budget[]).filter((b) => selects(b, pod));
   if (matching.length === 0) return;

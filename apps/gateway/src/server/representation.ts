@@ -1,6 +1,6 @@
 import type { ResourceDef } from '@orch/api';
 import { StatusError, buildTable, negotiate, type Encoding, type IncludeObject, type KubeObject, type Negotiated } from '@orch/apimachinery';
-import { tableColumnsFor } from '../registry/tables';
+import { tableFor } from '../registry/kinds';
 
 /** How a response body is written (the negotiated representation). */
 export type Representation = Negotiated;
@@ -85,5 +85,5 @@ export function toTable(body: KubeObject, def: ResourceDef, repr: Representation
   const isList = Array.isArray((body as { items?: unknown }).items);
   const items = isList ? (body as unknown as { items: KubeObject[] }).items : [body];
   const listMeta = isList ? (body as unknown as { metadata: Record<string, unknown> }).metadata : { resourceVersion: body.metadata?.resourceVersion };
-  return buildTable(items, tableColumnsFor(def), { apiGroup: repr.group, version: repr.version, listMeta, includeObject: includeObject as IncludeObject, noHeaders });
+  return buildTable(items, tableFor(def), { apiGroup: repr.group, version: repr.version, listMeta, includeObject: includeObject as IncludeObject, noHeaders });
 }

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ResourceDef } from '@orch/api';
 import { FieldError, StatusError, type DeleteOptions, type KubeObject } from '@orch/apimachinery';
 import type { GenericStore } from '../registry/generic-store';
+import { unhandled } from '../registry/kinds/binding';
 import { nowTime } from '../registry/object-meta';
 import type { RequestContext, WriteAdmission } from '../registry/strategy';
 import type { RequestInfo } from '../request/request-info';
@@ -10,9 +11,6 @@ import type { ServiceAccountTokenIssuer } from '@orch/auth';
 import { admitEviction } from './eviction';
 import type { NodeProxy, StreamRequest } from './node-proxy';
 import { createToken } from './token-request';
-
-/** Subresources served by upgrading the connection (WebSocket or SPDY) and streaming to a node agent. */
-export const STREAMING_SUBRESOURCES = new Set(['exec', 'attach', 'portforward']);
 
 /** What a handler answers: a body for the encode stage to write. */
 export type InvokeResult = { status: number; body: unknown };
@@ -84,18 +82,15 @@ export class SubresourceHandlers {
    */
   async handle(r: SubresourceRequest): Promise<InvokeResult | number> {
     const { info, def } = r;
-    const sub = def.subresources.find((s) => s.name === info.subresource)!;
     const registry = r.registries.get(def)!;
     const ns = def.scope === 'Namespaced' ? info.namespace : '';
-    switch (sub.name) {
-      case 'status':
-      case 'finalize':
-      case 'approval':
-      case 'ephemeralcontainers':
-        return this.partOfObject(r, registry, ns, sub.name);
+    const sub = registry.kind.subresources[info.subresource];
+    switch (sub?.serve) {
+      case 'part':
+        return this.partOfObject(r, registry, ns, info.subresource);
       case 'scale':
         return this.scale(r, registry, ns);
-      case 'binding':
+      case 'podBinding':
         return this.binding(r, registry, ns, info.name);
       case 'eviction':
         return this.eviction(r, registry, ns);
@@ -105,16 +100,25 @@ export class SubresourceHandlers {
       case 'log':
         if (this.nodeProxy) return this.nodeProxy.podLog(r);
         break;
-      case 'proxy':
-        if (!this.nodeProxy) break;
-        if (def.resource === 'nodes') return this.nodeProxy.nodeProxy(r);
-        return def.resource === 'pods' ? this.nodeProxy.podProxy(r) : this.nodeProxy.serviceProxy(r);
+      case 'nodeProxy':
+        if (this.nodeProxy) return this.nodeProxy.nodeProxy(r);
+        break;
+      case 'podProxy':
+        if (this.nodeProxy) return this.nodeProxy.podProxy(r);
+        break;
+      case 'serviceProxy':
+        if (this.nodeProxy) return this.nodeProxy.serviceProxy(r);
+        break;
       case 'exec':
       case 'attach':
       case 'portforward':
-        throw StatusError.badRequest(`Upgrade request required: ${def.resource}/${sub.name} streams over a WebSocket or SPDY/3.1 upgrade`);
+        throw StatusError.badRequest(`Upgrade request required: ${def.resource}/${info.subresource} streams over a WebSocket or SPDY/3.1 upgrade`);
+      case undefined:
+        break;
+      default:
+        return unhandled(sub.serve);
     }
-    throw new StatusError(404, 'NotFound', `the ${def.resource}/${sub.name} subresource is not served yet`);
+    throw new StatusError(404, 'NotFound', `the ${def.resource}/${info.subresource} subresource is not served yet`);
   }
 
   /**
@@ -123,11 +127,11 @@ export class SubresourceHandlers {
    * was sent; the caller answers it on the raw socket.
    */
   async stream(r: StreamRequest & { def: ResourceDef }): Promise<void> {
-    const sub = r.def.subresources.find((s) => s.name === r.info.subresource);
-    if (!sub || !STREAMING_SUBRESOURCES.has(sub.name) || r.def.group !== '' || r.def.resource !== 'pods') {
+    const serve = r.registries.get(r.def)?.kind.subresources[r.info.subresource]?.serve;
+    if (serve !== 'exec' && serve !== 'attach' && serve !== 'portforward') {
       throw StatusError.badRequest(`${r.info.resource}${r.info.subresource ? `/${r.info.subresource}` : ''} does not take upgrades (pods/exec, pods/attach and pods/portforward do)`);
     }
-    if (!this.nodeProxy) throw new StatusError(404, 'NotFound', `the pods/${sub.name} subresource is not served`);
+    if (!this.nodeProxy) throw new StatusError(404, 'NotFound', `the pods/${r.info.subresource} subresource is not served`);
     await this.nodeProxy.podStream(r);
   }
 

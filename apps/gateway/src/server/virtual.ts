@@ -6,6 +6,8 @@ import { StatusError, type KubeObject } from '@orch/apimachinery';
 import { nonResourceAttributes, resourceAttributes, type AuthorizationAttributes, type Authenticator, type Authorizer, type UserInfo } from '@orch/auth';
 import type { DecodedRequestBody } from '../pipeline/api-request';
 import type { GenericStore } from '../registry/generic-store';
+import { virtualOperation } from '../registry/kinds';
+import { unhandled } from '../registry/kinds/binding';
 import type { RequestContext } from '../registry/strategy';
 import type { RequestInfo } from '../request/request-info';
 import { admitObject, bindPod, bodyObject, withoutAdmission, type Binding, type InvokeResult } from './subresources';
@@ -86,25 +88,26 @@ export class VirtualResources {
 
   async handle(r: VirtualRequest): Promise<InvokeResult> {
     const { def, info } = r;
-    if (def.resource === 'componentstatuses') return this.componentStatuses(r);
+    const operation = virtualOperation(def);
+    if (operation === 'componentStatuses') return this.componentStatuses(r);
     if (info.verb !== 'create') throw StatusError.methodNotSupported({ group: def.group, resource: def.resource }, String(info.verb));
     const body = bodyObject(r.body) as KubeObject & { spec?: Record<string, unknown> };
     await admitObject(r.ctx.admission, 'CREATE', body);
     const out = { ...body, kind: def.kind, apiVersion: groupVersionString(def), metadata: { ...(body.metadata ?? {}), creationTimestamp: null } } as Record<string, unknown>;
     const created = (status: Record<string, unknown>): InvokeResult => ({ status: 201, body: { ...out, status } });
-    switch (def.resource) {
-      case 'bindings':
+    switch (operation) {
+      case 'podBinding':
         await bindPod(this.deps.pods(), info.namespace, body.metadata?.name ?? '', body as Binding, withoutAdmission(r.ctx));
         return { status: 201, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 } };
-      case 'selfsubjectaccessreviews':
+      case 'selfAccessReview':
         return created(await this.decide(reviewAttributes(r.ctx.user, body.spec ?? {})));
-      case 'subjectaccessreviews':
-      case 'localsubjectaccessreviews': {
+      case 'accessReview':
+      case 'localAccessReview': {
         const spec = body.spec ?? {};
         if (!spec.user && !(Array.isArray(spec.groups) && spec.groups.length)) {
           throw StatusError.invalid(def.kind, def.group, '', []);
         }
-        if (def.resource === 'localsubjectaccessreviews') {
+        if (operation === 'localAccessReview') {
           const ns = ((spec.resourceAttributes as Record<string, unknown>)?.namespace as string) ?? '';
           if (ns !== info.namespace) throw StatusError.badRequest(`spec.resourceAttributes.namespace must match namespace: ${info.namespace}`);
         }
@@ -113,22 +116,23 @@ export class VirtualResources {
         if (spec.extra) user.extra = spec.extra as Record<string, string[]>;
         return created(await this.decide(reviewAttributes(user, spec)));
       }
-      case 'selfsubjectrulesreviews': {
+      case 'rulesReview': {
         const ns = String((body.spec as { namespace?: unknown } | undefined)?.namespace ?? '');
         const rules = this.deps.authorizer.rulesFor?.(r.ctx.user, ns) ?? { resourceRules: [], nonResourceRules: [], incomplete: true };
         return created({ ...rules });
       }
-      case 'selfsubjectreviews':
+      case 'selfSubjectReview':
         return created({ userInfo: { username: r.ctx.user.username, uid: r.ctx.user.uid, groups: r.ctx.user.groups, extra: r.ctx.user.extra } });
-      case 'tokenreviews': {
+      case 'tokenReview': {
         const token = String(body.spec?.token ?? '');
         const wanted = Array.isArray(body.spec?.audiences) ? (body.spec.audiences as string[]) : [];
         const user = token ? await this.deps.authenticator.authenticate({ headers: { authorization: `Bearer ${token}` }, ...(wanted.length ? { audiences: wanted } : {}) }).catch(() => null) : null;
         if (!user) return created({ authenticated: false, user: {}, error: 'invalid bearer token' });
         return created({ authenticated: true, user, audiences: tokenAudiences(token, wanted.length ? wanted : this.deps.apiAudiences) });
       }
+      default:
+        return unhandled(operation);
     }
-    throw StatusError.methodNotSupported({ group: def.group, resource: def.resource }, 'create');
   }
 
   /** An access review's status from the authorizer chain (allowed / denied / reason). */

@@ -4,7 +4,10 @@ import { openSqliteStore, type SqliteStore } from '@orch/storage';
 import { removeDir, tempDir } from '@orch/testing';
 import { IP_ADDRESS_PREFIX, NODE_PORT_PREFIX, ServiceAddresses } from './addresses';
 import { parseNodePortRange, parseServiceCidr } from './ranges';
-import type { Service, ServiceSpec } from './service';
+import type { coreV1 } from '@orch/api';
+import type { Service } from './service';
+
+type ServiceSpec = coreV1.ServiceSpec;
 
 // Allocation against a real SQLite store: band preference, exhaustion, static requests,
 // the shared pool with ServiceIPStaticSubrange off, node ports, updates and dry runs.

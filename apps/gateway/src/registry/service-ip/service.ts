@@ -1,37 +1,9 @@
-import type { KubeObject } from '@orch/apimachinery';
+import type { coreV1 } from '@orch/api';
+import type { Served } from '../strategy';
 
-/** The fields of a core/v1 Service that address allocation and validation read. */
-export interface ServicePort {
-  name?: string;
-  protocol?: string;
-  port?: number;
-  targetPort?: number | string;
-  nodePort?: number;
-  appProtocol?: string;
-}
-
-export interface ServiceSpec {
-  type?: string;
-  clusterIP?: string;
-  clusterIPs?: string[];
-  ipFamilies?: string[];
-  ipFamilyPolicy?: string;
-  ports?: ServicePort[];
-  selector?: Record<string, string>;
-  externalName?: string;
-  externalIPs?: string[];
-  sessionAffinity?: string;
-  sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } };
-  internalTrafficPolicy?: string;
-  externalTrafficPolicy?: string;
-  healthCheckNodePort?: number;
-  allocateLoadBalancerNodePorts?: boolean;
-  publishNotReadyAddresses?: boolean;
-}
-
-export interface Service extends KubeObject {
-  spec?: ServiceSpec;
-}
+/** A core/v1 Service as allocation and validation read it. */
+export type Service = Served<coreV1.Service>;
+export type ServicePort = coreV1.ServicePort;
 
 export const CLUSTER_IP_NONE = 'None';
 export const SERVICE_TYPES = ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'];

@@ -1,4 +1,3 @@
-import type { KubeObject } from '@orch/apimachinery';
 import type { Strategy } from '../strategy';
 import type { ServiceAddresses } from './addresses';
 import { externallyAccessible, needsClusterIP, needsHealthCheckNodePort, needsNodePorts, type Service } from './service';
@@ -75,26 +74,26 @@ export function dropTypeDependentFields(svc: Service, old: Service): void {
 }
 
 /**
- * The Service strategy: `base` (name rule, field selectors) plus normalization, validation
- * (SPEC "Service resource fields") and address allocation through `addresses`.
+ * The Service strategy: DNS-1035 names, normalization, validation (SPEC "Service resource
+ * fields") and address allocation through `addresses`.
  */
-export function serviceStrategy(base: Strategy, addresses: ServiceAddresses): Strategy {
+export function serviceStrategy(addresses: ServiceAddresses): Strategy<Service> {
   return {
-    ...base,
-    prepareForCreate(obj, ctx) {
-      base.prepareForCreate?.(obj, ctx);
-      (obj as Record<string, unknown>).status = { loadBalancer: {} };
-      normalizeClusterIPs(obj as Service, undefined);
+    nameRule: 'dns1035Label',
+    allowCreateOnUpdate: false,
+    allowUnconditionalUpdate: true,
+    prepareForCreate(svc) {
+      svc.status = { loadBalancer: {} };
+      normalizeClusterIPs(svc, undefined);
     },
-    prepareForUpdate(obj, old, ctx) {
-      base.prepareForUpdate?.(obj, old, ctx);
-      patchAllocatedValues(obj as Service, old as Service);
-      normalizeClusterIPs(obj as Service, old as Service);
-      dropTypeDependentFields(obj as Service, old as Service);
+    prepareForUpdate(svc, old) {
+      patchAllocatedValues(svc, old);
+      normalizeClusterIPs(svc, old);
+      dropTypeDependentFields(svc, old);
     },
-    validate: (obj) => validateService(obj as Service),
-    validateUpdate: (obj, old) => validateServiceUpdate(obj as Service, old as Service),
-    allocate: (obj: KubeObject, old: KubeObject | undefined, ctx) => addresses.allocate(obj as Service, old as Service | undefined, ctx.dryRun),
-    release: (obj: KubeObject) => addresses.release(obj as Service),
+    validate: (svc) => validateService(svc),
+    validateUpdate: (svc, old) => validateServiceUpdate(svc, old),
+    allocate: (svc, old, ctx) => addresses.allocate(svc, old, ctx.dryRun),
+    release: (svc) => addresses.release(svc),
   };
 }

@@ -1,7 +1,10 @@
 import type { FieldError } from '@orch/apimachinery';
-import type { Service, ServiceSpec } from './service';
+import type { coreV1 } from '@orch/api';
+import type { Service } from './service';
 import { dropTypeDependentFields, normalizeClusterIPs, patchAllocatedValues } from './strategy';
 import { validateService, validateServiceUpdate } from './validation';
+
+type ServiceSpec = coreV1.ServiceSpec;
 
 /** A defaulted ClusterIP service (as the generic store hands it to validation), overridden by `spec`. */
 function svc(spec: ServiceSpec): Service {
