@@ -2,8 +2,8 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { encodeWatchEventProtobuf } from '@orch/api';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
-import type { GenericStore, WatchEventOut } from '../registry/generic-store';
-import { serializationOf, toPartialObjectMetadata, toTable } from '../server/representation';
+import type { GenericStore, WatchEventOut, WatchHandle, WatchSink } from '../registry/generic-store';
+import { serializationOf, toPartialObjectMetadata, toTable, type Representation } from '../server/representation';
 import type { ApiRequest } from './api-request';
 import { requestTarget, requestUser } from './api-request';
 import { inRequestedGroup, warningHeader } from './encode';
@@ -120,9 +120,200 @@ function chunkOf(data: Buffer): Buffer {
   return Buffer.concat([head, data, CRLF], head.length + data.length + CRLF.length);
 }
 
+/**
+ * One watch response: the socket it writes framed events to, the events queued for it, and its
+ * end. Created by WatchStreams.serve; `attach` hands it the registry's watch once that began.
+ */
+class WatchStream implements PacedStream {
+  /** Framed events not written yet (the writer comes by, or the socket drains). */
+  private readonly queue: Buffer[] = [];
+  /** Bytes in `queue` (with what the socket buffers: at most MAX_WATCH_SEND_BUFFER once live). */
+  private queuedBytes = 0;
+  /** The socket pushed back: nothing is written until it drains. */
+  private blocked = false;
+  private closed = false;
+  /** Initial events are written in one burst before the watch goes live: the bounds apply after. */
+  private live = false;
+  private headersSent = false;
+  private firstTable = true;
+  private handle?: WatchHandle;
+  private timer?: NodeJS.Timeout;
+  private readonly repr: Representation;
+  private readonly serialization: ReturnType<typeof serializationOf>;
+  private readonly onDrain = () => {
+    this.blocked = false;
+    if (this.queue.length > 0) this.writer.schedule(this);
+  };
+
+  constructor(
+    private readonly r: ApiRequest,
+    private readonly registry: GenericStore,
+    private readonly socket: Socket,
+    private readonly writer: WatchWriter,
+    /** Called once when the stream ends (finished, aborted or closed by the client). */
+    private readonly onEnd: (stream: WatchStream) => void,
+  ) {
+    this.repr = requestTarget(r).repr;
+    this.serialization = serializationOf(this.repr);
+    socket.on('drain', this.onDrain);
+  }
+
+  /** The sink the registry's watch writes to. */
+  readonly sink: WatchSink = {
+    send: (ev) => this.send(ev),
+    end: () => this.finish(),
+  };
+
+  /** The registry's watch began: initial events are out, live events follow; ends after `timeoutSeconds`. */
+  attach(handle: WatchHandle, timeoutSeconds: number): void {
+    this.handle = handle;
+    if (this.closed) return; // ended while it began (an error event)
+    this.writeHeaders();
+    this.live = true;
+    this.timer = setTimeout(() => handle.stop(), timeoutSeconds * 1000);
+    this.timer.unref?.();
+    this.r.reply.raw.on('close', () => {
+      this.socket.removeListener('drain', this.onDrain);
+      if (this.closed) return;
+      this.closed = true;
+      clearTimeout(this.timer);
+      handle.stop();
+      this.onEnd(this);
+    });
+  }
+
+  private send(ev: WatchEventOut): void {
+    if (this.closed) return;
+    this.writeHeaders();
+    let chunk: Buffer;
+    try {
+      chunk = this.encodeEvent(ev);
+    } catch (err) {
+      // An object that cannot be encoded ends the stream; the client re-watches.
+      this.r.req.log.error({ err }, 'watch event encoding failed');
+      this.finish();
+      return;
+    }
+    this.queue.push(chunk);
+    this.queuedBytes += chunk.length;
+    if (this.live && (this.queue.length > MAX_WATCH_QUEUED_EVENTS || this.queuedBytes + this.socket.writableLength > MAX_WATCH_SEND_BUFFER)) return this.tooSlow();
+    // The events of one turn go out together (one TLS record, one syscall) on a later turn.
+    if (!this.blocked) this.writer.schedule(this);
+  }
+
+  flush(): void {
+    if (this.closed || this.blocked || this.queue.length === 0) return;
+    this.blocked = !this.writeQueued();
+    if (this.live && this.socket.writableLength > MAX_WATCH_SEND_BUFFER) this.tooSlow();
+  }
+
+  /**
+   * Writes queued frames, corked into one write (one syscall), until the socket pushes back;
+   * the rest waits in the queue. Each frame is written as it is, never copied: the socket
+   * holds the Buffer every watcher shares (a per-watcher copy of unsent events made the RSS
+   * of 5,000 unread watches grow from 0.5 to 1.1 GiB in the watch-load bench).
+   */
+  private writeQueued(): boolean {
+    this.socket.cork();
+    let ok = true;
+    while (this.queue.length > 0 && ok) {
+      const frame = this.queue.shift()!;
+      this.queuedBytes -= frame.length;
+      ok = this.socket.write(frame);
+    }
+    this.socket.uncork();
+    return ok;
+  }
+
+  private tooSlow(): void {
+    this.r.req.log.warn({ buffered: this.socket.writableLength, queued: this.queue.length }, 'watch client too slow: stream cut off');
+    this.abort();
+  }
+
+  private writeHeaders(): void {
+    if (this.headersSent) return;
+    this.headersSent = true;
+    const res = this.r.reply.raw;
+    const { ctx } = requestTarget(this.r);
+    this.r.reply.hijack();
+    if (ctx.warnings.length) res.setHeader('warning', warningHeader(ctx.warnings));
+    res.writeHead(200, {
+      // Protobuf watches are length-prefixed WatchEvent frames (upstream stream=watch).
+      'content-type': this.serialization === 'protobuf' ? `${this.repr.contentType};stream=watch` : 'application/json',
+      'transfer-encoding': 'chunked',
+      'cache-control': 'no-cache, private',
+    });
+    res.flushHeaders();
+  }
+
+  private encodeOnce(event: WatchEventOut): Buffer {
+    const { repr, serialization } = this;
+    const inGroup = inRequestedGroup(event.object, this.registry.def.group, this.r.info.apiGroup) as WatchEventOut['object'];
+    // Metadata-only watches (client-go metadata informers): every event's object, bookmarks too.
+    const ev = { type: event.type, object: (repr.kind === 'partial' ? toPartialObjectMetadata(inGroup, repr) : inGroup) as WatchEventOut['object'] };
+    return chunkOf(serialization === 'protobuf' ? encodeWatchEventProtobuf(ev.type, ev.object) : Buffer.from(JSON.stringify(ev) + '\n'));
+  }
+
+  private encodeEvent(event: WatchEventOut): Buffer {
+    const { repr, serialization } = this;
+    const apiGroup = this.r.info.apiGroup;
+    if (repr.kind === 'table' && event.type !== 'BOOKMARK' && event.type !== 'ERROR') {
+      // Tables carry column definitions in a watcher's first row only: per watcher.
+      const table = toTable(inRequestedGroup(event.object, this.registry.def.group, apiGroup) as KubeObject, this.registry.def, repr, !this.firstTable);
+      this.firstTable = false;
+      return chunkOf(Buffer.from(JSON.stringify({ type: event.type, object: table }) + '\n'));
+    }
+    // The representation's identity: its kind, serialization and (metadata-only) group/version.
+    const key = `${event.type} ${repr.kind} ${serialization} ${repr.kind === 'partial' ? `${repr.group}/${repr.version}` : ''} ${apiGroup}`;
+    let byRepr = encodedEvents.get(event.object);
+    const hit = byRepr?.get(key);
+    if (hit !== undefined) return hit;
+    const encoded = this.encodeOnce(event);
+    if (!byRepr) encodedEvents.set(event.object, (byRepr = new Map()));
+    byRepr.set(key, encoded);
+    return encoded;
+  }
+
+  /** Ends the stream cleanly: what is queued still goes out before the end (a clean end loses no event). */
+  finish(): void {
+    if (this.closed) return;
+    for (const frame of this.queue.splice(0)) this.socket.write(frame);
+    this.closed = true;
+    this.socket.removeListener('drain', this.onDrain);
+    clearTimeout(this.timer);
+    this.handle?.stop();
+    this.onEnd(this);
+    this.r.reply.raw.end();
+  }
+
+  /** The registry's watch did not begin: nothing was written, the socket stays as it was. */
+  cancel(): void {
+    this.closed = true;
+    this.socket.removeListener('drain', this.onDrain);
+    this.onEnd(this);
+  }
+
+  /** Ends the stream with an error: the socket goes, and with it the buffered bytes. */
+  private abort(): void {
+    this.queue.length = 0;
+    this.queuedBytes = 0;
+    this.finish();
+    this.r.reply.raw.destroy();
+  }
+}
+
+/** `timeoutSeconds` of a watch: the parameter (a non-negative integer), else --min-request-timeout randomized up to 2x. */
+function watchTimeoutSeconds(query: URLSearchParams, minRequestTimeoutSeconds: number): number {
+  const param = query.get('timeoutSeconds');
+  if (param === null) return Math.floor(minRequestTimeoutSeconds * (1 + Math.random()));
+  const seconds = Number(param);
+  if (!Number.isInteger(seconds) || seconds < 0) throw StatusError.badRequest(`invalid timeoutSeconds: ${JSON.stringify(param)}`);
+  return seconds;
+}
+
 export class WatchStreams {
   /** Open watch streams, ended by closeAll() on shutdown. */
-  private readonly open = new Set<() => void>();
+  private readonly open = new Set<WatchStream>();
   /** Open watches per user name (--max-watches-per-user). */
   private readonly perUser = new Map<string, number>();
   private closing = false;
@@ -159,117 +350,29 @@ export class WatchStreams {
   /** Ends every open watch stream cleanly, and any begun later at once (graceful shutdown). */
   closeAll(): void {
     this.closing = true;
-    for (const finish of [...this.open]) finish();
+    for (const stream of [...this.open]) stream.finish();
   }
 
   /** Serves a watch of `registry` for the request; returns the HTTP status. */
   async serve(r: ApiRequest, registry: GenericStore): Promise<number> {
-    const { req, reply, info, query } = r;
-    const { namespace: ns, repr, ctx } = requestTarget(r);
+    const { info, query } = r;
+    const { namespace: ns, repr } = requestTarget(r);
     // `watch` itself (request-info read it leniently to decide the verb): a bad value is a 400 here.
     queryBool(query, 'watch');
     if (repr.kind === 'partial' && repr.as !== 'PartialObjectMetadata') {
       throw new StatusError(406, 'NotAcceptable', `you requested ${repr.as}, but a watch streams single objects: ask for PartialObjectMetadata`);
     }
-    const serialization = serializationOf(repr);
     const opts = listOptions(query);
     // GET .../<name>?watch=1 watches one object.
     const fieldSelector = info.name ? [opts.fieldSelector, `metadata.name=${info.name}`].filter(Boolean).join(',') : opts.fieldSelector;
-    const timeoutParam = query.get('timeoutSeconds');
-    let timeoutSeconds: number;
-    if (timeoutParam !== null) {
-      timeoutSeconds = Number(timeoutParam);
-      if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 0) throw StatusError.badRequest(`invalid timeoutSeconds: ${JSON.stringify(timeoutParam)}`);
-    } else {
-      const min = this.opts.minRequestTimeoutSeconds;
-      timeoutSeconds = Math.floor(min * (1 + Math.random()));
-    }
-    const res = reply.raw;
+    const timeoutSeconds = watchTimeoutSeconds(query, this.opts.minRequestTimeoutSeconds);
     // Framed chunks go to the socket itself (the response has sent its chunked headers and ends
     // with the last chunk); the socket outlives the watch on a kept-alive connection.
-    const socket = await responseSocket(res);
+    const socket = await responseSocket(r.reply.raw);
     const release = this.admit(requestUser(r).username);
-    let headersSent = false;
-    let firstTable = true;
-    /** Framed events not written yet (the writer comes by, or the socket drains). */
-    const queue: Buffer[] = [];
-    /** Bytes in `queue` (with what the socket buffers: at most MAX_WATCH_SEND_BUFFER once live). */
-    let queuedBytes = 0;
-    /** The socket pushed back: nothing is written until it drains. */
-    let blocked = false;
-    /**
-     * Writes queued frames, corked into one write (one syscall), until the socket pushes back;
-     * the rest waits in the queue. Each frame is written as it is, never copied: the socket
-     * holds the Buffer every watcher shares (a per-watcher copy of unsent events made the RSS
-     * of 5,000 unread watches grow from 0.5 to 1.1 GiB in the watch-load bench).
-     */
-    const writeQueued = () => {
-      socket.cork();
-      let ok = true;
-      while (queue.length > 0 && ok) {
-        const frame = queue.shift()!;
-        queuedBytes -= frame.length;
-        ok = socket.write(frame);
-      }
-      socket.uncork();
-      return ok;
-    };
-    const stream: PacedStream = {
-      flush: () => {
-        if (closed || blocked || queue.length === 0) return;
-        blocked = !writeQueued();
-        if (live && socket.writableLength > MAX_WATCH_SEND_BUFFER) tooSlow();
-      },
-    };
-    const onDrain = () => {
-      blocked = false;
-      if (queue.length > 0) this.writer.schedule(stream);
-    };
-    socket.on('drain', onDrain);
-    const tooSlow = () => {
-      req.log.warn({ buffered: socket.writableLength, queued: queue.length }, 'watch client too slow: stream cut off');
-      abort();
-    };
-    let closed = false;
-    const writeHeaders = () => {
-      if (headersSent) return;
-      headersSent = true;
-      reply.hijack();
-      if (ctx.warnings.length) res.setHeader('warning', warningHeader(ctx.warnings));
-      res.writeHead(200, {
-        // Protobuf watches are length-prefixed WatchEvent frames (upstream stream=watch).
-        'content-type': serialization === 'protobuf' ? `${repr.contentType};stream=watch` : 'application/json',
-        'transfer-encoding': 'chunked',
-        'cache-control': 'no-cache, private',
-      });
-      res.flushHeaders();
-    };
-    const encodeOnce = (event: WatchEventOut): Buffer => {
-      const inGroup = inRequestedGroup(event.object, registry.def.group, info.apiGroup) as WatchEventOut['object'];
-      // Metadata-only watches (client-go metadata informers): every event's object, bookmarks too.
-      const ev = { type: event.type, object: (repr.kind === 'partial' ? toPartialObjectMetadata(inGroup, repr) : inGroup) as WatchEventOut['object'] };
-      return chunkOf(serialization === 'protobuf' ? encodeWatchEventProtobuf(ev.type, ev.object) : Buffer.from(JSON.stringify(ev) + '\n'));
-    };
-    const encodeEvent = (event: WatchEventOut): Buffer => {
-      if (repr.kind === 'table' && event.type !== 'BOOKMARK' && event.type !== 'ERROR') {
-        // Tables carry column definitions in a watcher's first row only: per watcher.
-        const table = toTable(inRequestedGroup(event.object, registry.def.group, info.apiGroup) as KubeObject, registry.def, repr, !firstTable);
-        firstTable = false;
-        return chunkOf(Buffer.from(JSON.stringify({ type: event.type, object: table }) + '\n'));
-      }
-      // The representation's identity: its kind, serialization and (metadata-only) group/version.
-      const key = `${event.type} ${repr.kind} ${serialization} ${repr.kind === 'partial' ? `${repr.group}/${repr.version}` : ''} ${info.apiGroup}`;
-      let byRepr = encodedEvents.get(event.object);
-      const hit = byRepr?.get(key);
-      if (hit !== undefined) return hit;
-      const encoded = encodeOnce(event);
-      if (!byRepr) encodedEvents.set(event.object, (byRepr = new Map()));
-      byRepr.set(key, encoded);
-      return encoded;
-    };
-    // Initial events are written in one burst before the watch goes live: the bound applies after.
-    let live = false;
-    let handle: Awaited<ReturnType<GenericStore['watch']>>;
+    const stream = new WatchStream(r, registry, socket, this.writer, (s) => this.open.delete(s));
+    this.open.add(stream);
+    let handle: WatchHandle;
     try {
       handle = await registry.watch(
         ns,
@@ -281,67 +384,16 @@ export class WatchStreams {
           allowWatchBookmarks: queryBool(query, 'allowWatchBookmarks') ?? false,
           sendInitialEvents: queryBool(query, 'sendInitialEvents'),
         },
-        {
-          send: (ev) => {
-            if (closed) return;
-            writeHeaders();
-            let chunk: Buffer;
-            try {
-              chunk = encodeEvent(ev);
-            } catch (err) {
-              // An object that cannot be encoded ends the stream; the client re-watches.
-              req.log.error({ err }, 'watch event encoding failed');
-              finish();
-              return;
-            }
-            queue.push(chunk);
-            queuedBytes += chunk.length;
-            if (live && (queue.length > MAX_WATCH_QUEUED_EVENTS || queuedBytes + socket.writableLength > MAX_WATCH_SEND_BUFFER)) return tooSlow();
-            // The events of one turn go out together (one TLS record, one syscall) on a later turn.
-            if (!blocked) this.writer.schedule(stream);
-          },
-          end: () => finish(),
-        },
+        stream.sink,
       );
     } catch (err) {
+      stream.cancel();
       release();
       throw err;
     }
-    writeHeaders();
-    live = true;
-    const timer = setTimeout(() => handle.stop(), timeoutSeconds * 1000);
-    timer.unref?.();
-    const open = this.open;
-    function finish() {
-      if (closed) return;
-      // What is queued still goes out before the end (a clean end loses no event).
-      for (const frame of queue.splice(0)) socket.write(frame);
-      closed = true;
-      socket.removeListener('drain', onDrain);
-      open.delete(finish);
-      clearTimeout(timer);
-      handle?.stop();
-      res.end();
-    }
-    /** Ends the stream with an error: the socket goes, and with it the buffered bytes. */
-    function abort() {
-      queue.length = 0;
-      queuedBytes = 0;
-      finish();
-      res.destroy();
-    }
-    open.add(finish);
-    res.on('close', () => {
-      release();
-      socket.removeListener('drain', onDrain);
-      if (!closed) {
-        closed = true;
-        open.delete(finish);
-        clearTimeout(timer);
-        handle.stop();
-      }
-    });
-    if (this.closing) finish();
+    r.reply.raw.on('close', release);
+    stream.attach(handle, timeoutSeconds);
+    if (this.closing) stream.finish();
     return 200;
   }
 }

@@ -80,6 +80,15 @@ export function validateService(svc: Service): FieldError[] {
     }
   });
 
+  errs.push(...validateTrafficRules(svc));
+  return errs;
+}
+
+/** Session affinity, internal and external traffic policies and the health-check node port of a Service. */
+function validateTrafficRules(svc: Service): FieldError[] {
+  const errs: FieldError[] = [];
+  const spec = svc.spec ?? {};
+  const type = spec.type ?? '';
   // --- session affinity
   const affinity = spec.sessionAffinity ?? '';
   if (!AFFINITIES.includes(affinity)) errs.push(FieldError.notSupported('spec.sessionAffinity', affinity, AFFINITIES));
