@@ -101,13 +101,9 @@ export class SubresourceHandlers {
         if (this.nodeProxy) return this.nodeProxy.podLog(r);
         break;
       case 'nodeProxy':
-        if (this.nodeProxy) return this.nodeProxy.nodeProxy(r);
-        break;
       case 'podProxy':
-        if (this.nodeProxy) return this.nodeProxy.podProxy(r);
-        break;
       case 'serviceProxy':
-        if (this.nodeProxy) return this.nodeProxy.serviceProxy(r);
+        if (this.nodeProxy) return this.nodeProxy[sub.serve](r);
         break;
       case 'exec':
       case 'attach':

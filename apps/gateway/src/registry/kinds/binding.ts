@@ -180,5 +180,5 @@ export function resolveBinding(binding: KindBinding, deps: KindDeps): ResolvedKi
  * hooks, field functions and table cells see a `Served<coreV1.Pod>`.
  */
 export function defineKind<T>(binding: KindBinding<T & KubeObject>): KindBinding {
-  return binding as unknown as KindBinding;
+  return binding as KindBinding;
 }
