@@ -1,11 +1,10 @@
-import { join } from 'node:path';
 import { Catalog } from '@orch/api';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
-import { openSqliteStore, type Store } from '@orch/storage';
-import { removeDir, tempDir } from '@orch/testing';
-import { WatchCache } from '@orch/watch';
+import type { Store } from '@orch/storage';
+import type { WatchCache } from '@orch/watch';
 import { DEFAULT_CONFLICT_RETRY, GenericStore, type ConflictRetryPolicy } from './generic-store';
 import { resolveKind } from './kinds';
+import { openRegistryFixture, TEST_REGISTRY_OPTIONS, type RegistryFixture } from './registry-fixture';
 import type { RequestContext, WriteAdmission } from './strategy';
 
 const cm = (name: string, data: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data }) as KubeObject;
@@ -18,18 +17,12 @@ const key = (name: string) => `/registry/core/configmaps/ns/${name}`;
  * request under test (from its admission, which runs between the read and the write).
  */
 describe('unconditional writes that lose races (real SQLite store)', () => {
-  let dir: string;
+  let fixture: RegistryFixture;
   let store: Store;
   let cache: WatchCache;
   const registry = (conflictRetry?: ConflictRetryPolicy) => {
     const def = new Catalog().lookup('', 'v1', 'configmaps')!;
-    return new GenericStore(def, resolveKind(def, { k8sCompatibility: false }), store, cache, {
-      continueTokenLifetimeMs: 60_000,
-      tooLargeResourceVersionWaitMs: 1000,
-      bookmarkIntervalMs: 60_000,
-      watchListEnabled: false,
-      conflictRetry,
-    });
+    return new GenericStore(def, resolveKind(def, { k8sCompatibility: false }), store, cache, { ...TEST_REGISTRY_OPTIONS, conflictRetry });
   };
 
   /** Another client's unconditional write: one more data key on the stored object. */
@@ -54,16 +47,10 @@ describe('unconditional writes that lose races (real SQLite store)', () => {
   };
 
   beforeAll(async () => {
-    dir = await tempDir('conflict-retry-');
-    store = await openSqliteStore(join(dir, 'db'));
-    cache = new WatchCache(store, { prefix: '/registry/', log: () => undefined });
-    await cache.start();
+    fixture = await openRegistryFixture('conflict-retry');
+    ({ store, cache } = fixture);
   });
-  afterAll(async () => {
-    cache.stop();
-    await store.close();
-    await removeDir(dir);
-  });
+  afterAll(() => fixture.close());
 
   // 40 lost races: more than any small fixed retry limit allows, far fewer than the safety net.
   // The default bound without its pauses (they spread real writers out; here they would only add time).

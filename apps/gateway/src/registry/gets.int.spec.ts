@@ -1,40 +1,31 @@
-import { join } from 'node:path';
 import { Catalog } from '@orch/api';
 import type { KubeObject } from '@orch/apimachinery';
-import { openSqliteStore, type Store } from '@orch/storage';
-import { removeDir, tempDir } from '@orch/testing';
-import { WatchCache } from '@orch/watch';
+import type { Store } from '@orch/storage';
+import type { WatchCache } from '@orch/watch';
 import { GenericStore } from './generic-store';
 import { resolveKind } from './kinds';
+import { openRegistryFixture, TEST_REGISTRY_OPTIONS, type RegistryFixture } from './registry-fixture';
 import type { RequestContext, Strategy } from './strategy';
 
 const ctx: RequestContext = { user: { username: 'admin', groups: ['system:masters'] }, namespace: 'ns', dryRun: false, warnings: [] };
 const def = new Catalog().lookup('', 'v1', 'configmaps')!;
 const cm = (name: string, v: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { v } }) as KubeObject;
-const opts = { continueTokenLifetimeMs: 60_000, tooLargeResourceVersionWaitMs: 1000, bookmarkIntervalMs: 60_000, watchListEnabled: false, consistentListFromCache: true };
+const opts = { ...TEST_REGISTRY_OPTIONS, consistentListFromCache: true };
 
 /** GET's JSON fast path (getJson): the stored text as it is where that is what get() would serve, else get()'s object. */
 describe('gets (real SQLite store)', () => {
-  let dir: string;
+  let fixture: RegistryFixture;
   let store: Store;
-  let real: Store;
   let storeGets = 0;
   let cache: WatchCache;
   const registry = (strategy: Strategy, o: object = {}, s: Store = store) => new GenericStore(def, { ...resolveKind(def, { k8sCompatibility: false }), strategy }, s, cache, { ...opts, ...o });
 
   beforeAll(async () => {
-    dir = await tempDir('gets-');
-    real = await openSqliteStore(join(dir, 'db'));
     // Counts the gets that reach the store; everything else passes through.
-    store = new Proxy(real, { get: (t, p) => (p === 'get' ? (...a: Parameters<Store['get']>) => (storeGets++, t.get(...a)) : (t as never)[p]) }) as Store;
-    cache = new WatchCache(store, { prefix: '/registry/', log: () => undefined });
-    await cache.start();
+    fixture = await openRegistryFixture('gets', (real) => new Proxy(real, { get: (t, p) => (p === 'get' ? (...a: Parameters<Store['get']>) => (storeGets++, t.get(...a)) : (t as never)[p]) }) as Store);
+    ({ store, cache } = fixture);
   });
-  afterAll(async () => {
-    cache.stop();
-    await real.close();
-    await removeDir(dir);
-  });
+  afterAll(() => fixture.close());
 
   const plain = () => resolveKind(def, { k8sCompatibility: false }).strategy;
   const normalizing = (): Strategy => ({ ...plain(), onRead: (o: KubeObject) => void (o.metadata.annotations = { ...o.metadata.annotations, normalized: 'on-read' }) });

@@ -1,11 +1,10 @@
-import { join } from 'node:path';
 import { Catalog } from '@orch/api';
 import type { KubeObject } from '@orch/apimachinery';
-import { openSqliteStore, type Store } from '@orch/storage';
-import { removeDir, tempDir } from '@orch/testing';
-import { WatchCache } from '@orch/watch';
+import type { Store } from '@orch/storage';
+import type { WatchCache } from '@orch/watch';
 import { GenericStore } from './generic-store';
 import { resolveKind } from './kinds';
+import { openRegistryFixture, TEST_REGISTRY_OPTIONS, type RegistryFixture } from './registry-fixture';
 import type { RequestContext } from './strategy';
 
 const ctx: RequestContext = { user: { username: 'admin', groups: ['system:masters'] }, namespace: 'ns', dryRun: false, warnings: [] };
@@ -13,28 +12,21 @@ const cm = (name: string, labels: Record<string, string> = {}): KubeObject => ({
 
 /** ConsistentListFromCache: a list is served by the watch cache only when it provably holds every acknowledged write. */
 describe('lists from the watch cache (real SQLite store)', () => {
-  let dir: string;
+  let fixture: RegistryFixture;
   let store: Store;
   let storeLists = 0;
   let cache: WatchCache;
   const registry = (consistentListFromCache: boolean, s: Store = store) => {
     const def = new Catalog().lookup('', 'v1', 'configmaps')!;
-    return new GenericStore(def, resolveKind(def, { k8sCompatibility: false }), s, cache, { continueTokenLifetimeMs: 60_000, tooLargeResourceVersionWaitMs: 1000, bookmarkIntervalMs: 60_000, watchListEnabled: false, consistentListFromCache });
+    return new GenericStore(def, resolveKind(def, { k8sCompatibility: false }), s, cache, { ...TEST_REGISTRY_OPTIONS, consistentListFromCache });
   };
 
   beforeAll(async () => {
-    dir = await tempDir('list-cache-');
-    const real = await openSqliteStore(join(dir, 'db'));
     // Counts the lists that reach the store; everything else passes through.
-    store = new Proxy(real, { get: (t, p) => (p === 'list' ? (...a: Parameters<Store['list']>) => (storeLists++, t.list(...a)) : (t as never)[p]) }) as Store;
-    cache = new WatchCache(store, { prefix: '/registry/', log: () => undefined });
-    await cache.start();
+    fixture = await openRegistryFixture('list-cache', (real) => new Proxy(real, { get: (t, p) => (p === 'list' ? (...a: Parameters<Store['list']>) => (storeLists++, t.list(...a)) : (t as never)[p]) }) as Store);
+    ({ store, cache } = fixture);
   });
-  afterAll(async () => {
-    cache.stop();
-    await store.close();
-    await removeDir(dir);
-  });
+  afterAll(() => fixture.close());
 
   it.each([
     { name: 'consistent list (no resourceVersion)', gate: true, opts: {}, fromStore: false },

@@ -1,10 +1,7 @@
-import { join } from 'node:path';
 import { Catalog } from '@orch/api';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
-import { openSqliteStore, type Store } from '@orch/storage';
-import { removeDir, tempDir } from '@orch/testing';
-import { WatchCache } from '@orch/watch';
 import { GenericStore } from '../../generic-store';
+import { openRegistryFixture, TEST_REGISTRY_OPTIONS, type RegistryFixture } from '../../registry-fixture';
 import type { RequestContext } from '../../strategy';
 import { resolveKind } from '../index';
 
@@ -19,24 +16,15 @@ const dbg = { name: 'dbg', image: 'busybox', targetContainerName: 'main' };
  * strategy, which dropped it and answered 200), and nothing else; the pod's own updates keep them.
  */
 describe('pods/ephemeralcontainers (real SQLite store)', () => {
-  let dir: string;
-  let store: Store;
-  let cache: WatchCache;
+  let fixture: RegistryFixture;
   let pods: GenericStore;
 
   beforeAll(async () => {
-    dir = await tempDir('ephemeral-');
-    store = await openSqliteStore(join(dir, 'db'));
-    cache = new WatchCache(store, { prefix: '/registry/', log: () => undefined });
-    await cache.start();
+    fixture = await openRegistryFixture('ephemeral');
     const def = new Catalog().lookup('', 'v1', 'pods')!;
-    pods = new GenericStore(def, resolveKind(def, { k8sCompatibility: true }), store, cache, { continueTokenLifetimeMs: 60_000, tooLargeResourceVersionWaitMs: 1000, bookmarkIntervalMs: 60_000, watchListEnabled: false });
+    pods = new GenericStore(def, resolveKind(def, { k8sCompatibility: true }), fixture.store, fixture.cache, TEST_REGISTRY_OPTIONS);
   });
-  afterAll(async () => {
-    cache.stop();
-    await store.close();
-    await removeDir(dir);
-  });
+  afterAll(() => fixture.close());
 
   const newPod = async (name: string) => (await pods.create('ns', { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers: [{ name: 'main', image: 'app' }] } } as KubeObject, ctx)).object as Pod;
 
