@@ -5,12 +5,17 @@ import {
   decodeProtobuf,
   decodeWatchEventProtobuf,
   encodeProtobuf,
+  encodeProtobufList,
+  encodeProtobufMessage,
   encodeWatchEventProtobuf,
   formatGoDuration,
   hasProtobufSchema,
   parseGoDuration,
   splitProtobufFrames,
 } from './index';
+import { parseApiVersion } from '../catalog';
+import { schemaForKind } from '../schemas/registry';
+import { messageType } from './protobufjs-types';
 import { protobufKinds, sampleObject } from './samples';
 
 // A minimal protobuf writer, independent of the codec, to state expected bytes with the
@@ -51,6 +56,76 @@ describe('round trip of every built-in kind (JSON → protobuf → JSON)', () =>
     const wire = encodeProtobuf(obj);
     expect(wire.subarray(0, 4)).toEqual(PROTOBUF_MAGIC);
     expect(decodeProtobuf(wire)).toEqual(obj);
+  });
+});
+
+describe('protobufjs, with message types built from the same schema, reads the bytes and writes them back unchanged', () => {
+  it.each(protobufKinds().map((k) => ({ name: `${k.apiVersion} ${k.kind}`, ...k })))('$name', ({ apiVersion, kind }) => {
+    const { group, version } = parseApiVersion(apiVersion);
+    const type = messageType(schemaForKind(group, version, kind)!);
+    const message = encodeProtobufMessage(sampleObject(apiVersion, kind));
+    expect(Buffer.from(type.encode(type.decode(message)).finish()).toString('hex')).toBe(message.toString('hex'));
+  });
+});
+
+describe('wire edge cases', () => {
+  const cm = (data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data });
+  it.each<{ name: string; data: Record<string, string> }>([
+    { name: 'a 127-byte string (one length byte)', data: { a: 'x'.repeat(127) } },
+    { name: 'a 128-byte string (two length bytes)', data: { a: 'x'.repeat(128) } },
+    { name: 'a 20,000-byte value (three length bytes, message bodies moved)', data: { a: 'y'.repeat(20_000) } },
+    { name: 'short and long non-ASCII strings', data: { 'ключ': 'значение', b: '日本語'.repeat(30), c: 'e\u0301', d: '😀'.repeat(50) } },
+  ])('$name', ({ data }) => {
+    const obj = cm(data);
+    const want = [...bytesField(1, bytesField(1, 'c')), ...Object.entries(data).flatMap(([k, v]) => mapEntry(2, k, v))];
+    expect(encodeProtobuf(obj).toString('hex')).toBe(envelope('v1', 'ConfigMap', want).toString('hex'));
+    expect(decodeProtobuf(encodeProtobuf(obj))).toEqual(obj);
+  });
+
+  it.each([
+    { name: 'negative int32 (ten bytes)', spec: { priority: -5 }, bytes: [...varint(25 << 3), 0xfb, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01] },
+    { name: 'int64 beyond 32 bits', spec: { activeDeadlineSeconds: 2 ** 40 }, bytes: [...varint(5 << 3), 0x80, 0x80, 0x80, 0x80, 0x80, 0x20] },
+  ])('$name', ({ spec, bytes }) => {
+    const obj = { apiVersion: 'v1', kind: 'Pod', spec };
+    const wire = encodeProtobuf(obj);
+    expect(wire.toString('hex')).toContain(Buffer.from(bytes).toString('hex'));
+    expect(decodeProtobuf(wire)).toEqual(obj);
+  });
+
+  it('a Duration beyond 2^53 nanoseconds round-trips exactly', () => {
+    const obj = { apiVersion: 'flowcontrol.apiserver.k8s.io/v1', kind: 'FlowSchema', metadata: { name: 'f' } };
+    expect(decodeProtobuf(encodeProtobuf(obj))).toEqual(obj);
+    expect(formatGoDuration(parseGoDuration('2562047h47m16.854775807s'))).toBe('2562047h47m16.854775807s');
+  });
+
+  it.each([
+    { name: 'a field longer than its message', raw: [...bytesField(1, [0x0a, 0x05, 0x61])] },
+    { name: 'a length past the end', raw: [0x0a, 0x7f] },
+    { name: 'an unknown wire type', raw: [0x0f] },
+  ])('malformed: $name is a ProtobufError', ({ raw }) => {
+    const run = () => decodeProtobuf(envelope('v1', 'Pod', raw));
+    expect(run).toThrow(ProtobufError);
+    expect(run).toThrow(/^invalid protobuf Pod: /);
+  });
+
+  it('unknown fields are skipped', () => {
+    const raw = [...intField(99, 7), ...bytesField(98, 'x'), ...bytesField(1, bytesField(1, 'p'))];
+    expect(decodeProtobuf(envelope('v1', 'Pod', raw))).toEqual({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } });
+  });
+});
+
+describe('lists of items encoded once', () => {
+  const pods = [sampleObject('v1', 'Pod'), { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'b', resourceVersion: '9' } }];
+  it.each([
+    { name: 'two items, a continue token', list: { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: '10', continue: 'abc', remainingItemCount: 3 }, items: pods } },
+    { name: 'no items', list: { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: '10' }, items: [] } },
+  ])('encodeProtobufList equals encodeProtobuf of the whole list: $name', ({ list }) => {
+    const { items, ...head } = list;
+    expect(encodeProtobufList(head, items.map(encodeProtobufMessage)).toString('hex')).toBe(encodeProtobuf(list).toString('hex'));
+  });
+
+  it('a kind that is not a list is refused', () => {
+    expect(() => encodeProtobufList({ apiVersion: 'v1', kind: 'Pod' }, [])).toThrow(/Pod is not a list kind/);
   });
 });
 

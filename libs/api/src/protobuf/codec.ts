@@ -2,8 +2,8 @@ import type { KubeObject } from '@orch/apimachinery';
 import { parseApiVersion } from '../catalog';
 import { shortTypeName, isScalar, type TypeSchema } from '../schemas/model';
 import { schemaForKind, typeSchema } from '../schemas/registry';
-import { ProtobufError, fromProtoMessage, setEmbeddedDecoder, toProtoObject } from './convert';
-import { hasProtobuf, messageType } from './types';
+import { ProtobufError, hasProtobuf, messageDecoder, messageEncoder, setEmbeddedDecoder } from './compile';
+import { Reader, WireError, Writer } from './wire';
 
 /** The 4 bytes (`k8s\0`) that start every protobuf-encoded object (SPEC "Protobuf envelope"). */
 export const PROTOBUF_MAGIC: Readonly<Buffer> = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
@@ -13,16 +13,7 @@ export class ProtobufUnsupportedError extends ProtobufError {
   override readonly name = 'ProtobufUnsupportedError';
 }
 
-const UNKNOWN = 'io.orch.apimachinery.pkg.runtime.Unknown';
-const WATCH_EVENT = 'io.orch.apimachinery.pkg.apis.meta.v1.WatchEvent';
 const PROTOBUF_CONTENT_TYPES = ['', 'application/vnd.orch.protobuf', 'application/vnd.kubernetes.protobuf'];
-
-interface UnknownMessage {
-  typeMeta?: { apiVersion?: string; kind?: string };
-  raw?: Uint8Array;
-  contentEncoding?: string;
-  contentType?: string;
-}
 
 /**
  * Built-in groups: the core group, the legacy dotless groups (apps, batch, ...) and `*.orch.io`
@@ -54,6 +45,50 @@ export function hasProtobufSchema(group: string, version: string, kind: string):
   return kindSchema(group, version, kind) !== undefined;
 }
 
+/** The shared scratch writer of the encoders (encoding is synchronous; a nested call gets its own). */
+let scratch: Writer | undefined = new Writer();
+
+/** Runs `fn` with a writer and returns what it wrote. */
+function written(fn: (w: Writer) => void): Buffer {
+  const w = scratch ?? new Writer(1024);
+  scratch = undefined;
+  try {
+    fn(w);
+    return w.finish();
+  } catch (err) {
+    w.reset();
+    throw err instanceof WireError ? new ProtobufError(err.message) : err;
+  } finally {
+    scratch = w;
+  }
+}
+
+/** The kind's schema and the apiVersion and kind of an object (ProtobufError / ProtobufUnsupportedError when it has no protobuf form). */
+function typeOf(obj: object): { schema: TypeSchema; apiVersion: string; kind: string } {
+  const { apiVersion, kind } = obj as { apiVersion?: unknown; kind?: unknown };
+  return { schema: requireKindSchema(apiVersion, kind), apiVersion: apiVersion as string, kind: kind as string };
+}
+
+/** magic + Unknown{typeMeta=1 {apiVersion=1, kind=2}, raw=2 (written by `raw`), contentEncoding=3 "", contentType=4 ""}. */
+function writeEnvelope(w: Writer, apiVersion: string, kind: string, raw: (w: Writer) => void): void {
+  w.raw(PROTOBUF_MAGIC);
+  w.uint32(10);
+  w.fork();
+  w.uint32(10);
+  w.string(apiVersion);
+  w.uint32(18);
+  w.string(kind);
+  w.ldelim();
+  w.uint32(18);
+  w.fork();
+  raw(w);
+  w.ldelim();
+  w.uint32(26);
+  w.uint32(0);
+  w.uint32(34);
+  w.uint32(0);
+}
+
 /**
  * Encodes an object, list or Status: the magic prefix, then runtime.Unknown{typeMeta{apiVersion,
  * kind}, raw = the object's message with upstream field numbers, contentEncoding "",
@@ -61,17 +96,52 @@ export function hasProtobufSchema(group: string, version: string, kind: string):
  * ProtobufError for values that do not fit the schema.
  */
 export function encodeProtobuf(obj: object): Buffer {
-  const { apiVersion, kind } = obj as { apiVersion?: unknown; kind?: unknown };
-  const schema = requireKindSchema(apiVersion, kind);
-  const raw = messageType(schema).encode(toProtoObject(schema.name, obj)).finish();
-  const unknown: UnknownMessage = {
-    typeMeta: { apiVersion: apiVersion as string, kind: kind as string },
-    raw,
-    contentEncoding: '',
-    contentType: '',
-  };
-  const body = messageType(typeSchema(UNKNOWN)!).encode(unknown).finish();
-  return Buffer.concat([PROTOBUF_MAGIC, body]);
+  const { schema, apiVersion, kind } = typeOf(obj);
+  const encode = messageEncoder(schema.name);
+  return written((w) => writeEnvelope(w, apiVersion, kind, (w) => encode(obj, w)));
+}
+
+/**
+ * The message of an object of a built-in kind alone, without the envelope: what a list holds
+ * for each item (encodeProtobufList), so it can be encoded once and kept. Throws as encodeProtobuf.
+ */
+export function encodeProtobufMessage(obj: object): Buffer {
+  const encode = messageEncoder(typeOf(obj).schema.name);
+  return written((w) => encode(obj, w));
+}
+
+/**
+ * Encodes a list whose items are already encoded (encodeProtobufMessage of each): as
+ * encodeProtobuf of the list with those items, the item bytes copied as they are.
+ */
+export function encodeProtobufList(list: { apiVersion: string; kind: string; metadata?: object }, items: readonly Uint8Array[]): Buffer {
+  const { schema, apiVersion, kind } = typeOf(list);
+  const fields = listFields(schema);
+  const metadata = list.metadata ?? {};
+  const encodeMeta = messageEncoder(fields.metadata.ref);
+  return written((w) =>
+    writeEnvelope(w, apiVersion, kind, (w) => {
+      w.uint32((fields.metadata.proto << 3) | 2);
+      w.fork();
+      encodeMeta(metadata, w);
+      w.ldelim();
+      const tag = (fields.items.proto << 3) | 2;
+      for (const item of items) {
+        w.uint32(tag);
+        w.bytes(item);
+      }
+    }),
+  );
+}
+
+/** The metadata (ListMeta) and items fields of a list kind. */
+function listFields(schema: TypeSchema): { metadata: { proto: number; ref: string }; items: { proto: number } } {
+  const metadata = schema.fields.find((f) => f.name === 'metadata');
+  const items = schema.fields.find((f) => f.name === 'items');
+  if (!metadata || !items || isScalar(metadata.type) || !('ref' in metadata.type) || isScalar(items.type) || !('array' in items.type)) {
+    throw new ProtobufError(`${shortTypeName(schema.name)} is not a list kind`);
+  }
+  return { metadata: { proto: metadata.proto, ref: metadata.type.ref }, items: { proto: items.proto } };
 }
 
 /**
@@ -80,36 +150,85 @@ export function encodeProtobuf(obj: object): Buffer {
  * writes them, list items with their apiVersion and kind. Throws ProtobufError when the bytes
  * are malformed and ProtobufUnsupportedError when the kind has no built-in schema.
  */
-export function decodeProtobuf(buf: Uint8Array): KubeObject {
+export function decodeProtobuf(bytes: Uint8Array): KubeObject {
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (buf.length < PROTOBUF_MAGIC.length || !PROTOBUF_MAGIC.every((b, i) => buf[i] === b)) {
     throw new ProtobufError('the protobuf body does not start with the magic prefix "k8s\\x00"');
   }
+  const r = new Reader(buf, PROTOBUF_MAGIC.length);
   let unknown: UnknownMessage;
   try {
-    unknown = messageType(typeSchema(UNKNOWN)!).decode(buf.subarray(PROTOBUF_MAGIC.length)) as UnknownMessage;
+    unknown = readUnknown(r);
   } catch (err) {
     throw new ProtobufError(`invalid protobuf envelope: ${(err as Error).message}`);
   }
-  const apiVersion = unknown.typeMeta?.apiVersion ?? '';
-  const kind = unknown.typeMeta?.kind ?? '';
+  const { apiVersion, kind } = unknown;
   if (unknown.contentEncoding) throw new ProtobufError(`unsupported protobuf content encoding ${JSON.stringify(unknown.contentEncoding)}`);
-  if (!PROTOBUF_CONTENT_TYPES.includes(unknown.contentType ?? '')) {
+  if (!PROTOBUF_CONTENT_TYPES.includes(unknown.contentType)) {
     throw new ProtobufError(`unsupported content type ${JSON.stringify(unknown.contentType)} inside the protobuf envelope`);
   }
   const schema = requireKindSchema(apiVersion, kind);
-  let message: unknown;
+  const decode = messageDecoder(schema.name);
+  let message: Record<string, unknown>;
   try {
-    message = messageType(schema).decode(unknown.raw ?? new Uint8Array(0));
+    r.pos = unknown.rawStart;
+    message = decode(r, unknown.rawEnd) as Record<string, unknown>;
   } catch (err) {
+    if (err instanceof ProtobufError) throw err;
     throw new ProtobufError(`invalid protobuf ${kind}: ${(err as Error).message}`);
   }
-  const obj = { apiVersion, kind, ...fromProtoMessage(schema.name, message) } as KubeObject;
+  const obj = { apiVersion, kind, ...message } as KubeObject;
   const itemKind = listItemKind(schema);
   if (itemKind) {
     const items = (obj as unknown as { items: Record<string, unknown>[] }).items;
     (obj as unknown as { items: unknown[] }).items = items.map((item) => ({ apiVersion, kind: itemKind, ...item }));
   }
   return obj;
+}
+
+interface UnknownMessage {
+  apiVersion: string;
+  kind: string;
+  /** Where the object's message (raw) lies in the buffer. */
+  rawStart: number;
+  rawEnd: number;
+  contentEncoding: string;
+  contentType: string;
+}
+
+/** runtime.Unknown, its raw bytes left in place. */
+function readUnknown(r: Reader): UnknownMessage {
+  const out: UnknownMessage = { apiVersion: '', kind: '', rawStart: r.pos, rawEnd: r.pos, contentEncoding: '', contentType: '' };
+  while (r.pos < r.len) {
+    const tag = r.uint32();
+    switch (tag) {
+      case 10: {
+        const end = r.sub();
+        while (r.pos < end) {
+          const t = r.uint32();
+          if (t === 10) out.apiVersion = r.string();
+          else if (t === 18) out.kind = r.string();
+          else r.skip(t & 7);
+        }
+        r.expectEnd(end);
+        break;
+      }
+      case 18:
+        out.rawEnd = r.sub();
+        out.rawStart = r.pos;
+        r.pos = out.rawEnd;
+        break;
+      case 26:
+        out.contentEncoding = r.string();
+        break;
+      case 34:
+        out.contentType = r.string();
+        break;
+      default:
+        r.skip(tag & 7);
+    }
+  }
+  return out;
 }
 
 setEmbeddedDecoder(decodeProtobuf);
@@ -130,22 +249,50 @@ function listItemKind(schema: TypeSchema): string | undefined {
  * (upstream's length-delimited framer around the raw, unwrapped WatchEvent).
  */
 export function encodeWatchEventProtobuf(type: string, obj: object): Buffer {
-  const event = messageType(typeSchema(WATCH_EVENT)!).encode({ type, object: { raw: encodeProtobuf(obj) } }).finish();
-  const frame = Buffer.allocUnsafe(4 + event.length);
-  frame.writeUInt32BE(event.length, 0);
-  frame.set(event, 4);
+  const { schema, apiVersion, kind } = typeOf(obj);
+  const encode = messageEncoder(schema.name);
+  const frame = written((w) => {
+    w.raw(FRAME_LENGTH_PLACEHOLDER);
+    w.uint32(10);
+    w.string(type);
+    w.uint32(18);
+    w.fork();
+    w.uint32(10);
+    w.fork();
+    writeEnvelope(w, apiVersion, kind, (w) => encode(obj, w));
+    w.ldelim();
+    w.ldelim();
+  });
+  frame.writeUInt32BE(frame.length - 4, 0);
   return frame;
 }
 
+const FRAME_LENGTH_PLACEHOLDER = Buffer.alloc(4);
+
 /** Decodes one watch event frame (without its length prefix). */
 export function decodeWatchEventProtobuf(frame: Uint8Array): { type: string; object: KubeObject } {
-  let event: { type?: string; object?: { raw?: Uint8Array } };
+  const buf = Buffer.isBuffer(frame) ? frame : Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength);
+  let type = '';
+  let raw: Buffer = Buffer.alloc(0);
   try {
-    event = messageType(typeSchema(WATCH_EVENT)!).decode(frame) as typeof event;
+    const r = new Reader(buf);
+    while (r.pos < r.len) {
+      const tag = r.uint32();
+      if (tag === 10) type = r.string();
+      else if (tag === 18) {
+        const end = r.sub();
+        while (r.pos < end) {
+          const t = r.uint32();
+          if (t === 10) raw = r.bytes();
+          else r.skip(t & 7);
+        }
+        r.expectEnd(end);
+      } else r.skip(tag & 7);
+    }
   } catch (err) {
     throw new ProtobufError(`invalid protobuf watch event: ${(err as Error).message}`);
   }
-  return { type: event.type ?? '', object: decodeProtobuf(event.object?.raw ?? new Uint8Array(0)) };
+  return { type, object: decodeProtobuf(raw) };
 }
 
 /** Splits a protobuf watch stream into frames (without length prefixes); `rest` is an incomplete tail. */

@@ -1,9 +1,11 @@
-export { ProtobufError } from './convert';
+export { ProtobufError } from './compile';
 export {
   PROTOBUF_MAGIC,
   ProtobufUnsupportedError,
   hasProtobufSchema,
   encodeProtobuf,
+  encodeProtobufList,
+  encodeProtobufMessage,
   decodeProtobuf,
   encodeWatchEventProtobuf,
   decodeWatchEventProtobuf,

@@ -3,7 +3,7 @@ import { BUILTIN_RESOURCES } from '../catalog-data';
 import { groupVersionString } from '../catalog';
 import { isScalar, shortTypeName, type FieldSchema, type FieldType, type ScalarType, type TypeSchema } from '../schemas/model';
 import { allTypeSchemas, jsonFields, packageKey, schemaForKind, typeSchema } from '../schemas/registry';
-import { hasProtobuf } from './types';
+import { hasProtobuf } from './compile';
 
 // Test fixtures for the protobuf codec (not exported from the library): one sample object
 // per built-in kind with every field set, recursive types cut at the second level.

@@ -4,7 +4,9 @@ import { typeSchema } from '../schemas/registry';
 
 // protobufjs message types built from the schema source: one message per named type, fields
 // under their upstream numbers (proto2: optional scalars with presence, unpacked repeated
-// fields, map<string, V> fields as upstream's generated.proto declares them).
+// fields, map<string, V> fields as upstream's generated.proto declares them). The codec does
+// not use them (compile.ts generates its own per-type code): the codec spec reads the codec's
+// bytes with them, a reader independent of it (not exported from the library).
 
 const META = 'io.orch.apimachinery.pkg.apis.meta.v1';
 
@@ -31,7 +33,7 @@ const PRIMITIVES: Readonly<Partial<Record<ScalarType, string>>> = {
 const RESERVED = new Set(['$type', 'toJSON', 'constructor', '__proto__', 'prototype']);
 
 /** The protobufjs property name of a field (JSON names like `$ref` or `x-kubernetes-list-type` are not identifiers). */
-export function protoFieldName(jsonName: string): string {
+function protoFieldName(jsonName: string): string {
   const safe = jsonName.replace(/[^A-Za-z0-9_]/g, '_');
   return RESERVED.has(jsonName) || /^\d/.test(safe) ? `_${safe}` : safe;
 }
@@ -84,9 +86,4 @@ export function messageType(schema: TypeSchema): Type {
   }
   root.resolveAll();
   return built.get(schema.name)!;
-}
-
-/** Whether the type has a protobuf message (Table and its parts have none upstream). */
-export function hasProtobuf(schema: TypeSchema): boolean {
-  return schema.fields.some((f) => f.proto > 0);
 }
