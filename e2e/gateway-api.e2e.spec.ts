@@ -318,6 +318,29 @@ describe('gateway API (real process over HTTPS)', () => {
       expect(Date.now() - started).toBeLessThan(5000);
     });
 
+    it('Table watchers share the rows after their first; each one\'s first row carries the column definitions', async () => {
+      await gw.admin.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'wt' } });
+      const rv = (await gw.admin.get('/api/v1/namespaces/wt/configmaps')).json.metadata.resourceVersion;
+      const table = { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' };
+      const path = (from: string) => `/api/v1/namespaces/wt/configmaps?watch=1&resourceVersion=${from}`;
+      const first = gw.admin.watch(path(rv), (evs) => evs.length >= 3, 10_000, table);
+      const t1 = await gw.admin.post('/api/v1/namespaces/wt/configmaps', CM('t1', 'wt'));
+      for (const name of ['t2', 't3']) await gw.admin.post('/api/v1/namespaces/wt/configmaps', CM(name, 'wt'));
+      const rows = (events: any[]) => events.map((e) => [e.object.kind, e.object.rows[0].cells[0], e.object.columnDefinitions?.length ?? 0]);
+      expect(rows((await first).events)).toEqual([
+        ['Table', 't1', 3],
+        ['Table', 't2', 0],
+        ['Table', 't3', 0],
+      ]);
+      // A later watcher replays t2 and t3, whose header-less rows the first watcher's stream
+      // already encoded: its own first row still has the column definitions.
+      const second = await gw.admin.watch(path(t1.json.metadata.resourceVersion), (evs) => evs.length >= 2, 10_000, table);
+      expect(rows(second.events)).toEqual([
+        ['Table', 't2', 3],
+        ['Table', 't3', 0],
+      ]);
+    });
+
     it('watch without resourceVersion starts with the current objects as ADDED', async () => {
       const r = await gw.admin.watch('/api/v1/namespaces/w1/configmaps?watch=1', (evs) => evs.length >= 1, 5000);
       expect(r.events[0]).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'sel' } } });

@@ -2,11 +2,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GroupVersionKind, ResourceDef, SubresourceDef } from '@orch/api';
 import type { DeleteOptions, KubeObject } from '@orch/apimachinery';
 import type { UserInfo } from '@orch/auth';
+import type { KeyValue } from '@orch/storage';
 import type { RequestContext } from '../registry/strategy';
 import type { RequestInfo } from '../request/request-info';
 import type { Representation } from '../server/representation';
 import type { FieldValidation } from './decode';
 import type { RequestAdmission } from './admit';
+import type { StoredList } from './stored-protobuf';
 
 /** The body of a request once the decode stage has read it (one decoder for every body). */
 export type DecodedRequestBody =
@@ -60,8 +62,11 @@ export interface ApiRequest {
   body?: DecodedRequestBody;
   /** admit stage: admission of this request, handed to the registry. */
   admission?: RequestAdmission;
-  /** invoke stage: what to send (the encode stage writes it). */
-  result?: { status: number; body: unknown; rawJson?: string };
+  /**
+   * invoke stage: what to send (the encode stage writes it): `body`, or JSON text to send as it
+   * is (`rawJson`), or for protobuf the stored values of an object or a list page (`stored`).
+   */
+  result?: { status: number; body: unknown; rawJson?: string; stored?: { object: KeyValue } | { list: StoredList } };
   /** HTTP status sent (for metrics). */
   status: number;
   done: boolean;

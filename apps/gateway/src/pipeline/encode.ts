@@ -7,6 +7,7 @@ import { StorageFullError } from '@orch/storage';
 import { errorRepresentation, serializationOf, toPartialObjectMetadata, toTable, type Representation } from '../server/representation';
 import type { ApiRequest } from './api-request';
 import { queryBool } from './query';
+import { StoredProtobuf } from './stored-protobuf';
 
 const gzipAsync = promisify(gzip);
 
@@ -20,18 +21,37 @@ export function warningHeader(warnings: readonly string[]): string[] {
  * gzip when the client asks and the APIResponseCompression gate allows; errors as Status.
  */
 export class Encoder {
-  constructor(private readonly opts: { compression: boolean }) {}
+  /** Protobuf messages of stored objects, encoded once per revision (protobuf GETs and lists). */
+  private readonly storedProtobuf: StoredProtobuf;
+
+  constructor(private readonly opts: { compression: boolean; storedProtobufBytes?: number }) {
+    this.storedProtobuf = new StoredProtobuf(opts.storedProtobufBytes);
+  }
 
   /** The encode stage: writes the invoke stage's result (resource requests) unless a stage already answered. */
   readonly stage = async (r: ApiRequest): Promise<void> => {
     // Answered already: by a stage, or with 504 when --request-timeout passed first.
     if (r.done || !r.result || r.reply.sent) return;
     const t = r.target!;
-    const { status, body, rawJson } = r.result;
+    const { status, rawJson, stored } = r.result;
     if (t.ctx.warnings.length) r.reply.header('warning', warningHeader(t.ctx.warnings));
-    r.status = rawJson !== undefined ? await this.sendText(r.req, r.reply, status, rawJson, t.repr.contentType) : await this.send(r.req, r.reply, status, inRequestedGroup(body, t.def.group, r.info.apiGroup), t.repr, r.query, t.def);
+    const encoded = rawJson ?? (stored && this.storedAsProtobuf(stored, t.def.group, r.info.apiGroup));
+    if (encoded !== undefined) r.status = await this.sendText(r.req, r.reply, status, encoded, t.repr.contentType);
+    else r.status = await this.send(r.req, r.reply, status, inRequestedGroup(bodyOf(r.result), t.def.group, r.info.apiGroup), t.repr, r.query, t.def);
     r.done = true;
   };
+
+  /** Stored values (GenericStore.getVerbatim / listVerbatim) in protobuf from their messages encoded once; undefined when one does not fit its schema (send() answers as for any body). */
+  private storedAsProtobuf(stored: NonNullable<NonNullable<ApiRequest['result']>['stored']>, servedGroup: string, requestedGroup: string): Buffer | undefined {
+    try {
+      if ('object' in stored) return this.storedProtobuf.object(stored.object, (apiVersion) => (inRequestedGroup({ apiVersion }, servedGroup, requestedGroup) as { apiVersion: string }).apiVersion);
+      const { items, ...head } = stored.list;
+      return this.storedProtobuf.list({ ...(inRequestedGroup(head, servedGroup, requestedGroup) as typeof head), items });
+    } catch (err) {
+      if (err instanceof ProtobufError) return undefined;
+      throw err;
+    }
+  }
 
   /** Writes a body in the negotiated representation (a metadata-only view when asked: PartialObjectMetadata[List]). */
   async send(req: FastifyRequest, reply: FastifyReply, status: number, body: unknown, repr: Representation, query: URLSearchParams, def?: ResourceDef): Promise<number> {
@@ -141,6 +161,15 @@ function encodeProtobufBody(body: unknown, accept: string | undefined): Buffer |
     if (errorRepresentation(accept) === 'json') return undefined;
     throw StatusError.notAcceptable(['application/json', 'application/yaml']);
   }
+}
+
+/** The body of a result: stored values parsed when they were not sent as they are. */
+function bodyOf(result: NonNullable<ApiRequest['result']>): unknown {
+  const stored = result.stored;
+  if (!stored) return result.body;
+  if ('object' in stored) return StoredProtobuf.objects([stored.object])[0];
+  const { items, ...head } = stored.list;
+  return { ...head, items: StoredProtobuf.objects(items) };
 }
 
 function isObjectOrList(body: unknown): boolean {

@@ -60,6 +60,11 @@ export function invokeStage(deps: InvokeDeps): (r: ApiRequest) => Promise<void> 
           r.result = 'json' in got ? { status: 200, body: undefined, rawJson: got.json } : { status: 200, body: got.object };
           return;
         }
+        if (r.target!.repr.kind === 'protobuf') {
+          const got = await registry.getVerbatim(ns, info.name, rv);
+          r.result = 'stored' in got ? { status: 200, body: undefined, stored: { object: got.stored } } : { status: 200, body: got.object };
+          return;
+        }
         r.result = { status: 200, body: await registry.get(ns, info.name, rv) };
         return;
       }
@@ -69,6 +74,13 @@ export function invokeStage(deps: InvokeDeps): (r: ApiRequest) => Promise<void> 
           const json = await registry.listJson(ns, opts);
           if (json !== undefined) {
             r.result = { status: 200, body: undefined, rawJson: json };
+            return;
+          }
+        }
+        if (r.target!.repr.kind === 'protobuf') {
+          const page = await registry.listVerbatim(ns, opts);
+          if (page) {
+            r.result = { status: 200, body: undefined, stored: { list: page } };
             return;
           }
         }

@@ -19,7 +19,7 @@ import { listOptions, queryBool } from './query';
  *
  * Every watcher of a resource receives the same event objects (the registry parses each stored
  * event once), so an event is serialized once per representation, whatever the number of
- * watchers: the encoded bytes, framed as a chunk of the chunked transfer encoding, are kept
+ * watchers (a Table watcher's first row, which carries the column definitions, is its own): the encoded bytes, framed as a chunk of the chunked transfer encoding, are kept
  * beside the event object while it lives, and the same Buffer is written to every watcher's
  * socket (no per-watcher framing, copy or string encoding).
  */
@@ -254,21 +254,27 @@ class WatchStream implements PacedStream {
     return chunkOf(serialization === 'protobuf' ? encodeWatchEventProtobuf(ev.type, ev.object) : Buffer.from(JSON.stringify(ev) + '\n'));
   }
 
+  /** One Table row event (the column definitions unless `noHeaders`). */
+  private tableRow(event: WatchEventOut, noHeaders: boolean): Buffer {
+    const table = toTable(inRequestedGroup(event.object, this.registry.def.group, this.r.info.apiGroup) as KubeObject, this.registry.def, this.repr as Representation & { kind: 'table' }, noHeaders);
+    return chunkOf(Buffer.from(JSON.stringify({ type: event.type, object: table }) + '\n'));
+  }
+
   private encodeEvent(event: WatchEventOut): Buffer {
     const { repr, serialization } = this;
     const apiGroup = this.r.info.apiGroup;
-    if (repr.kind === 'table' && event.type !== 'BOOKMARK' && event.type !== 'ERROR') {
-      // Tables carry column definitions in a watcher's first row only: per watcher.
-      const table = toTable(inRequestedGroup(event.object, this.registry.def.group, apiGroup) as KubeObject, this.registry.def, repr, !this.firstTable);
+    const row = repr.kind === 'table' && event.type !== 'BOOKMARK' && event.type !== 'ERROR';
+    if (row && this.firstTable) {
+      // Tables carry column definitions in a watcher's first row only: that row is its own.
       this.firstTable = false;
-      return chunkOf(Buffer.from(JSON.stringify({ type: event.type, object: table }) + '\n'));
+      return this.tableRow(event, false);
     }
-    // The representation's identity: its kind, serialization and (metadata-only) group/version.
-    const key = `${event.type} ${repr.kind} ${serialization} ${repr.kind === 'partial' ? `${repr.group}/${repr.version}` : ''} ${apiGroup}`;
+    // The representation's identity: its kind, serialization and (metadata-only, Table) group/version.
+    const key = `${event.type} ${repr.kind} ${serialization} ${repr.kind === 'partial' || repr.kind === 'table' ? `${repr.group}/${repr.version}` : ''} ${apiGroup}`;
     let byRepr = encodedEvents.get(event.object);
     const hit = byRepr?.get(key);
     if (hit !== undefined) return hit;
-    const encoded = this.encodeOnce(event);
+    const encoded = row ? this.tableRow(event, true) : this.encodeOnce(event);
     if (!byRepr) encodedEvents.set(event.object, (byRepr = new Map()));
     byRepr.set(key, encoded);
     return encoded;

@@ -80,8 +80,18 @@ export class GenericStore {
     return this.reader.getJson(namespace, name, resourceVersion);
   }
 
+  /** GET of the stored value itself when it reads verbatim, else the object (see ResourceReader.getVerbatim). */
+  getVerbatim(namespace: string, name: string, resourceVersion?: string): Promise<{ stored: KeyValue } | { object: KubeObject }> {
+    return this.reader.getVerbatim(namespace, name, resourceVersion);
+  }
+
   list(namespace: string, opts: ListOptions): Promise<ObjectList> {
     return this.reader.list(namespace, opts);
+  }
+
+  /** A list page of the stored values themselves, or undefined (see ResourceReader.listVerbatim). */
+  listVerbatim(namespace: string, opts: ListOptions): Promise<(Omit<ObjectList, 'items'> & { items: KeyValue[] }) | undefined> {
+    return this.reader.listVerbatim(namespace, opts);
   }
 
   /** A list's JSON text without parsing the stored objects, or undefined (see ResourceReader.listJson). */

@@ -35,9 +35,20 @@ export class ResourceReader {
    * (the JSON fast path: no parse, no serialization), else the object as `get` returns it.
    */
   async getJson(namespace: string, name: string, resourceVersion?: string): Promise<{ json: string } | { object: KubeObject }> {
+    const got = await this.getVerbatim(namespace, name, resourceVersion);
+    if ('object' in got) return got;
+    const json = injectResourceVersion(got.stored.value, got.stored.modRevision);
+    return json !== undefined ? { json } : { object: await this.objects.decode(got.stored) };
+  }
+
+  /**
+   * GET of the stored value itself when it reads verbatim (the fast paths of JSON and protobuf:
+   * the value, parsed with its modRevision as resourceVersion, is the object `get` returns),
+   * else the object as `get` returns it.
+   */
+  async getVerbatim(namespace: string, name: string, resourceVersion?: string): Promise<{ stored: KeyValue } | { object: KubeObject }> {
     const kv = await this.getStored(namespace, name, resourceVersion);
-    const json = this.objects.readsVerbatim([kv]) ? injectResourceVersion(kv.value, kv.modRevision) : undefined;
-    return json !== undefined ? { json } : { object: await this.objects.decode(kv) };
+    return this.objects.readsVerbatim([kv]) ? { stored: kv } : { object: await this.objects.decode(kv) };
   }
 
   /** The stored object of a GET: from the watch cache when it may answer (cacheServesGet), else from the store. */
@@ -187,16 +198,27 @@ export class ResourceReader {
    * undefined when a value is not in the canonical stored form; the caller then uses list().
    */
   async listJson(namespace: string, opts: ListOptions): Promise<string | undefined> {
-    if (opts.labelSelector || opts.fieldSelector || this.objects.kind.strategy.onRead) return undefined;
-    const page = await this.list(namespace, { ...opts }, true);
-    if (!this.objects.readsVerbatim(page.items as unknown as KeyValue[])) return undefined;
+    const page = await this.listVerbatim(namespace, opts);
+    if (!page) return undefined;
     const parts: string[] = [];
-    for (const kv of page.items as unknown as KeyValue[]) {
+    for (const kv of page.items) {
       const json = injectResourceVersion(kv.value, kv.modRevision);
       if (json === undefined) return undefined;
       parts.push(json);
     }
     return `{"apiVersion":${JSON.stringify(page.apiVersion)},"kind":${JSON.stringify(page.kind)},"metadata":${JSON.stringify(page.metadata)},"items":[${parts.join(',')}]}`;
+  }
+
+  /**
+   * A list page of the stored values themselves, for lists without selectors whose values all
+   * read verbatim (the fast paths of JSON and protobuf; see getVerbatim), else undefined: the
+   * caller uses list().
+   */
+  async listVerbatim(namespace: string, opts: ListOptions): Promise<(Omit<ObjectList, 'items'> & { items: KeyValue[] }) | undefined> {
+    if (opts.labelSelector || opts.fieldSelector || this.objects.kind.strategy.onRead) return undefined;
+    const page = await this.list(namespace, { ...opts }, true);
+    const items = page.items as unknown as KeyValue[];
+    return this.objects.readsVerbatim(items) ? { ...page, items } : undefined;
   }
 
   private decodeContinue(token: string): ContinueToken {

@@ -5,6 +5,7 @@ import {
   decodeProtobuf,
   decodeWatchEventProtobuf,
   encodeProtobuf,
+  encodeProtobufEnvelope,
   encodeProtobufList,
   encodeProtobufMessage,
   encodeWatchEventProtobuf,
@@ -122,6 +123,10 @@ describe('lists of items encoded once', () => {
   ])('encodeProtobufList equals encodeProtobuf of the whole list: $name', ({ list }) => {
     const { items, ...head } = list;
     expect(encodeProtobufList(head, items.map(encodeProtobufMessage)).toString('hex')).toBe(encodeProtobuf(list).toString('hex'));
+  });
+
+  it.each(pods.map((pod) => ({ name: pod.metadata!.name!, pod })))('encodeProtobufEnvelope of the message equals encodeProtobuf: $name', ({ pod }) => {
+    expect(encodeProtobufEnvelope(pod, encodeProtobufMessage(pod)).toString('hex')).toBe(encodeProtobuf(pod).toString('hex'));
   });
 
   it('a kind that is not a list is refused', () => {

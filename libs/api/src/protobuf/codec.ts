@@ -3,7 +3,7 @@ import { parseApiVersion } from '../catalog';
 import { shortTypeName, isScalar, type TypeSchema } from '../schemas/model';
 import { schemaForKind, typeSchema } from '../schemas/registry';
 import { ProtobufError, hasProtobuf, messageDecoder, messageEncoder, setEmbeddedDecoder } from './compile';
-import { Reader, WireError, Writer } from './wire';
+import { Reader, WireError, Writer, varintSize, writeVarint } from './wire';
 
 /** The 4 bytes (`k8s\0`) that start every protobuf-encoded object (SPEC "Protobuf envelope"). */
 export const PROTOBUF_MAGIC: Readonly<Buffer> = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
@@ -110,6 +110,38 @@ export function encodeProtobufMessage(obj: object): Buffer {
   return written((w) => encode(obj, w));
 }
 
+/** The envelope around an object's message (encodeProtobufMessage): encodeProtobuf of the object, without encoding it again. */
+export function encodeProtobufEnvelope(typeMeta: { apiVersion: string; kind: string }, message: Uint8Array): Buffer {
+  const head = envelopeHead(typeMeta.apiVersion, typeMeta.kind);
+  const out = Buffer.allocUnsafe(head.length + varintSize(message.length) + message.length + ENVELOPE_TAIL.length);
+  head.copy(out, 0);
+  let pos = writeVarint(out, head.length, message.length);
+  out.set(message, pos);
+  pos += message.length;
+  ENVELOPE_TAIL.copy(out, pos);
+  return out;
+}
+
+/** Unknown's contentEncoding=3 "" and contentType=4 "", after raw. */
+const ENVELOPE_TAIL = Buffer.from([26, 0, 34, 0]);
+/** The envelope up to raw's length, by apiVersion and kind. */
+const envelopeHeads = new Map<string, Map<string, Buffer>>();
+
+/** magic + Unknown{typeMeta=1 {apiVersion, kind}, and raw=2's tag (its length and bytes follow). */
+function envelopeHead(apiVersion: string, kind: string): Buffer {
+  let byKind = envelopeHeads.get(apiVersion);
+  if (!byKind) envelopeHeads.set(apiVersion, (byKind = new Map()));
+  let head = byKind.get(kind);
+  if (!head) {
+    const w = new Writer(256);
+    writeEnvelope(w, apiVersion, kind, () => undefined);
+    // Everything before raw's (empty) length byte.
+    head = w.finish().subarray(0, -1 - ENVELOPE_TAIL.length);
+    if (byKind.size < 1024) byKind.set(kind, head);
+  }
+  return head;
+}
+
 /**
  * Encodes a list whose items are already encoded (encodeProtobufMessage of each): as
  * encodeProtobuf of the list with those items, the item bytes copied as they are.
@@ -117,21 +149,32 @@ export function encodeProtobufMessage(obj: object): Buffer {
 export function encodeProtobufList(list: { apiVersion: string; kind: string; metadata?: object }, items: readonly Uint8Array[]): Buffer {
   const { schema, apiVersion, kind } = typeOf(list);
   const fields = listFields(schema);
-  const metadata = list.metadata ?? {};
   const encodeMeta = messageEncoder(fields.metadata.ref);
-  return written((w) =>
-    writeEnvelope(w, apiVersion, kind, (w) => {
-      w.uint32((fields.metadata.proto << 3) | 2);
-      w.fork();
-      encodeMeta(metadata, w);
-      w.ldelim();
-      const tag = (fields.items.proto << 3) | 2;
-      for (const item of items) {
-        w.uint32(tag);
-        w.bytes(item);
-      }
-    }),
-  );
+  // The list message's ListMeta field, then each item with its tag and length, sized exactly.
+  const meta = written((w) => {
+    w.uint32((fields.metadata.proto << 3) | 2);
+    w.fork();
+    encodeMeta(list.metadata ?? {}, w);
+    w.ldelim();
+  });
+  const tag = (fields.items.proto << 3) | 2;
+  const tagBytes = varintSize(tag);
+  let size = meta.length;
+  for (const item of items) size += tagBytes + varintSize(item.length) + item.length;
+  const head = envelopeHead(apiVersion, kind);
+  const out = Buffer.allocUnsafe(head.length + varintSize(size) + size + ENVELOPE_TAIL.length);
+  head.copy(out, 0);
+  let pos = writeVarint(out, head.length, size);
+  meta.copy(out, pos);
+  pos += meta.length;
+  for (const item of items) {
+    pos = writeVarint(out, pos, tag);
+    pos = writeVarint(out, pos, item.length);
+    out.set(item, pos);
+    pos += item.length;
+  }
+  ENVELOPE_TAIL.copy(out, pos);
+  return out;
 }
 
 /** The metadata (ListMeta) and items fields of a list kind. */

@@ -4,6 +4,7 @@ export {
   ProtobufUnsupportedError,
   hasProtobufSchema,
   encodeProtobuf,
+  encodeProtobufEnvelope,
   encodeProtobufList,
   encodeProtobufMessage,
   decodeProtobuf,

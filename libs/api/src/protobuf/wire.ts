@@ -20,7 +20,9 @@ const KEEP_BYTES = 1024 * 1024;
 export class Writer {
   private buf: Buffer;
   pos = 0;
-  private readonly forks: number[] = [];
+  /** Where the length byte of each open fork() is, innermost last. */
+  private forks = new Int32Array(64);
+  private depth = 0;
 
   constructor(initialBytes = 64 * 1024) {
     this.buf = Buffer.allocUnsafe(initialBytes);
@@ -29,7 +31,7 @@ export class Writer {
   /** Forgets what was written (after an encode threw half-way). */
   reset(): void {
     this.pos = 0;
-    this.forks.length = 0;
+    this.depth = 0;
   }
 
   private ensure(n: number): void {
@@ -153,12 +155,17 @@ export class Writer {
   /** Starts a length-delimited value: the bytes written until the matching ldelim() are its body. */
   fork(): void {
     this.ensure(1);
-    this.forks.push(this.pos++);
+    if (this.depth === this.forks.length) {
+      const deeper = new Int32Array(this.forks.length * 2);
+      deeper.set(this.forks);
+      this.forks = deeper;
+    }
+    this.forks[this.depth++] = this.pos++;
   }
 
   /** Ends the value fork() started, writing its length before it. */
   ldelim(): void {
-    const at = this.forks.pop()!;
+    const at = this.forks[--this.depth];
     const len = this.pos - at - 1;
     if (len < 128) {
       this.buf[at] = len;
@@ -186,6 +193,16 @@ export class Writer {
     if (this.buf.length > KEEP_BYTES) this.buf = Buffer.allocUnsafe(KEEP_BYTES);
     return out;
   }
+}
+
+/** Writes the varint of a uint32 at `pos` of `buf` (which has room); returns the position after it. */
+export function writeVarint(buf: Buffer, pos: number, v: number): number {
+  while (v > 127) {
+    buf[pos++] = (v & 127) | 128;
+    v >>>= 7;
+  }
+  buf[pos++] = v;
+  return pos;
 }
 
 /** Bytes of the varint of a uint32. */
