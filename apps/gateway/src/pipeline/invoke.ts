@@ -53,40 +53,12 @@ export function invokeStage(deps: InvokeDeps): (r: ApiRequest) => Promise<void> 
     // A custom resource whose definition went away between resolve and here.
     if (!registry) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
     switch (info.verb) {
-      case 'get': {
-        const rv = query.get('resourceVersion') ?? undefined;
-        if (servesStoredJson(r)) {
-          const got = await registry.getJson(ns, info.name, rv);
-          r.result = 'json' in got ? { status: 200, body: undefined, rawJson: got.json } : { status: 200, body: got.object };
-          return;
-        }
-        if (r.target!.repr.kind === 'protobuf') {
-          const got = await registry.getVerbatim(ns, info.name, rv);
-          r.result = 'stored' in got ? { status: 200, body: undefined, stored: { object: got.stored } } : { status: 200, body: got.object };
-          return;
-        }
-        r.result = { status: 200, body: await registry.get(ns, info.name, rv) };
+      case 'get':
+        r.result = await readOne(r, registry);
         return;
-      }
-      case 'list': {
-        const opts = listOptions(query);
-        if (servesStoredJson(r)) {
-          const json = await registry.listJson(ns, opts);
-          if (json !== undefined) {
-            r.result = { status: 200, body: undefined, rawJson: json };
-            return;
-          }
-        }
-        if (r.target!.repr.kind === 'protobuf') {
-          const page = await registry.listVerbatim(ns, opts);
-          if (page) {
-            r.result = { status: 200, body: undefined, stored: { list: page } };
-            return;
-          }
-        }
-        r.result = { status: 200, body: await registry.list(ns, opts) };
+      case 'list':
+        r.result = await readList(r, registry);
         return;
-      }
       case 'watch':
         r.status = await deps.watches.serve(r, registry);
         r.done = true;
@@ -135,6 +107,36 @@ export function invokeStage(deps: InvokeDeps): (r: ApiRequest) => Promise<void> 
         throw StatusError.methodNotSupported({ group: def.group, resource: def.resource }, String(info.verb));
     }
   };
+}
+
+/** A GET: the stored JSON text or stored value where the representation allows (JSON text, protobuf from messages encoded once), else the object. */
+async function readOne(r: ApiRequest, registry: GenericStore): Promise<NonNullable<ApiRequest['result']>> {
+  const { namespace: ns } = requestTarget(r);
+  const rv = r.query.get('resourceVersion') ?? undefined;
+  if (servesStoredJson(r)) {
+    const got = await registry.getJson(ns, r.info.name, rv);
+    return 'json' in got ? { status: 200, body: undefined, rawJson: got.json } : { status: 200, body: got.object };
+  }
+  if (r.target!.repr.kind === 'protobuf') {
+    const got = await registry.getVerbatim(ns, r.info.name, rv);
+    return 'stored' in got ? { status: 200, body: undefined, stored: { object: got.stored } } : { status: 200, body: got.object };
+  }
+  return { status: 200, body: await registry.get(ns, r.info.name, rv) };
+}
+
+/** A list: as readOne, for a page of the collection. */
+async function readList(r: ApiRequest, registry: GenericStore): Promise<NonNullable<ApiRequest['result']>> {
+  const { namespace: ns } = requestTarget(r);
+  const opts = listOptions(r.query);
+  if (servesStoredJson(r)) {
+    const json = await registry.listJson(ns, opts);
+    if (json !== undefined) return { status: 200, body: undefined, rawJson: json };
+  }
+  if (r.target!.repr.kind === 'protobuf') {
+    const page = await registry.listVerbatim(ns, opts);
+    if (page) return { status: 200, body: undefined, stored: { list: page } };
+  }
+  return { status: 200, body: await registry.list(ns, opts) };
 }
 
 /** Whether the response may be stored JSON as it is (the get and list fast paths): plain JSON, not pretty, the served group (not an alias). */
