@@ -1,8 +1,14 @@
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { CONTROLLER_NAMESPACE } from '@orch/auth';
 import type { KubeObject } from '@orch/apimachinery';
-import { ApiError, Backoff, RestClient, sleep, type ClientConfig, type TokenSource } from '@orch/client';
+import { ApiError, Backoff, EventRecorder, RestClient, sleep, type ClientConfig, type TokenSource } from '@orch/client';
 import type { Logger } from '@orch/server-common';
 import type { TokenRequest } from './framework/api';
+import type { ControllerContext, ControllerDescriptor } from './framework/controller';
+import { ControllerContexts } from './framework/controller-providers';
 import { SERVICEACCOUNTS } from './framework/resources';
+import { COMPONENT, RUN_SIGNAL, SHARED_CONTROLLER_CONTEXT } from './tokens';
+import { CONTROLLER_MANAGER_OPTIONS, type ControllerManagerComponent, type ControllerManagerOptions } from './options';
 
 /** Lifetime asked for each controller token (upstream's controller client builder: 1 h). */
 export const CONTROLLER_TOKEN_SECONDS = 3600;
@@ -125,4 +131,54 @@ export function serviceAccountClient(root: ClientConfig, source: ServiceAccountT
     tokenSource: source,
   };
   return new RestClient(config, { component: 'controller-manager' });
+}
+
+/** Event recorders reporting as `reportingController`, writing through `client`, from this process. */
+export function eventRecorders(client: RestClient, reportingInstance: string): ControllerContext['recorder'] {
+  return (reportingController) => new EventRecorder({ client, reportingController, reportingInstance });
+}
+
+/**
+ * Controller identities (`--use-service-account-credentials`): the context each controller is
+ * built with. A controller whose descriptor names a service account gets a client, and event
+ * recorders, that authenticate as `orch-system/<account>` with a TokenRequest token (the first
+ * token is obtained before the controller is built, then kept renewed until the run signal
+ * aborts); every other controller, and every controller without the flag, shares the
+ * controller-manager's own. Informers stay shared and read as the controller-manager. The
+ * accounts' clients close when the application shuts down.
+ */
+@Injectable()
+export class ControllerIdentities extends ControllerContexts implements OnApplicationShutdown {
+  private readonly clients = new Map<string, { client: RestClient; started: Promise<void> }>();
+
+  constructor(
+    @Inject(SHARED_CONTROLLER_CONTEXT) private readonly shared: ControllerContext,
+    @Inject(COMPONENT) private readonly component: ControllerManagerComponent,
+    @Inject(CONTROLLER_MANAGER_OPTIONS) private readonly options: ControllerManagerOptions,
+    @Inject(RUN_SIGNAL) private readonly signal: AbortSignal,
+  ) {
+    super();
+  }
+
+  async contextFor(d: ControllerDescriptor): Promise<ControllerContext> {
+    if (!this.options.useServiceAccountCredentials || !d.serviceAccount) return this.shared;
+    const client = await this.clientOf(d.serviceAccount);
+    return { ...this.shared, client, recorder: eventRecorders(client, this.component.identity) };
+  }
+
+  private async clientOf(account: string): Promise<RestClient> {
+    let own = this.clients.get(account);
+    if (!own) {
+      const c = this.component;
+      const source = new ServiceAccountTokenSource(c.client, CONTROLLER_NAMESPACE, account, c.logger);
+      own = { client: serviceAccountClient(c.clientConfig, source), started: source.start(this.signal) };
+      this.clients.set(account, own);
+    }
+    await own.started;
+    return own.client;
+  }
+
+  onApplicationShutdown(): void {
+    for (const own of this.clients.values()) own.client.close();
+  }
 }

@@ -1,4 +1,6 @@
+import { Module, type DynamicModule } from '@nestjs/common';
 import type { ControllerDescriptor } from '../framework/controller';
+import { controllerModule } from '../framework/controller-providers';
 import { bootstrapSignerController } from './bootstrapsigner/signer';
 import { clusterRoleAggregationController } from './clusterrole-aggregation/aggregation-controller';
 import { csrApprovingController } from './csrapproving/approver';
@@ -33,3 +35,11 @@ export const CLUSTER_CONTROLLERS: ControllerDescriptor[] = [
   csrSigningController,
   clusterRoleAggregationController,
 ];
+
+/** The cluster controllers `--controllers` enables, each a provider. */
+@Module({})
+export class ClusterControllersModule {
+  static register(enabled: readonly ControllerDescriptor[]): DynamicModule {
+    return controllerModule(ClusterControllersModule, CLUSTER_CONTROLLERS, enabled);
+  }
+}

@@ -1,4 +1,6 @@
+import { Module, type DynamicModule } from '@nestjs/common';
 import type { ControllerDescriptor } from '../framework/controller';
+import { controllerModule } from '../framework/controller-providers';
 import { CronJobController } from './cronjob/cronjob.controller';
 import { DaemonSetController } from './daemonset/daemonset.controller';
 import { DeploymentController } from './deployment/deployment.controller';
@@ -28,3 +30,11 @@ export const WORKLOAD_CONTROLLERS: ControllerDescriptor[] = [
       new HorizontalPodAutoscalerController(ctx, ctx.options.autoscaler ?? { syncPeriodMs: 15_000, tolerance: 0.1, downscaleStabilizationMs: 300_000, cpuInitializationPeriodMs: 300_000, delayOfInitialReadinessStatusMs: 30_000 }),
   },
 ];
+
+/** The workload controllers `--controllers` enables, each a provider. */
+@Module({})
+export class WorkloadControllersModule {
+  static register(enabled: readonly ControllerDescriptor[]): DynamicModule {
+    return controllerModule(WorkloadControllersModule, WORKLOAD_CONTROLLERS, enabled);
+  }
+}
