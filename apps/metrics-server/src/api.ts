@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import type { authorizationV1 } from '@orch/api';
 import { parseLabelSelector } from '@orch/apimachinery';
 import type { RestClient } from '@orch/client';
 import type { Logger } from '@orch/server-common';
@@ -129,11 +130,8 @@ export class MetricsApi {
     const key = JSON.stringify([user.username, [...user.groups].sort(), attributes]);
     const cached = this.decisions.get(key);
     if (cached && cached.until > Date.now()) return cached.allowed;
-    const review = await this.deps.client.request<{ status?: { allowed?: boolean } }>({
-      method: 'POST',
-      path: '/apis/authorization.orch.io/v1/subjectaccessreviews',
-      body: { apiVersion: 'authorization.orch.io/v1', kind: 'SubjectAccessReview', spec: { user: user.username, groups: user.groups, extra: user.extra, resourceAttributes: attributes } },
-    });
+    const body: authorizationV1.SubjectAccessReview = { apiVersion: 'authorization.orch.io/v1', kind: 'SubjectAccessReview', metadata: {}, spec: { user: user.username, groups: user.groups, extra: user.extra, resourceAttributes: attributes } };
+    const review = await this.deps.client.request<authorizationV1.SubjectAccessReview>({ method: 'POST', path: '/apis/authorization.orch.io/v1/subjectaccessreviews', body });
     const allowed = review.status?.allowed === true;
     if (this.decisions.size > 10_000) this.decisions.clear();
     this.decisions.set(key, { allowed, until: Date.now() + DECISION_TTL_MS });

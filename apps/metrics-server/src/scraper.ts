@@ -1,4 +1,5 @@
-import type { KubeObject } from '@orch/apimachinery';
+import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import type { coreV1 } from '@orch/api';
 import type { RestClient } from '@orch/client';
 import type { Logger } from '@orch/server-common';
 
@@ -31,6 +32,7 @@ interface CpuStats {
   usageCoreNanoSeconds?: number;
 }
 
+/** The part of a node agent's `/stats/summary` (upstream kubelet stats/v1alpha1, not an API kind) read here. */
 interface Summary {
   node?: { cpu?: CpuStats; memory?: { workingSetBytes?: number } };
   pods?: { podRef: { name: string; namespace: string }; containers?: { name: string; cpu?: CpuStats; memory?: { workingSetBytes?: number } }[] }[];
@@ -53,9 +55,10 @@ export function cpuRate(prev: Point | undefined, cur: Point): { cores: number; s
  * Scrapes every node agent's `/stats/summary` through the gateway's node proxy every
  * `resolution`, and keeps per node, pod and container the CPU rate between the last two
  * scrapes (from the cumulative usageCoreNanoSeconds) and the last working-set memory (upstream
- * metrics-server). Something seen in only one scrape has no figures yet.
+ * metrics-server). Something seen in only one scrape has no figures yet. Scrapes from the
+ * application's bootstrap to its shutdown.
  */
-export class Scraper {
+export class Scraper implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly points = new Map<string, { point: Point; rate?: { cores: number; seconds: number; timestamp: string } }>();
   private nodes = new Map<string, NodeSample>();
   private pods = new Map<string, PodSample>();
@@ -86,6 +89,14 @@ export class Scraper {
     clearTimeout(this.timer);
   }
 
+  onApplicationBootstrap(): void {
+    this.start();
+  }
+
+  onApplicationShutdown(): void {
+    this.stop();
+  }
+
   nodeMetrics(): NodeSample[] {
     return [...this.nodes.values()];
   }
@@ -97,8 +108,8 @@ export class Scraper {
   /** One scrape of every node (in parallel); a node that does not answer keeps no figures. */
   async scrape(): Promise<void> {
     const [nodeList, podList] = await Promise.all([
-      this.client.request<{ items: KubeObject[] }>({ method: 'GET', path: '/api/v1/nodes' }),
-      this.client.request<{ items: KubeObject[] }>({ method: 'GET', path: '/api/v1/pods' }),
+      this.client.request<coreV1.NodeList>({ method: 'GET', path: '/api/v1/nodes' }),
+      this.client.request<coreV1.PodList>({ method: 'GET', path: '/api/v1/pods' }),
     ]);
     const podLabels = new Map(podList.items.map((p) => [`${p.metadata.namespace}/${p.metadata.name}`, p.metadata.labels ?? {}]));
     const nodes = new Map<string, NodeSample>();
