@@ -84,8 +84,23 @@ export class CronJobController extends QueueController {
 
   /** upstream syncCronJob: reconcile the active list, then start the due activation if any. */
   private async syncCronJob(cj: CronJob, jobs: Job[]): Promise<Pass> {
+    const reconciled = await this.reconcileActive(cj, jobs);
+    if (cj.metadata.deletionTimestamp) return { updateStatus: reconciled };
+    const due = this.dueActivation(cj, this.now());
+    if (due.scheduled === undefined) return { requeueAfterMs: due.requeueAfterMs, updateStatus: reconciled };
+    const replaced = await this.replaceActive(cj);
+    if (await this.startJob(cj, due.scheduled)) return { requeueAfterMs: due.requeueAfterMs, updateStatus: true };
+    return { updateStatus: reconciled || replaced };
+  }
+
+  /**
+   * Brings `status.active` and `lastSuccessfulTime` in line with the jobs the cronjob
+   * controls: finished jobs leave the active list, jobs that no longer exist (checked live:
+   * the cache may lag) too. True when the status changed.
+   */
+  private async reconcileActive(cj: CronJob, jobs: Job[]): Promise<boolean> {
     const status = (cj.status ??= {});
-    let updateStatus = false;
+    let changed = false;
     const children = new Set<string>();
     for (const job of jobs) {
       const uid = job.metadata.uid ?? '';
@@ -97,15 +112,14 @@ export class CronJobController extends QueueController {
       } else if (inActive && finished) {
         status.active = status.active?.filter((r) => r.uid !== uid);
         this.recorder.event(cj, 'Normal', 'SawCompletedJob', 'Sync', `Saw completed job: ${job.metadata.name}, condition: ${finished}`);
-        updateStatus = true;
+        changed = true;
       }
       const completed = job.status?.completionTime;
       if (finished === 'Complete' && completed && (!status.lastSuccessfulTime || parseTime(completed) > parseTime(status.lastSuccessfulTime))) {
         status.lastSuccessfulTime = completed;
-        updateStatus = true;
+        changed = true;
       }
     }
-    // Active jobs that no longer exist (checked live: the cache may lag).
     for (const ref of [...(status.active ?? [])]) {
       if (children.has(ref.uid ?? '')) continue;
       try {
@@ -114,31 +128,47 @@ export class CronJobController extends QueueController {
         if (!isNotFound(err)) throw err;
         this.recorder.event(cj, 'Normal', 'MissingJob', 'Sync', `Active job went missing: ${ref.name}`);
         status.active = status.active?.filter((r) => r.uid !== ref.uid);
-        updateStatus = true;
+        changed = true;
       }
     }
-    if (cj.metadata.deletionTimestamp) return { updateStatus };
-    if (cj.spec.timeZone) {
-      try {
-        checkTimeZone(cj.spec.timeZone);
-      } catch (err) {
-        this.recorder.event(cj, 'Warning', 'UnknownTimeZone', 'Sync', `invalid timeZone: "${cj.spec.timeZone}": ${(err as Error).message}`);
-        return { updateStatus };
-      }
+    return changed;
+  }
+
+  /** False (with a Warning event) when `spec.timeZone` names no known zone. */
+  private knownTimeZone(cj: CronJob): boolean {
+    if (!cj.spec.timeZone) return true;
+    try {
+      checkTimeZone(cj.spec.timeZone);
+      return true;
+    } catch (err) {
+      this.recorder.event(cj, 'Warning', 'UnknownTimeZone', 'Sync', `invalid timeZone: "${cj.spec.timeZone}": ${(err as Error).message}`);
+      return false;
     }
-    if (cj.spec.suspend) return { updateStatus };
+  }
+
+  /** The cronjob's schedule in its zone; undefined (with a Warning event) when it does not parse. */
+  private scheduleOf(cj: CronJob): Schedule | undefined {
     if (cj.spec.schedule.includes('TZ')) {
       this.recorder.event(cj, 'Warning', 'UnsupportedSchedule', 'Sync', `CRON_TZ or TZ used in schedule "${cj.spec.schedule}" is not officially supported, use spec.timeZone`);
     }
-    let schedule: Schedule;
     try {
-      schedule = parseSchedule(scheduleWithZone(cj));
+      return parseSchedule(scheduleWithZone(cj));
     } catch (err) {
       this.recorder.event(cj, 'Warning', 'UnparseableSchedule', 'Sync', `unparseable schedule: "${cj.spec.schedule}" : ${(err as Error).message}`);
-      return { updateStatus };
+      return undefined;
     }
-    const now = this.now();
-    const next = () => nextScheduleDelayMs(cj, now, schedule);
+  }
+
+  /**
+   * The activation to start now (`scheduled`, ms since epoch), if any, and when to look again
+   * (`requeueAfterMs`: the next activation; undefined when the cronjob is suspended or its
+   * schedule is invalid). None when the latest activation is past its starting deadline,
+   * already started, or would run beside an active job under concurrencyPolicy Forbid.
+   */
+  private dueActivation(cj: CronJob, now: number): { scheduled?: number; requeueAfterMs?: number } {
+    if (!this.knownTimeZone(cj) || cj.spec.suspend) return {};
+    const schedule = this.scheduleOf(cj);
+    if (!schedule) return {};
     let scheduled: number | undefined;
     try {
       const recent = mostRecentScheduleTime(cj, now, schedule, true);
@@ -149,28 +179,40 @@ export class CronJobController extends QueueController {
     } catch (err) {
       if (!(err instanceof ScheduleError)) throw err;
       this.recorder.event(cj, 'Warning', 'InvalidSchedule', 'Sync', `invalid schedule: ${cj.spec.schedule} : ${err.message}`);
-      return { updateStatus };
+      return {};
     }
-    if (scheduled === undefined) return { requeueAfterMs: next(), updateStatus };
+    const requeueAfterMs = nextScheduleDelayMs(cj, now, schedule);
+    if (scheduled === undefined) return { requeueAfterMs };
     const sds = cj.spec.startingDeadlineSeconds;
     if (sds !== undefined && sds !== null && scheduled + sds * 1000 < now) {
       this.recorder.event(cj, 'Warning', 'MissSchedule', 'Sync', `Missed scheduled time to start a job: ${formatTime(scheduled)}`);
-      return { requeueAfterMs: next(), updateStatus };
+      return { requeueAfterMs };
     }
+    const status = cj.status ?? {};
     const name = jobNameFor(cj, scheduled);
-    if ((status.active ?? []).some((r) => r.name === name) || (status.lastScheduleTime && parseTime(status.lastScheduleTime) === scheduled)) {
-      return { requeueAfterMs: next(), updateStatus };
-    }
+    if ((status.active ?? []).some((r) => r.name === name) || (status.lastScheduleTime && parseTime(status.lastScheduleTime) === scheduled)) return { requeueAfterMs };
     if (cj.spec.concurrencyPolicy === 'Forbid' && (status.active ?? []).length > 0) {
       this.recorder.event(cj, 'Normal', 'JobAlreadyActive', 'Sync', 'Not starting job because prior execution is running and concurrency policy is Forbid');
-      return { requeueAfterMs: next(), updateStatus };
+      return { requeueAfterMs };
     }
-    if (cj.spec.concurrencyPolicy === 'Replace') {
-      for (const ref of [...(status.active ?? [])]) {
-        await this.deleteJob(cj, ref.namespace ?? cj.metadata.namespace ?? '', ref.name ?? '', ref.uid);
-        updateStatus = true;
-      }
-    }
+    return { scheduled, requeueAfterMs };
+  }
+
+  /** concurrencyPolicy Replace: deletes every active job before a new one starts. True when there were any. */
+  private async replaceActive(cj: CronJob): Promise<boolean> {
+    if (cj.spec.concurrencyPolicy !== 'Replace') return false;
+    const active = [...(cj.status?.active ?? [])];
+    for (const ref of active) await this.deleteJob(cj, ref.namespace ?? cj.metadata.namespace ?? '', ref.name ?? '', ref.uid);
+    return active.length > 0;
+  }
+
+  /**
+   * Creates the job of activation `scheduled` and records it as active and as the last
+   * schedule time: true then. False when a job of that name exists that another owner
+   * controls, or that is already in the active list.
+   */
+  private async startJob(cj: CronJob, scheduled: number): Promise<boolean> {
+    const status = (cj.status ??= {});
     const request = jobFromTemplate(cj, scheduled);
     request.metadata.ownerReferences = [newControllerRef(cj, CRON_JOBS)];
     let created: Job;
@@ -182,10 +224,10 @@ export class CronJobController extends QueueController {
         this.recorder.event(cj, 'Warning', 'FailedCreate', 'Create', `Error creating job: ${(err as Error).message}`);
         throw err;
       }
-      created = await this.jobClient.inNamespace(cj.metadata.namespace ?? '').get(name);
+      created = await this.jobClient.inNamespace(cj.metadata.namespace ?? '').get(jobNameFor(cj, scheduled));
       // Created by someone else: assume they keep the status.
-      if (controllerRefOf(created)?.uid !== cj.metadata.uid) return { updateStatus };
-      if ((status.active ?? []).some((r) => r.uid === created.metadata.uid)) return { updateStatus };
+      if (controllerRefOf(created)?.uid !== cj.metadata.uid) return false;
+      if ((status.active ?? []).some((r) => r.uid === created.metadata.uid)) return false;
     }
     const ref: ActiveRef = {
       apiVersion: JOBS.apiVersion,
@@ -197,7 +239,7 @@ export class CronJobController extends QueueController {
     };
     status.active = [...(status.active ?? []), ref];
     status.lastScheduleTime = formatTime(scheduled);
-    return { requeueAfterMs: next(), updateStatus: true };
+    return true;
   }
 
   /** upstream cleanupFinishedJobs: deletes finished jobs beyond the history limits. */
