@@ -1,4 +1,7 @@
-import { MAX_NODE_SCORE } from '../framework/interface';
+import type { CycleState, StateData } from '../framework/cycle-state';
+import { MAX_NODE_SCORE, type PreFilterPlugin } from '../framework/interface';
+import { Status } from '../framework/status';
+import type { NodeInfo, PodInfo } from '../framework/types';
 
 /**
  * upstream helper.DefaultNormalizeScore: scales scores in place to [0, maxPriority] relative
@@ -57,4 +60,26 @@ export function lookupCount(entries: WeakMap<object, CachedCount>, node: { gener
 export function storeCount(entries: WeakMap<object, CachedCount>, node: { generation: number }, count: number): number {
   entries.set(node, { generation: node.generation, count });
   return count;
+}
+
+/** The Error status of a Filter or Score that finds no state its PreFilter or PreScore should have written. */
+export function stateNotFound(key: string): Status {
+  return Status.error(`reading ${key} from cycle state: not found`);
+}
+
+/** PreFilter state that counts existing pods: `pod` appears on (delta 1) or leaves (−1) `node` while `podToSchedule` is being placed. */
+export interface PodCountingState extends StateData {
+  updateWithPod(podToSchedule: PodInfo, pod: PodInfo, node: NodeInfo, delta: 1 | -1): void;
+}
+
+/**
+ * The AddPod and RemovePod extensions (preemption's what-if runs) of a plugin whose PreFilter
+ * wrote a {@link PodCountingState} under `key`: each updates that state, if written, by one pod.
+ */
+export function podCountingExtensions(key: string): Required<Pick<PreFilterPlugin, 'addPod' | 'removePod'>> {
+  const update = (delta: 1 | -1) => (state: CycleState, podToSchedule: PodInfo, pod: PodInfo, nodeInfo: NodeInfo) => {
+    state.read<PodCountingState>(key)?.updateWithPod(podToSchedule, pod, nodeInfo, delta);
+    return Status.success();
+  };
+  return { addPod: update(1), removePod: update(-1) };
 }

@@ -16,6 +16,7 @@ import { selectorAnchors } from '../../framework/affinity-index';
 import type { Snapshot } from '../../framework/snapshot';
 import { Status } from '../../framework/status';
 import { podMatchesAllAffinityTerms, type AffinityTerm, type NodeInfo, type PodInfo } from '../../framework/types';
+import { podCountingExtensions, stateNotFound, type PodCountingState } from '../helper';
 import { INTER_POD_AFFINITY } from '../names';
 
 export const ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules";
@@ -83,9 +84,10 @@ const REJECT_ANTI_AFFINITY = Status.unschedulable(ERR_REASON_ANTI_AFFINITY).with
 const REJECT_EXISTING = Status.unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY).withPlugin(INTER_POD_AFFINITY);
 
 const PRE_FILTER_KEY = `PreFilter${INTER_POD_AFFINITY}`;
+const EXTENSIONS = podCountingExtensions(PRE_FILTER_KEY);
 const PRE_SCORE_KEY = `PreScore${INTER_POD_AFFINITY}`;
 
-class PreFilterState implements StateData {
+class PreFilterState implements PodCountingState {
   constructor(
     readonly affinityTerms: readonly AffinityTerm[],
     readonly antiAffinityTerms: readonly AffinityTerm[],
@@ -110,7 +112,7 @@ class PreFilterState implements StateData {
   }
 
   /** upstream updateWithPod: `pod` appears on (delta 1) or disappears from (−1) `node`. */
-  updateWithPod(incoming: PodInfo, pod: PodInfo, node: NodeInfo, delta: number): void {
+  updateWithPod(incoming: PodInfo, pod: PodInfo, node: NodeInfo, delta: 1 | -1): void {
     this.existingAntiAffinityCounts.updateWithAntiAffinityTerms(pod.requiredAntiAffinityTerms, incoming, this.namespaceLabels, node, delta);
     this.affinityCounts.updateWithAffinityTerms(this.affinityTerms, pod, node, delta);
     this.antiAffinityCounts.updateWithAntiAffinityTerms(this.antiAffinityTerms, pod, undefined, node, delta);
@@ -145,6 +147,9 @@ function addScore(m: ScoreMap, term: AffinityTerm, weight: number, pod: PodInfo,
  */
 export class InterPodAffinity implements PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions {
   readonly name = INTER_POD_AFFINITY;
+  /** PreFilter extensions: preemption adds and removes pods from the counts. */
+  readonly addPod = EXTENSIONS.addPod;
+  readonly removePod = EXTENSIONS.removePod;
   private readonly hardPodAffinityWeight: number;
   private readonly ignoreExistingPreferred: boolean;
 
@@ -193,19 +198,9 @@ export class InterPodAffinity implements PreFilterPlugin, FilterPlugin, PreScore
     return Status.success();
   }
 
-  addPod(state: CycleState, podToSchedule: PodInfo, podToAdd: PodInfo, nodeInfo: NodeInfo): Status {
-    state.read<PreFilterState>(PRE_FILTER_KEY)?.updateWithPod(podToSchedule, podToAdd, nodeInfo, 1);
-    return Status.success();
-  }
-
-  removePod(state: CycleState, podToSchedule: PodInfo, podToRemove: PodInfo, nodeInfo: NodeInfo): Status {
-    state.read<PreFilterState>(PRE_FILTER_KEY)?.updateWithPod(podToSchedule, podToRemove, nodeInfo, -1);
-    return Status.success();
-  }
-
   filter(state: CycleState, pod: PodInfo, nodeInfo: NodeInfo): Status {
     const s = state.read<PreFilterState>(PRE_FILTER_KEY);
-    if (!s) return Status.error(`reading ${PRE_FILTER_KEY} from cycle state: not found`);
+    if (!s) return stateNotFound(PRE_FILTER_KEY);
     if (!satisfyPodAffinity(s, pod, nodeInfo)) return REJECT_AFFINITY;
     if (!satisfyPodAntiAffinity(s, nodeInfo)) return REJECT_ANTI_AFFINITY;
     if (!satisfyExistingPodsAntiAffinity(s, nodeInfo)) return REJECT_EXISTING;
@@ -258,7 +253,7 @@ export class InterPodAffinity implements PreFilterPlugin, FilterPlugin, PreScore
 
   score(state: CycleState, _pod: PodInfo, nodeInfo: NodeInfo): number | Status {
     const s = state.read<PreScoreState>(PRE_SCORE_KEY);
-    if (!s) return Status.error(`reading ${PRE_SCORE_KEY} from cycle state: not found`);
+    if (!s) return stateNotFound(PRE_SCORE_KEY);
     let score = 0;
     const labels = nodeInfo.labels;
     for (const [key, byValue] of s.topologyScore) {

@@ -16,7 +16,7 @@ import {
 import { RequiredNodeAffinity } from '../../framework/node-affinity';
 import { Status } from '../../framework/status';
 import { labelMatcher, type NodeInfo, type PodInfo } from '../../framework/types';
-import { lookupCount, NodeCountCache, storeCount } from '../helper';
+import { lookupCount, NodeCountCache, podCountingExtensions, stateNotFound, storeCount, type PodCountingState } from '../helper';
 import { POD_TOPOLOGY_SPREAD } from '../names';
 
 export const ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints";
@@ -145,10 +145,11 @@ const REJECT_LABEL = Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH).withPl
 const REJECT_SKEW = Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH).withPlugin(POD_TOPOLOGY_SPREAD);
 
 const PRE_FILTER_KEY = `PreFilter${POD_TOPOLOGY_SPREAD}`;
+const EXTENSIONS = podCountingExtensions(PRE_FILTER_KEY);
 const PRE_SCORE_KEY = `PreScore${POD_TOPOLOGY_SPREAD}`;
 
 /** Counts of matching pods per domain for the hard constraints, computed once per pod. */
-class PreFilterState implements StateData {
+class PreFilterState implements PodCountingState {
   constructor(
     readonly constraints: SpreadConstraint[],
     /** Per constraint: topology value → matching pods. */
@@ -173,7 +174,7 @@ class PreFilterState implements StateData {
   }
 
   /** upstream updateWithPod: adds `delta` for `updated` on `node` to every constraint it matches. */
-  updateWithPod(updated: PodInfo, preemptor: PodInfo, node: NodeInfo, delta: number): void {
+  updateWithPod(preemptor: PodInfo, updated: PodInfo, node: NodeInfo, delta: 1 | -1): void {
     if (updated.namespace !== preemptor.namespace || !node.node || !nodeHasAllKeys(node, this.constraints)) return;
     this.constraints.forEach((c, i) => {
       if (!c.selector.matches(updated.labels) || !nodeIncluded(c, preemptor, node, this.required)) return;
@@ -218,6 +219,9 @@ export function scoreForCount(count: number, maxSkew: number, weight: number): n
  */
 export class PodTopologySpread implements PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions {
   readonly name = POD_TOPOLOGY_SPREAD;
+  /** PreFilter extensions: preemption adds and removes pods from the counts. */
+  readonly addPod = EXTENSIONS.addPod;
+  readonly removePod = EXTENSIONS.removePod;
   private readonly defaults: Omit<TopologySpreadConstraint, 'labelSelector'>[];
   private readonly systemDefaulted: boolean;
   /** Per-node match counts reused across cycles while nodes do not change. */
@@ -273,19 +277,9 @@ export class PodTopologySpread implements PreFilterPlugin, FilterPlugin, PreScor
     return Status.success();
   }
 
-  addPod(state: CycleState, podToSchedule: PodInfo, podToAdd: PodInfo, nodeInfo: NodeInfo): Status {
-    state.read<PreFilterState>(PRE_FILTER_KEY)?.updateWithPod(podToAdd, podToSchedule, nodeInfo, 1);
-    return Status.success();
-  }
-
-  removePod(state: CycleState, podToSchedule: PodInfo, podToRemove: PodInfo, nodeInfo: NodeInfo): Status {
-    state.read<PreFilterState>(PRE_FILTER_KEY)?.updateWithPod(podToRemove, podToSchedule, nodeInfo, -1);
-    return Status.success();
-  }
-
   filter(state: CycleState, pod: PodInfo, nodeInfo: NodeInfo): Status {
     const s = state.read<PreFilterState>(PRE_FILTER_KEY);
-    if (!s) return Status.error(`reading ${PRE_FILTER_KEY} from cycle state: not found`);
+    if (!s) return stateNotFound(PRE_FILTER_KEY);
     const labels = nodeInfo.labels;
     for (let i = 0; i < s.constraints.length; i++) {
       const c = s.constraints[i];
@@ -348,7 +342,7 @@ export class PodTopologySpread implements PreFilterPlugin, FilterPlugin, PreScor
 
   score(state: CycleState, pod: PodInfo, nodeInfo: NodeInfo): number | Status {
     const s = state.read<PreScoreState>(PRE_SCORE_KEY);
-    if (!s) return Status.error(`reading ${PRE_SCORE_KEY} from cycle state: not found`);
+    if (!s) return stateNotFound(PRE_SCORE_KEY);
     if (s.ignoredNodes.has(nodeInfo.name)) return 0;
     let score = 0;
     const labels = nodeInfo.labels;

@@ -4,7 +4,7 @@ import { ActionType, Events } from '../../framework/events';
 import type { ClusterEventWithHint, EnqueueExtensions, FilterPlugin, PluginFactory, PreScorePlugin, ScorePlugin } from '../../framework/interface';
 import { Status } from '../../framework/status';
 import type { NodeInfo, PodInfo } from '../../framework/types';
-import { defaultNormalizeScore } from '../helper';
+import { defaultNormalizeScore, stateNotFound } from '../helper';
 import { TAINT_TOLERATION } from '../names';
 
 /** The rejection reason for `taint`, as upstream words it. */
@@ -53,7 +53,7 @@ export class TaintToleration implements FilterPlugin, PreScorePlugin, ScorePlugi
 
   score(state: CycleState, _pod: PodInfo, nodeInfo: NodeInfo): number | Status {
     const s = state.read<PreScoreState>(PRE_SCORE_KEY);
-    if (!s) return Status.error(`reading ${PRE_SCORE_KEY} from cycle state: not found`);
+    if (!s) return stateNotFound(PRE_SCORE_KEY);
     return countIntolerablePreferNoSchedule(nodeInfo.taints, s.tolerations);
   }
 
