@@ -332,27 +332,17 @@ function ExecTab({ pod }: { pod: KubeObject }) {
 }
 
 type Tab = 'summary' | 'yaml' | 'logs' | 'exec';
+type DialogName = 'scale' | 'delete' | 'drain';
+/** Runs an action and reports its outcome: `what` when it succeeded, else the error. */
+type Act = (what: string, run: () => Promise<unknown>) => Promise<void>;
 
-/** One object: actions the user may take, then summary (conditions, owners, events), YAML, logs and exec for pods. */
-export function Detail({ resource: ref, namespace, name, discovery }: { resource: ResourceRef; namespace?: string; name: string; discovery?: Discovery }) {
-  const list = useLive(`${collectionPath(ref, namespace)}?fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`);
-  const obj = list.items[0];
-  const isPod = ref.group === '' && ref.resource === 'pods';
-  const isNode = ref.group === '' && ref.resource === 'nodes';
-  const [canPatch, canDelete, canScale, canExec, canEvict] = useAllowed(ref, name, namespace, [
-    { verb: 'patch' },
-    { verb: 'delete' },
-    { verb: 'patch', subresource: 'scale' },
-    { verb: 'create', subresource: 'exec' },
-    { verb: 'create', subresource: 'eviction', other: { group: '', resource: 'pods' } },
-  ]);
-  const [tab, setTab] = useState<Tab>('summary');
-  const [dialog, setDialog] = useState<'scale' | 'delete' | 'drain'>();
-  const [replicas, setReplicas] = useState('');
+const mergePatch = (p: string, body: unknown) => request(p, { method: 'PATCH', contentType: 'application/merge-patch+json', body: JSON.stringify(body) });
+
+/** The outcome of the last action (a message or an error) and the function that runs one. */
+function useActionOutcome(): { message: string; setMessage: (m: string) => void; error?: ApiError; act: Act } {
   const [message, setMessage] = useState('');
   const [error, setError] = useState<ApiError>();
-  const path = objectPath(ref, name, namespace);
-  const act = async (what: string, run: () => Promise<unknown>) => {
+  const act: Act = async (what, run) => {
     setError(undefined);
     setMessage('');
     try {
@@ -362,7 +352,114 @@ export function Detail({ resource: ref, namespace, name, discovery }: { resource
       setError(err as ApiError);
     }
   };
-  const merge = (p: string, body: unknown) => request(p, { method: 'PATCH', contentType: 'application/merge-patch+json', body: JSON.stringify(body) });
+  return { message, setMessage, error, act };
+}
+
+interface ActionAccess {
+  canPatch?: boolean;
+  canDelete?: boolean;
+  canScale?: boolean;
+  canExec?: boolean;
+  canEvict?: boolean;
+}
+
+/** The actions the user may take on the object, each shown only when allowed; dialogs open through `open`. */
+function ActionBar({ resource: ref, name, namespace, obj, access, act, open }: { resource: ResourceRef; name: string; namespace?: string; obj: KubeObject; access: ActionAccess; act: Act; open: (d: DialogName) => void }) {
+  const { canPatch, canDelete, canScale, canEvict } = access;
+  const isNode = ref.group === '' && ref.resource === 'nodes';
+  const path = objectPath(ref, name, namespace);
+  return (
+    <div class="actions" role="toolbar" aria-label="Actions" data-access={Object.values(access).every((a) => a !== undefined) ? 'checked' : 'pending'}>
+      {canScale && SCALABLE.has(ref.resource) && (
+        <button type="button" onClick={() => open('scale')}>
+          Scale
+        </button>
+      )}
+      {canPatch && RESTARTABLE.has(ref.resource) && (
+        <button type="button" onClick={() => void act('Rollout restart requested.', () => mergePatch(path, { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() } } } } }))}>
+          Restart
+        </button>
+      )}
+      {canPatch && isNode && (
+        <button type="button" onClick={() => void act(obj.spec?.unschedulable ? 'Uncordoned.' : 'Cordoned.', () => setCordoned(name, !obj.spec?.unschedulable))}>
+          {obj.spec?.unschedulable ? 'Uncordon' : 'Cordon'}
+        </button>
+      )}
+      {canPatch && canEvict && isNode && (
+        <button type="button" onClick={() => open('drain')}>
+          Drain
+        </button>
+      )}
+      {canDelete && (
+        <button type="button" class="danger" onClick={() => open('delete')}>
+          Delete
+        </button>
+      )}
+    </div>
+  );
+}
+
+/** The replica count form of the Scale dialog, starting from the object's current count. */
+function ScaleForm({ obj, path, close, act }: { obj: KubeObject; path: string; close: () => void; act: Act }) {
+  const [replicas, setReplicas] = useState(String(obj.spec?.replicas ?? 1));
+  return (
+    <form
+      method="dialog"
+      onSubmit={(e) => {
+        e.preventDefault();
+        close();
+        void act(`Scaled to ${replicas}.`, () => mergePatch(`${path}/scale`, { spec: { replicas: Number(replicas) } }));
+      }}
+    >
+      <label for="scale-replicas">Replicas</label> <input id="scale-replicas" type="number" min={0} value={replicas} onInput={(e) => setReplicas((e.target as HTMLInputElement).value)} />
+      <button type="submit">Scale</button>
+      <button type="button" onClick={close}>
+        Cancel
+      </button>
+    </form>
+  );
+}
+
+/** The dialogs of the actions: scale, drain (nodes) and delete; `dialog` is the open one. */
+function ActionDialogs(p: { resource: ResourceRef; name: string; namespace?: string; obj: KubeObject; dialog?: DialogName; close: () => void; act: Act; setMessage: (m: string) => void }) {
+  const { resource: ref, name, obj, dialog, close, act } = p;
+  const path = objectPath(ref, name, p.namespace);
+  return (
+    <>
+      <Dialog title={`Scale ${name}`} open={dialog === 'scale'} onClose={close}>
+        {dialog === 'scale' && <ScaleForm obj={obj} path={path} close={close} act={act} />}
+      </Dialog>
+      {ref.group === '' && ref.resource === 'nodes' && (
+        <Dialog title={`Drain ${name}`} open={dialog === 'drain'} onClose={close}>
+          {dialog === 'drain' && <DrainPanel node={name} onCancel={close} onDone={p.setMessage} />}
+        </Dialog>
+      )}
+      <Dialog title={`Delete ${name}?`} open={dialog === 'delete'} onClose={close}>
+        <p>
+          {ref.kind ?? ref.resource} {name} will be deleted{ref.resource === 'namespaces' ? ' with everything in it' : ''}.
+        </p>
+        <button
+          type="button"
+          class="danger"
+          onClick={() => {
+            close();
+            void act('Deletion requested.', () => request(path, { method: 'DELETE' }));
+          }}
+        >
+          Delete
+        </button>
+        <button type="button" onClick={close}>
+          Cancel
+        </button>
+      </Dialog>
+    </>
+  );
+}
+
+/** The object's views as tabs (arrow keys move between them): summary and YAML, for pods logs and, when allowed, exec. */
+function ObjectViews({ resource: ref, obj, canPatch, canExec, discovery }: { resource: ResourceRef; obj: KubeObject; canPatch?: boolean; canExec?: boolean; discovery?: Discovery }) {
+  const [tab, setTab] = useState<Tab>('summary');
+  const isPod = ref.group === '' && ref.resource === 'pods';
   const tabs: Tab[] = isPod ? (canExec ? ['summary', 'yaml', 'logs', 'exec'] : ['summary', 'yaml', 'logs']) : ['summary', 'yaml'];
   const onTabKey = (e: KeyboardEvent) => {
     const focused = (e.target as HTMLElement).id.replace(/^tab-/, '') as Tab;
@@ -374,6 +471,38 @@ export function Detail({ resource: ref, namespace, name, discovery }: { resource
     document.getElementById(`tab-${next}`)?.focus();
   };
   return (
+    <>
+      <div role="tablist" aria-label="Views of this object" onKeyDown={onTabKey}>
+        {tabs.map((t) => (
+          <button type="button" role="tab" id={`tab-${t}`} aria-selected={tab === t} aria-controls={`panel-${t}`} tabIndex={tab === t ? 0 : -1} onClick={() => setTab(t)}>
+            {t === 'yaml' ? 'YAML' : t[0].toUpperCase() + t.slice(1)}
+          </button>
+        ))}
+      </div>
+      <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
+        {tab === 'summary' && <Summary obj={obj} discovery={discovery} />}
+        {tab === 'yaml' && <YamlTab obj={obj} resource={ref} canPatch={canPatch} />}
+        {tab === 'logs' && isPod && <LogsTab pod={obj} />}
+        {tab === 'exec' && isPod && <ExecTab pod={obj} />}
+      </div>
+    </>
+  );
+}
+
+/** One object: actions the user may take, then summary (conditions, owners, events), YAML, logs and exec for pods. */
+export function Detail({ resource: ref, namespace, name, discovery }: { resource: ResourceRef; namespace?: string; name: string; discovery?: Discovery }) {
+  const list = useLive(`${collectionPath(ref, namespace)}?fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`);
+  const obj = list.items[0];
+  const [canPatch, canDelete, canScale, canExec, canEvict] = useAllowed(ref, name, namespace, [
+    { verb: 'patch' },
+    { verb: 'delete' },
+    { verb: 'patch', subresource: 'scale' },
+    { verb: 'create', subresource: 'exec' },
+    { verb: 'create', subresource: 'eviction', other: { group: '', resource: 'pods' } },
+  ]);
+  const [dialog, setDialog] = useState<DialogName>();
+  const { message, setMessage, error, act } = useActionOutcome();
+  return (
     <article class="detail" aria-labelledby="detail-title">
       <h2 id="detail-title">
         {ref.kind ?? ref.resource} {namespace ? `${namespace}/` : ''}
@@ -383,87 +512,11 @@ export function Detail({ resource: ref, namespace, name, discovery }: { resource
       {list.loaded && !obj && !list.error && <p role="alert">This object does not exist (any more).</p>}
       {obj && (
         <>
-          <div class="actions" role="toolbar" aria-label="Actions" data-access={[canPatch, canDelete, canScale, canExec, canEvict].every((a) => a !== undefined) ? 'checked' : 'pending'}>
-            {canScale && SCALABLE.has(ref.resource) && (
-              <button type="button" onClick={() => (setReplicas(String(obj.spec?.replicas ?? 1)), setDialog('scale'))}>
-                Scale
-              </button>
-            )}
-            {canPatch && RESTARTABLE.has(ref.resource) && (
-              <button type="button" onClick={() => void act('Rollout restart requested.', () => merge(path, { spec: { template: { metadata: { annotations: { 'kubectl.kubernetes.io/restartedAt': new Date().toISOString() } } } } }))}>
-                Restart
-              </button>
-            )}
-            {canPatch && isNode && (
-              <button type="button" onClick={() => void act(obj.spec?.unschedulable ? 'Uncordoned.' : 'Cordoned.', () => setCordoned(name, !obj.spec?.unschedulable))}>
-                {obj.spec?.unschedulable ? 'Uncordon' : 'Cordon'}
-              </button>
-            )}
-            {canPatch && canEvict && isNode && (
-              <button type="button" onClick={() => setDialog('drain')}>
-                Drain
-              </button>
-            )}
-            {canDelete && (
-              <button type="button" class="danger" onClick={() => setDialog('delete')}>
-                Delete
-              </button>
-            )}
-          </div>
+          <ActionBar resource={ref} name={name} namespace={namespace} obj={obj} access={{ canPatch, canDelete, canScale, canExec, canEvict }} act={act} open={setDialog} />
           {message && <p role="status">{message}</p>}
           {error && <ErrorNote error={error} what="do this" />}
-          <div role="tablist" aria-label="Views of this object" onKeyDown={onTabKey}>
-            {tabs.map((t) => (
-              <button type="button" role="tab" id={`tab-${t}`} aria-selected={tab === t} aria-controls={`panel-${t}`} tabIndex={tab === t ? 0 : -1} onClick={() => setTab(t)}>
-                {t === 'yaml' ? 'YAML' : t[0].toUpperCase() + t.slice(1)}
-              </button>
-            ))}
-          </div>
-          <div role="tabpanel" id={`panel-${tab}`} aria-labelledby={`tab-${tab}`}>
-            {tab === 'summary' && <Summary obj={obj} discovery={discovery} />}
-            {tab === 'yaml' && <YamlTab obj={obj} resource={ref} canPatch={canPatch} />}
-            {tab === 'logs' && isPod && <LogsTab pod={obj} />}
-            {tab === 'exec' && isPod && <ExecTab pod={obj} />}
-          </div>
-          <Dialog title={`Scale ${name}`} open={dialog === 'scale'} onClose={() => setDialog(undefined)}>
-            <form
-              method="dialog"
-              onSubmit={(e) => {
-                e.preventDefault();
-                setDialog(undefined);
-                void act(`Scaled to ${replicas}.`, () => merge(`${path}/scale`, { spec: { replicas: Number(replicas) } }));
-              }}
-            >
-              <label for="scale-replicas">Replicas</label> <input id="scale-replicas" type="number" min={0} value={replicas} onInput={(e) => setReplicas((e.target as HTMLInputElement).value)} />
-              <button type="submit">Scale</button>
-              <button type="button" onClick={() => setDialog(undefined)}>
-                Cancel
-              </button>
-            </form>
-          </Dialog>
-          {isNode && (
-            <Dialog title={`Drain ${name}`} open={dialog === 'drain'} onClose={() => setDialog(undefined)}>
-              {dialog === 'drain' && <DrainPanel node={name} onCancel={() => setDialog(undefined)} onDone={setMessage} />}
-            </Dialog>
-          )}
-          <Dialog title={`Delete ${name}?`} open={dialog === 'delete'} onClose={() => setDialog(undefined)}>
-            <p>
-              {ref.kind ?? ref.resource} {name} will be deleted{ref.resource === 'namespaces' ? ' with everything in it' : ''}.
-            </p>
-            <button
-              type="button"
-              class="danger"
-              onClick={() => {
-                setDialog(undefined);
-                void act('Deletion requested.', () => request(path, { method: 'DELETE' }));
-              }}
-            >
-              Delete
-            </button>
-            <button type="button" onClick={() => setDialog(undefined)}>
-              Cancel
-            </button>
-          </Dialog>
+          <ObjectViews resource={ref} obj={obj} canPatch={canPatch} canExec={canExec} discovery={discovery} />
+          <ActionDialogs resource={ref} name={name} namespace={namespace} obj={obj} dialog={dialog} close={() => setDialog(undefined)} act={act} setMessage={setMessage} />
         </>
       )}
     </article>
