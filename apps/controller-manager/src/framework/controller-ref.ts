@@ -1,4 +1,5 @@
-import type { KubeObject, OwnerReference } from '@orch/apimachinery';
+import { labelSelectorFromObject, type KubeObject, type OwnerReference } from '@orch/apimachinery';
+import type { metaV1 } from '@orch/api';
 
 /** The owner reference with `controller: true`, if any (upstream metav1.GetControllerOf). */
 export function controllerRefOf(obj: KubeObject): OwnerReference | undefined {
@@ -45,4 +46,20 @@ export function resolveControllerRef<T extends KubeObject>(
   if (!ref || ref.kind !== type.kind || groupOf(ref.apiVersion) !== type.group) return undefined;
   const owner = cache.get(namespace ? `${namespace}/${ref.name}` : ref.name);
   return owner && owner.metadata.uid === ref.uid ? owner : undefined;
+}
+
+/**
+ * The controllers in `cache` in `obj`'s namespace whose non-empty `spec.selector` matches
+ * `obj`'s labels: who may adopt it when it is an orphan (upstream getPodReplicaSets and
+ * friends). An invalid selector matches nothing.
+ */
+export function controllersSelecting<T extends KubeObject & { spec: { selector?: metaV1.LabelSelector } }>(cache: { listInNamespace(namespace: string): T[] }, obj: KubeObject): T[] {
+  return cache.listInNamespace(obj.metadata.namespace ?? '').filter((c) => {
+    try {
+      const sel = labelSelectorFromObject(c.spec.selector);
+      return !sel.empty() && sel.matches(obj.metadata.labels);
+    } catch {
+      return false;
+    }
+  });
 }

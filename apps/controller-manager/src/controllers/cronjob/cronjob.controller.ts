@@ -1,18 +1,10 @@
 import { formatTime, parseTime } from '@orch/apimachinery';
-import {
-  isAlreadyExists,
-  isNotFound,
-  objectKey,
-  unwrapTombstone,
-  type DeletedFinalStateUnknown,
-  type ResourceClient,
-  type SharedInformer,
-} from '@orch/client';
+import { isAlreadyExists, isNotFound, objectKey, type ResourceClient, type SharedInformer } from '@orch/client';
 import type { ControllerContext } from '../../framework/controller';
 import { QueueController } from '../../framework/queue-controller';
 import { controllerRefOf, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
 import { CRON_JOBS, JOBS } from '../../framework/resources';
-import { CONTROLLER_UID_INDEX, keyOf, withControllerIndex } from '../../framework/informers';
+import { CONTROLLER_UID_INDEX, withControllerIndex } from '../../framework/informers';
 import type { CronJob, Job } from '../../framework/api';
 import { finishedType, jobFromTemplate, jobNameFor, jobsBeyondHistory, mostRecentScheduleTime, nextScheduleDelayMs, scheduleWithZone } from './cronjob-util';
 import { checkTimeZone, parseSchedule, ScheduleError, type Schedule } from './schedule';
@@ -50,24 +42,14 @@ export class CronJobController extends QueueController {
     this.jobs = withControllerIndex(this.informer<Job>(JOBS));
     this.cronJobClient = ctx.client.resource<CronJob>(CRON_JOBS);
     this.jobClient = ctx.client.resource<Job>(JOBS);
-    this.cronJobs.addEventHandler({
-      onAdd: (cj) => this.queue.add(objectKey(cj)),
-      onUpdate: (_old, cur) => this.queue.add(objectKey(cur)),
-      onDelete: (obj) => this.queue.add(keyOf(obj)),
-    });
-    this.jobs.addEventHandler({
-      onAdd: (job) => this.enqueueOwner(job),
-      onUpdate: (old, cur) => {
-        this.enqueueOwner(cur);
-        if (controllerRefOf(old)?.uid !== controllerRefOf(cur)?.uid) this.enqueueOwner(old);
-      },
-      onDelete: (obj: Job | DeletedFinalStateUnknown<Job>) => this.enqueueOwner(unwrapTombstone(obj)),
-    });
+    this.enqueueOn(this.cronJobs, objectKey);
+    // A job's cronjob; an update enqueues the old version's too (its controller may have changed).
+    this.enqueueOn(this.jobs, (job) => this.ownerKey(job));
   }
 
-  private enqueueOwner(job: Job): void {
+  private ownerKey(job: Job): string | undefined {
     const cj = resolveControllerRef(job.metadata.namespace, controllerRefOf(job), CRON_JOBS, this.cronJobs);
-    if (cj) this.queue.add(objectKey(cj));
+    return cj && objectKey(cj);
   }
 
   /** upstream ControllerV2.sync. */

@@ -12,7 +12,7 @@ import type { ControllerContext } from '../../framework/controller';
 import { QueueController } from '../../framework/queue-controller';
 import { SLOW_START_INITIAL_BATCH_SIZE, slowStartBatch } from '../workload-common/batch';
 import { claimObjects, recheckOwner } from '../workload-common/claim';
-import { controllerRefOf, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
+import { controllerRefOf, controllersSelecting, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
 import { UIDTrackingExpectations } from '../../framework/expectations';
 import { CONTROLLER_REVISIONS, DAEMON_SETS, NODES, PODS } from '../../framework/resources';
 import { CONTROLLER_REVISION_HASH_LABEL, byRevisionNumber, nextRevisionNumber, templatePatch } from '../workload-common/revisions';
@@ -52,14 +52,9 @@ export class DaemonSetController extends QueueController {
     this.setClient = ctx.client.resource<DaemonSet>(DAEMON_SETS);
     this.podClient = ctx.client.resource<Pod>(PODS);
     this.revisionClient = ctx.client.resource<ControllerRevision>(CONTROLLER_REVISIONS);
-    this.sets.addEventHandler({
-      onAdd: (ds) => this.queue.add(objectKey(ds)),
-      onUpdate: (_old, cur) => this.queue.add(objectKey(cur)),
-      onDelete: (obj) => {
-        this.expectations.delete(keyOf(obj));
-        this.queue.add(keyOf(obj));
-      },
-    });
+    // A deleted set's expectations go before its key is enqueued.
+    this.sets.addEventHandler({ onDelete: (obj) => this.expectations.delete(keyOf(obj)) });
+    this.enqueueOn(this.sets, objectKey);
     this.pods.addEventHandler({
       onAdd: (pod) => {
         const ds = this.ownerOf(pod);
@@ -103,14 +98,7 @@ export class DaemonSetController extends QueueController {
       return;
     }
     if (controllerRefOf(pod)) return;
-    for (const set of this.sets.listInNamespace(pod.metadata.namespace ?? '')) {
-      try {
-        const sel = labelSelectorFromObject(set.spec.selector);
-        if (!sel.empty() && sel.matches(pod.metadata.labels)) this.queue.add(objectKey(set));
-      } catch {
-        // An invalid selector matches nothing.
-      }
-    }
+    for (const set of controllersSelecting(this.sets, pod)) this.queue.add(objectKey(set));
   }
 
   /** upstream syncDaemonSet. */

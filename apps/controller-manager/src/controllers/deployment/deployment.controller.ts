@@ -13,10 +13,10 @@ import {
 import type { ControllerContext } from '../../framework/controller';
 import { QueueController } from '../../framework/queue-controller';
 import { claimObjects, recheckOwner } from '../workload-common/claim';
-import { controllerRefOf, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
+import { controllerRefOf, controllersSelecting, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
 import { findCondition } from '../workload-common/pods';
 import { DEPLOYMENTS, PODS, REPLICA_SETS } from '../../framework/resources';
-import { CONTROLLER_UID_INDEX, keyOf, withControllerIndex } from '../../framework/informers';
+import { CONTROLLER_UID_INDEX, withControllerIndex } from '../../framework/informers';
 import type { Deployment, Pod, ReplicaSet } from '../../framework/api';
 import {
   activeSets,
@@ -80,11 +80,7 @@ export class DeploymentController extends QueueController {
     this.pods = withControllerIndex(this.informer<Pod>(PODS));
     this.deploymentClient = ctx.client.resource<Deployment>(DEPLOYMENTS);
     this.setClient = ctx.client.resource<ReplicaSet>(REPLICA_SETS);
-    this.deployments.addEventHandler({
-      onAdd: (d) => this.queue.add(objectKey(d)),
-      onUpdate: (_old, cur) => this.queue.add(objectKey(cur)),
-      onDelete: (obj) => this.queue.add(keyOf(obj)),
-    });
+    this.enqueueOn(this.deployments, objectKey);
     this.sets.addEventHandler({
       onAdd: (rs) => this.addReplicaSet(rs),
       onUpdate: (old, cur) => this.updateReplicaSet(old, cur),
@@ -104,14 +100,7 @@ export class DeploymentController extends QueueController {
 
   /** Deployments whose non-empty selector matches an orphan set: they may adopt it. */
   private enqueueMatching(rs: ReplicaSet): void {
-    for (const d of this.deployments.listInNamespace(rs.metadata.namespace ?? '')) {
-      try {
-        const sel = labelSelectorFromObject(d.spec.selector);
-        if (!sel.empty() && sel.matches(rs.metadata.labels)) this.queue.add(objectKey(d));
-      } catch {
-        // An invalid selector selects nothing.
-      }
-    }
+    for (const d of controllersSelecting(this.deployments, rs)) this.queue.add(objectKey(d));
   }
 
   private addReplicaSet(rs: ReplicaSet): void {

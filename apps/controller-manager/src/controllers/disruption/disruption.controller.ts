@@ -12,7 +12,6 @@ import type { ControllerContext } from '../../framework/controller';
 import { QueueController } from '../../framework/queue-controller';
 import { controllerRefOf, resolveControllerRef } from '../../framework/controller-ref';
 import { DEPLOYMENTS, POD_DISRUPTION_BUDGETS, PODS, REPLICA_SETS, REPLICATION_CONTROLLERS, STATEFUL_SETS } from '../../framework/resources';
-import { keyOf } from '../../framework/informers';
 import type { Deployment, Pod, PodDisruptionBudget, ReplicaSet, ReplicationController, StatefulSet } from '../../framework/api';
 import { canonicalJson } from '../workload-common/hash';
 import { budgetStatus, countHealthy, expectedPodCount, failSafeStatus, pendingDisruptions } from './budget';
@@ -49,11 +48,7 @@ export class DisruptionController extends QueueController {
     this.statefulSets = this.informer<StatefulSet>(STATEFUL_SETS);
     this.replicationControllers = this.informer<ReplicationController>(REPLICATION_CONTROLLERS);
     this.client = ctx.client.resource<PodDisruptionBudget>(POD_DISRUPTION_BUDGETS);
-    this.budgets.addEventHandler({
-      onAdd: (pdb) => this.queue.add(objectKey(pdb)),
-      onUpdate: (_old, cur) => this.queue.add(objectKey(cur)),
-      onDelete: (obj) => this.queue.add(keyOf(obj)),
-    });
+    this.enqueueOn(this.budgets, objectKey);
     this.pods.addEventHandler({
       onAdd: (pod) => this.enqueueBudgetsOf(pod),
       onUpdate: (old, cur) => {

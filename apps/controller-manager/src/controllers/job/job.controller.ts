@@ -16,7 +16,7 @@ import { controllerRefOf, newControllerRef, resolveControllerRef } from '../../f
 import { UIDTrackingExpectations } from '../../framework/expectations';
 import { findCondition, isPodActive, isPodTerminating, podFromTemplate } from '../workload-common/pods';
 import { JOBS, PODS } from '../../framework/resources';
-import { keyOf, withControllerIndex } from '../../framework/informers';
+import { withControllerIndex } from '../../framework/informers';
 import type { Container, Job, JobStatus, Pod } from '../../framework/api';
 import { canonicalJson } from '../workload-common/hash';
 import { addCompletionIndexEnv, countIndexes, firstPendingIndexes, formatIndexes, JOB_COMPLETION_INDEX, type Interval } from './indexes';
@@ -84,11 +84,7 @@ export class JobController extends QueueController {
     this.pods = withControllerIndex(this.informer<Pod>(PODS));
     this.jobClient = ctx.client.resource<Job>(JOBS);
     this.podClient = ctx.client.resource<Pod>(PODS);
-    this.jobs.addEventHandler({
-      onAdd: (job) => this.queue.add(objectKey(job)),
-      onUpdate: (_old, cur) => this.queue.add(objectKey(cur)),
-      onDelete: (obj) => this.queue.add(keyOf(obj)),
-    });
+    this.enqueueOn(this.jobs, objectKey);
     this.pods.addEventHandler({
       onAdd: (pod) => this.podChanged(pod, true),
       onUpdate: (_old, cur) => this.podChanged(cur, false),

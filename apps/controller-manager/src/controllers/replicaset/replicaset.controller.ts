@@ -12,7 +12,7 @@ import type { ControllerContext } from '../../framework/controller';
 import { QueueController } from '../../framework/queue-controller';
 import { SLOW_START_INITIAL_BATCH_SIZE, slowStartBatch } from '../workload-common/batch';
 import { claimObjects, recheckOwner } from '../workload-common/claim';
-import { controllerRefOf, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
+import { controllerRefOf, controllersSelecting, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
 import { UIDTrackingExpectations } from '../../framework/expectations';
 import { isPodActive, isPodReady, podFromTemplate } from '../workload-common/pods';
 import { PODS, REPLICA_SETS } from '../../framework/resources';
@@ -68,10 +68,7 @@ export class ReplicaSetController extends QueueController {
 
   /** Sets whose (non-empty) selector matches the pod's labels: candidates to adopt an orphan. */
   private setsMatching(pod: Pod): ReplicaSet[] {
-    return this.sets.listInNamespace(pod.metadata.namespace ?? '').filter((rs) => {
-      const sel = labelSelectorFromObjectSafe(rs);
-      return !!sel && !sel.empty() && sel.matches(pod.metadata.labels);
-    });
+    return controllersSelecting(this.sets, pod);
   }
 
   private addPod(pod: Pod): void {
@@ -244,10 +241,3 @@ export class ReplicaSetController extends QueueController {
   }
 }
 
-function labelSelectorFromObjectSafe(rs: ReplicaSet) {
-  try {
-    return labelSelectorFromObject(rs.spec.selector);
-  } catch {
-    return undefined;
-  }
-}

@@ -11,10 +11,10 @@ import {
 import type { ControllerContext } from '../../framework/controller';
 import { QueueController } from '../../framework/queue-controller';
 import { claimObjects, recheckOwner } from '../workload-common/claim';
-import { controllerRefOf, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
+import { controllerRefOf, controllersSelecting, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
 import { CONTROLLER_REVISIONS, PODS, STATEFUL_SETS } from '../../framework/resources';
 import { newRevision, nextRevisionNumber, revisionDecision, revisionsToPrune, templateOf } from '../workload-common/revisions';
-import { CONTROLLER_UID_INDEX, keyOf, withControllerIndex } from '../../framework/informers';
+import { CONTROLLER_UID_INDEX, withControllerIndex } from '../../framework/informers';
 import type { ControllerRevision, Pod, StatefulSet } from '../../framework/api';
 import { canonicalJson } from '../workload-common/hash';
 import { isMemberOf, podClaims, podRevision, POD_INDEX_LABEL, POD_NAME_LABEL } from './identity';
@@ -47,11 +47,7 @@ export class StatefulSetController extends QueueController {
     this.podClient = ctx.client.resource<Pod>(PODS);
     this.revisionClient = ctx.client.resource<ControllerRevision>(CONTROLLER_REVISIONS);
     this.claimClient = ctx.client.resource(PERSISTENT_VOLUME_CLAIMS);
-    this.sets.addEventHandler({
-      onAdd: (s) => this.queue.add(objectKey(s)),
-      onUpdate: (_old, cur) => this.queue.add(objectKey(cur)),
-      onDelete: (obj) => this.queue.add(keyOf(obj)),
-    });
+    this.enqueueOn(this.sets, objectKey);
     this.pods.addEventHandler({
       onAdd: (pod) => this.enqueueFor(pod),
       onUpdate: (old, cur) => {
@@ -76,14 +72,7 @@ export class StatefulSetController extends QueueController {
       return;
     }
     if (obj.kind === 'ControllerRevision') return;
-    for (const set of this.sets.listInNamespace(obj.metadata.namespace ?? '')) {
-      try {
-        const sel = labelSelectorFromObject(set.spec.selector);
-        if (!sel.empty() && sel.matches(obj.metadata.labels)) this.queue.add(objectKey(set));
-      } catch {
-        // An invalid selector matches nothing.
-      }
-    }
+    for (const set of controllersSelecting(this.sets, obj)) this.queue.add(objectKey(set));
   }
 
   /** upstream StatefulSetController.sync + defaultStatefulSetControl.UpdateStatefulSet. */
