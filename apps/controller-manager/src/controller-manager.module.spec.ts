@@ -1,10 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
-import { FeatureGates } from '@orch/api';
-import { RestClient } from '@orch/client';
-import { COMPONENT_FLAGS } from '@orch/component';
-import { HealthChecks, createLogger, createMetricsRegistry, parseFlags } from '@orch/server-common';
+import { testComponentContext } from '@orch/component';
 import { ApiPeer, eventually } from '@orch/testing';
 import { ControllerManagerModule, ControllerRunner } from './controller-manager.module';
 import { CONTROLLERS } from './controllers';
@@ -14,20 +11,8 @@ import { CONTROLLER_MANAGER_FLAGS, controllerManagerOptions, type ControllerMana
 
 /** The controller-manager's application on an API peer, started with `args` as main.ts starts it. */
 async function start(peer: ApiPeer, args: string[]) {
-  const { values } = parseFlags({ ...COMPONENT_FLAGS, ...CONTROLLER_MANAGER_FLAGS }, args);
-  const clientConfig = { server: peer.url };
-  const client = new RestClient(clientConfig, { component: 'test', timeoutMs: 5000 });
-  const component: ControllerManagerComponent = {
-    name: 'controller-manager',
-    flags: values as ControllerManagerComponent['flags'],
-    client,
-    clientConfig,
-    logger: createLogger('test', { level: 'error', write: () => undefined }),
-    health: new HealthChecks({}),
-    metrics: createMetricsRegistry(),
-    identity: 'test',
-    features: new FeatureGates(''),
-  };
+  const component: ControllerManagerComponent = testComponentContext('controller-manager', CONTROLLER_MANAGER_FLAGS, args, { server: peer.url });
+  const client = component.client;
   const stop = new AbortController();
   const app = await NestFactory.createApplicationContext(ControllerManagerModule.forRoot(component, controllerManagerOptions(component), stop.signal), { logger: false, abortOnError: false });
   return {

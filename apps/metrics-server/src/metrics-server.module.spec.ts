@@ -2,32 +2,17 @@ import 'reflect-metadata';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
-import { FeatureGates } from '@orch/api';
 import { ensurePki, issueClientCert, type CertAndKey } from '@orch/auth';
-import { RestClient } from '@orch/client';
-import { COMPONENT_FLAGS } from '@orch/component';
-import { HealthChecks, createLogger, createMetricsRegistry, parseFlags } from '@orch/server-common';
+import { testComponentContext } from '@orch/component';
 import { ApiPeer, eventually, freePort, removeDir, tempDir } from '@orch/testing';
 import { MetricsServerModule } from './metrics-server.module';
 import { METRICS_SERVER_FLAGS, metricsServerOptions, type MetricsServerComponent } from './options';
 
 /** The metrics server's application on an API peer, started with `args` as main.ts starts it. */
 async function start(peer: ApiPeer, args: string[]) {
-  const { values } = parseFlags({ ...COMPONENT_FLAGS, ...METRICS_SERVER_FLAGS }, args);
-  const clientConfig = { server: peer.url };
-  const client = new RestClient(clientConfig, { component: 'test', timeoutMs: 5000 });
-  const health = new HealthChecks({});
-  const component: MetricsServerComponent = {
-    name: 'metrics-server',
-    flags: values as MetricsServerComponent['flags'],
-    client,
-    clientConfig,
-    logger: createLogger('test', { level: 'error', write: () => undefined }),
-    health,
-    metrics: createMetricsRegistry(),
-    identity: 'test',
-    features: new FeatureGates(''),
-  };
+  const component: MetricsServerComponent = testComponentContext('metrics-server', METRICS_SERVER_FLAGS, args, { server: peer.url });
+  const client = component.client;
+  const health = component.health;
   const app = await NestFactory.createApplicationContext(MetricsServerModule.forRoot(component, metricsServerOptions(component)), { logger: false, abortOnError: false });
   return {
     health,

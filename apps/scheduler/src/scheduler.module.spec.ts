@@ -2,31 +2,16 @@ import 'reflect-metadata';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
-import { FeatureGates } from '@orch/api';
 import type { KubeObject } from '@orch/apimachinery';
-import { RestClient } from '@orch/client';
-import { COMPONENT_FLAGS } from '@orch/component';
-import { HealthChecks, createLogger, createMetricsRegistry, parseFlags } from '@orch/server-common';
+import { testComponentContext } from '@orch/component';
 import { ApiPeer, eventually, removeDir, tempDir } from '@orch/testing';
 import { SCHEDULER_FLAGS, schedulerAppOptions, type SchedulerComponent } from './options';
 import { SchedulerModule, SchedulerRunner } from './scheduler.module';
 
 /** The scheduler's application on an API peer, started with `args` as main.ts starts it. */
 async function start(peer: ApiPeer, args: string[]) {
-  const { values } = parseFlags({ ...COMPONENT_FLAGS, ...SCHEDULER_FLAGS }, args);
-  const clientConfig = { server: peer.url };
-  const client = new RestClient(clientConfig, { component: 'test', timeoutMs: 5000 });
-  const component: SchedulerComponent = {
-    name: 'scheduler',
-    flags: values as SchedulerComponent['flags'],
-    client,
-    clientConfig,
-    logger: createLogger('test', { level: 'error', write: () => undefined }),
-    health: new HealthChecks({}),
-    metrics: createMetricsRegistry(),
-    identity: 'test',
-    features: new FeatureGates(''),
-  };
+  const component: SchedulerComponent = testComponentContext('scheduler', SCHEDULER_FLAGS, args, { server: peer.url });
+  const client = component.client;
   const stop = new AbortController();
   try {
     const app = await NestFactory.createApplicationContext(SchedulerModule.forRoot(component, schedulerAppOptions(component), stop.signal), { logger: false, abortOnError: false });

@@ -1,1 +1,2 @@
 export * from './component';
+export { testComponentContext } from './testing';
