@@ -9,8 +9,8 @@ import { StatusError, type KubeObject } from '@orch/apimachinery';
 import {
   BOOTSTRAP_CLUSTER_ROLES,
   BOOTSTRAP_CLUSTER_ROLE_BINDINGS,
-  BOOTSTRAP_ROLES,
-  BOOTSTRAP_ROLE_BINDINGS,
+  bootstrapRoles,
+  bootstrapRoleBindings,
   ensureFrontProxyPki,
   issueClientCert,
   issueServingCert,
@@ -325,8 +325,8 @@ export class Gateway {
     const sets: [string, readonly KubeObject[]][] = [
       ['clusterroles', BOOTSTRAP_CLUSTER_ROLES as unknown as KubeObject[]],
       ['clusterrolebindings', BOOTSTRAP_CLUSTER_ROLE_BINDINGS as unknown as KubeObject[]],
-      ['roles', BOOTSTRAP_ROLES as unknown as KubeObject[]],
-      ['rolebindings', BOOTSTRAP_ROLE_BINDINGS as unknown as KubeObject[]],
+      ['roles', bootstrapRoles(this.options['k8s-group-aliases']) as unknown as KubeObject[]],
+      ['rolebindings', bootstrapRoleBindings(this.options['k8s-group-aliases']) as unknown as KubeObject[]],
     ];
     for (const [resource, objects] of sets) {
       const registry = this.registry('rbac.authorization.orch.io', resource);

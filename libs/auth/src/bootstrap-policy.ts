@@ -387,28 +387,50 @@ export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS = [
   ...Object.keys(CONTROLLER_ROLE_RULES).map((account) => binding('ClusterRoleBinding', `${CONTROLLER_ROLE_PREFIX}${account}`, 'ClusterRole', `${CONTROLLER_ROLE_PREFIX}${account}`, [serviceAccount(CONTROLLER_NAMESPACE, account)])),
 ];
 
-/** Namespaced defaults: anyone may read the signed cluster-info config map (joining nodes have no credentials yet). */
-export const BOOTSTRAP_ROLES = [
-  {
-    apiVersion: `${RBAC_GROUP}/v1`,
-    kind: 'Role',
-    metadata: { name: 'system:bootstrap-signer-clusterinfo', namespace: 'orch-public', labels: { [BOOTSTRAPPING_LABEL]: 'rbac-defaults' }, annotations: { [AUTOUPDATE_ANNOTATION]: 'true' } },
-    rules: [rule(['get'], [''], ['configmaps'], ['cluster-info'])],
-  },
-  ...CONTROLLER_NAMESPACED_ROLES.map(({ namespace, account, rules }) => ({
-    apiVersion: `${RBAC_GROUP}/v1`,
-    kind: 'Role',
-    metadata: { name: `${CONTROLLER_ROLE_PREFIX}${account}`, namespace, labels: { [BOOTSTRAPPING_LABEL]: 'rbac-defaults' }, annotations: { [AUTOUPDATE_ANNOTATION]: 'true' } },
-    rules,
-  })),
-];
+/** The namespaces whose `cluster-info` the bootstrap signer keeps: `kube-public` too under the compatibility option. */
+function publicNamespaces(k8sCompatibility: boolean): string[] {
+  return k8sCompatibility ? ['orch-public', 'kube-public'] : ['orch-public'];
+}
 
-export const BOOTSTRAP_ROLE_BINDINGS = [
-  binding('RoleBinding', 'system:bootstrap-signer-clusterinfo', 'Role', 'system:bootstrap-signer-clusterinfo', [user('system:anonymous'), group('system:unauthenticated')], 'orch-public'),
-  ...CONTROLLER_NAMESPACED_ROLES.map(({ namespace, account }) =>
-    binding('RoleBinding', `${CONTROLLER_ROLE_PREFIX}${account}`, 'Role', `${CONTROLLER_ROLE_PREFIX}${account}`, [serviceAccount(CONTROLLER_NAMESPACE, account)], namespace),
-  ),
-];
+/** The controller roles of a namespaced account, with the orch-public ones repeated in every public namespace. */
+function namespacedControllerRoles(k8sCompatibility: boolean): { namespace: string; account: string; rules: PolicyRule[] }[] {
+  return CONTROLLER_NAMESPACED_ROLES.flatMap((r) => (r.namespace === 'orch-public' ? publicNamespaces(k8sCompatibility).map((namespace) => ({ ...r, namespace })) : [r]));
+}
+
+/**
+ * Namespaced defaults: anyone may read the signed cluster-info config map of each public
+ * namespace (joining nodes have no credentials yet); the namespaced controller roles. With
+ * `k8sCompatibility` (the gateway's --k8s-group-aliases, which also creates kube-public) the
+ * public-namespace roles are in kube-public too, where stock joiners and the signer look.
+ */
+export function bootstrapRoles(k8sCompatibility: boolean) {
+  return [
+    ...publicNamespaces(k8sCompatibility).map((namespace) => ({
+      apiVersion: `${RBAC_GROUP}/v1`,
+      kind: 'Role',
+      metadata: { name: 'system:bootstrap-signer-clusterinfo', namespace, labels: { [BOOTSTRAPPING_LABEL]: 'rbac-defaults' }, annotations: { [AUTOUPDATE_ANNOTATION]: 'true' } },
+      rules: [rule(['get'], [''], ['configmaps'], ['cluster-info'])],
+    })),
+    ...namespacedControllerRoles(k8sCompatibility).map(({ namespace, account, rules }) => ({
+      apiVersion: `${RBAC_GROUP}/v1`,
+      kind: 'Role',
+      metadata: { name: `${CONTROLLER_ROLE_PREFIX}${account}`, namespace, labels: { [BOOTSTRAPPING_LABEL]: 'rbac-defaults' }, annotations: { [AUTOUPDATE_ANNOTATION]: 'true' } },
+      rules,
+    })),
+  ];
+}
+
+/** The bindings of {@link bootstrapRoles}. */
+export function bootstrapRoleBindings(k8sCompatibility: boolean) {
+  return [
+    ...publicNamespaces(k8sCompatibility).map((namespace) =>
+      binding('RoleBinding', 'system:bootstrap-signer-clusterinfo', 'Role', 'system:bootstrap-signer-clusterinfo', [user('system:anonymous'), group('system:unauthenticated')], namespace),
+    ),
+    ...namespacedControllerRoles(k8sCompatibility).map(({ namespace, account }) =>
+      binding('RoleBinding', `${CONTROLLER_ROLE_PREFIX}${account}`, 'Role', `${CONTROLLER_ROLE_PREFIX}${account}`, [serviceAccount(CONTROLLER_NAMESPACE, account)], namespace),
+    ),
+  ];
+}
 
 /**
  * The object a reconcile writes, or undefined when `current` already has everything (upstream

@@ -1,5 +1,5 @@
 import { nonResourceAttributes, resourceAttributes, type AuthorizationAttributes } from './authz';
-import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS, BOOTSTRAP_ROLES, BOOTSTRAP_ROLE_BINDINGS, reconcileDefault, withSettledAggregation } from './bootstrap-policy';
+import { BOOTSTRAP_CLUSTER_ROLES, BOOTSTRAP_CLUSTER_ROLE_BINDINGS, bootstrapRoles, bootstrapRoleBindings, reconcileDefault, withSettledAggregation } from './bootstrap-policy';
 import { RbacIndex, aggregatedRules, rbacAuthorizer, ruleString, uncoveredRules, type BindingObject, type PolicyRule, type RoleObject } from './rbac';
 import type { UserInfo } from './user';
 
@@ -24,8 +24,8 @@ function policy(): RbacIndex {
   // hold its rules once aggregated (the controller's work, settled here).
   for (const r of withSettledAggregation([...BOOTSTRAP_CLUSTER_ROLES, WIDGETS_VIEW])) index.upsert('ClusterRole', r);
   for (const b of BOOTSTRAP_CLUSTER_ROLE_BINDINGS) index.upsert('ClusterRoleBinding', b);
-  for (const r of BOOTSTRAP_ROLES) index.upsert('Role', r);
-  for (const b of BOOTSTRAP_ROLE_BINDINGS) index.upsert('RoleBinding', b);
+  for (const r of bootstrapRoles(true)) index.upsert('Role', r);
+  for (const b of bootstrapRoleBindings(true)) index.upsert('RoleBinding', b);
   index.upsert('Role', role('pod-reader', [{ verbs: ['get', 'list'], apiGroups: [''], resources: ['pods', 'pods/log'] }], 'team'));
   index.upsert('RoleBinding', binding('alice-reads', 'Role', 'pod-reader', [{ kind: 'User', name: 'alice' }], 'team'));
   index.upsert('ClusterRole', role('one-secret', [{ verbs: ['get'], apiGroups: [''], resources: ['secrets'], resourceNames: ['db'] }]));
@@ -49,6 +49,7 @@ describe('RBAC decision matrix', () => {
   const prom = who('prom');
   const anonymous: UserInfo = { username: 'system:anonymous', groups: ['system:unauthenticated'] };
   const admin = who('root', 'system:masters');
+  const signer = who('system:serviceaccount:orch-system:bootstrap-signer', 'system:serviceaccounts', 'system:serviceaccounts:orch-system');
 
   it.each([
     // Role in one namespace
@@ -88,6 +89,14 @@ describe('RBAC decision matrix', () => {
     { a: url(anonymous, 'get', '/api'), allowed: false },
     { a: res(anonymous, 'get', 'configmaps', 'orch-public', 'cluster-info'), allowed: true },
     { a: res(anonymous, 'list', 'configmaps', 'orch-public'), allowed: false },
+    // kube-public (compatibility option): the same cluster-info rules as orch-public
+    { a: res(anonymous, 'get', 'configmaps', 'kube-public', 'cluster-info'), allowed: true },
+    { a: res(anonymous, 'get', 'configmaps', 'kube-public', 'other'), allowed: false },
+    { a: res(signer, 'create', 'configmaps', 'kube-public'), allowed: true },
+    { a: res(signer, 'update', 'configmaps', 'kube-public', 'cluster-info'), allowed: true },
+    { a: res(signer, 'update', 'configmaps', 'kube-public', 'other'), allowed: false },
+    { a: res(signer, 'update', 'configmaps', 'orch-public', 'cluster-info'), allowed: true },
+    { a: res(signer, 'create', 'configmaps', 'default'), allowed: false },
     { a: res(alice, 'create', 'selfsubjectaccessreviews', '', '', 'authorization.k8s.io'), allowed: true },
     // cluster-admin through system:masters
     { a: res(admin, 'delete', 'nodes', '', 'n', ''), allowed: true },
