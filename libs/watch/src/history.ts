@@ -53,24 +53,31 @@ export interface MemoryHistoryOptions {
   retentionMs: number;
   /** Upper bound on retained events, whatever their age (default 1,000,000). */
   maxEvents?: number;
+  /**
+   * Upper bound on the superseded values the history keeps (in characters: the previous values
+   * of its updates and deletes, which the cache no longer holds), whatever their age (default
+   * 64 Mi). Creates cost nothing here: their values are the cached objects'.
+   */
+  maxSupersededChars?: number;
   now?: () => number;
-}
-
-interface Entry {
-  event: StoreEvent;
-  time: number;
 }
 
 /**
  * The in-process history of the embedded default: a ring of the events this replica applied.
  * It keeps references to the events themselves (whose values the watch cache shares), never
- * copies of the objects.
+ * copies of the objects, and their times in an array of numbers beside them (no object per
+ * event). What it trims early (the bounds) is not lost: a resume from before its oldest event
+ * replays from the store's own change feed (WatchCache), which keeps the retention's history.
  */
 export class MemoryHistory implements EventHistory {
   readonly name = 'memory';
   readonly scope = 'replica';
-  private entries: Entry[] = [];
+  private events: StoreEvent[] = [];
+  /** When each event was appended (ms), index for index with `events`. */
+  private times: number[] = [];
   private head = 0;
+  /** Characters of the prevValues of events[head..]. */
+  private supersededChars = 0;
   /** Every event after `oldest` up to the newest entry is retained. */
   private oldest = 0;
   /** The newest revision appended (or the `after` of an empty start). */
@@ -90,8 +97,7 @@ export class MemoryHistory implements EventHistory {
   appendSync(after: number, events: StoreEvent[]): void {
     if (!this.started || after > this.newest) {
       // First append, or a gap: nothing before `after` can be replayed any more.
-      this.entries = [];
-      this.head = 0;
+      this.clear();
       this.oldest = after;
       this.newest = after;
       this.started = true;
@@ -99,7 +105,9 @@ export class MemoryHistory implements EventHistory {
     const time = this.now();
     for (const event of events) {
       if (event.revision <= this.newest) continue;
-      this.entries.push({ event, time });
+      this.events.push(event);
+      this.times.push(time);
+      if (event.prevValue !== undefined) this.supersededChars += event.prevValue.length;
       this.newest = event.revision;
     }
     this.trim();
@@ -113,38 +121,47 @@ export class MemoryHistory implements EventHistory {
     this.trim();
     if (!this.started || after < this.oldest) throw new HistoryExpiredError(after, this.oldest);
     let lo = this.head;
-    let hi = this.entries.length;
+    let hi = this.events.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.entries[mid].event.revision <= after) lo = mid + 1;
+      if (this.events[mid].revision <= after) lo = mid + 1;
       else hi = mid;
     }
-    const end = Math.min(this.entries.length, lo + limit);
-    const events = new Array<StoreEvent>(end - lo);
-    for (let i = lo; i < end; i++) events[i - lo] = this.entries[i].event;
-    const more = end < this.entries.length;
+    const end = Math.min(this.events.length, lo + limit);
+    const events = this.events.slice(lo, end);
+    const more = end < this.events.length;
     return { events, through: more ? events[events.length - 1].revision : Math.max(after, this.newest), more };
   }
 
   /** Number of retained events (metrics, tests). */
   size(): number {
-    return this.entries.length - this.head;
+    return this.events.length - this.head;
   }
 
   async close(): Promise<void> {
-    this.entries = [];
+    this.clear();
+  }
+
+  private clear(): void {
+    this.events = [];
+    this.times = [];
     this.head = 0;
+    this.supersededChars = 0;
   }
 
   private trim(): void {
     const cutoff = this.now() - this.opts.retentionMs;
-    const max = this.opts.maxEvents ?? 1_000_000;
-    while (this.head < this.entries.length && (this.entries[this.head].time < cutoff || this.entries.length - this.head > max)) {
-      this.oldest = this.entries[this.head].event.revision;
+    const maxEvents = this.opts.maxEvents ?? 1_000_000;
+    const maxChars = this.opts.maxSupersededChars ?? 64 * 1024 * 1024;
+    while (this.head < this.events.length && (this.times[this.head] < cutoff || this.events.length - this.head > maxEvents || this.supersededChars > maxChars)) {
+      const event = this.events[this.head];
+      if (event.prevValue !== undefined) this.supersededChars -= event.prevValue.length;
+      this.oldest = event.revision;
       this.head++;
     }
-    if (this.head > 4096 && this.head * 2 > this.entries.length) {
-      this.entries = this.entries.slice(this.head);
+    if (this.head > 4096 && this.head * 2 > this.events.length) {
+      this.events = this.events.slice(this.head);
+      this.times = this.times.slice(this.head);
       this.head = 0;
     }
   }

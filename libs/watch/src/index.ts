@@ -12,3 +12,4 @@ export { WatchCache, WatchCacheResetError, WatcherTooSlowError } from './watch-c
 export type { WatchSubscriber, Subscription, WatchCacheOptions, WatchCacheStatus, FeedMode } from './watch-cache';
 export { describeWatchConformance } from './conformance';
 export type { WatchBackends, WatchBackendScope } from './conformance';
+export { EventMemo, DEFAULT_EVENT_MEMO_WEIGHT } from './event-memo';

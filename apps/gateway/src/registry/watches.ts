@@ -1,6 +1,6 @@
 import { FieldError, StatusError, type FieldSelector, type KubeObject, type LabelSelector } from '@orch/apimachinery';
 import type { StoreEvent } from '@orch/storage';
-import type { Subscription, WatchCache } from '@orch/watch';
+import { EventMemo, type Subscription, type WatchCache } from '@orch/watch';
 import { parseResourceVersion, tooLargeResourceVersion, type ResourceReader } from './reads';
 import { parseLabels, type StoredObjects } from './stored-objects';
 import type { RegistryOptions, WatchEventOut, WatchHandle, WatchOptions, WatchSink } from './store-types';
@@ -13,12 +13,12 @@ interface DecodedEvent {
 
 /**
  * The watches of one resource (SPEC Events): initial events from a list, then the watch
- * cache's events from its revision, each store event decoded once for every watcher of the
- * resource, filtered per watcher by its selectors, with bookmarks.
+ * cache's events from its revision, each recent store event decoded once for every watcher of
+ * the resource (EventMemo), filtered per watcher by its selectors, with bookmarks.
  */
 export class ResourceWatches {
-  /** Parsed objects of watch events, shared by every watcher of this resource. */
-  private readonly decoded = new WeakMap<StoreEvent, { obj?: KubeObject | Promise<KubeObject>; prev?: KubeObject | Promise<KubeObject> }>();
+  /** Parsed objects of recent watch events, shared by every watcher of this resource (not kept with the history). */
+  private readonly decoded = new EventMemo<StoreEvent, { obj?: KubeObject | Promise<KubeObject>; prev?: KubeObject | Promise<KubeObject> }>();
 
   constructor(
     private readonly objects: StoredObjects,
@@ -149,14 +149,14 @@ export class ResourceWatches {
 
   /**
    * The new (or, `previous`, the old) object of a store event in this resource's version,
-   * decoded once for every watcher of this resource (a promise while it is being converted).
-   * A deleted object is reported with the revision of its deletion.
+   * decoded once for the watchers of this resource while the event is recent (a promise while it
+   * is being converted). A deleted object is reported with the revision of its deletion.
    */
   private eventObject(event: StoreEvent, previous: boolean): KubeObject | Promise<KubeObject> | undefined {
     const value = previous ? event.prevValue : event.value;
     if (value === undefined) return undefined;
     let cached = this.decoded.get(event);
-    if (!cached) this.decoded.set(event, (cached = {}));
+    if (!cached) this.decoded.set(event, (cached = {}), (event.value?.length ?? 0) + (event.prevValue?.length ?? 0));
     const have = previous ? cached.prev : cached.obj;
     if (have) return have;
     const parsed = this.objects.parse(value, event.revision);
