@@ -17,7 +17,7 @@
  */
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { FromWriter, ToWriter, WriteOp, WriteResult, WriterConfig } from './sqlite-protocol';
+import { PAGE_CACHE_KIB, type FromWriter, type ToWriter, type WriteOp, type WriteResult, type WriterConfig } from './sqlite-protocol';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS kv (
@@ -53,6 +53,7 @@ function runWriter(port: NonNullable<typeof parentPort>, config: WriterConfig): 
   db.pragma('auto_vacuum = INCREMENTAL');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
+  db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
   db.exec(SCHEMA);
   const warning = convertToIncrementalVacuum(db);
 

@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { DEFAULT_COMPACTION_INTERVAL_MS, DEFAULT_HISTORY_RETENTION_MS, TimedCompactor } from './compaction';
 import { prefixEnd } from './keys';
 import { startModuleWorker } from './module-runner';
-import type { FromWriter, ToWriter, WriteOp, WriteResult, WriterConfig } from './sqlite-protocol';
+import { PAGE_CACHE_KIB, type FromWriter, type ToWriter, type WriteOp, type WriteResult, type WriterConfig } from './sqlite-protocol';
 import { inspectSqliteWal } from './verify';
 import {
   CompactedError,
@@ -214,6 +214,7 @@ export class SqliteStore implements Store {
     });
     if (ready.warning) warn(`sqlite store: ${ready.warning}`);
     const db = new Database(path, { readonly: true, fileMustExist: true });
+    db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
     return new SqliteStore(worker, db, ready.revision, opts);
   }
 

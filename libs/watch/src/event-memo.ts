@@ -1,5 +1,8 @@
-/** What an EventMemo keeps by default, in weight units (callers weigh an event by its values' characters). */
-export const DEFAULT_EVENT_MEMO_WEIGHT = 4 * 1024 * 1024;
+/**
+ * What an EventMemo keeps by default, in weight units: callers weigh an event by its values'
+ * characters (1 Mi: some 2,500 events of small ConfigMaps; a parsed object takes about twice its JSON).
+ */
+export const DEFAULT_EVENT_MEMO_WEIGHT = 1024 * 1024;
 
 /**
  * Values derived from watch events (a parsed object, encoded bytes) for the most recent events

@@ -73,7 +73,7 @@ describe('watch events are not kept with the history (real SQLite store)', () =>
     await collect();
     expect(history.size() - historyBefore).toBe(2 * n);
     const alive = all.refs.map((r, i) => (r.deref() !== undefined ? i : -1)).filter((i) => i >= 0);
-    // Only the newest events' objects, within the bound (4 Mi characters: 8 updates of 2 × 256 Ki).
+    // Only the newest events' objects, within the memo's bound (each update weighs 2 × 256 Ki characters).
     expect(alive.length).toBeLessThanOrEqual(Math.ceil(DEFAULT_EVENT_MEMO_WEIGHT / (2 * big.length)));
     expect(alive.filter((i) => i < 2 * n - 10)).toEqual([]);
     for (const h of handles) h.stop();
