@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startGateway, type GatewayProcess } from './support/gateway';
+import { POD_CONTROLLERS, defaultServiceAccount, startGateway, type GatewayProcess } from './support/gateway';
 import { eventually } from './support/node-agent';
 import { kubectlAsync, type KubectlRun } from './support/kubectl';
 
@@ -62,8 +62,9 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'orch-adm-config-'));
   writeFileSync(join(dir, 'admission.yaml'), ADMISSION_CONFIG);
   writeFileSync(join(dir, 'node-selector.yaml'), NODE_SELECTOR_CONFIG);
-  gw = await startGateway({ args: [`--admission-control-config-file=${join(dir, 'admission.yaml')}`, '--enable-admission-plugins=PodNodeSelector'] });
+  gw = await startGateway({ args: [`--admission-control-config-file=${join(dir, 'admission.yaml')}`, '--enable-admission-plugins=PodNodeSelector'], controllers: POD_CONTROLLERS });
   for (const ns of ['plain', 'exempt', 'pinned']) await ok(['create', 'namespace', ns]);
+  for (const ns of ['plain', 'exempt', 'pinned']) await defaultServiceAccount(gw.admin, ns);
 }, 60_000);
 
 afterAll(async () => {
@@ -89,6 +90,7 @@ describe('PodSecurity configuration', () => {
 
   it('an enforce level pinned to an older version applies that version’s checks', async () => {
     await ok(['apply', '-f', '-'], 'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: older\n  labels:\n    pod-security.kubernetes.io/enforce: baseline\n    pod-security.kubernetes.io/enforce-version: v1.26\n');
+    await defaultServiceAccount(gw.admin, 'older');
     // net.ipv4.ip_local_reserved_ports became a safe sysctl in 1.27.
     const sysctlPod = (ns: string) => pod(ns, 'tuned', '  securityContext:\n    sysctls:\n    - name: net.ipv4.ip_local_reserved_ports\n      value: "30000"\n');
     const refused = await kubectl(['apply', '-f', '-'], sysctlPod('older'));

@@ -1,5 +1,5 @@
 // Admission through stock kubectl against a real gateway, controller-manager (resource quota
-// controller, as its own least-privilege identity under Node,RBAC) and HTTPS webhook server: a
+// and serviceaccount controllers, as their own least-privilege identities under Node,RBAC) and HTTPS webhook server: a
 // validating webhook refusing with its message, a mutating one adding a label, a
 // ValidatingAdmissionPolicy refusing a Deployment over its replica limit, quota exceeded,
 // LimitRange defaults, PodSecurity restricted refusing a privileged pod and warn printing a
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunningProcess } from '@orch/testing';
 import { startControllerManager } from './support/controller-manager';
-import { startGateway, type GatewayProcess } from './support/gateway';
+import { POD_CONTROLLERS, defaultServiceAccount, startGateway, type GatewayProcess } from './support/gateway';
 import { eventually } from './support/node-agent';
 import { startWebhookServer, type WebhookServer } from './support/webhook-server';
 import { kubectlAsync, type KubectlRun } from './support/kubectl';
@@ -46,8 +46,9 @@ beforeAll(async () => {
   gw = await startGateway({ args: ['--write-component-kubeconfigs'] });
   const cmKubeconfig = join(gw.dataDir, 'controller-manager.kubeconfig');
   await eventually('the controller-manager kubeconfig', () => (existsSync(cmKubeconfig) ? true : undefined), 10_000);
-  cm = await startControllerManager(cmKubeconfig, ['resourcequota']);
+  cm = await startControllerManager(cmKubeconfig, ['resourcequota', ...POD_CONTROLLERS]);
   for (const ns of ['webhooks', 'policies', 'quota', 'limits', 'restricted', 'warned', 'accounts']) expect((await kubectl(['create', 'namespace', ns])).code).toBe(0);
+  for (const ns of ['quota', 'limits', 'restricted', 'warned', 'accounts']) await defaultServiceAccount(gw.admin, ns);
 }, 60_000);
 
 afterAll(async () => {

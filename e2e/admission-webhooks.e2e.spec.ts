@@ -5,7 +5,7 @@
 // Deny/Warn/Audit and failurePolicy. Each test configures what it needs and removes it.
 
 import WebSocket from 'ws';
-import { startGateway, type GatewayProcess } from './support/gateway';
+import { POD_CONTROLLERS, defaultServiceAccount, startGateway, type GatewayProcess } from './support/gateway';
 import { eventually } from './support/node-agent';
 import { startWebhookServer, type WebhookServer } from './support/webhook-server';
 
@@ -78,7 +78,7 @@ beforeAll(async () => {
     },
     ['hook.hooks.svc'],
   );
-  gw = await startGateway();
+  gw = await startGateway({ controllers: POD_CONTROLLERS });
   expect((await gw.admin.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { team: 'a' } } })).status).toBe(201);
 }, 60_000);
 
@@ -237,6 +237,7 @@ describe('mutating webhooks', () => {
   it('a webhook change runs the built-in plugins again: an injected sidecar gets LimitRange defaults, and an IfNeeded webhook sees them', async () => {
     const ns = 'reinvoke';
     expect((await gw.admin.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })).status).toBe(201);
+    await defaultServiceAccount(gw.admin, ns);
     const limits = { type: 'Container', default: { cpu: '500m', memory: '256Mi' }, defaultRequest: { cpu: '100m', memory: '64Mi' } };
     expect((await gw.admin.post(`/api/v1/namespaces/${ns}/limitranges`, { apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'defaults', namespace: ns }, spec: { limits: [limits] } })).status).toBe(201);
     const podRule = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }];

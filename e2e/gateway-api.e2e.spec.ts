@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import { startGateway, type GatewayProcess } from './support/gateway';
+import { POD_CONTROLLERS, startGateway, type GatewayProcess } from './support/gateway';
 
 const CM = (name: string, ns = 'default', data: Record<string, string> = { a: '1' }, labels?: Record<string, string>) => ({
   apiVersion: 'v1',
@@ -12,7 +12,7 @@ describe('gateway API (real process over HTTPS)', () => {
   let gw: GatewayProcess;
 
   beforeAll(async () => {
-    gw = await startGateway({ args: ['--bookmark-interval=1s'] });
+    gw = await startGateway({ args: ['--bookmark-interval=1s'], controllers: POD_CONTROLLERS });
   });
   afterAll(async () => {
     await gw?.stop();

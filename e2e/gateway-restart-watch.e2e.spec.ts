@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { RestClient, SharedInformer, isNotFound, type ClientConfig } from '@orch/client';
 import type { KubeObject } from '@orch/apimachinery';
 import { memoryLogger, removeDir, tempDir, waitFor } from '@orch/testing';
-import { startGateway, type GatewayProcess } from './support/gateway';
+import { POD_CONTROLLERS, startGateway, type GatewayProcess } from './support/gateway';
 import { eventually, startNodeAgent, type NodeAgentProcess } from './support/node-agent';
 
 /**
@@ -30,7 +30,7 @@ describe('watches across a gateway restart (SIGTERM, same data directory)', () =
 
   beforeAll(async () => {
     dataDir = await tempDir('gw-restart-');
-    gw = await startGateway({ dataDir });
+    gw = await startGateway({ dataDir, controllers: POD_CONTROLLERS });
     const pki = join(dataDir, 'pki');
     const config: ClientConfig = { server: gw.url, caPem: await readFile(join(pki, 'ca.crt'), 'utf8'), certPem: await readFile(join(pki, 'admin.crt'), 'utf8'), keyPem: await readFile(join(pki, 'admin.key'), 'utf8') };
     client = new RestClient(config, { component: 'e2e' });

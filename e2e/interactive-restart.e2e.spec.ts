@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeDir, tempDir } from '@orch/testing';
-import { startGateway, type GatewayProcess } from './support/gateway';
+import { POD_CONTROLLERS, startGateway, type GatewayProcess } from './support/gateway';
 import { eventually, startNodeAgent, type NodeAgentProcess } from './support/node-agent';
 
 /**
@@ -53,7 +53,7 @@ describe('interactive containers across a node agent restart', () => {
 
   beforeAll(async () => {
     rootDir = await tempDir('interactive-restart-');
-    gw = await startGateway();
+    gw = await startGateway({ controllers: POD_CONTROLLERS });
     agent = await startNodeAgent({ name: NODE, kubeconfig: gw.kubeconfig, rootDir, args: agentArgs() });
   });
   afterAll(async () => {

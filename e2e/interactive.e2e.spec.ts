@@ -3,7 +3,7 @@ import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { join } from 'node:path';
 import { ensureBinary, freePort, removeDir, tempDir } from '@orch/testing';
-import { startGateway, type GatewayProcess } from './support/gateway';
+import { POD_CONTROLLERS, startGateway, type GatewayProcess } from './support/gateway';
 import { eventually, startNodeAgent, type NodeAgentProcess } from './support/node-agent';
 
 /**
@@ -181,7 +181,7 @@ describe('interactive pods with kubectl (sandbox runtime)', () => {
   beforeAll(async () => {
     dir = await tempDir('interactive-');
     await writeFile(join(dir, 'tokens.csv'), `${DEV_TOKEN},dev,dev-uid,"dev-team"\n`);
-    gw = await startGateway({ args: ['--authorization-mode=Node,RBAC', `--token-auth-file=${join(dir, 'tokens.csv')}`] });
+    gw = await startGateway({ args: ['--authorization-mode=Node,RBAC', `--token-auth-file=${join(dir, 'tokens.csv')}`], controllers: POD_CONTROLLERS });
     // --sync-frequency: secret, config map and downward API volumes refresh every 2 s (upstream: 1 min).
     agent = await startNodeAgent({ name: NODE, kubeconfig: gw.kubeconfig, args: ['--runtime=sandbox', `--client-ca-file=${join(gw.dataDir, 'pki', 'ca.crt')}`, '--restart-backoff-initial=1s', '--pod-workers=4', '--sync-frequency=2s'] });
     await eventually('node registered', () => (kubectl(['get', 'node', NODE]).status === 0 ? true : undefined));

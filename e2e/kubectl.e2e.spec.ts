@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startGateway, type GatewayProcess } from './support/gateway';
+import { POD_CONTROLLERS, defaultServiceAccount, startGateway, type GatewayProcess } from './support/gateway';
 import { kubectlSync } from './support/kubectl';
 
 
@@ -66,7 +66,7 @@ describe('kubectl against a real gateway', () => {
   const kubectl = (...args: string[]) => kubectlSync({ kubeconfig: gw.kubeconfig, cacheDir: join(dir, 'cache') }, args);
 
   beforeAll(async () => {
-    gw = await startGateway();
+    gw = await startGateway({ controllers: POD_CONTROLLERS });
     dir = mkdtempSync(join(tmpdir(), 'orch-kubectl-'));
     writeFileSync(join(dir, 'all.yaml'), MANIFESTS);
   });
@@ -105,7 +105,8 @@ describe('kubectl against a real gateway', () => {
     expect(table.out).toContain('web');
   });
 
-  it('get pods prints the usual columns', () => {
+  it('get pods prints the usual columns', async () => {
+    await defaultServiceAccount(gw.admin, 'shop');
     writeFileSync(join(dir, 'pod.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: p1\n  namespace: shop\nspec:\n  containers:\n  - name: c\n    image: busybox\n');
     expect(kubectl('create', '--validate=false', '-f', join(dir, 'pod.yaml')).code).toBe(0);
     const out = kubectl('get', 'pods', '-n', 'shop').out;

@@ -6,7 +6,7 @@ import { loadKubeconfig } from '@orch/auth';
 import { RestClient, type ClientConfig } from '@orch/client';
 import type { KubeObject } from '@orch/apimachinery';
 import { freePort, startProcess, tcpProbe, type RunningProcess } from '@orch/testing';
-import { startGateway, type GatewayProcess } from './support/gateway';
+import { POD_CONTROLLERS, startGateway, type GatewayProcess } from './support/gateway';
 import { eventually, startControllerManager, startNodeAgent, type NodeAgentProcess } from './support/node-agent';
 
 /**
@@ -58,7 +58,7 @@ describe('joining a second machine with a bootstrap token', () => {
     eventually(`node ${name} Ready`, async () => ((n) => (n.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? n : undefined))(await client.resource<Node>(NODES).get(name)), 45_000, 200);
 
   beforeAll(async () => {
-    gw = await startGateway({ args: ['--enable-bootstrap-token-auth'] });
+    gw = await startGateway({ args: ['--enable-bootstrap-token-auth'], controllers: POD_CONTROLLERS });
     const pki = join(gw.dataDir, 'pki');
     admin = { server: gw.url, caPem: await readFile(join(pki, 'ca.crt'), 'utf8'), certPem: await readFile(join(pki, 'admin.crt'), 'utf8'), keyPem: await readFile(join(pki, 'admin.key'), 'utf8') };
     client = new RestClient(admin, { component: 'e2e' });

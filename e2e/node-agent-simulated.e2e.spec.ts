@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RestClient } from '@orch/client';
 import type { KubeObject } from '@orch/apimachinery';
-import { startGateway, type GatewayProcess } from './support/gateway';
+import { POD_CONTROLLERS, startGateway, type GatewayProcess } from './support/gateway';
 import { eventually, startNodeAgent, type NodeAgentProcess } from './support/node-agent';
 
 /** One agent in the simulated runtime serves many fake nodes; their pods run at once. */
@@ -26,7 +26,7 @@ describe('node agent (simulated runtime)', () => {
   let client: RestClient;
 
   beforeAll(async () => {
-    gw = await startGateway();
+    gw = await startGateway({ controllers: POD_CONTROLLERS });
     const pki = join(gw.dataDir, 'pki');
     client = new RestClient({ server: gw.url, caPem: await readFile(join(pki, 'ca.crt'), 'utf8'), certPem: await readFile(join(pki, 'admin.crt'), 'utf8'), keyPem: await readFile(join(pki, 'admin.key'), 'utf8') }, { component: 'e2e' });
     agent = await startNodeAgent({ name: 'fake', kubeconfig: gw.kubeconfig, args: ['--runtime=simulated', `--simulated-nodes=${NODES}`] });

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { RestClient, type ClientConfig } from '@orch/client';
 import type { KubeObject } from '@orch/apimachinery';
 import type { RunningProcess } from '@orch/testing';
-import { startGateway, type GatewayProcess } from './support/gateway';
+import { POD_CONTROLLERS, startGateway, type GatewayProcess } from './support/gateway';
 import { eventually, startControllerManager, startNodeAgent, type NodeAgentProcess } from './support/node-agent';
 
 /**
@@ -92,7 +92,7 @@ describe('node agent (process runtime)', () => {
   const waitPod = (name: string, what: string, ok: (p: Pod) => boolean, timeoutMs = 20_000) => eventually(`pod ${name} ${what}`, async () => ((p) => (ok(p) ? p : undefined))(await pod(name)), timeoutMs);
 
   beforeAll(async () => {
-    gw = await startGateway();
+    gw = await startGateway({ controllers: POD_CONTROLLERS });
     const pki = join(gw.dataDir, 'pki');
     const config: ClientConfig = { server: gw.url, caPem: await readFile(join(pki, 'ca.crt'), 'utf8'), certPem: await readFile(join(pki, 'admin.crt'), 'utf8'), keyPem: await readFile(join(pki, 'admin.key'), 'utf8') };
     client = new RestClient(config, { component: 'e2e' });

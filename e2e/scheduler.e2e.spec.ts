@@ -1,5 +1,5 @@
 import { eventually, type RunningProcess } from '@orch/testing';
-import { startGateway, type GatewayProcess } from './support/gateway';
+import { POD_CONTROLLERS, startGateway, type GatewayProcess } from './support/gateway';
 import { startScheduler as startSchedulerProcess } from './support/scheduler';
 
 const node = (name: string, labels: Record<string, string> = {}, taints: unknown[] = []) => ({
@@ -27,7 +27,7 @@ describe('scheduler process against a real gateway', () => {
   let gw: GatewayProcess;
   const schedulers: RunningProcess[] = [];
   beforeAll(async () => {
-    gw = await startGateway();
+    gw = await startGateway({ controllers: POD_CONTROLLERS });
     for (const n of [node('n1', { 'topology.orch.io/zone': 'a' }), node('n2', { 'topology.orch.io/zone': 'b' }), node('n3', { 'topology.orch.io/zone': 'b' }, [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }])]) {
       const r = await gw.admin.post('/api/v1/nodes', n);
       expect(r.status).toBe(201);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { inspectSqliteWal } from '@orch/storage';
 import { freePort, httpProbe, removeDir, startProcess, tempDir, type ProcessExit, type RunningProcess } from '@orch/testing';
 import { startControllerManager } from '../support/controller-manager';
-import { startGateway, type GatewayProcess } from '../support/gateway';
+import { POD_CONTROLLERS, startGateway, type GatewayProcess } from '../support/gateway';
 import { eventually, startNodeAgent, type NodeAgentProcess } from '../support/node-agent';
 import { startScheduler } from '../support/scheduler';
 import { verifyStore } from './support/chaos';
@@ -41,7 +41,7 @@ const CLEAN = { code: 0, signal: null };
 describe('crash-safe stop and start', () => {
   let gw: GatewayProcess;
   beforeAll(async () => {
-    gw = await startGateway();
+    gw = await startGateway({ controllers: POD_CONTROLLERS });
   });
   afterAll(async () => {
     await gw?.stop();

@@ -1,6 +1,6 @@
 import type { RunningProcess } from '@orch/testing';
 import { startControllerManager } from '../support/controller-manager';
-import { startGateway, type GatewayProcess } from '../support/gateway';
+import { POD_CONTROLLERS, startGateway, type GatewayProcess } from '../support/gateway';
 import { eventually, startNodeAgent, type NodeAgentProcess } from '../support/node-agent';
 import { startScheduler } from '../support/scheduler';
 import { between, chaosCycles, chaosTimeout, recordChaos, sleep } from './support/chaos';
@@ -49,7 +49,7 @@ describe('chaos: kill -9 of the controller-manager and scheduler leaders mid-rol
   const components: Replicated[] = [];
 
   beforeAll(async () => {
-    gw = await startGateway();
+    gw = await startGateway({ controllers: POD_CONTROLLERS });
     agent = await startNodeAgent({ name: 'chaos-sim', kubeconfig: gw.kubeconfig, args: ['--runtime=simulated', '--simulated-nodes=3'] });
     components.push(
       { name: 'controller-manager', start: () => startControllerManager(gw.kubeconfig, ['deployment', 'replicaset'], ['--leader-elect=true', ...ELECTION]), running: [], exits: [], moves: [], leaseGaps: [] },

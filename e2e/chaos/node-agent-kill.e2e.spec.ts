@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeDir, tempDir } from '@orch/testing';
 import type { ApiClient } from '../support/api-client';
-import { startGateway, type GatewayProcess } from '../support/gateway';
+import { POD_CONTROLLERS, startGateway, type GatewayProcess } from '../support/gateway';
 import { eventually, startNodeAgent, type NodeAgentProcess } from '../support/node-agent';
 import { chaosCycles, chaosTimeout, recordChaos } from './support/chaos';
 
@@ -64,7 +64,7 @@ describe('chaos: kill -9 of the node agent', () => {
   let args: string[];
 
   beforeAll(async () => {
-    gw = await startGateway();
+    gw = await startGateway({ controllers: POD_CONTROLLERS });
     admin = gw.admin;
     rootDir = await tempDir('chaos-agent-');
     args = [`--client-ca-file=${join(gw.dataDir, 'pki', 'ca.crt')}`, '--pod-workers=4', '--node-status-update-frequency=1s'];

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventually, type RunningProcess } from '@orch/testing';
 import { startControllerManager } from '../support/controller-manager';
-import { startGateway, type GatewayProcess } from '../support/gateway';
+import { POD_CONTROLLERS, defaultServiceAccount, startGateway, type GatewayProcess } from '../support/gateway';
 import { kubectlSync } from '../support/kubectl';
 
 // One identity per controller (--use-service-account-credentials, on by default): a real
@@ -37,8 +37,9 @@ beforeAll(async () => {
   gw = await startGateway({ args: ['--write-component-kubeconfigs'] });
   const cmKubeconfig = join(gw.dataDir, 'controller-manager.kubeconfig');
   await eventually('the controller-manager kubeconfig', () => (existsSync(cmKubeconfig) ? true : undefined), 10_000);
-  cm = await startControllerManager(cmKubeconfig, ['deployment', 'replicaset']);
+  cm = await startControllerManager(cmKubeconfig, ['deployment', 'replicaset', ...POD_CONTROLLERS]);
   expect(kubectl('create', 'namespace', NS).code).toBe(0);
+  await defaultServiceAccount(gw.admin, NS);
 }, 60_000);
 
 afterAll(async () => {

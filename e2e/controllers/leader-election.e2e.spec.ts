@@ -1,5 +1,5 @@
 import { freePort, startProcess, tcpProbe, type RunningProcess } from '@orch/testing';
-import { startGateway, type GatewayProcess } from '../support/gateway';
+import { POD_CONTROLLERS, startGateway, type GatewayProcess } from '../support/gateway';
 import { CONTROLLER_MANAGER_MAIN, eventually } from './support/cluster';
 
 const LEASE = '/apis/coordination.orch.io/v1/namespaces/orch-system/leases/controller-manager';
@@ -9,7 +9,7 @@ describe('controller-manager leader election', () => {
   let gw: GatewayProcess;
   const cms: RunningProcess[] = [];
   beforeAll(async () => {
-    gw = await startGateway();
+    gw = await startGateway({ controllers: POD_CONTROLLERS });
   });
   afterAll(async () => {
     for (const c of cms) await c.stop();

@@ -2,7 +2,7 @@ import https from 'node:https';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { startGateway, type GatewayProcess } from '../support/gateway';
+import { POD_CONTROLLERS, defaultServiceAccount, startGateway, type GatewayProcess } from '../support/gateway';
 import { MUTATING, problems, send } from './support/check';
 import { FUZZ_NAMESPACE, requestArb, type FuzzRequest } from './support/requests';
 
@@ -51,10 +51,12 @@ describe('fuzz: the gateway answers every request with a success or a clear 4xx'
   let agent: https.Agent;
 
   beforeAll(async () => {
-    gw = await startGateway();
+    gw = await startGateway({ controllers: POD_CONTROLLERS });
     const pki = join(gw.dataDir, 'pki');
     agent = new https.Agent({ keepAlive: true, ca: await readFile(join(pki, 'ca.crt')), cert: await readFile(join(pki, 'admin.crt')), key: await readFile(join(pki, 'admin.key')) });
     for (const [path, body] of SEEDS) {
+      // A pod needs its namespace's default service account (the serviceaccount controller makes it).
+      if (path === `${NS}/pods`) await defaultServiceAccount(gw.admin, FUZZ_NAMESPACE);
       const r = await gw.admin.post(path, body);
       if (r.status !== 201) throw new Error(`seeding ${path}: ${r.status} ${r.text}`);
     }

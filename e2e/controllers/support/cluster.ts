@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { RestClient, type ClientConfig } from '@orch/client';
 import type { RunningProcess } from '@orch/testing';
 import { startControllerManager } from '../../support/controller-manager';
-import { startGateway, type GatewayProcess } from '../../support/gateway';
+import { POD_CONTROLLERS, defaultServiceAccount, startGateway, type GatewayProcess } from '../../support/gateway';
 
 export { CONTROLLER_MANAGER_MAIN } from '../../support/controller-manager';
 
@@ -28,18 +28,20 @@ export async function adminConfig(gw: GatewayProcess): Promise<ClientConfig> {
 }
 
 /**
- * Starts the built gateway and controller-manager (`--controllers=<controllers>`, no leader
- * election, plus `extraArgs(gateway)`) as child processes. Needs `node scripts/build.mjs` first.
+ * Starts the built gateway and controller-manager (`--controllers=<controllers>` and, as in every
+ * real cluster, the serviceaccount controller, which the ServiceAccount admission of pods needs;
+ * no leader election, plus `extraArgs(gateway)`) as child processes; resolves once `default` has
+ * its account. Needs `node scripts/build.mjs` first.
  */
 export async function startControllerCluster(controllers: string[], extraArgs: (gateway: GatewayProcess) => string[] = () => []): Promise<ControllerCluster> {
   const gateway = await startGateway();
-  let controllerManager: RunningProcess;
-  try {
-    controllerManager = await startControllerManager(gateway.kubeconfig, controllers, extraArgs(gateway));
-  } catch (err) {
+  const stopAll = async (err: unknown, controllerManager?: RunningProcess): Promise<never> => {
+    await controllerManager?.stop();
     await gateway.stop();
     throw err;
-  }
+  };
+  const controllerManager = await startControllerManager(gateway.kubeconfig, [...new Set([...controllers, ...POD_CONTROLLERS])], extraArgs(gateway)).catch((err) => stopAll(err));
+  await defaultServiceAccount(gateway.admin, 'default').catch((err) => stopAll(err, controllerManager));
   const client = new RestClient(await adminConfig(gateway), { component: 'e2e' });
   return {
     gateway,

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
 import { AdmissionPluginProvider, admissionDenied, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResource } from '../../pipeline/admit';
@@ -18,6 +19,8 @@ export const TOKEN_EXPIRATION_SECONDS = 3607;
 /** SPEC well-known annotations, orch and upstream spellings. */
 const ENFORCE_MOUNTABLE_SECRETS = ['orch.io/enforce-mountable-secrets', 'kubernetes.io/enforce-mountable-secrets'];
 const MIRROR_ANNOTATIONS = ['orch.io/config.mirror', 'kubernetes.io/config.mirror'];
+/** How often a missing `default` account is looked up in the store before a pod is refused (upstream's 10). */
+export const DEFAULT_ACCOUNT_ATTEMPTS = 10;
 
 interface NameRef {
   name?: string;
@@ -148,9 +151,11 @@ const usesSecrets = (spec: PodSpecLike) =>
  * account's imagePullSecrets go to a pod with none; `orch.io/enforce-mountable-secrets`
  * limits the pod's secrets to the account's. Mirror pods may use neither accounts nor secrets.
  *
- * Not upstream: a missing `default` account (its controller, in the controller-manager, has not
- * made it yet, or does not run) counts as an account without settings instead of refusing the
- * pod; a named account must exist.
+ * The account is looked up as upstream's getServiceAccount does: this replica's cache, then the
+ * store; the `default` account, which the controller-manager's serviceaccount controller makes
+ * in every namespace, is asked for up to DEFAULT_ACCOUNT_ATTEMPTS times (a namespace created a
+ * moment ago may not have it yet) before the pod is refused (403, "error looking up service
+ * account <ns>/<name>: serviceaccount "<name>" not found").
  */
 @AdmissionPluginProvider()
 @Injectable()
@@ -189,16 +194,24 @@ export class ServiceAccount implements AdmissionPlugin {
     if (bad) throw admissionDenied(a, bad);
   }
 
-  /** The pod's account (cache, then store); a missing named account refuses the pod. */
+  /**
+   * The pod's account: the cache, then the store (once, or DEFAULT_ACCOUNT_ATTEMPTS times for
+   * `default`, one random 100-199 ms pause between tries, as upstream); a missing account
+   * refuses the pod, any other error of the lookup too.
+   */
   private async account(a: AdmissionAttributes, name: string): Promise<ServiceAccountLike> {
     const cached = this.state.cache<ServiceAccountLike>('', 'serviceaccounts').get(a.namespace, name);
     if (cached) return cached;
-    try {
-      return (await this.state.registry('', 'serviceaccounts').get(a.namespace, name)) as ServiceAccountLike;
-    } catch (e) {
-      if (!(e instanceof StatusError && e.code === 404)) throw e;
+    const attempts = name === DEFAULT_SERVICE_ACCOUNT ? DEFAULT_ACCOUNT_ATTEMPTS : 1;
+    const pauseMs = 100 + Math.floor(Math.random() * 100);
+    for (let i = 0; i < attempts; i++) {
+      if (i > 0) await sleep(pauseMs);
+      try {
+        return (await this.state.registry('', 'serviceaccounts').get(a.namespace, name)) as ServiceAccountLike;
+      } catch (e) {
+        if (!(e instanceof StatusError && e.code === 404)) throw admissionDenied(a, `error looking up service account ${a.namespace}/${name}: ${(e as Error).message}`);
+      }
     }
-    if (name === DEFAULT_SERVICE_ACCOUNT) return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: a.namespace } };
     throw admissionDenied(a, `error looking up service account ${a.namespace}/${name}: serviceaccount "${name}" not found`);
   }
 }
