@@ -246,6 +246,10 @@ ${rules}  mutations:
     ['an expression that does not compile', 'ApplyConfiguration', 'applyConfiguration', 'Object{spec: Object.spec{replicas: }}', /spec\.mutations\[0\]\.applyConfiguration\.expression: Invalid value: .*compilation failed/],
     ['an undeclared variable', 'JSONPatch', 'jsonPatch', '[JSONPatch{op: "add", path: "/x", value: nope}]', /spec\.mutations\[0\]\.jsonPatch\.expression: Invalid value: .*compilation failed/],
     ['a missing patchType', '', 'applyConfiguration', 'Object{}', /spec\.mutations\[0\]\.patchType: Required value/],
+    ['an apply configuration that is a string', 'ApplyConfiguration', 'applyConfiguration', '"teapot"', /spec\.mutations\[0\]\.applyConfiguration\.expression: Invalid value: .*must evaluate to Object but got string/],
+    ['an apply configuration that is a map', 'ApplyConfiguration', 'applyConfiguration', '{"spec": 1}', /must evaluate to Object but got map\(string, int\)/],
+    ['an apply configuration of another object type', 'ApplyConfiguration', 'applyConfiguration', 'Object.spec.metadata{}', /must evaluate to Object but got Object\.spec\.metadata/],
+    ['a JSON patch that is not a list', 'JSONPatch', 'jsonPatch', 'JSONPatch{op: "remove", path: "/x"}', /spec\.mutations\[0\]\.jsonPatch\.expression: Invalid value: .*must evaluate to list\(JSONPatch\) but got JSONPatch/],
   ])('refuses %s with 422 naming the field', (_name, patchType, field, expression, want) => {
     const spec = `  reinvocationPolicy: Never
   matchConstraints:
@@ -262,5 +266,78 @@ ${rules}  mutations:
     expect(r.code).not.toBe(0);
     expect(r.err).toMatch(/is invalid/);
     expect(r.err).toMatch(want);
+  });
+});
+
+// As upstream 1.32: `Object{...}` is not checked against the kind when the policy is written
+// (its object types are dynamic to the checker); the mutation fails when it runs, and
+// failurePolicy Fail refuses the request with what is wrong. DELETE: no object to mutate, but
+// parameters and matchConditions of matching policies are evaluated.
+describe('mutations checked against the kind when they run', () => {
+  const rules = (operations: string) => `  matchConstraints:
+    resourceRules:
+    - apiGroups: ["apps"]
+      apiVersions: ["v1"]
+      operations: [${operations}]
+      resources: ["deployments"]
+`;
+  const mutation = (patchType: string, expression: string) => `  reinvocationPolicy: Never
+  failurePolicy: Fail
+${rules('"CREATE"')}  mutations:
+  - patchType: ${patchType}
+    ${patchType === 'JSONPatch' ? 'jsonPatch' : 'applyConfiguration'}:
+      expression: '${expression}'
+`;
+
+  beforeAll(() => {
+    expect(kubectl(['create', 'namespace', 'typed']).code).toBe(0);
+  });
+
+  it.each([
+    { name: 'a field the kind does not declare', patchType: 'ApplyConfiguration', expression: 'Object{spec: Object.spec{replicasx: 1}}', want: 'error applying patch: failed to convert patch object to typed object: .spec.replicasx: field not declared in schema' },
+    { name: 'a value of the wrong type', patchType: 'ApplyConfiguration', expression: 'Object{spec: Object.spec{replicas: "three"}}', want: 'error applying patch: failed to convert patch object to typed object: .spec.replicas: expected numeric (int or float), got string' },
+    { name: 'a construction not named by its field path', patchType: 'ApplyConfiguration', expression: 'Object{spec: Object.specx{replicas: 1}}', want: 'type mismatch: unexpected type name "Object.specx", expected "Object.spec", which matches field name path from root Object type' },
+    { name: 'an atomic struct', patchType: 'ApplyConfiguration', expression: 'Object{spec: Object.spec{selector: Object.spec.selector{matchLabels: {"l": "v"}}}}', want: 'error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: .spec.selector' },
+    { name: 'a JSON patch leaving a field the kind does not declare', patchType: 'JSONPatch', expression: '[JSONPatch{op: "add", path: "/spec/replicasx", value: 1}]', want: 'strict decoding error: unknown field "spec.replicasx"' },
+  ])('refuses $name', async ({ patchType, expression, want }) => {
+    expect(kubectl(['apply', '-f', '-'], policy('typed', mutation(patchType, expression))).code).toBe(0);
+    expect(kubectl(['apply', '-f', '-'], binding('typed', 'typed', 'typed')).code).toBe(0);
+    const r = await kubectlUntil(['create', '-f', '-'], (x) => x.code !== 0 && x.err.includes(want), deployment('big', 1).replace('namespace: apps', 'namespace: typed'), ['delete', 'deployment', 'big', '-n', 'typed', '--ignore-not-found']);
+    expect(r.err).toContain(`deployments.apps "big" is forbidden: policy 'typed' with binding 'typed' denied request: ${want}`);
+  });
+
+  it('DELETE: a matching policy’s missing parameter object refuses it, its matchConditions decide, nothing is mutated', async () => {
+    expect(kubectl(['delete', 'mutatingadmissionpolicy', 'typed', '--ignore-not-found']).code).toBe(0);
+    expect(kubectl(['create', '-f', '-'], deployment('kept', 1).replace('namespace: apps', 'namespace: typed')).code).toBe(0);
+    const onDelete = (condition: string) => `  reinvocationPolicy: Never
+  failurePolicy: Fail
+  paramKind:
+    apiVersion: v1
+    kind: ConfigMap
+${rules('"DELETE"')}  matchConditions:
+  - name: guarded
+    expression: "${condition}"
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: 'Object{metadata: Object.metadata{labels: {"deleted": "yes"}}}'
+`;
+    expect(kubectl(['apply', '-f', '-'], policy('on-delete', onDelete('oldObject.spec.replicas == 1'))).code).toBe(0);
+    expect(kubectl(['apply', '-f', '-'], `${binding('on-delete', 'on-delete', 'typed')}  paramRef:
+    name: delete-param
+    namespace: typed
+    parameterNotFoundAction: Deny
+`).code).toBe(0);
+    const noParam = await kubectlUntil(['delete', 'deployment', 'kept', '-n', 'typed'], (r) => r.code !== 0);
+    expect(noParam.err).toContain("policy 'on-delete' with binding 'on-delete' denied request: failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction");
+    expect(kubectl(['create', 'configmap', 'delete-param', '-n', 'typed']).code).toBe(0);
+    // A condition that fails to evaluate refuses under Fail.
+    expect(kubectl(['apply', '-f', '-'], policy('on-delete', onDelete('oldObject.spec.nope == 1'))).code).toBe(0);
+    const failing = await kubectlUntil(['delete', 'deployment', 'kept', '-n', 'typed'], (r) => r.code !== 0 && r.err.includes('nope'));
+    expect(failing.err).toContain("policy 'on-delete' with binding 'on-delete' denied request");
+    // A condition that holds: the delete goes through (there is no object to put the label on).
+    expect(kubectl(['apply', '-f', '-'], policy('on-delete', onDelete('oldObject.spec.replicas == 1'))).code).toBe(0);
+    await kubectlUntil(['delete', 'deployment', 'kept', '-n', 'typed'], (r) => r.code === 0 || r.err.includes('NotFound'));
+    expect(kubectl(['get', 'deployment', 'kept', '-n', 'typed']).err).toContain('NotFound');
   });
 });

@@ -16,3 +16,4 @@ export {
   type CelUserInfo,
 } from './library/authorizer';
 export { JsonPatchLibrary } from './library/jsonpatch';
+export { analyseObjectLiterals, type ObjectLiterals } from './object-literals';

@@ -45,20 +45,48 @@ function tokenize(src: string): Token[] {
   return out;
 }
 
+/** What the rewrite learnt of an expression's message constructions. */
+export interface ObjectLiterals {
+  /** The expression with every construction `T{f: v}` written as `dyn({"f": v})`. */
+  source: string;
+  /** The type name of the construction that is the whole expression, if it is one. */
+  root?: string;
+  /**
+   * The first construction whose type name is not its field's path from its enclosing `Object`
+   * type (`Object.spec{template: Object.spec.templatex{}}`), in upstream's words.
+   */
+  typeMismatch?: string;
+}
+
+/** The type names of an object's fields are the field path from the root type `Object` (upstream's dynamic object types). */
+const isObjectType = (name: string) => name === 'Object' || name.startsWith('Object.');
+
 /**
  * Rewrites message construction into map literals: `T{f: v}` (T a type name such as `Object`,
- * `Object.spec.template` or `JSONPatch`) becomes `{"f": v}`, `T{?f: v}` becomes `{?"f": v}`.
- * Everything else, string literals included, is left as written.
+ * `Object.spec.template` or `JSONPatch`) becomes `dyn({"f": v})`, `T{?f: v}` becomes
+ * `dyn({?"f": v})` (dynamic, as upstream's object types are to the checker, so a construction
+ * is never taken for a map literal). Everything else, string literals included, is left as
+ * written. Checks on the way that a construction given directly as the value of field `f` of an
+ * `Object...` construction `P`, or as an item of a list literal given so, is named `P.f`.
  */
-export function rewriteObjectLiterals(expression: string): string {
+export function analyseObjectLiterals(expression: string): ObjectLiterals {
   const tokens = tokenize(expression);
   const out: Token[] = [];
-  /** Open brackets: for `{`, whether it is a message (its field names are quoted). */
-  const stack: { open: string; message: boolean }[] = [];
+  /** Open brackets: for `{`, whether it is a message (its field names are quoted) and its type name. */
+  const stack: { open: string; message: boolean; name?: string; itemType?: string }[] = [];
   let expectField = false;
+  /** Where (an index into `out`) a value starts whose construction must be named `expected.name`. */
+  let expected: { at: number; name: string } | undefined;
+  let typeMismatch: string | undefined;
+  let root: { name: string; closedAt?: number } | undefined;
   const last = (from: number) => {
     let j = from;
     while (j >= 0 && out[j].kind === 'space') j--;
+    return j;
+  };
+  const firstFrom = (from: number) => {
+    let j = from;
+    while (j < out.length && out[j].kind === 'space') j++;
     return j;
   };
   for (let i = 0; i < tokens.length; i++) {
@@ -66,35 +94,63 @@ export function rewriteObjectLiterals(expression: string): string {
     if (t.kind === 'punct' && t.text === '{') {
       // A type name right before `{`: an identifier chain that is not a member of an expression.
       const j = last(out.length - 1);
-      let message = false;
+      let name: string | undefined;
       if (j >= 0 && out[j].kind === 'ident' && !KEYWORDS.has(out[j].text)) {
         let start = j;
         while (start >= 2 && out[start - 1].text === '.' && out[start - 2].kind === 'ident') start -= 2;
         const before = last(start - 1);
         if (before < 0 || !(out[before].text === '.' || (out[before].kind === 'ident' && !KEYWORDS.has(out[before].text)) || out[before].text === ')' || out[before].text === ']' || out[before].kind === 'string')) {
+          name = out.slice(start, j + 1).map((x) => x.text).join('');
+          if (expected && firstFrom(expected.at) === start && name !== expected.name && !typeMismatch) {
+            typeMismatch = `type mismatch: unexpected type name ${JSON.stringify(name)}, expected ${JSON.stringify(expected.name)}, which matches field name path from root Object type`;
+          }
+          if (stack.length === 0 && before < 0) root = { name };
           out.length = start;
-          message = true;
+          out.push({ kind: 'ident', text: 'dyn' }, { kind: 'punct', text: '(' });
         }
       }
+      expected = undefined;
       out.push(t);
-      stack.push({ open: '{', message });
-      expectField = message;
+      stack.push({ open: '{', message: name !== undefined, name });
+      expectField = name !== undefined;
       continue;
     }
     if (t.kind === 'punct' && (t.text === '(' || t.text === '[')) {
-      stack.push({ open: t.text, message: false });
+      const itemType = t.text === '[' && expected && firstFrom(expected.at) === out.length ? expected.name : undefined;
+      stack.push({ open: t.text, message: false, itemType });
       expectField = false;
+      out.push(t);
+      expected = itemType ? { at: out.length, name: itemType } : undefined;
+      continue;
     } else if (t.kind === 'punct' && (t.text === ')' || t.text === ']' || t.text === '}')) {
-      stack.pop();
+      const closed = stack.pop();
       expectField = false;
+      expected = undefined;
+      if (closed?.message) {
+        out.push(t, { kind: 'punct', text: ')' });
+        if (stack.length === 0 && root && root.closedAt === undefined) root.closedAt = out.length;
+        continue;
+      }
     } else if (t.kind === 'punct' && t.text === ',') {
-      expectField = stack.at(-1)?.message ?? false;
+      const top = stack.at(-1);
+      expectField = top?.message ?? false;
+      out.push(t);
+      expected = top?.itemType ? { at: out.length, name: top.itemType } : undefined;
+      continue;
     } else if (expectField && t.kind === 'ident') {
       let k = i + 1;
       while (tokens[k]?.kind === 'space') k++;
       if (tokens[k]?.text === ':') {
         out.push({ kind: 'string', text: JSON.stringify(t.text) });
         expectField = false;
+        const parent = stack.at(-1)?.name;
+        // The value after the colon: a construction there is this field's type.
+        if (parent && isObjectType(parent)) {
+          for (i++; i < k; i++) out.push(tokens[i]);
+          out.push(tokens[k]);
+          i = k;
+          expected = { at: out.length, name: `${parent}.${t.text}` };
+        }
         continue;
       }
       expectField = false;
@@ -103,5 +159,12 @@ export function rewriteObjectLiterals(expression: string): string {
     }
     out.push(t);
   }
-  return out.map((t) => t.text).join('');
+  const source = out.map((t) => t.text).join('');
+  const isRoot = root?.closedAt !== undefined && firstFrom(root.closedAt) === out.length;
+  return { source, ...(isRoot ? { root: root!.name } : {}), ...(typeMismatch ? { typeMismatch } : {}) };
+}
+
+/** The expression with message constructions written as map literals (see {@link analyseObjectLiterals}). */
+export function rewriteObjectLiterals(expression: string): string {
+  return analyseObjectLiterals(expression).source;
 }

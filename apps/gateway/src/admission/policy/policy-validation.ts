@@ -1,4 +1,5 @@
 import { FieldError } from '@orch/apimachinery';
+import { analyseObjectLiterals } from '@orch/cel';
 import { mutatingPolicyEnv, policyEnv } from './policy-env';
 import type { PolicyObject } from './policy-source';
 import type { MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from './policy-types';
@@ -76,19 +77,42 @@ export function validateBinding(b: ValidatingAdmissionPolicyBinding): FieldError
 }
 
 
-/** Every expression of a mutating policy with its field path. */
-function mutationExpressions(p: MutatingAdmissionPolicy): { fieldRef: string; expression: string }[] {
-  return (p.spec?.mutations ?? []).flatMap((m, i) => {
-    if (m.patchType === 'ApplyConfiguration' && m.applyConfiguration) return [{ fieldRef: `spec.mutations[${i}].applyConfiguration.expression`, expression: m.applyConfiguration.expression ?? '' }];
-    if (m.patchType === 'JSONPatch' && m.jsonPatch) return [{ fieldRef: `spec.mutations[${i}].jsonPatch.expression`, expression: m.jsonPatch.expression ?? '' }];
+/** Every expression of a mutating policy with its field path and patch type. */
+type MutationExpression = { fieldRef: string; expression: string; patchType: 'ApplyConfiguration' | 'JSONPatch' };
+function mutationExpressions(p: MutatingAdmissionPolicy): MutationExpression[] {
+  return (p.spec?.mutations ?? []).flatMap((m, i): MutationExpression[] => {
+    if (m.patchType === 'ApplyConfiguration' && m.applyConfiguration) return [{ fieldRef: `spec.mutations[${i}].applyConfiguration.expression`, expression: m.applyConfiguration.expression ?? '', patchType: 'ApplyConfiguration' }];
+    if (m.patchType === 'JSONPatch' && m.jsonPatch) return [{ fieldRef: `spec.mutations[${i}].jsonPatch.expression`, expression: m.jsonPatch.expression ?? '', patchType: 'JSONPatch' }];
     return [];
   });
+}
+
+/** A checker type in upstream's notation (`map(string, int)`). */
+const celTypeText = (t: string) => t.replace(/</g, '(').replace(/>/g, ')');
+
+/**
+ * Why a compiled mutation cannot give what its patch type needs (upstream's return types): an
+ * ApplyConfiguration an `Object` (`Object{...}`, or a dynamic value), a JSONPatch a list of
+ * `JSONPatch` (a list, or a dynamic value); undefined when it can.
+ */
+export function mutationResultError(patchType: 'ApplyConfiguration' | 'JSONPatch', expression: string, resultType: string): string | undefined {
+  const { root } = analyseObjectLiterals(expression);
+  if (patchType === 'ApplyConfiguration') {
+    if (root !== undefined) return root === 'Object' ? undefined : `must evaluate to Object but got ${root}`;
+    return resultType === 'dyn' ? undefined : `must evaluate to Object but got ${celTypeText(resultType)}`;
+  }
+  if (root !== undefined) return `must evaluate to list(JSONPatch) but got ${root}`;
+  return resultType === 'dyn' || resultType === 'list' || resultType.startsWith('list<') ? undefined : `must evaluate to list(JSONPatch) but got ${celTypeText(resultType)}`;
 }
 
 /**
  * MutatingAdmissionPolicy validation (upstream 1.32 v1alpha1): matchConstraints with
  * resourceRules, at least one mutation, each with a patchType and exactly its own field, a
- * reinvocationPolicy, and expressions that compile (422 naming the field).
+ * reinvocationPolicy, and expressions that compile to what their patch type needs (422 naming
+ * the field). As upstream, the fields of `Object{...}` are not checked against the kind here
+ * (its object types are dynamic): a field the kind lacks or a value of the wrong type fails the
+ * mutation when it runs (see MutatingAdmissionPolicyPlugin); v1alpha1 has no status, so there
+ * is no status.typeChecking either.
  */
 export function validateMutatingPolicy(p: MutatingAdmissionPolicy): FieldError[] {
   const s = p.spec ?? {};
@@ -110,11 +134,15 @@ export function validateMutatingPolicy(p: MutatingAdmissionPolicy): FieldError[]
   else if (!['Never', 'IfNeeded'].includes(s.reinvocationPolicy)) errs.push(FieldError.notSupported('spec.reinvocationPolicy', s.reinvocationPolicy, ['Never', 'IfNeeded']));
   for (const e of mutationExpressions(p)) {
     if (!e.expression) continue;
+    let resultType: string;
     try {
-      mutatingPolicyEnv().compile(e.expression);
+      resultType = mutatingPolicyEnv().compile(e.expression).resultType;
     } catch (err) {
       errs.push(FieldError.invalid(e.fieldRef, e.expression, `compilation failed: ${(err as Error).message}`));
+      continue;
     }
+    const wrong = mutationResultError(e.patchType, e.expression, resultType);
+    if (wrong) errs.push(FieldError.invalid(e.fieldRef, e.expression, wrong));
   }
   return errs;
 }
