@@ -1,10 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { selfSignedServingCert } from '@orch/auth';
 import { startBenchGateway, type BenchGateway } from './gateway-process';
 import { call, percentile, runLoad, target, type HttpsTarget } from './load';
+import { monotonicMicros, profileSummary, type ProfileWindow } from './profile';
 import type { WebhookJob } from './admission-webhook';
 import type { Row } from './report';
 
@@ -26,6 +27,15 @@ const DEFAULT_PLUGINS = [
 ];
 
 const NS = 'bench';
+
+/** One phase's medians: creates/s and gateway CPU per create, with the no-plugins gateway's beside them. */
+interface Measured {
+  value: number;
+  baseline: number;
+  cpu: number;
+  baselineCpu: number;
+  spread: string;
+}
 const ROUNDS = 6;
 const median = (xs: number[]) => percentile([...xs].sort((x, y) => x - y), 50);
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
@@ -73,35 +83,54 @@ function policies(): { policy: unknown; binding: unknown }[] {
   }));
 }
 
+/** CPU time (user + system, all threads) a process has used, in µs, from /proc (USER_HZ = 100). */
+async function cpuMicros(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
 async function must(t: HttpsTarget, method: string, path: string, body: unknown, want = 201): Promise<void> {
   const r = await call(t, method, path, JSON.stringify(body));
   if (r.status !== want) throw new Error(`${method} ${path}: ${r.status} ${r.body}`);
 }
 
-/** Creates/s of config maps for `durationMs` with `concurrency` clients; every create must succeed. */
-async function creates(t: HttpsTarget, phase: string, concurrency: number, durationMs: number): Promise<number> {
+/** A phase's figures on one gateway: creates/s, and the gateway's CPU time per create (µs). */
+interface Round {
+  perSecond: number;
+  cpuPerCreate: number;
+}
+
+/** Creates of config maps for `durationMs` with `concurrency` clients (every create must succeed), and the gateway process's CPU per create meanwhile. */
+async function creates(t: HttpsTarget, pid: number, phase: string, concurrency: number, durationMs: number): Promise<Round> {
+  const cpuBefore = await cpuMicros(pid);
   const r = await runLoad(concurrency, durationMs, async (i) => {
     const res = await call(t, 'POST', `/api/v1/namespaces/${NS}/configmaps`, JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${phase}-${i}`, namespace: NS, labels: { app: 'bench' } }, data: { key: 'value' } }));
     return res.status === 201;
   });
+  const cpu = (await cpuMicros(pid)) - cpuBefore;
   if (r.errors > 0) throw new Error(`${phase}: ${r.errors} creates failed`);
-  return r.opsPerSecond;
+  return { perSecond: r.opsPerSecond, cpuPerCreate: cpu / Math.max(1, r.ops) };
 }
 
 /**
  * Admission cost on the create path, same run: creates/s with no admission plugins (baseline),
  * with the default chain, with one validating webhook (a real HTTPS server) and with 10
  * validating admission policies. The two gateways alternate short rounds so machine noise falls
- * on both; each figure is the median of six rounds.
+ * on both; each figure is the median of six rounds. Each phase also gives the gateway's CPU
+ * time per create (user + system of the whole process, /proc): unlike creates/s it does not
+ * depend on what else the machine runs. With `profile`, the gateway with the chain runs under
+ * --cpu-prof and the notes give its top frames per phase.
  */
-export async function admissionBench(opts: { durationMs: number; concurrency: number }): Promise<Row[]> {
+export async function admissionBench(opts: { durationMs: number; concurrency: number; profile?: boolean }): Promise<{ rows: Row[]; notes: string[] }> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-adm-'));
   const gateways: BenchGateway[] = [];
   const hook = await startAllowingWebhook();
   try {
     const bare = await startBenchGateway(join(dir, 'bare'), [`--disable-admission-plugins=${DEFAULT_PLUGINS.join(',')}`]);
     gateways.push(bare);
-    const full = await startBenchGateway(join(dir, 'full'));
+    const profDir = join(dir, 'prof');
+    const full = await startBenchGateway(join(dir, 'full'), [], opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
     gateways.push(full);
     const b = target(bare.url, bare.creds, opts.concurrency);
     const f = target(full.url, full.creds, opts.concurrency);
@@ -112,16 +141,25 @@ export async function admissionBench(opts: { durationMs: number; concurrency: nu
      * Six short rounds each, alternating with the baseline gateway (the machine's load changes
      * within seconds, and falls on both alike); the median round of each counts.
      */
-    const measure = async (phase: string): Promise<{ value: number; baseline: number; spread: string }> => {
-      const value: number[] = [];
-      const baseline: number[] = [];
+    const windows: { name: string; window: ProfileWindow }[] = [];
+    const measure = async (phase: string): Promise<Measured> => {
+      const value: Round[] = [];
+      const baseline: Round[] = [];
+      const from = monotonicMicros();
       for (let i = 0; i < ROUNDS; i++) {
-        baseline.push(await creates(b, `none-${round++}`, opts.concurrency, d / 3));
-        value.push(await creates(f, `${phase}-${round++}`, opts.concurrency, d / 3));
+        baseline.push(await creates(b, bare.process.pid!, `none-${round++}`, opts.concurrency, d / 3));
+        value.push(await creates(f, full.process.pid!, `${phase}-${round++}`, opts.concurrency, d / 3));
       }
+      windows.push({ name: phase, window: { from, to: monotonicMicros() } });
       // The spread: the lowest and highest ratio of a round to the baseline round beside it.
-      const ratios = value.map((v, i) => v / baseline[i]).sort((x, y) => x - y);
-      return { value: median(value), baseline: median(baseline), spread: `${ratios[0].toFixed(2)}–${ratios[ratios.length - 1].toFixed(2)}x` };
+      const ratios = value.map((v, i) => v.perSecond / baseline[i].perSecond).sort((x, y) => x - y);
+      return {
+        value: median(value.map((v) => v.perSecond)),
+        baseline: median(baseline.map((v) => v.perSecond)),
+        cpu: median(value.map((v) => v.cpuPerCreate)),
+        baselineCpu: median(baseline.map((v) => v.cpuPerCreate)),
+        spread: `${ratios[0].toFixed(2)}–${ratios[ratios.length - 1].toFixed(2)}x`,
+      };
     };
     const chain = await measure('chain');
 
@@ -147,8 +185,24 @@ export async function admissionBench(opts: { durationMs: number; concurrency: nu
     if (refused.status !== 422) throw new Error(`the policies do not apply: ${refused.status} ${refused.body}`);
     const tenPolicies = await measure('policies');
 
-    const row = (metric: string, m: { value: number; baseline: number; spread: string }): Row => ({ metric, orch: m.value, baseline: m.baseline, baselineName: `no admission plugins (alternating rounds, medians; round ratios ${m.spread})`, unit: 'creates/s', higherIsBetter: true });
-    return [row('config map creates/s, default admission chain', chain), row('default chain + one validating webhook (HTTPS)', webhook), row('default chain + 10 validating admission policies', tenPolicies)];
+    const row = (metric: string, m: Measured): Row => ({ metric, orch: m.value, baseline: m.baseline, baselineName: `no admission plugins (alternating rounds, medians; round ratios ${m.spread})`, unit: 'creates/s', higherIsBetter: true });
+    const cpuRow = (metric: string, m: Measured): Row => ({ metric, orch: m.cpu, baseline: m.baselineCpu, baselineName: 'no admission plugins (gateway process CPU, user + system, medians of the same rounds)', unit: 'µs CPU/create', higherIsBetter: false });
+    const rows = [
+      row('config map creates/s, default admission chain', chain),
+      row('default chain + one validating webhook (HTTPS)', webhook),
+      row('default chain + 10 validating admission policies', tenPolicies),
+      cpuRow('gateway CPU per create, default admission chain', chain),
+      cpuRow('gateway CPU per create, default chain + one validating webhook', webhook),
+      cpuRow('gateway CPU per create, default chain + 10 validating admission policies', tenPolicies),
+    ];
+    const notes: string[] = [];
+    if (opts.profile) {
+      // A clean exit (SIGINT) writes the profile.
+      full.process.kill('SIGINT');
+      await new Promise((r) => full.process.once('exit', r));
+      for (const w of windows) notes.push(`gateway CPU profile (default chain), ${w.name} (self time of the main thread's busy time):\n    ${(await profileSummary(profDir, w.window, 15, true)).join('\n    ')}`);
+    }
+    return { rows, notes };
   } finally {
     for (const g of gateways) g.process.kill('SIGKILL');
     await hook.stop();

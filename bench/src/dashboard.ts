@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { freePort, launchChromium, navigate } from '@orch/testing';
 import { appMain, startBenchGateway } from './gateway-process';
-import { call, percentile, rssMiB, target, type HttpsTarget } from './load';
+import { call, createDefaultServiceAccounts, percentile, rssMiB, target, type HttpsTarget } from './load';
 import type { Row } from './report';
 
 // The dashboard in headless Chromium against a real gateway and dashboard process: first useful
@@ -114,6 +114,7 @@ export async function dashboardBench(opts: DashboardBenchOptions): Promise<Row[]
       const r = await call(admin, 'POST', path, JSON.stringify(body));
       if (r.status !== 201) throw new Error(`${path}: ${r.status} ${r.body}`);
     }
+    await createDefaultServiceAccounts(admin, [NAMESPACE]);
     const tr = await call(admin, 'POST', '/api/v1/namespaces/default/serviceaccounts/bench-admin/token', JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {} }));
     const token = JSON.parse(tr.body).status.token as string;
     const names = Array.from({ length: opts.pods }, (_, i) => `p-${String(i).padStart(5, '0')}`);

@@ -76,3 +76,15 @@ export async function rssMiB(pid: number): Promise<number> {
   const m = /VmRSS:\s+(\d+) kB/.exec(status);
   return m ? Number(m[1]) / 1024 : NaN;
 }
+
+/**
+ * Creates the `default` service account of each namespace, as the controller-manager's
+ * serviceaccount controller does in a cluster (bench clusters run without it): the
+ * ServiceAccount admission plugin refuses a pod whose namespace has none.
+ */
+export async function createDefaultServiceAccounts(t: HttpsTarget, namespaces: string[]): Promise<void> {
+  for (const namespace of namespaces) {
+    const r = await call(t, 'POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, JSON.stringify({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace } }));
+    if (r.status !== 201 && r.status !== 409) throw new Error(`default service account of ${namespace}: ${r.status} ${r.body}`);
+  }
+}

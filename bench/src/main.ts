@@ -30,7 +30,7 @@ const FLAGS = {
   'list-size': { type: 'int', default: 10_000, description: 'ConfigMaps in the list-latency phase.' },
   watchers: { type: 'int', default: 100, description: 'Watchers in the watch-latency phase.' },
   'fanout-watchers': { type: 'int', default: 1000, description: 'Watchers (held by watcher processes of their own) in the gateway group’s watch fan-out phase.' },
-  'gateway-profile': { type: 'bool', default: false, description: 'CPU-profile the gateway of the gateway group and print its top frames for each phase (creates, gets, patches, list, watch, protobuf).' },
+  'gateway-profile': { type: 'bool', default: false, description: 'CPU-profile the gateway of the gateway group and print its top frames for each phase (creates, gets, patches, list, watch, protobuf); in the admission group, the gateway with the admission chain per phase.' },
   only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler, scale, crd, apf, admission, auth, watch-load, dashboard.' },
   'idle-watches': { type: 'int', default: 5000, description: 'Unread watches one client opens in the watch-load benchmark.' },
   'apf-list-size': { type: 'int', default: 1000, description: 'ConfigMaps in each list of the flooding client in the priority-and-fairness benchmark.' },
@@ -119,7 +119,11 @@ async function main(): Promise<void> {
   if (want('watch-load')) printRows('one client holds unread watches; another reads (same gateway, same run)', await watchLoadBench({ watches: opts['idle-watches'], gets: 2000, writesPerSecond: 5, writeSeconds: 20 }));
   if (want('scheduler')) printRows('scheduler (real gateway and scheduler processes)', await schedulerBench({ nodes: opts['sched-nodes'], pods: opts['sched-pods'] }));
   if (want('dashboard')) printRows('dashboard in headless Chromium (real gateway and dashboard processes)', await dashboardBench({ pods: opts['dashboard-pods'], eventsPerSecond: opts['dashboard-events'], seconds: opts['dashboard-seconds'], dashboards: opts.dashboards }));
-  if (want('admission')) printRows('admission (creates through the admission chain)', await admissionBench({ durationMs: Math.min(opts.duration, 5000), concurrency: opts.concurrency }));
+  if (want('admission')) {
+    const admission = await admissionBench({ durationMs: Math.min(opts.duration, 5000), concurrency: opts.concurrency, profile: opts['gateway-profile'] });
+    printRows('admission (creates through the admission chain)', admission.rows);
+    for (const note of admission.notes) console.log(`- ${note}`);
+  }
 }
 
 function scalePhases(names: string[]): Set<ScalePhase> {

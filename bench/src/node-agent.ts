@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RestClient, SharedInformer, type ClientConfig } from '@orch/client';
 import type { KubeObject } from '@orch/apimachinery';
-import { call, percentile, runLoad, target } from './load';
+import { call, createDefaultServiceAccounts, percentile, runLoad, target } from './load';
 import type { Row } from './report';
 import { freePort } from '@orch/testing';
 import { appMain, startBenchGateway } from './gateway-process';
@@ -38,6 +38,7 @@ async function startCluster(): Promise<Cluster> {
     await rm(dir, { recursive: true, force: true });
     throw err;
   });
+  await createDefaultServiceAccounts(target(gateway.url, gateway.creds, 1), ['default']);
   const children = [gateway.process];
   const close = async () => {
     // Node agents first, with SIGTERM: a killed agent leaves its pods running (they outlive agent restarts).

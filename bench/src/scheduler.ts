@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@orch/testing';
 import { appMain, startBenchGateway } from './gateway-process';
-import { call, runLoad, target, type HttpsTarget } from './load';
+import { call, createDefaultServiceAccounts, runLoad, target, type HttpsTarget } from './load';
 import type { Row } from './report';
 
 
@@ -113,6 +113,7 @@ async function scenarioRun(scenario: Scenario, nodes: number, pods: number): Pro
   try {
     await runLoad(64, 600_000, async (i) => (await call(cluster.gw, 'POST', '/api/v1/nodes', node(i))).status === 201, nodes);
     await call(cluster.gw, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } }));
+    await createDefaultServiceAccounts(cluster.gw, ['bench']);
     await new Promise((r) => setTimeout(r, 2000)); // scheduler caches sync
     const watch = watchBindings(cluster.gw, pods, 600_000);
     await runLoad(64, 600_000, async (i) => (await call(cluster.gw, 'POST', '/api/v1/namespaces/bench/pods', pod(i, scenario))).status === 201, pods);
@@ -133,6 +134,7 @@ async function deploymentRun(replicas: number, nodes: number): Promise<number> {
   try {
     await runLoad(64, 600_000, async (i) => (await call(cluster.gw, 'POST', '/api/v1/nodes', node(i))).status === 201, nodes);
     await call(cluster.gw, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } }));
+    await createDefaultServiceAccounts(cluster.gw, ['bench']);
     await new Promise((r) => setTimeout(r, 3000));
     const watch = watchBindings(cluster.gw, replicas, 600_000);
     const started = performance.now();
