@@ -37,6 +37,8 @@ interface Measured {
   spread: string;
 }
 const ROUNDS = 6;
+const WARM_UP_CREATES = 3000;
+const PHASE_WARM_UP_CREATES = 1000;
 const median = (xs: number[]) => percentile([...xs].sort((x, y) => x - y), 50);
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 
@@ -102,12 +104,12 @@ interface Round {
 }
 
 /** Creates of config maps for `durationMs` with `concurrency` clients (every create must succeed), and the gateway process's CPU per create meanwhile. */
-async function creates(t: HttpsTarget, pid: number, phase: string, concurrency: number, durationMs: number): Promise<Round> {
+async function creates(t: HttpsTarget, pid: number, phase: string, concurrency: number, durationMs: number, maxOps?: number): Promise<Round> {
   const cpuBefore = await cpuMicros(pid);
   const r = await runLoad(concurrency, durationMs, async (i) => {
     const res = await call(t, 'POST', `/api/v1/namespaces/${NS}/configmaps`, JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${phase}-${i}`, namespace: NS, labels: { app: 'bench' } }, data: { key: 'value' } }));
     return res.status === 201;
-  });
+  }, maxOps);
   const cpu = (await cpuMicros(pid)) - cpuBefore;
   if (r.errors > 0) throw new Error(`${phase}: ${r.errors} creates failed`);
   return { perSecond: r.opsPerSecond, cpuPerCreate: cpu / Math.max(1, r.ops) };
@@ -145,6 +147,8 @@ export async function admissionBench(opts: { durationMs: number; concurrency: nu
     const measure = async (phase: string): Promise<Measured> => {
       const value: Round[] = [];
       const baseline: Round[] = [];
+      // The phase's own code paths warm up first (not counted).
+      await creates(f, full.process.pid!, `${phase}-warm-${round++}`, opts.concurrency, 60_000, PHASE_WARM_UP_CREATES);
       const from = monotonicMicros();
       for (let i = 0; i < ROUNDS; i++) {
         baseline.push(await creates(b, bare.process.pid!, `none-${round++}`, opts.concurrency, d / 3));
@@ -161,6 +165,8 @@ export async function admissionBench(opts: { durationMs: number; concurrency: nu
         spread: `${ratios[0].toFixed(2)}–${ratios[ratios.length - 1].toFixed(2)}x`,
       };
     };
+    // Warm-up (V8 compiles the hot paths on its own threads, which count as the process's CPU), not counted.
+    for (const [t, g] of [[b, bare], [f, full]] as const) await creates(t, g.process.pid!, `warm-${round++}`, opts.concurrency, 60_000, WARM_UP_CREATES);
     const chain = await measure('chain');
 
     await must(f, 'POST', `${ADMISSION}/validatingwebhookconfigurations`, {

@@ -86,3 +86,35 @@ describe('authorizer library', () => {
     expect(r.cost).toBeGreaterThanOrEqual(350_000);
   });
 });
+
+describe('untracked evaluation (an expression that cannot reach its limits)', () => {
+  const env = new CelEnvironment({ variables: [{ name: 'object' }] });
+  const object = env.toCel({ metadata: { name: 'web-1', labels: { app: 'web' } }, spec: { replicas: 3 }, data: { a: 'x' } });
+  it.each([
+    ['dyn(1) == 1.0 && dyn(2u) < 3 && dyn(1.5) > 1'],
+    ["object.metadata.name.matches('^web-[0-9]+$')"],
+    ["'app' in object.metadata.labels && !('x' in object.metadata.labels)"],
+    ['object.?spec.?replicas.orValue(1) + 1'],
+    ["timestamp('2024-01-02T03:04:05Z').getFullYear()"],
+    ["object.data.all(k, k.size() == 1) && [1, 2, 3].exists(x, x > 2)"],
+    ["object.metadata.name.lowerAscii() + string(object.spec.replicas)"],
+  ])('%s gives what the tracked evaluation gives, at no cost', (expression) => {
+    const program = env.compile(expression);
+    const tracked = program.evaluate({ object }) as { value: unknown; cost: number };
+    const untracked = program.evaluate({ object }, { untracked: true }) as { value: unknown; cost: number };
+    expect(untracked).toEqual({ value: tracked.value, cost: 0 });
+    expect(tracked.cost).toBeGreaterThan(0);
+  });
+
+  it.each([['9223372036854775807 + 1'], ["int('x')"], ['object.missing.field']])('%s fails as the tracked evaluation does', (expression) => {
+    const program = env.compile(expression);
+    let tracked: unknown;
+    try {
+      program.evaluate({ object });
+    } catch (e) {
+      tracked = (e as Error).message;
+    }
+    expect(tracked).toBeDefined();
+    expect(() => program.evaluate({ object }, { untracked: true })).toThrow(tracked as string);
+  });
+});

@@ -174,7 +174,12 @@ export class CelEnvironment {
     if (badRegex) throw new CelCompileError(`ERROR: <input>:1:1: ${badRegex}`, expression);
     const estimated = estimateCost(parsed.ast, this.estimateVariables, this.options);
     if (options.costBudget !== undefined && estimated > options.costBudget) throw new CelCostEstimateError(expression, estimated, options.costBudget);
-    return new CelProgram(expression, parsed, resultType, estimated);
+    const reparse = () => {
+      const again = this.evaluating.parse(source) as unknown as EngineProgram & { check(): unknown };
+      again.check();
+      return again;
+    };
+    return new CelProgram(expression, parsed, resultType, estimated, reparse);
   }
 }
 

@@ -17,3 +17,4 @@ export {
 } from './library/authorizer';
 export { JsonPatchLibrary } from './library/jsonpatch';
 export { analyseObjectLiterals, type ObjectLiterals } from './object-literals';
+export { merge as mergeProjections, project, type Projection } from './projection';

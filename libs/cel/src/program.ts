@@ -3,8 +3,10 @@
 // Runtime cost: after compilation every node of the expression's syntax tree is given its own
 // `evaluate` that charges the node's unit cost (cost.ts) to the tracker of the evaluation in
 // progress before delegating to the engine, and, for calls whose cost depends on operand
-// sizes, charges that part from the operand values once they are known. The tracker travels in
-// the activation (under a key no identifier can spell, which every engine context reaches), so concurrent and
+// sizes, charges that part from the operand values once they are known. The tracker of an
+// expression that may await (the authorizer) travels in the activation (under a key no
+// identifier can spell, which every engine context reaches); any other evaluation runs to its
+// end in one call and its tracker is the module's `current` meanwhile. Concurrent and
 // asynchronous evaluations of one program never share a count. The same hook evaluates the
 // operations overrides.ts replaces.
 
@@ -12,6 +14,7 @@ import { COST, functionCost, isSizeDependent, operatorCost, PER_CALL_COST_LIMIT,
 import { type EvaluationError } from './engine';
 import { CelCostLimitError, CelEvaluationError } from './errors';
 import { FUNCTION_OVERRIDES, OPERATOR_OVERRIDES } from './overrides';
+import { readsOf, type Projection } from './projection';
 
 /** Values of the declared variables, already converted (see CelEnvironment.toCel). */
 export type CelActivation = Readonly<Record<string, unknown>>;
@@ -19,6 +22,12 @@ export type CelActivation = Readonly<Record<string, unknown>>;
 export interface EvaluateOptions {
   /** Halt with {@link CelCostLimitError} once the actual cost passes this (default PER_CALL_COST_LIMIT). */
   readonly costLimit?: number;
+  /**
+   * Count no cost (the result's cost is 0): for callers that know the expression cannot reach
+   * its limits, because its estimated worst-case cost (an upper bound of the actual cost) is
+   * below them. Saves the counting on every node; the evaluation is otherwise the same.
+   */
+  readonly untracked?: boolean;
 }
 
 export interface CelResult {
@@ -27,8 +36,11 @@ export interface CelResult {
   readonly cost: number;
 }
 
-/** The activation key of the cost tracker: `@` cannot appear in an identifier. */
+/** The activation key of the cost tracker of an asynchronous evaluation: `@` cannot appear in an identifier. */
 const TRACKER = '@cost';
+
+/** The tracker of the synchronous evaluation in progress (evaluations of synchronous programs run to completion in one call). */
+let current: CostTracker | undefined;
 
 interface CostTracker {
   cost: number;
@@ -59,6 +71,12 @@ interface EngineContext {
 /** A compiled expression: immutable, reusable, safe to evaluate concurrently. */
 export class CelProgram {
   private readonly slotCount: number;
+  private readonly reads = new Map<string, Projection | undefined>();
+  /** Calls no asynchronous library function (the authorizer): its tracker is the module's {@link current} while it runs. */
+  private readonly synchronous: boolean;
+
+  /** The program evaluated untracked: parsed again, with the overrides but no counting hooks (made on first use). */
+  private plain?: EngineProgram;
 
   constructor(
     /** The expression as written. */
@@ -68,8 +86,11 @@ export class CelProgram {
     readonly resultType: string,
     /** Estimated worst-case cost over the values the declared schemas admit. */
     readonly estimatedCost: number,
+    /** Parses the expression again (a second program for untracked evaluation). */
+    private readonly reparse: () => EngineProgram = () => program,
   ) {
-    this.slotCount = instrument(program.ast);
+    this.synchronous = readsOf(program.ast, 'authorizer') === undefined;
+    this.slotCount = instrument(program.ast, this.synchronous);
   }
 
   /**
@@ -79,11 +100,25 @@ export class CelProgram {
    * {@link CelCostLimitError}.
    */
   evaluate(activation: CelActivation, options: EvaluateOptions = {}): CelResult | Promise<CelResult> {
+    if (options.untracked) return this.evaluateUntracked(activation);
     const tracker: CostTracker = { cost: 0, limit: options.costLimit ?? PER_CALL_COST_LIMIT, slots: new Array(this.slotCount) };
+    let value: unknown;
+    if (this.synchronous) {
+      // The whole evaluation happens in this call: the hooks read the tracker from `current`.
+      const outer = current;
+      current = tracker;
+      try {
+        value = this.program(activation);
+      } catch (e) {
+        throw this.failure(e);
+      } finally {
+        current = outer;
+      }
+      return { value, cost: tracker.cost };
+    }
     // A copy with an added own key keeps the engine's property lookups fast (a prototype chain does not).
     const context: Record<string, unknown> = Object.assign({}, activation);
     context[TRACKER] = tracker;
-    let value: unknown;
     try {
       value = this.program(context);
     } catch (e) {
@@ -98,6 +133,36 @@ export class CelProgram {
       );
     }
     return { value, cost: tracker.cost };
+  }
+
+  /** What of variable `name` the expression can read (see {@link readsOf}); undefined when it does not use it. */
+  readsOf(name: string): Projection | undefined {
+    if (!this.reads.has(name)) this.reads.set(name, readsOf(this.program.ast, name));
+    return this.reads.get(name);
+  }
+
+  /** Evaluation of the program without counting hooks (the overrides still apply). */
+  private evaluateUntracked(activation: CelActivation): CelResult | Promise<CelResult> {
+    if (!this.plain) {
+      const plain = this.reparse();
+      if (plain !== this.program) installOverrides(plain.ast);
+      this.plain = plain;
+    }
+    let value: unknown;
+    try {
+      value = this.plain(activation);
+    } catch (e) {
+      throw this.failure(e);
+    }
+    if (value instanceof Promise) {
+      return value.then(
+        (v) => ({ value: v, cost: 0 }),
+        (e) => {
+          throw this.failure(e);
+        },
+      );
+    }
+    return { value, cost: 0 };
   }
 
   /** Evaluates and always returns a promise (for callers that may meet the authorizer). */
@@ -170,7 +235,7 @@ const COMPARISON_OPS = new Set(['==', '!=', '<', '<=', '>', '>=']);
 const ARITHMETIC_OPS = new Set(['+', '-', '*', '/', '%', 'in']);
 
 /** Installs the cost-charging `evaluate` on every surface node; returns the number of value slots used. */
-function instrument(root: EngineNode): number {
+function instrument(root: EngineNode, synchronous: boolean): number {
   let slots = 0;
   const plans = new Map<EngineNode, NodePlan>();
   const plan = (n: EngineNode): NodePlan => {
@@ -186,14 +251,7 @@ function instrument(root: EngineNode): number {
   const visit = (n: EngineNode): void => {
     const p = plan(n);
     const { op, args } = n;
-    const operatorOverride = OPERATOR_OVERRIDES[op];
-    if (operatorOverride) {
-      if (op === '.?') p.override = (ev, ctx) => thenApply([ev.run(args[0], ctx), args[1]], operatorOverride);
-      else {
-        const operands: EngineNode[] = op === '-_' ? [args] : args;
-        p.override = (ev, ctx) => thenApply(operands.map((o) => ev.run(o, ctx)), operatorOverride);
-      }
-    }
+    p.override = overrideOf(n);
     if (op === 'id' || op === '.' || op === '.?' || op === '[]' || op === '[?]') p.before = COST.select;
     else if (op === 'list') p.before = COST.listLiteral;
     else if (op === 'map') p.before = COST.mapLiteral;
@@ -215,18 +273,39 @@ function instrument(root: EngineNode): number {
         const a = argNodes.map(slotOf);
         p.after = (s) => functionCost(name, r === undefined ? undefined : runtimeSize(s[r]), a.map((i) => runtimeSize(s[i])), r === undefined ? undefined : runtimeKind(s[r]));
       }
-      const override = FUNCTION_OVERRIDES[name];
-      const operands = receiver ? [receiver, ...argNodes] : argNodes;
-      const arityMatches = override && (operands.length === override.arity || (override.arity2 && operands.length === override.arity + 1));
-      if (override && arityMatches && !(receiver?.op === 'id' && receiver.args === 'optional')) {
-        p.override = (ev, ctx) => thenApply(operands.map((o) => ev.run(o, ctx)), override.fn);
-      }
     }
     for (const c of surfaceChildren(n)) visit(c as EngineNode);
   };
   visit(root);
-  for (const [node, p] of plans) install(node, p);
+  for (const [node, p] of plans) install(node, p, synchronous);
   return slots;
+}
+
+/** The evaluation that replaces the engine's for a node (overrides.ts), if any. */
+function overrideOf(n: EngineNode): NodePlan['override'] {
+  const { op, args } = n;
+  const operatorOverride = OPERATOR_OVERRIDES[op];
+  if (operatorOverride) {
+    if (op === '.?') return (ev, ctx) => thenApply([ev.run(args[0], ctx), args[1]], operatorOverride);
+    const operands: EngineNode[] = op === '-_' ? [args] : args;
+    return (ev, ctx) => thenApply(operands.map((o) => ev.run(o, ctx)), operatorOverride);
+  }
+  if (op !== 'call' && op !== 'rcall') return undefined;
+  const name: string = args[0];
+  const receiver: EngineNode | undefined = op === 'rcall' ? args[1] : undefined;
+  const argNodes: EngineNode[] = op === 'rcall' ? args[2] : args[1];
+  const override = FUNCTION_OVERRIDES[name];
+  const operands = receiver ? [receiver, ...argNodes] : argNodes;
+  const arityMatches = override && (operands.length === override.arity || (override.arity2 && operands.length === override.arity + 1));
+  if (!override || !arityMatches || (receiver?.op === 'id' && receiver.args === 'optional')) return undefined;
+  return (ev, ctx) => thenApply(operands.map((o) => ev.run(o, ctx)), override.fn);
+}
+
+/** Installs only the overrides (no cost counting) on the surface nodes of a program evaluated untracked. */
+function installOverrides(node: EngineNode): void {
+  const override = overrideOf(node);
+  if (override) node.evaluate = (ev, _ast, ctx) => override(ev, ctx);
+  for (const c of surfaceChildren(node)) installOverrides(c as EngineNode);
 }
 
 /** Applies `fn` to the operand values, waiting for any that are promises (asynchronous library calls). */
@@ -235,10 +314,10 @@ function thenApply(values: unknown[], fn: (...operands: unknown[]) => unknown): 
   return fn(...values);
 }
 
-function install(node: EngineNode, p: NodePlan): void {
+function install(node: EngineNode, p: NodePlan, synchronous: boolean): void {
   const { before, slot, after, override } = p;
   node.evaluate = function evaluateCharged(ev, ast, ctx) {
-    const t = ctx.getValue(TRACKER) as CostTracker | undefined;
+    const t = synchronous ? current : (ctx.getValue(TRACKER) as CostTracker | undefined);
     if (t && before) charge(t, before);
     let value: unknown;
     if (override) value = override(ev, ctx);

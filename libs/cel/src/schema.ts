@@ -323,11 +323,20 @@ export function durationNanosOf(text: string): bigint | undefined {
  * (`namespace`, `in`, ...) also the word itself, which the engine accepts after a dot
  * (`object.metadata.namespace` as well as `object.metadata.__namespace__`).
  */
-export function reachableNames(prop: string): string[] {
-  const ident = escapePropertyName(prop);
-  if (ident === undefined) return [];
-  return ident === prop ? [ident] : CEL_RESERVED_WORDS.has(prop) ? [ident, prop] : [ident];
+export function reachableNames(prop: string): readonly string[] {
+  let names = reachable.get(prop);
+  if (!names) {
+    const ident = escapePropertyName(prop);
+    names = ident === undefined ? [] : ident === prop ? [ident] : CEL_RESERVED_WORDS.has(prop) ? [ident, prop] : [ident];
+    if (reachable.size >= REACHABLE_LIMIT) reachable.clear();
+    reachable.set(prop, names);
+  }
+  return names;
 }
+
+/** reachableNames per property name (schemas name a bounded set of properties; the bound keeps odd ones from growing it). */
+const reachable = new Map<string, readonly string[]>();
+const REACHABLE_LIMIT = 10_000;
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);

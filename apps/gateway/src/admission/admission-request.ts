@@ -5,7 +5,7 @@
 import { schemaForKind, typeSchema, type GroupVersionKind } from '@orch/api';
 import type { KubeObject } from '@orch/apimachinery';
 import type { Authorizer } from '@orch/auth';
-import { AuthorizerValue, CelEnvironment, type CelAuthorizer, type CelSchema, type CelVariable } from '@orch/cel';
+import { AuthorizerValue, CelEnvironment, project, type CelAuthorizer, type CelSchema, type CelVariable, type Projection } from '@orch/cel';
 import { definition, SCHEMA_REF_PREFIX } from '../openapi/schemas';
 import type { AdmissionAttributes, AdmissionResource } from '../pipeline/admit';
 
@@ -120,26 +120,44 @@ export interface AdmissionActivation {
   authorizer: AuthorizerValue;
 }
 
-const activations = new WeakMap<AdmissionAttributes, AdmissionActivation>();
+/** What a set of expressions reads of `object` and `oldObject` (undefined: nothing; see CelProgram.readsOf). */
+export interface ObjectReads {
+  object?: Projection;
+  oldObject?: Projection;
+}
+
+/** Reads of everything: the activation every expression can use. */
+const ALL_READS: ObjectReads = { object: true, oldObject: true };
+
+/** A request's activations, per what they were converted for. */
+const activations = new WeakMap<AdmissionAttributes, Map<ObjectReads, AdmissionActivation>>();
 
 /** Drops the request's expression values after a mutation changed its object (they read the object as it was). */
 export function forgetActivation(a: AdmissionAttributes): void {
   activations.delete(a);
 }
 
-/** The request's expression values (`object` and `oldObject` typed by the kind's schema). */
-export function admissionActivation(env: CelEnvironment, a: AdmissionAttributes, authorizer: Authorizer): AdmissionActivation {
-  let act = activations.get(a);
-  if (act) return act;
+/**
+ * The request's expression values (`object` and `oldObject` typed by the kind's schema), made
+ * once per request and `reads`. With `reads`, only the parts of the objects those expressions
+ * can read are converted (the rest is left out: no expression of theirs can tell), so pass the
+ * same ObjectReads value for the same expressions.
+ */
+export function admissionActivation(env: CelEnvironment, a: AdmissionAttributes, authorizer: Authorizer, reads: ObjectReads = ALL_READS): AdmissionActivation {
+  let byReads = activations.get(a);
+  const cached = byReads?.get(reads);
+  if (cached) return cached;
   const converter = env.converter();
   const schema = kindSchema(a.kind);
   const request = admissionRequest(a, '');
-  act = {
-    object: a.object ? converter.convert(a.object, schema) : null,
-    oldObject: a.oldObject ? converter.convert(a.oldObject, schema) : null,
+  const convert = (o: KubeObject | undefined, p: Projection | undefined) => (o && p ? converter.convert(p === true ? o : project(o, p), schema) : null);
+  const act: AdmissionActivation = {
+    object: convert(a.object, reads.object),
+    oldObject: convert(a.oldObject, reads.oldObject),
     request: converter.convert({ ...request, object: undefined, oldObject: undefined, uid: undefined }),
     authorizer: new AuthorizerValue(celAuthorizer(authorizer), request.userInfo, { group: a.resource.group, resource: a.resource.resource, subresource: a.subresource || undefined, namespace: a.namespace || undefined, name: a.name || undefined }),
   };
-  activations.set(a, act);
+  if (!byReads) activations.set(a, (byReads = new Map()));
+  byReads.set(reads, act);
   return act;
 }

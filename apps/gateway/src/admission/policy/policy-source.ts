@@ -4,9 +4,9 @@
 
 import { parseApiVersion, type ResourceDef } from '@orch/api';
 import { StatusError, type KubeObject, type LabelSelectorObject } from '@orch/apimachinery';
-import { CelCompileError, type CelProgram } from '@orch/cel';
+import { CelCompileError, mergeProjections, type CelProgram } from '@orch/cel';
 import type { AdmissionAttributes } from '../../pipeline/admit';
-import { admissionActivation } from '../admission-request';
+import { admissionActivation, type ObjectReads } from '../admission-request';
 import type { AdmissionState } from '../admission-state';
 import { matchingResource, namespaceSelectorMatches, objectSelectorMatches, selectorMatches, type MatchedAs, type RuleTarget } from '../matching';
 import { findNamespace } from '../namespace-annotations';
@@ -79,6 +79,7 @@ export class PolicySource<P extends PolicyObject, B extends BindingObject, C ext
   private compiled = new Map<string, C>();
   private generations = '';
   private index = new Map<string, Candidate<P, B, C>[]>();
+  private readonly reads = new WeakMap<Candidate<P, B, C>[], ObjectReads>();
 
   constructor(
     private readonly state: AdmissionState,
@@ -116,6 +117,26 @@ export class PolicySource<P extends PolicyObject, B extends BindingObject, C ext
     if (!found.some((c) => c.byName)) return found;
     const byName = this.match(a, namespaced, false);
     return found.filter((c) => !c.byName || byName.some((n) => n.binding === c.binding));
+  }
+
+  /**
+   * What the expressions of the candidates' policies (`expressions` lists a compiled policy's)
+   * read of `object` and `oldObject`, the same value for the same candidates (see ObjectReads).
+   */
+  readsOf(candidates: Candidate<P, B, C>[], expressions: (c: C) => (Compiled | undefined)[]): ObjectReads {
+    let reads = this.reads.get(candidates);
+    if (!reads) {
+      reads = {};
+      for (const c of candidates) {
+        for (const e of expressions(c.compiled)) {
+          if (!e?.program) continue;
+          reads.object = mergeProjections(reads.object, e.program.readsOf('object'));
+          reads.oldObject = mergeProjections(reads.oldObject, e.program.readsOf('oldObject'));
+        }
+      }
+      this.reads.set(candidates, reads);
+    }
+    return reads;
   }
 
   /** Whether the candidate's selectors select the request (the namespace read only when a selector needs it). */
@@ -212,7 +233,8 @@ export class PolicySource<P extends PolicyObject, B extends BindingObject, C ext
 /**
  * The expression values of one request for policies: the request's own (shared with
  * webhooks) plus `namespaceObject`, converted once and shared by every policy the request
- * meets; `params` and `variables` are per binding. Call `load` once before `activation`.
+ * meets; `params` and `variables` are per binding. `reads`: what those policies' expressions
+ * read of the objects (only that is converted). Call `load` once before `activation`.
  */
 export class PolicyRequest {
   private namespaceObject: unknown = null;
@@ -222,6 +244,7 @@ export class PolicyRequest {
   constructor(
     private readonly state: AdmissionState,
     readonly attributes: AdmissionAttributes,
+    private readonly reads?: ObjectReads,
   ) {}
 
   /** Reads the request's namespace (from the replica's cache unless it is missing there). */
@@ -238,7 +261,7 @@ export class PolicyRequest {
       if (shared) return shared;
     }
     const env = policyEnv();
-    const act = { ...admissionActivation(env, versioned, this.state.authorizer), params: param ? env.toCel(param) : null, namespaceObject: this.namespaceObject, variables: Object.create(null) as Record<string, unknown> };
+    const act = { ...admissionActivation(env, versioned, this.state.authorizer, this.reads), params: param ? env.toCel(param) : null, namespaceObject: this.namespaceObject, variables: Object.create(null) as Record<string, unknown> };
     if (shareable) this.plain.set(versioned, act);
     return act;
   }

@@ -3,7 +3,7 @@ import { StatusError } from '@orch/apimachinery';
 import { celToJson, CelCostLimitError, PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET, type CelResult } from '@orch/cel';
 import { AdmissionPluginProvider, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResponse } from '../../pipeline/admit';
 import { AdmissionState } from '../admission-state';
-import { compileExpression, PolicyRequest, PolicySource, type Compiled, type CompiledPolicy } from './policy-source';
+import { compileExpression, PolicyRequest, PolicySource, type Compiled, type CompiledPolicy, type PolicyObject } from './policy-source';
 import type { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from './policy-types';
 
 export const VALIDATING_ADMISSION_POLICY = 'ValidatingAdmissionPolicy';
@@ -12,6 +12,26 @@ export const AUDIT_VALIDATION_FAILURE = 'validation.policy.admission.k8s.io/vali
 interface CompiledValidatingPolicy extends CompiledPolicy<ValidatingAdmissionPolicy> {
   validations: (Compiled & { message?: string; messageExpression?: Compiled; reason?: string })[];
   auditAnnotations: (Compiled & { key: string })[];
+}
+
+/** Every compiled expression of a policy. */
+const expressionsOf = (cp: CompiledValidatingPolicy): (Compiled | undefined)[] => [...cp.matchConditions, ...cp.variables, ...cp.validations, ...cp.validations.map((v) => v.messageExpression), ...cp.auditAnnotations];
+
+const cannotOverrun = new WeakMap<object, boolean>();
+
+/**
+ * Whether a policy's expressions together cannot reach the per-expression cost limit (nor,
+ * since that is lower, the policy's budget): the sum of their estimated worst-case costs, an
+ * upper bound of what they cost, is below it. Such a policy is evaluated without counting.
+ */
+export function withinLimits<T extends CompiledPolicy<PolicyObject>>(cp: T, expressions: (cp: T) => (Compiled | undefined)[] = expressionsOf as never): boolean {
+  let within = cannotOverrun.get(cp);
+  if (within === undefined) {
+    const all = expressions(cp).filter((e): e is Compiled => !!e);
+    within = all.every((e) => e.program) && all.reduce((sum, e) => sum + e.program!.estimatedCost, 0) <= Math.min(PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET);
+    cannotOverrun.set(cp, within);
+  }
+  return within;
 }
 
 /** An evaluation failure of one expression: subject to the policy's failurePolicy. */
@@ -75,7 +95,7 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
     if (candidates.length === 0) return;
     const out: AdmissionResponse = {};
     const audit: unknown[] = [];
-    const request = new PolicyRequest(this.state, a);
+    const request = new PolicyRequest(this.state, a, this.source.readsOf(candidates, expressionsOf));
     await request.load();
     for (const c of candidates) {
       if (c.selectors.length && !(await this.source.selects(c, a))) continue;
@@ -101,7 +121,7 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
     const policyName = cp.policy.metadata.name ?? '';
     const bindingName = binding.metadata.name ?? '';
     const actions = binding.spec?.validationActions ?? [];
-    const run = new BudgetedRun();
+    const run = new BudgetedRun(withinLimits(cp));
     const variables = activation.variables as Record<string, unknown>;
     for (const mc of cp.matchConditions) {
       const selects = run.value(mc, activation);
@@ -146,12 +166,15 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
 export class BudgetedRun {
   private budget = RUNTIME_COST_BUDGET;
 
+  /** `untracked`: the expressions cannot overrun (see withinLimits), so their cost is not counted. */
+  constructor(private readonly untracked = false) {}
+
   /** An expression's value: synchronous unless the expression calls the authorizer (then a promise). Failures are PolicyErrors. */
   value(c: Compiled, activation: Record<string, unknown>): unknown {
     if (c.error) throw new PolicyError(`compilation error: ${c.error}`);
     let pending: CelResult | Promise<CelResult>;
     try {
-      pending = c.program!.evaluate(activation, { costLimit: Math.min(PER_CALL_COST_LIMIT, this.budget) });
+      pending = c.program!.evaluate(activation, this.untracked ? { untracked: true } : { costLimit: Math.min(PER_CALL_COST_LIMIT, this.budget) });
     } catch (e) {
       throw this.failed(c, e);
     }
