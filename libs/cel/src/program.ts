@@ -119,20 +119,26 @@ export class CelProgram {
     // A copy with an added own key keeps the engine's property lookups fast (a prototype chain does not).
     const context: Record<string, unknown> = Object.assign({}, activation);
     context[TRACKER] = tracker;
+    return this.run(this.program, context, () => tracker.cost);
+  }
+
+  /** Runs a program: its value and cost, or a promise of them; failures as {@link evaluate} says. */
+  private run(program: EngineProgram, context: object, cost: () => number): CelResult | Promise<CelResult> {
+    let value: unknown;
     try {
-      value = this.program(context);
+      value = program(context);
     } catch (e) {
       throw this.failure(e);
     }
     if (value instanceof Promise) {
       return value.then(
-        (v) => ({ value: v, cost: tracker.cost }),
+        (v) => ({ value: v, cost: cost() }),
         (e) => {
           throw this.failure(e);
         },
       );
     }
-    return { value, cost: tracker.cost };
+    return { value, cost: cost() };
   }
 
   /** What of variable `name` the expression can read (see {@link readsOf}); undefined when it does not use it. */
@@ -148,21 +154,7 @@ export class CelProgram {
       if (plain !== this.program) installOverrides(plain.ast);
       this.plain = plain;
     }
-    let value: unknown;
-    try {
-      value = this.plain(activation);
-    } catch (e) {
-      throw this.failure(e);
-    }
-    if (value instanceof Promise) {
-      return value.then(
-        (v) => ({ value: v, cost: 0 }),
-        (e) => {
-          throw this.failure(e);
-        },
-      );
-    }
-    return { value, cost: 0 };
+    return this.run(this.plain, activation, () => 0);
   }
 
   /** Evaluates and always returns a promise (for callers that may meet the authorizer). */
