@@ -1,12 +1,12 @@
 import { join, resolve } from 'node:path';
 import { loadKubeconfig, writeKubeconfig } from '@orch/auth';
-import { COMPONENT_FLAGS, runComponent, type ComponentContext } from '@orch/component';
+import { COMPONENT_FLAGS, runComponent, runComponentModule } from '@orch/component';
 import { createLogger, parseFlagsOrExit } from '@orch/server-common';
-import { runAgent } from './agent';
 import { hasValidNodeCredentials, tlsBootstrap } from './join/bootstrap';
 import { discoverCluster, parseBootstrapToken } from './join/discovery';
 import { machineHostname } from './node/machine';
-import { NODE_AGENT_FLAGS, type NodeAgentFlags } from './options';
+import { NodeAgentModule } from './node-agent.module';
+import { NODE_AGENT_FLAGS, NodeAgentOptions, type NodeAgentFlags } from './options';
 
 const DESCRIPTION = `The orch node agent runs on every machine: it registers the machine as a Node, keeps its Lease and status, and runs the pods bound to it (as host processes, or simulated), serving their logs, stats and a proxy on its HTTPS port.
 
@@ -70,7 +70,9 @@ async function main(argv: string[]): Promise<void> {
       defaultPort: 10248,
       flags: NODE_AGENT_FLAGS,
       leaderElection: false,
-      run: (ctx: ComponentContext<typeof NODE_AGENT_FLAGS>, signal: AbortSignal) => runAgent(ctx, signal),
+      // The HTTPS API, node registration and heartbeat, and the pod workers driving the runtime, until
+      // the signal aborts; then containers are stopped within --shutdown-grace-period.
+      run: (ctx, signal) => runComponentModule(ctx, signal, NodeAgentModule.forRoot(new NodeAgentOptions(ctx.flags))),
     },
     [...args, ...extra],
   );

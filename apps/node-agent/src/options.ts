@@ -1,5 +1,9 @@
+import { resolve } from 'node:path';
+import type { COMPONENT_FLAGS, ComponentContext } from '@orch/component';
 import type { FlagDefs, FlagValues } from '@orch/server-common';
-import type { COMPONENT_FLAGS } from '@orch/component';
+import type { Taint } from './api/types';
+import { defaultNodeIp, machineHostname } from './node/machine';
+import { parseEvictionThresholds, parseKeyValues, parseTaints, type EvictionThreshold } from './node/node-object';
 
 /**
  * Every node-agent flag besides the component ones (`--kubeconfig`, `--secure-port` for the
@@ -64,3 +68,52 @@ export const NODE_AGENT_FLAGS = {
 } satisfies FlagDefs;
 
 export type NodeAgentFlags = FlagValues<typeof NODE_AGENT_FLAGS & typeof COMPONENT_FLAGS>;
+
+/** The pod runtimes of `--runtime`. */
+export const RUNTIMES = ['process', 'sandbox', 'auto', 'simulated'] as const;
+export type RuntimeChoice = (typeof RUNTIMES)[number];
+
+/** The authorization modes of the agent's HTTPS API (`--authorization-mode`). */
+export const AGENT_AUTHORIZATION_MODES = ['AlwaysAllow', 'Webhook'] as const;
+
+/**
+ * The node agent's configuration, the one options provider of its Nest application: the flags
+ * as given, plus what is derived from them once (checked, parsed, defaulted). Building it
+ * throws the start-up error of a bad flag.
+ */
+export class NodeAgentOptions {
+  readonly runtime: RuntimeChoice;
+  /** `--runtime=simulated`: fake nodes, nothing runs. */
+  readonly simulated: boolean;
+  /** `--root-dir`, absolute. */
+  readonly rootDir: string;
+  readonly nodeIp: string;
+  /** The machine's node name (`--hostname-override` or the host name). */
+  readonly hostname: string;
+  /** The nodes this agent serves: the machine, or the simulated runtime's fake nodes. */
+  readonly nodeNames: readonly string[];
+  readonly thresholds: readonly EvictionThreshold[];
+  readonly reserved: Record<string, string>;
+  readonly labels: Record<string, string>;
+  readonly taints: Taint[];
+
+  constructor(readonly flags: NodeAgentFlags) {
+    const f = flags;
+    if (!(RUNTIMES as readonly string[]).includes(f.runtime)) throw new Error(`--runtime ${JSON.stringify(f.runtime)}: must be process, sandbox, auto or simulated`);
+    if (!(AGENT_AUTHORIZATION_MODES as readonly string[]).includes(f['authorization-mode'])) throw new Error(`--authorization-mode ${JSON.stringify(f['authorization-mode'])}: must be AlwaysAllow or Webhook`);
+    if (!!f['tls-cert-file'] !== !!f['tls-private-key-file']) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
+    this.runtime = f.runtime as RuntimeChoice;
+    this.simulated = this.runtime === 'simulated';
+    this.rootDir = resolve(f['root-dir']);
+    this.nodeIp = f['node-ip'] || defaultNodeIp();
+    this.hostname = f['hostname-override'] || machineHostname();
+    this.nodeNames = this.simulated ? Array.from({ length: Math.max(1, f['simulated-nodes']) }, (_, i) => `${f['hostname-override'] || 'sim-node'}-${i}`) : [this.hostname];
+    this.thresholds = parseEvictionThresholds(f['eviction-hard']);
+    this.reserved = parseKeyValues(f['system-reserved'], '--system-reserved');
+    this.labels = parseKeyValues(f['node-labels'], '--node-labels');
+    this.taints = parseTaints(f['register-with-taints']);
+  }
+}
+
+/** What the component runtime gives the node agent's providers (COMPONENT_CONTEXT). */
+export type NodeAgentContext = ComponentContext<typeof NODE_AGENT_FLAGS>;

@@ -1,2 +1,3 @@
 export * from './component';
+export * from './nest';
 export { testComponentContext } from './testing';

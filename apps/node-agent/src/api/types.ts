@@ -1,304 +1,46 @@
-/**
- * The parts of the core/v1 wire types the node agent reads and writes (JSON shapes of
- * upstream `k8s.io/api/core/v1`, reduced to the fields used here).
- */
 import type { KubeObject } from '@orch/apimachinery';
+import type { certificatesV1, coordinationV1, coreV1 } from '@orch/api';
 
-export interface KeySelector {
-  name?: string;
-  key: string;
-  optional?: boolean;
-}
+// The API types the node agent reads and writes, by the names it uses: the generated types of
+// libs/api (libs/api/src/types/generated), narrowed only where the agent relies on more than the
+// wire promises: an object as the API serves it has apiVersion, kind and metadata (what
+// @orch/client's informers and clients take, a KubeObject), and a pod always has a spec.
 
-export interface ObjectFieldSelector {
-  apiVersion?: string;
-  fieldPath: string;
-}
+/** An object of a kind as the API serves it. */
+type Served<T> = T & KubeObject;
 
-export interface ResourceFieldSelector {
-  containerName?: string;
-  resource: string;
-  divisor?: string | number;
-}
+export type Pod = Served<coreV1.Pod> & { spec: coreV1.PodSpec };
+export type PodSpec = coreV1.PodSpec;
+export type PodStatus = coreV1.PodStatus;
+export type PodCondition = coreV1.PodCondition;
+export type Container = coreV1.Container;
+export type EphemeralContainer = coreV1.EphemeralContainer;
+export type ContainerPort = coreV1.ContainerPort;
+export type ContainerState = coreV1.ContainerState;
+export type ContainerStateTerminated = coreV1.ContainerStateTerminated;
+/** A container's status as the agent reports it: state and lastState always set. */
+export type ContainerStatus = coreV1.ContainerStatus & { state: ContainerState; lastState: ContainerState };
+export type Probe = coreV1.Probe;
+export type ObjectFieldSelector = coreV1.ObjectFieldSelector;
+export type ResourceFieldSelector = coreV1.ResourceFieldSelector;
+export type KeyToPath = coreV1.KeyToPath;
+export type DownwardApiFile = coreV1.DownwardAPIVolumeFile;
+export type ProjectionSource = coreV1.VolumeProjection;
+export type Volume = coreV1.Volume;
+export type Node = Served<coreV1.Node>;
+export type NodeStatus = coreV1.NodeStatus;
+export type NodeCondition = coreV1.NodeCondition;
+export type Taint = coreV1.Taint;
+export type Service = Served<coreV1.Service>;
+export type ConfigMap = Served<coreV1.ConfigMap>;
+export type Secret = Served<coreV1.Secret>;
+export type Lease = Served<coordinationV1.Lease>;
+export type CertificateSigningRequest = Served<certificatesV1.CertificateSigningRequest>;
 
-export interface EnvVar {
-  name: string;
-  value?: string;
-  valueFrom?: {
-    fieldRef?: ObjectFieldSelector;
-    resourceFieldRef?: ResourceFieldSelector;
-    configMapKeyRef?: KeySelector;
-    secretKeyRef?: KeySelector;
-  };
-}
-
-export interface EnvFromSource {
-  prefix?: string;
-  configMapRef?: { name?: string; optional?: boolean };
-  secretRef?: { name?: string; optional?: boolean };
-}
-
-export interface VolumeMount {
-  name: string;
-  mountPath: string;
-  subPath?: string;
-  readOnly?: boolean;
-}
-
-export interface ContainerPort {
-  name?: string;
-  containerPort: number;
-  protocol?: string;
-  hostPort?: number;
-}
-
-export interface ExecAction {
-  command?: string[];
-}
-
-export interface HttpGetAction {
-  path?: string;
-  port: number | string;
-  host?: string;
-  scheme?: 'HTTP' | 'HTTPS';
-  httpHeaders?: { name: string; value: string }[];
-}
-
-export interface TcpSocketAction {
-  port: number | string;
-  host?: string;
-}
-
-export interface Probe {
-  exec?: ExecAction;
-  httpGet?: HttpGetAction;
-  tcpSocket?: TcpSocketAction;
-  initialDelaySeconds?: number;
-  timeoutSeconds?: number;
-  periodSeconds?: number;
-  successThreshold?: number;
-  failureThreshold?: number;
-  terminationGracePeriodSeconds?: number;
-}
-
-export interface ResourceRequirements {
-  limits?: Record<string, string | number>;
-  requests?: Record<string, string | number>;
-}
-
-export interface Container {
-  name: string;
-  image?: string;
-  command?: string[];
-  args?: string[];
-  workingDir?: string;
-  ports?: ContainerPort[];
-  env?: EnvVar[];
-  envFrom?: EnvFromSource[];
-  resources?: ResourceRequirements;
-  volumeMounts?: VolumeMount[];
-  livenessProbe?: Probe;
-  readinessProbe?: Probe;
-  startupProbe?: Probe;
-  lifecycle?: { preStop?: { exec?: ExecAction; httpGet?: HttpGetAction; sleep?: { seconds: number } } };
-  /** On an init container, `Always` makes it a sidecar (not supported by this agent). */
-  restartPolicy?: string;
-  /** Keep a stdin open for attach sessions. */
-  stdin?: boolean;
-  /** Close that stdin once the first attach session ends. */
-  stdinOnce?: boolean;
-  /** Run in a pseudo-terminal. */
-  tty?: boolean;
-}
-
-/** A container added to a running pod through the ephemeralcontainers subresource (debugging). */
-export interface EphemeralContainer extends Container {
-  /** The container whose process namespace it shares. */
-  targetContainerName?: string;
-}
-
-export interface KeyToPath {
-  key: string;
-  path: string;
-  mode?: number;
-}
-
-export interface DownwardApiFile {
-  path: string;
-  fieldRef?: ObjectFieldSelector;
-  resourceFieldRef?: ResourceFieldSelector;
-  mode?: number;
-}
-
-export interface ProjectionSource {
-  configMap?: { name?: string; items?: KeyToPath[]; optional?: boolean };
-  secret?: { name?: string; items?: KeyToPath[]; optional?: boolean };
-  downwardAPI?: { items?: DownwardApiFile[] };
-  serviceAccountToken?: { audience?: string; expirationSeconds?: number; path: string };
-}
-
-export interface Volume {
-  name: string;
-  emptyDir?: { medium?: string; sizeLimit?: string };
-  configMap?: { name?: string; items?: KeyToPath[]; defaultMode?: number; optional?: boolean };
-  secret?: { secretName?: string; items?: KeyToPath[]; defaultMode?: number; optional?: boolean };
-  downwardAPI?: { items?: DownwardApiFile[]; defaultMode?: number };
-  projected?: { sources?: ProjectionSource[]; defaultMode?: number };
-  hostPath?: { path: string; type?: string };
-  [other: string]: unknown;
-}
-
+/** A pod's restartPolicy (the API's enum). */
 export type RestartPolicy = 'Always' | 'OnFailure' | 'Never';
-
-export interface PodSpec {
-  nodeName?: string;
-  containers: Container[];
-  initContainers?: Container[];
-  ephemeralContainers?: EphemeralContainer[];
-  volumes?: Volume[];
-  restartPolicy?: RestartPolicy;
-  terminationGracePeriodSeconds?: number;
-  activeDeadlineSeconds?: number;
-  serviceAccountName?: string;
-  automountServiceAccountToken?: boolean;
-  hostname?: string;
-  hostNetwork?: boolean;
-  shareProcessNamespace?: boolean;
-  [other: string]: unknown;
-}
-
-export interface ContainerStateRunning {
-  startedAt: string;
-}
-
-export interface ContainerStateTerminated {
-  exitCode: number;
-  signal?: number;
-  reason?: string;
-  message?: string;
-  startedAt?: string;
-  finishedAt?: string;
-  containerID?: string;
-}
-
-export interface ContainerStateWaiting {
-  reason?: string;
-  message?: string;
-}
-
-export interface ContainerState {
-  running?: ContainerStateRunning;
-  terminated?: ContainerStateTerminated;
-  waiting?: ContainerStateWaiting;
-}
-
-export interface ContainerStatus {
-  name: string;
-  state: ContainerState;
-  lastState: ContainerState;
-  ready: boolean;
-  restartCount: number;
-  image: string;
-  imageID: string;
-  containerID?: string;
-  started?: boolean;
-}
-
-export interface PodCondition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason?: string;
-  message?: string;
-  lastProbeTime?: string | null;
-  lastTransitionTime?: string;
-}
-
+/** A pod's phase (the API's enum), as the agent computes it. */
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
-
-export interface PodStatus {
-  phase?: PodPhase;
-  conditions?: PodCondition[];
-  message?: string;
-  reason?: string;
-  hostIP?: string;
-  hostIPs?: { ip: string }[];
-  podIP?: string;
-  podIPs?: { ip: string }[];
-  startTime?: string;
-  containerStatuses?: ContainerStatus[];
-  initContainerStatuses?: ContainerStatus[];
-  ephemeralContainerStatuses?: ContainerStatus[];
-  qosClass?: string;
-  [other: string]: unknown;
-}
-
-export interface Pod extends KubeObject {
-  spec: PodSpec;
-  status?: PodStatus;
-}
-
-export interface NodeCondition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  reason?: string;
-  message?: string;
-  lastHeartbeatTime?: string;
-  lastTransitionTime?: string;
-}
-
-export interface Taint {
-  key: string;
-  value?: string;
-  effect: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
-  timeAdded?: string;
-}
-
-export interface NodeAddress {
-  type: 'InternalIP' | 'ExternalIP' | 'Hostname' | 'InternalDNS' | 'ExternalDNS';
-  address: string;
-}
-
-export interface NodeSystemInfo {
-  machineID: string;
-  systemUUID: string;
-  bootID: string;
-  kernelVersion: string;
-  osImage: string;
-  containerRuntimeVersion: string;
-  kubeletVersion: string;
-  kubeProxyVersion: string;
-  operatingSystem: string;
-  architecture: string;
-}
-
-export interface NodeStatus {
-  capacity?: Record<string, string>;
-  allocatable?: Record<string, string>;
-  conditions?: NodeCondition[];
-  addresses?: NodeAddress[];
-  daemonEndpoints?: { kubeletEndpoint?: { Port: number } };
-  nodeInfo?: NodeSystemInfo;
-  [other: string]: unknown;
-}
-
-export interface Node extends KubeObject {
-  spec?: { podCIDR?: string; podCIDRs?: string[]; taints?: Taint[]; unschedulable?: boolean; [other: string]: unknown };
-  status?: NodeStatus;
-}
-
-export interface ConfigMap extends KubeObject {
-  data?: Record<string, string>;
-  binaryData?: Record<string, string>;
-}
-
-export interface Secret extends KubeObject {
-  type?: string;
-  data?: Record<string, string>;
-}
-
-export interface Lease extends KubeObject {
-  spec?: { holderIdentity?: string; leaseDurationSeconds?: number; renewTime?: string; acquireTime?: string };
-}
 
 export const PODS = { group: '', version: 'v1', resource: 'pods' } as const;
 export const NODES = { group: '', version: 'v1', resource: 'nodes' } as const;

@@ -106,3 +106,48 @@ export async function machineUsage(dir: string): Promise<MachineUsage> {
     pidsRunning: pids.running,
   };
 }
+
+/** Machine figures of every fake node of the simulated runtime. */
+const SIMULATED_MACHINE: MachineInfo = {
+  numCores: 8,
+  memoryCapacityBytes: 32 * 1024 ** 3,
+  machineID: '',
+  systemUUID: '',
+  bootID: '',
+  kernelVersion: 'simulated',
+  osImage: 'simulated',
+  operatingSystem: 'linux',
+  architecture: 'amd64',
+};
+const SIMULATED_USAGE: MachineUsage = {
+  memoryAvailableBytes: 30 * 1024 ** 3,
+  memoryTotalBytes: 32 * 1024 ** 3,
+  fsCapacityBytes: 100 * 1024 ** 3,
+  fsAvailableBytes: 90 * 1024 ** 3,
+  fsInodes: 6_000_000,
+  fsInodesFree: 5_000_000,
+  pidsMax: 4_194_304,
+  pidsRunning: 300,
+};
+
+/** The machine the agent reports on: its facts, and its usage read afresh on each call. */
+export class NodeMachine {
+  /** When the agent started (the node's stats `startTime`). */
+  readonly startedAt = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+
+  private constructor(
+    readonly info: MachineInfo,
+    readonly usage: () => Promise<MachineUsage>,
+  ) {}
+
+  /** This machine (usage of the file system holding `rootDir`), or the fixed figures of a simulated node. */
+  static async detect(simulated: boolean, rootDir: string): Promise<NodeMachine> {
+    if (simulated) return new NodeMachine(SIMULATED_MACHINE, async () => SIMULATED_USAGE);
+    return new NodeMachine(await machineInfo(), () => machineUsage(rootDir));
+  }
+
+  /** The facts of one node: a simulated node gets its name as machine, system and boot id. */
+  infoFor(node: string, simulated: boolean): MachineInfo {
+    return simulated ? { ...this.info, machineID: node, systemUUID: node, bootID: node } : this.info;
+  }
+}

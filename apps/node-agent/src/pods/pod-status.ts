@@ -88,6 +88,13 @@ function condition(previous: PodCondition[] | undefined, type: string, ok: boole
   };
 }
 
+/** A pod status as the agent reports it: each container status with its state and lastState. */
+export type ReportedPodStatus = Omit<PodStatus, 'initContainerStatuses' | 'containerStatuses' | 'ephemeralContainerStatuses'> & {
+  initContainerStatuses?: ContainerStatus[];
+  containerStatuses: ContainerStatus[];
+  ephemeralContainerStatuses?: ContainerStatus[];
+};
+
 /**
  * The pod status the agent reports (upstream generateAPIPodStatus): phase, conditions
  * (PodReadyToStartContainers, Initialized, ContainersReady, Ready; others such as
@@ -95,7 +102,7 @@ function condition(previous: PodCondition[] | undefined, type: string, ok: boole
  * Transition times are kept from the pod's current conditions while a status holds.
  * `deleting`: the pod is being deleted (its containers are stopping or stopped).
  */
-export function computePodStatus(pod: Pod, state: PodRuntimeState, now: Date, deleting = false): PodStatus {
+export function computePodStatus(pod: Pod, state: PodRuntimeState, now: Date, deleting = false): ReportedPodStatus {
   const ts = formatTime(now);
   const previous = pod.status?.conditions;
   const rsOf = (name: string, init: boolean) => state.containers.find((c) => c.name === name && c.init === init && !c.ephemeral);
@@ -111,7 +118,7 @@ export function computePodStatus(pod: Pod, state: PodRuntimeState, now: Date, de
   const terminal = phase === 'Succeeded' || phase === 'Failed';
 
   const unready = main.filter((s) => !s.ready).map((s) => s.name);
-  const gates = ((pod.spec.readinessGates as { conditionType: string }[] | undefined) ?? []).filter((g) => previous?.find((c) => c.type === g.conditionType)?.status !== 'True');
+  const gates = (pod.spec.readinessGates ?? []).filter((g) => previous?.find((c) => c.type === g.conditionType)?.status !== 'True');
   const containersReady = !terminal && unready.length === 0;
   const conditions: PodCondition[] = [
     condition(previous, 'PodReadyToStartContainers', state.sandboxReady && !terminal, ts),
@@ -127,7 +134,7 @@ export function computePodStatus(pod: Pod, state: PodRuntimeState, now: Date, de
     ),
   ];
   const foreign = (previous ?? []).filter((c) => !OWNED_CONDITIONS.includes(c.type));
-  const status: PodStatus = {
+  const status: ReportedPodStatus = {
     phase,
     conditions: [...foreign, ...conditions],
     hostIP: state.hostIP,

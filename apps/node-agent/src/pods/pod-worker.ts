@@ -5,8 +5,20 @@ import { DEFAULT_TERMINATION_GRACE_SECONDS, PODS, type Pod, type PodCondition, t
 import { isTerminal, podKey, type Runtime } from '../runtime/runtime';
 import { OWNED_CONDITIONS, computePodStatus } from './pod-status';
 
+/**
+ * The keys (`namespace/name`) of pods waiting for a sync: added by the informer's handlers, the
+ * periodic resync and the runtime's own changes (a process exited, a probe result); taken by
+ * the pod workers. Failed syncs retry after 100 ms, doubling up to 30 s.
+ */
+export class PodQueue extends RateLimitingQueue<string> {
+  constructor() {
+    super(new ItemExponentialFailureRateLimiter<string>(100, 30_000));
+  }
+}
+
 export interface PodWorkerOptions {
   client: RestClient;
+  queue: PodQueue;
   runtime: Runtime;
   /** Pods bound to the agent's node(s) (field selector on spec.nodeName). */
   informer: SharedInformer<Pod>;
@@ -32,10 +44,10 @@ const FORCED_GRACE_SECONDS = 2;
  * - a pod in a terminal phase is left alone;
  * - any other pod is synced by the runtime and its status written through `pods/status`
  *   (JSON merge patch) when it differs from the last status written.
- * The runtime's own changes come back through {@link enqueue}.
+ * The runtime's own changes come back through the shared {@link PodQueue}.
  */
 export class PodWorker {
-  readonly queue = new RateLimitingQueue<string>(new ItemExponentialFailureRateLimiter<string>(100, 30_000));
+  private readonly queue: PodQueue;
   private readonly pods: ResourceClient<Pod>;
   /** Runtime pods by key (a key may have an old uid still stopping). */
   private readonly uidsByKey = new Map<string, Set<string>>();
@@ -44,6 +56,7 @@ export class PodWorker {
 
   constructor(private readonly opts: PodWorkerOptions) {
     this.pods = opts.client.resource<Pod>(PODS);
+    this.queue = opts.queue;
   }
 
   /** Queues a pod key for a sync. */

@@ -1,4 +1,4 @@
-import type { ContainerStateTerminated, Pod, PodPhase } from '../api/types';
+import type { ContainerStateTerminated, Pod } from '../api/types';
 import type { StreamOptions, StreamTarget } from '../streaming/remote-command';
 
 /** Init containers run first, one at a time; ephemeral ones are added to a running pod for debugging. */
@@ -77,6 +77,8 @@ export interface Runtime {
   podState(uid: string): PodRuntimeState | undefined;
   /** Every pod the runtime knows. */
   podUids(): string[];
+  /** The address range of the pods of a node this runtime serves (the Node's podCIDR). */
+  podCidr(node: string): string;
   /** Stops every container (within `graceMs`), then releases resources. */
   shutdown(graceMs: number): Promise<void>;
   /**
@@ -94,6 +96,6 @@ export function podKey(pod: { metadata: { namespace?: string; name?: string } })
 }
 
 /** A phase is terminal when the pod will never run again. */
-export function isTerminal(phase: PodPhase | undefined): boolean {
+export function isTerminal(phase: string | undefined): boolean {
   return phase === 'Succeeded' || phase === 'Failed';
 }

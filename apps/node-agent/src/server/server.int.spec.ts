@@ -9,6 +9,7 @@ import { SimulatedRuntime } from '../runtime/simulated/simulated-runtime';
 import { NodeAuth } from './auth';
 import { startAgentServer } from './server';
 import { StatsCollector } from './stats';
+import { StreamingEndpoints } from './streams';
 
 /**
  * The agent's HTTPS API with its whole auth chain, over real TLS. The gateway's review APIs are
@@ -79,6 +80,7 @@ async function serve(anonymous: boolean) {
       stats: new StatsCollector('n1', '2025-01-01T00:00:00Z'),
       nodeLogsDir: dir,
     },
+    streaming: new StreamingEndpoints({ runtime, pod: () => undefined, streamCreationTimeoutMs: 30_000, idleTimeoutMs: 60_000 }),
   });
 }
 

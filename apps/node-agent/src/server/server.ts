@@ -18,7 +18,7 @@ import type { Runtime } from '../runtime/runtime';
 import { rejectUpgrade } from '../streaming/upgrade';
 import type { NodeAuth } from './auth';
 import { resourceMetrics, type PodInput, type StatsCollector } from './stats';
-import { StreamingEndpoints, isStreamingPath } from './streams';
+import { isStreamingPath, type StreamingEndpoints } from './streams';
 
 /** What the HTTPS API serves from. */
 export interface AgentView {
@@ -45,8 +45,8 @@ export interface AgentServerOptions {
   auth: NodeAuth;
   view: AgentView;
   logger: Logger;
-  /** exec/attach/portForward: how long clients have to open their streams, and the idle timeout of a connection. */
-  streaming?: { streamCreationTimeoutMs: number; idleTimeoutMs: number };
+  /** Serves the upgrades to /exec, /attach and /portForward; its sessions end when the server closes. */
+  streaming: StreamingEndpoints;
 }
 
 class HttpError extends Error {
@@ -126,13 +126,7 @@ export async function startAgentServer(opts: AgentServerOptions): Promise<{ port
   for (const prefix of ['/exec/*', '/attach/*', '/portForward/*']) app.all(prefix, (_req, reply) => text(reply, 400, 'Upgrade request required\n'));
 
   // Upgrades (WebSocket, SPDY) bypass Fastify: the same authentication and authorization, then the streaming endpoints.
-  const streaming = new StreamingEndpoints({
-    runtime: v.runtime,
-    pod: v.pod,
-    streamCreationTimeoutMs: opts.streaming?.streamCreationTimeoutMs ?? 30_000,
-    idleTimeoutMs: opts.streaming?.idleTimeoutMs ?? 4 * 3600_000,
-    metrics: v.metrics,
-  });
+  const streaming = opts.streaming;
   app.server.on('upgrade', (req: http.IncomingMessage, socket, head: Buffer) => {
     socket.on('error', () => undefined);
     const path = new URL(req.url ?? '/', 'https://agent').pathname;

@@ -3,7 +3,7 @@ import { access, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Quantity, formatTime, parseTime } from '@orch/apimachinery';
 import type { Logger } from '@orch/server-common';
-import { DEFAULT_TERMINATION_GRACE_SECONDS, type Container, type ContainerStateTerminated, type EphemeralContainer, type Pod } from '../../api/types';
+import { DEFAULT_TERMINATION_GRACE_SECONDS, type Container, type ContainerStateTerminated, type EphemeralContainer, type Pod, type Service } from '../../api/types';
 import type { PodIpAllocator } from '../../node/pod-cidr';
 import type { StreamOptions, StreamTarget } from '../../streaming/remote-command';
 import { StreamError, podKey, type ContainerKind, type PodRuntimeState, type Runtime, type SyncResult } from '../runtime';
@@ -14,7 +14,7 @@ import { hostIsolation, type Isolation } from './isolation';
 import type { LogWriterOptions } from './logs';
 import { commandLine, type EntrypointTable } from './entrypoints';
 import { SpawnError, exitCodeOf, spawnProcess } from './spawn';
-import { serviceLinkEnv, type ServiceLike } from './service-env';
+import { serviceLinkEnv } from './service-env';
 import { VolumeError, containerRoot, materializeVolumes } from './volumes';
 import { leftoverInstances, readExitCode, shimAlive, signalGroup, type InstanceState } from './shim';
 
@@ -32,7 +32,7 @@ export interface ProcessRuntimeOptions {
   /** What images run when a container names no command (--image-entrypoints). */
   entrypoints: EntrypointTable;
   /** The Services whose link variables containers get (the informer's cache; see service-env.ts). */
-  services?: () => readonly ServiceLike[];
+  services?: () => readonly Service[];
   /** The gateway's host and port: ORCH_SERVICE_HOST / ORCH_SERVICE_PORT while the `default/orch` Service is not known. */
   gateway?: { host: string; port: string };
   log: LogWriterOptions;
@@ -133,6 +133,10 @@ export class ProcessRuntime implements Runtime {
 
   get name(): 'process' | 'sandbox' {
     return this.isolation.name;
+  }
+
+  podCidr(): string {
+    return this.opts.ips.cidr;
   }
 
   podUids(): string[] {
@@ -448,20 +452,22 @@ export class ProcessRuntime implements Runtime {
   private restore(pod: Pod, cr: ContainerRecord): void {
     const list = cr.kind === 'init' ? pod.status?.initContainerStatuses : cr.kind === 'ephemeral' ? pod.status?.ephemeralContainerStatuses : pod.status?.containerStatuses;
     const s = list?.find((x) => x.name === cr.name);
-    if (!s || (!s.state.running && !s.state.terminated && !s.lastState.terminated)) return;
-    const ended = s.state.terminated;
+    if (!s) return;
+    const { state = {}, lastState = {} } = s;
+    if (!state.running && !state.terminated && !lastState.terminated) return;
+    const ended = state.terminated;
     if (ended && (cr.init ? ended.exitCode === 0 : true)) {
-      cr.restore(s.restartCount, s.lastState.terminated, ended);
+      cr.restore(s.restartCount, lastState.terminated, ended);
       return;
     }
-    if (s.state.running && (pod.spec.restartPolicy ?? 'Always') === 'Never') {
-      const gone: ContainerStateTerminated = { exitCode: 137, reason: 'Error', message: 'the node agent restarted while the container was running', startedAt: s.state.running.startedAt, finishedAt: formatTime(new Date()) };
-      cr.restore(s.restartCount, s.lastState.terminated, gone);
+    if (state.running && (pod.spec.restartPolicy ?? 'Always') === 'Never') {
+      const gone: ContainerStateTerminated = { exitCode: 137, reason: 'Error', message: 'the node agent restarted while the container was running', startedAt: state.running.startedAt, finishedAt: formatTime(new Date()) };
+      cr.restore(s.restartCount, lastState.terminated, gone);
       return;
     }
     const prior: ContainerStateTerminated = { exitCode: 137, reason: 'Error', message: 'stopped with the node agent', finishedAt: formatTime(new Date()) };
     // The next start counts as a restart of the instance the earlier agent ran.
-    cr.restore(s.restartCount, s.lastState.terminated, s.state.running ? { ...prior, startedAt: s.state.running.startedAt } : undefined);
+    cr.restore(s.restartCount, lastState.terminated, state.running ? { ...prior, startedAt: state.running.startedAt } : undefined);
   }
 
   private async ensureRecord(pod: Pod): Promise<PodRecord> {

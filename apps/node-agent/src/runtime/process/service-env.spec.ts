@@ -1,8 +1,8 @@
-import type { Pod } from '../../api/types';
-import { serviceLinkEnv, serviceVariables, type ServiceLike } from './service-env';
+import type { Pod, Service } from '../../api/types';
+import { serviceLinkEnv, serviceVariables } from './service-env';
 
-type Ports = NonNullable<ServiceLike['spec']>['ports'];
-const svc = (namespace: string, name: string, clusterIP: string | undefined, ports: Ports = [{ port: 80 }]): ServiceLike => ({
+type Ports = NonNullable<Service['spec']>['ports'];
+const svc = (namespace: string, name: string, clusterIP: string | undefined, ports: Ports = [{ port: 80 }]): Service => ({
   apiVersion: 'v1',
   kind: 'Service',
   metadata: { namespace, name },

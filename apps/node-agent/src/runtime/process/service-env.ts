@@ -1,10 +1,4 @@
-import type { KubeObject } from '@orch/apimachinery';
-import type { Pod } from '../../api/types';
-
-/** The Service fields the service-link variables use. */
-export interface ServiceLike extends KubeObject {
-  spec?: { clusterIP?: string; ports?: { name?: string; port: number; protocol?: string }[] };
-}
+import type { Pod, Service } from '../../api/types';
 
 /**
  * Services in `default` whose variables every container gets, whatever its namespace and
@@ -19,7 +13,7 @@ function envName(name: string): string {
   return name.toUpperCase().replace(/-/g, '_');
 }
 
-function hasClusterIP(svc: ServiceLike): boolean {
+function hasClusterIP(svc: Service): boolean {
   const ip = svc.spec?.clusterIP;
   return !!ip && ip !== 'None' && (svc.spec?.ports?.length ?? 0) > 0;
 }
@@ -29,7 +23,7 @@ function hasClusterIP(svc: ServiceLike): boolean {
  * `<NAME>_SERVICE_PORT` (first port), `<NAME>_SERVICE_PORT_<PORTNAME>` per named port, and the
  * Docker link variables `<NAME>_PORT`, `<NAME>_PORT_<port>_<PROTO>[_PROTO|_PORT|_ADDR]`.
  */
-export function serviceVariables(svc: ServiceLike): Record<string, string> {
+export function serviceVariables(svc: Service): Record<string, string> {
   const out: Record<string, string> = {};
   if (!hasClusterIP(svc)) return out;
   const prefix = envName(svc.metadata.name ?? '');
@@ -58,10 +52,10 @@ export function serviceVariables(svc: ServiceLike): Record<string, string> {
  * Service of the pod's namespace with a cluster IP. A Service of the pod's namespace wins over
  * an API Service of the same name. Container `env` is applied after these and overrides them.
  */
-export function serviceLinkEnv(pod: Pod, services: readonly ServiceLike[]): Record<string, string> {
+export function serviceLinkEnv(pod: Pod, services: readonly Service[]): Record<string, string> {
   const ns = pod.metadata.namespace ?? '';
   const links = pod.spec.enableServiceLinks !== false;
-  const chosen = new Map<string, ServiceLike>();
+  const chosen = new Map<string, Service>();
   for (const svc of services) {
     const name = svc.metadata.name ?? '';
     if (svc.metadata.namespace === API_SERVICE_NAMESPACE && API_SERVICE_NAMES.includes(name) && !chosen.has(name)) chosen.set(name, svc);

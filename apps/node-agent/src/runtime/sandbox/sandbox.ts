@@ -170,7 +170,7 @@ export async function hostEntries(): Promise<HostEntry[]> {
 /** `/etc/hosts` of a pod (upstream kubelet's managed hosts file). */
 export function hostsFile(hostname: string, podIP: string, pod: Pod): string {
   const fqdn = pod.spec.subdomain ? `${hostname}.${String(pod.spec.subdomain)}.${pod.metadata.namespace}.svc.cluster.local\t` : '';
-  const aliases = ((pod.spec.hostAliases as { ip: string; hostnames?: string[] }[] | undefined) ?? []).map((a) => `${a.ip}\t${(a.hostnames ?? []).join('\t')}`);
+  const aliases = (pod.spec.hostAliases ?? []).map((a) => `${a.ip}\t${(a.hostnames ?? []).join('\t')}`);
   return [
     '# Kubernetes-managed hosts file.',
     '127.0.0.1\tlocalhost',

@@ -1,6 +1,6 @@
 import { ApiError } from '@orch/client';
-import type { Pod } from './api/types';
-import { tokenSource } from './agent';
+import type { Pod } from '../api/types';
+import { tokenSource } from './api-sources';
 
 const pod = { metadata: { name: 'p', namespace: 'team', uid: 'u1' }, spec: { containers: [] } } as unknown as Pod;
 const status = (code: number, details?: { kind: string; name: string }) =>

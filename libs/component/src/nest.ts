@@ -1,0 +1,84 @@
+import { Global, Inject, Injectable, Module, type DynamicModule, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { FlagDefs } from '@orch/server-common';
+import type { ComponentContext } from './component';
+
+/** Injection token of the {@link ComponentContext} (flags, client, logger, health, metrics). */
+export const COMPONENT_CONTEXT = Symbol('ComponentContext');
+/** Injection token of the run signal: it aborts when the component stops (SIGINT, SIGTERM, lost leadership). */
+export const RUN_SIGNAL = Symbol('RunSignal');
+
+/**
+ * The long-running loops of a component's providers (status loops, work queues, watch
+ * handlers). A provider starts its loop in `onApplicationBootstrap` with {@link run}; the loop
+ * gets {@link signal}, which aborts when the component stops or when any loop fails, and must
+ * return soon after. {@link runComponentModule} waits for every loop to return before it closes
+ * the application, so no shutdown hook races a loop that is still working.
+ */
+@Injectable()
+export class ComponentTasks {
+  private readonly stop = new AbortController();
+  private readonly loops = new Set<Promise<void>>();
+  private failure?: Error;
+
+  constructor(@Inject(RUN_SIGNAL) run: AbortSignal) {
+    if (run.aborted) this.stop.abort();
+    else run.addEventListener('abort', () => this.stop.abort(), { once: true });
+  }
+
+  /** Aborts when the component stops or a loop failed. */
+  get signal(): AbortSignal {
+    return this.stop.signal;
+  }
+
+  /** Starts `loop` (not when the component is stopping already); its failure stops the component. */
+  run(name: string, loop: (signal: AbortSignal) => Promise<void>): void {
+    if (this.stop.signal.aborted) return;
+    const done = loop(this.stop.signal).catch((err: unknown) => {
+      this.failure ??= new Error(`${name}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      this.stop.abort();
+    });
+    this.loops.add(done);
+  }
+
+  /** Resolves once the signal aborted and every loop returned; rejects with the first loop failure. */
+  async settled(): Promise<void> {
+    const signal = this.stop.signal;
+    if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    await Promise.all(this.loops);
+    if (this.failure) throw this.failure;
+  }
+}
+
+/** What the component runtime gives every provider: the context, the run signal and the loops. */
+@Global()
+@Module({})
+class ComponentCoreModule {
+  static forRoot(ctx: ComponentContext<FlagDefs>, signal: AbortSignal): DynamicModule {
+    return {
+      module: ComponentCoreModule,
+      providers: [{ provide: COMPONENT_CONTEXT, useValue: ctx }, { provide: RUN_SIGNAL, useValue: signal }, ComponentTasks],
+      exports: [COMPONENT_CONTEXT, RUN_SIGNAL, ComponentTasks],
+    };
+  }
+}
+
+@Module({})
+class ComponentRootModule {}
+
+/**
+ * Runs a component's Nest application context for one run of `runComponent` (its `run`
+ * hook): builds `app` (onModuleInit, then onApplicationBootstrap, deepest modules first),
+ * serves until `signal` aborts or a loop of {@link ComponentTasks} fails, waits for the loops,
+ * then closes the application (beforeApplicationShutdown, then onApplicationShutdown, the root
+ * module's first; the context last). Nest only wires objects here: it is on no request path.
+ */
+export async function runComponentModule<D extends FlagDefs>(ctx: ComponentContext<D>, signal: AbortSignal, app: DynamicModule | Type): Promise<void> {
+  const root: DynamicModule = { module: ComponentRootModule, imports: [ComponentCoreModule.forRoot(ctx as unknown as ComponentContext<FlagDefs>, signal), app] };
+  const context = await NestFactory.createApplicationContext(root, { logger: ['error', 'warn'], abortOnError: false });
+  try {
+    await context.get(ComponentTasks).settled();
+  } finally {
+    await context.close();
+  }
+}
