@@ -52,7 +52,7 @@ export class ProxyController {
     return this.services.hasSynced() && this.slices.hasSynced();
   }
 
-  /** Waits for the caches, then syncs keys until signal aborts; closes every listener at the end. */
+  /** Waits for the caches, then syncs keys until signal aborts (the listeners stay: the proxier's owner closes them). */
   async run(signal: AbortSignal): Promise<void> {
     const ok = (await Promise.all([this.services.waitForSync(signal), this.slices.waitForSync(signal)])).every(Boolean);
     try {
@@ -61,7 +61,6 @@ export class ProxyController {
       await runWorkers(this.queue, 1, (key) => this.sync(key), { signal, logger: this.logger });
     } finally {
       this.queue.shutDown();
-      await this.proxier.close();
     }
   }
 

@@ -1,3 +1,4 @@
+import type { coreV1, discoveryV1 } from '@orch/api';
 import type { KubeObject } from '@orch/apimachinery';
 
 /** Labels the proxy reads (SPEC well-known labels). */
@@ -7,29 +8,10 @@ export const HEADLESS_LABEL = 'service.orch.io/headless';
 
 export type Protocol = 'TCP' | 'UDP';
 
-/** The Service fields the proxy uses. */
-export interface Service extends KubeObject {
-  spec?: {
-    type?: string;
-    clusterIP?: string;
-    ports?: { name?: string; protocol?: string; port?: number; nodePort?: number }[];
-    sessionAffinity?: string;
-    sessionAffinityConfig?: { clientIP?: { timeoutSeconds?: number } };
-    internalTrafficPolicy?: string;
-    externalTrafficPolicy?: string;
-  };
-}
-
-/** discovery.orch.io/v1 EndpointSlice, the fields the proxy uses. */
-export interface EndpointSlice extends KubeObject {
-  addressType?: string;
-  endpoints?: {
-    addresses?: string[];
-    conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
-    nodeName?: string;
-  }[];
-  ports?: { name?: string; port?: number; protocol?: string }[];
-}
+/** A Service as the API serves it (the generated type of @orch/api). */
+export type Service = coreV1.Service & KubeObject;
+/** A discovery.orch.io/v1 EndpointSlice as the API serves it. */
+export type EndpointSlice = discoveryV1.EndpointSlice & KubeObject;
 
 /** One backend of one service port, with its conditions as upstream kube-proxy reads them. */
 export interface Endpoint {

@@ -1,5 +1,8 @@
-import type { FlagDefs } from '@orch/server-common';
-import { IPVS_SCHEDULERS, PROXY_MODES, type IpvsScheduler, type ProxyMode } from './balancer';
+import { hostname } from 'node:os';
+import type { COMPONENT_FLAGS, ComponentContext } from '@orch/component';
+import type { FlagDefs, FlagValues } from '@orch/server-common';
+import { IPVS_SCHEDULERS, PROXY_MODES, schedulerFor, type IpvsScheduler, type ProxyMode, type SchedulerName } from './balancer';
+import { nodePortAddresses } from './node-addresses';
 
 /** network-proxy flags (upstream kube-proxy names); --kubeconfig comes from the component. */
 export const PROXY_FLAGS = {
@@ -32,3 +35,36 @@ export function hostPort(flag: string, value: string): { host: string; port: num
   if (!m || port > 65535) throw new Error(`--${flag}=${value}: want host:port (e.g. 127.0.0.1:10249)`);
   return { host: m[1] ?? m[2] ?? '', port };
 }
+
+/**
+ * The network-proxy's configuration, the one options provider of its Nest application: the
+ * flags as given, plus what is derived from them once (checked, parsed, defaulted). Building it
+ * throws the start-up error of a bad flag.
+ */
+export class ProxyOptions {
+  readonly mode: ProxyMode;
+  readonly scheduler: SchedulerName;
+  /** This node's name (`--hostname-override` or the host name), for Local traffic policies. */
+  readonly nodeName: string;
+  /** The addresses node ports are served on. */
+  readonly nodePortAddresses: readonly string[];
+  /** How long an idle UDP flow is kept (`--udp-timeout`). */
+  readonly udpIdleMs: number;
+  /** Where the metrics server listens; undefined when `--metrics-bind-address` is empty. */
+  readonly metricsAddress?: { host: string; port: number };
+
+  constructor(readonly flags: ProxyFlags) {
+    const { mode, scheduler } = proxyModeFrom(flags['proxy-mode'], flags['ipvs-scheduler']);
+    if (flags['udp-timeout'] <= 0) throw new Error('--udp-timeout must be greater than 0');
+    this.mode = mode;
+    this.scheduler = schedulerFor(mode, scheduler);
+    this.nodeName = (flags['hostname-override'] || hostname()).trim().toLowerCase();
+    this.nodePortAddresses = nodePortAddresses(flags['nodeport-addresses']);
+    this.udpIdleMs = flags['udp-timeout'];
+    this.metricsAddress = flags['metrics-bind-address'] ? hostPort('metrics-bind-address', flags['metrics-bind-address']) : undefined;
+  }
+}
+
+export type ProxyFlags = FlagValues<typeof PROXY_FLAGS & typeof COMPONENT_FLAGS>;
+/** What the component runtime gives the network-proxy's providers (COMPONENT_CONTEXT). */
+export type ProxyContext = ComponentContext<typeof PROXY_FLAGS>;

@@ -4,7 +4,7 @@ import { Registry } from 'prom-client';
 import type { SchedulerName } from './balancer';
 import { ProxyMetrics } from './metrics';
 import { frontendKey, type Endpoint, type FrontendSpec, type Protocol, type Route } from './model';
-import { BindError, Proxier } from './proxier';
+import { BindError, Proxier, frontendFactories } from './proxier';
 import { firstLine, freePortOn, tcpBackends, udpBackends, udpRequest, type TestBackends } from './testing';
 
 // The data plane with real sockets: backends are small servers on 127.0.20.x, the service
@@ -22,7 +22,8 @@ const forward = (b: TestBackends, ips = b.ips): Route => ({ action: 'forward', e
 const count = (xs: string[]) => Object.fromEntries([...new Set(xs)].sort().map((x) => [x, xs.filter((y) => y === x).length]));
 
 function newProxier(scheduler: SchedulerName): Proxier {
-  return new Proxier({ scheduler, logger, metrics: new ProxyMetrics(new Registry()), connectTimeoutMs: 500, dropIdleMs: 5000, udpIdleMs: 500 });
+  const metrics = new ProxyMetrics(new Registry());
+  return new Proxier({ scheduler, metrics, frontends: frontendFactories({ logger, metrics, connectTimeoutMs: 500, dropIdleMs: 5000, udpIdleMs: 500 }) });
 }
 
 /** Connects, writes `payload`, half-closes, and collects everything until the server ends. */

@@ -1,18 +1,21 @@
-import type { Logger } from '@orch/server-common';
 import { newScheduler, type SchedulerName } from './balancer';
-import type { Frontend, FrontendContext } from './frontend';
+import type { Frontend, FrontendContext, FrontendFactory } from './frontend';
 import type { ProxyMetrics } from './metrics';
-import type { FrontendSpec } from './model';
-import { TcpFrontend } from './tcp-frontend';
-import { UdpFrontend } from './udp-frontend';
+import type { FrontendSpec, Protocol } from './model';
+import { tcpFrontends } from './tcp-frontend';
+import { udpFrontends } from './udp-frontend';
 
 export interface ProxierOptions {
   scheduler: SchedulerName;
-  logger: Logger;
   metrics: ProxyMetrics;
-  connectTimeoutMs?: number;
-  dropIdleMs?: number;
-  udpIdleMs?: number;
+  /** The frontends of each protocol served (see {@link frontendFactories}). */
+  frontends: readonly FrontendFactory[];
+}
+
+/** The TCP and UDP frontends, with upstream's userspace defaults for what `ctx` leaves out. */
+export function frontendFactories(ctx: Pick<FrontendContext, 'logger' | 'metrics'> & Partial<FrontendContext>): FrontendFactory[] {
+  const full: FrontendContext = { connectTimeoutMs: 2000, dropIdleMs: 60_000, udpIdleMs: 250, ...ctx };
+  return [tcpFrontends(full), udpFrontends(full)];
 }
 
 interface Entry {
@@ -53,16 +56,10 @@ export function describeBindError(spec: FrontendSpec, err: NodeJS.ErrnoException
 export class Proxier {
   private readonly entries = new Map<string, Entry>();
   private readonly byOwner = new Map<string, Set<string>>();
-  private readonly ctx: FrontendContext;
+  private readonly frontends: ReadonlyMap<Protocol, FrontendFactory>;
 
   constructor(private readonly opts: ProxierOptions) {
-    this.ctx = {
-      logger: opts.logger,
-      metrics: opts.metrics,
-      connectTimeoutMs: opts.connectTimeoutMs ?? 2000,
-      dropIdleMs: opts.dropIdleMs ?? 60_000,
-      udpIdleMs: opts.udpIdleMs ?? 250,
-    };
+    this.frontends = new Map(opts.frontends.map((f) => [f.protocol, f]));
   }
 
   /**
@@ -90,8 +87,12 @@ export class Proxier {
         cur.frontend.update(spec);
         continue;
       }
-      const scheduler = newScheduler(this.opts.scheduler);
-      const frontend = spec.protocol === 'TCP' ? new TcpFrontend(spec, scheduler, this.ctx) : new UdpFrontend(spec, scheduler, this.ctx);
+      const factory = this.frontends.get(spec.protocol);
+      if (!factory) {
+        failures.push(`cannot listen on ${spec.key} for service ${spec.servicePort}: ${spec.protocol} is not served`);
+        continue;
+      }
+      const frontend = factory.create(spec, newScheduler(this.opts.scheduler));
       try {
         await frontend.listen();
       } catch (err) {

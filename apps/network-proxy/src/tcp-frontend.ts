@@ -1,7 +1,6 @@
 import net from 'node:net';
-import { Balancer, type BackendState, type Scheduler } from './balancer';
-import type { Frontend, FrontendContext } from './frontend';
-import type { FrontendSpec } from './model';
+import type { BackendState } from './balancer';
+import { BalancedFrontend, type FrontendContext, type FrontendFactory } from './frontend';
 
 /** Backends tried for one connection before it is reset (upstream userspace proxy). */
 const MAX_CONNECT_ATTEMPTS = 3;
@@ -14,39 +13,17 @@ const MAX_CONNECT_ATTEMPTS = 3;
  * Route updates apply to new connections only; `close()` stops accepting and leaves open
  * connections running.
  */
-export class TcpFrontend implements Frontend {
-  private readonly server: net.Server;
-  private readonly balancer: Balancer;
+export class TcpFrontend extends BalancedFrontend {
+  private readonly server = net.createServer({ allowHalfOpen: true }, (client) => this.accept(client));
   /** Open sockets of both sides, for destroy(). */
   private readonly sockets = new Set<net.Socket>();
-  private spec: FrontendSpec;
 
-  constructor(
-    spec: FrontendSpec,
-    scheduler: Scheduler,
-    private readonly ctx: FrontendContext,
-  ) {
-    this.spec = spec;
-    this.balancer = new Balancer(scheduler);
-    this.update(spec);
-    this.server = net.createServer({ allowHalfOpen: true }, (client) => this.accept(client));
+  protected socket(): net.Server {
+    return this.server;
   }
 
-  listen(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: Error) => reject(err);
-      this.server.once('error', onError);
-      this.server.listen({ host: this.spec.ip, port: this.spec.port, exclusive: true }, () => {
-        this.server.off('error', onError);
-        this.server.on('error', (err) => this.ctx.logger.error('listener failed', { frontend: this.spec.key, err: err.message }));
-        resolve();
-      });
-    });
-  }
-
-  update(spec: FrontendSpec): void {
-    this.spec = spec;
-    this.balancer.setEndpoints(spec.route.action === 'forward' ? spec.route.endpoints : [], spec.affinityTimeoutMs);
+  protected bind(listening: () => void): void {
+    this.server.listen({ host: this.spec.ip, port: this.spec.port, exclusive: true }, listening);
   }
 
   close(): Promise<void> {
@@ -144,4 +121,9 @@ export class TcpFrontend implements Frontend {
     this.sockets.add(socket);
     socket.once('close', () => this.sockets.delete(socket));
   }
+}
+
+/** TCP frontends sharing `ctx`. */
+export function tcpFrontends(ctx: FrontendContext): FrontendFactory {
+  return { protocol: 'TCP', create: (spec, scheduler) => new TcpFrontend(spec, scheduler, ctx) };
 }

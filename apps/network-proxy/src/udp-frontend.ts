@@ -1,6 +1,6 @@
 import dgram from 'node:dgram';
-import { Balancer, type BackendState, type Scheduler } from './balancer';
-import type { Frontend, FrontendContext } from './frontend';
+import type { BackendState } from './balancer';
+import { BalancedFrontend, type FrontendContext, type FrontendFactory } from './frontend';
 import type { FrontendSpec } from './model';
 
 interface Flow {
@@ -17,45 +17,27 @@ interface Flow {
  * starts a new flow. A drop route discards datagrams; no route means no socket, so clients
  * get port-unreachable.
  */
-export class UdpFrontend implements Frontend {
-  private readonly socket = dgram.createSocket({ type: 'udp4' });
-  private readonly balancer: Balancer;
+export class UdpFrontend extends BalancedFrontend {
+  private readonly listener = dgram.createSocket({ type: 'udp4' }).on('message', (msg, rinfo) => this.onClientMessage(msg, rinfo));
   private readonly flows = new Map<string, Flow>();
-  private spec: FrontendSpec;
 
-  constructor(
-    spec: FrontendSpec,
-    scheduler: Scheduler,
-    private readonly ctx: FrontendContext,
-  ) {
-    this.spec = spec;
-    this.balancer = new Balancer(scheduler);
-    this.update(spec);
-    this.socket.on('message', (msg, rinfo) => this.onClientMessage(msg, rinfo));
+  protected socket(): dgram.Socket {
+    return this.listener;
   }
 
-  listen(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: Error) => reject(err);
-      this.socket.once('error', onError);
-      this.socket.bind({ address: this.spec.ip, port: this.spec.port, exclusive: true }, () => {
-        this.socket.off('error', onError);
-        this.socket.on('error', (err) => this.ctx.logger.error('udp listener failed', { frontend: this.spec.key, err: err.message }));
-        resolve();
-      });
-    });
+  protected bind(listening: () => void): void {
+    this.listener.bind({ address: this.spec.ip, port: this.spec.port, exclusive: true }, listening);
   }
 
-  update(spec: FrontendSpec): void {
-    this.spec = spec;
-    this.balancer.setEndpoints(spec.route.action === 'forward' ? spec.route.endpoints : [], spec.affinityTimeoutMs);
+  override update(spec: FrontendSpec): void {
+    super.update(spec);
     for (const [client, flow] of this.flows) if (!this.balancer.has(flow.backend.endpoint.key)) this.endFlow(client, flow);
   }
 
   /** Closes the socket; the flows end too (UDP has no connection to keep). */
   close(): Promise<void> {
     for (const [client, flow] of this.flows) this.endFlow(client, flow);
-    return new Promise((resolve) => this.socket.close(() => resolve()));
+    return new Promise((resolve) => this.listener.close(() => resolve()));
   }
 
   destroy(): Promise<void> {
@@ -84,7 +66,7 @@ export class UdpFrontend implements Frontend {
     socket.on('message', (reply, from) => {
       if (from.address !== backend.endpoint.ip || from.port !== backend.endpoint.port) return;
       this.touch(client, flow);
-      this.socket.send(reply, rinfo.port, rinfo.address);
+      this.listener.send(reply, rinfo.port, rinfo.address);
     });
     socket.on('error', (err) => {
       this.ctx.logger.debug('udp flow failed', { frontend: this.spec.key, backend: backend.endpoint.key, err: err.message });
@@ -110,4 +92,9 @@ export class UdpFrontend implements Frontend {
     this.balancer.done(flow.backend);
     this.ctx.metrics.active.dec({ protocol: 'UDP' });
   }
+}
+
+/** UDP frontends sharing `ctx`. */
+export function udpFrontends(ctx: FrontendContext): FrontendFactory {
+  return { protocol: 'UDP', create: (spec, scheduler) => new UdpFrontend(spec, scheduler, ctx) };
 }
