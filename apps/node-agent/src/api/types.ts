@@ -1,5 +1,5 @@
 import type { KubeObject } from '@orch/apimachinery';
-import type { certificatesV1, coordinationV1, coreV1 } from '@orch/api';
+import type { coordinationV1, coreV1 } from '@orch/api';
 
 // The API types the node agent reads and writes, by the names it uses: the generated types of
 // libs/api (libs/api/src/types/generated), narrowed only where the agent relies on more than the
@@ -10,32 +10,23 @@ import type { certificatesV1, coordinationV1, coreV1 } from '@orch/api';
 type Served<T> = T & KubeObject;
 
 export type Pod = Served<coreV1.Pod> & { spec: coreV1.PodSpec };
-export type PodSpec = coreV1.PodSpec;
-export type PodStatus = coreV1.PodStatus;
-export type PodCondition = coreV1.PodCondition;
-export type Container = coreV1.Container;
-export type EphemeralContainer = coreV1.EphemeralContainer;
-export type ContainerPort = coreV1.ContainerPort;
-export type ContainerState = coreV1.ContainerState;
-export type ContainerStateTerminated = coreV1.ContainerStateTerminated;
 /** A container's status as the agent reports it: state and lastState always set. */
-export type ContainerStatus = coreV1.ContainerStatus & { state: ContainerState; lastState: ContainerState };
-export type Probe = coreV1.Probe;
-export type ObjectFieldSelector = coreV1.ObjectFieldSelector;
-export type ResourceFieldSelector = coreV1.ResourceFieldSelector;
-export type KeyToPath = coreV1.KeyToPath;
-export type DownwardApiFile = coreV1.DownwardAPIVolumeFile;
-export type ProjectionSource = coreV1.VolumeProjection;
-export type Volume = coreV1.Volume;
+export type ContainerStatus = coreV1.ContainerStatus & { state: coreV1.ContainerState; lastState: coreV1.ContainerState };
 export type Node = Served<coreV1.Node>;
-export type NodeStatus = coreV1.NodeStatus;
-export type NodeCondition = coreV1.NodeCondition;
-export type Taint = coreV1.Taint;
 export type Service = Served<coreV1.Service>;
 export type ConfigMap = Served<coreV1.ConfigMap>;
 export type Secret = Served<coreV1.Secret>;
 export type Lease = Served<coordinationV1.Lease>;
-export type CertificateSigningRequest = Served<certificatesV1.CertificateSigningRequest>;
+
+// Pod and container types several parts of the agent use, as generated.
+export type Container = coreV1.Container;
+export type ContainerStateTerminated = coreV1.ContainerStateTerminated;
+export type Probe = coreV1.Probe;
+export type PodStatus = coreV1.PodStatus;
+export type PodCondition = coreV1.PodCondition;
+// Node types, as generated.
+export type NodeStatus = coreV1.NodeStatus;
+export type Taint = coreV1.Taint;
 
 /** A pod's restartPolicy (the API's enum). */
 export type RestartPolicy = 'Always' | 'OnFailure' | 'Never';

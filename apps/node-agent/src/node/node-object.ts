@@ -1,5 +1,6 @@
+import type { coreV1 } from '@orch/api';
 import { Quantity, formatTime } from '@orch/apimachinery';
-import type { Node, NodeCondition, NodeStatus, Taint } from '../api/types';
+import type { Node, NodeStatus, Taint } from '../api/types';
 import { goArch, goOs, type MachineInfo, type MachineUsage } from './machine';
 
 export const LABEL_ARCH = 'orch.io/arch';
@@ -87,7 +88,7 @@ const CONDITIONS: { type: string; key?: keyof Pressures; ok: [string, string]; b
  * condition keeps its lastTransitionTime from `previous` while its status is unchanged;
  * lastHeartbeatTime is `now`.
  */
-export function nodeConditions(previous: readonly NodeCondition[] | undefined, pressures: Pressures, now: Date): NodeCondition[] {
+export function nodeConditions(previous: readonly coreV1.NodeCondition[] | undefined, pressures: Pressures, now: Date): coreV1.NodeCondition[] {
   const ts = formatTime(now);
   return CONDITIONS.map((c) => {
     const bad = c.key ? pressures[c.key] : false;
@@ -173,7 +174,7 @@ export function initialNode(id: NodeIdentity): Node {
 export function nodeStatus(
   id: NodeIdentity,
   info: MachineInfo,
-  facts: { capacity: Record<string, string>; allocatable: Record<string, string>; conditions: NodeCondition[]; runtime: string },
+  facts: { capacity: Record<string, string>; allocatable: Record<string, string>; conditions: coreV1.NodeCondition[]; runtime: string },
 ): NodeStatus {
   return {
     capacity: facts.capacity,

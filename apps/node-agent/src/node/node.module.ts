@@ -8,59 +8,64 @@ import { AgentServer, ServerModule } from '../server/server.module';
 import { NodeMachine } from './machine';
 import { NodeManager } from './node-manager';
 
+/** Injection token of the agent's node managers: one, or one per fake node of the simulated runtime. */
+const NODE_MANAGERS = Symbol('NodeManagers');
+
 /** Nodes registered at once: a thousand fake nodes do not open a thousand connections together. */
 const REGISTER_BATCH = 50;
 
+/** The managers of the agent's nodes (node-manager.ts), each with its identity, machine figures and timings. */
+function nodeManagers(o: NodeAgentOptions, ctx: NodeAgentContext, machine: NodeMachine, informers: AgentInformers, runtime: Runtime, server: AgentServer): NodeManager[] {
+  const f = o.flags;
+  return o.nodeNames.map(
+    (name) =>
+      new NodeManager({
+        client: ctx.client,
+        id: { name, hostname: o.simulated ? name : o.hostname, nodeIp: o.nodeIp, port: server.port, podCidr: runtime.podCidr(name), labels: o.labels, taints: o.taints },
+        info: machine.infoFor(name, o.simulated),
+        usage: machine.usage,
+        cached: () => informers.nodes.get(name),
+        thresholds: o.thresholds,
+        reserved: o.reserved,
+        maxPods: f['max-pods'],
+        runtime: runtime.name,
+        statusUpdateMs: f['node-status-update-frequency'],
+        statusReportMs: f['node-status-report-frequency'],
+        leaseDurationSeconds: f['node-lease-duration-seconds'],
+        jitterStart: o.simulated && o.nodeNames.length > 1,
+        logger: ctx.logger,
+      }),
+  );
+}
+
 /**
- * The agent's Node objects (node-manager.ts): one, or the simulated runtime's fake nodes. At
- * bootstrap each is registered (retried until it succeeds or the agent stops; the pod loop
- * starts after this), then its status and lease loops run until the agent stops.
+ * At bootstrap every node is registered (retried until it succeeds or the agent stops; the pod
+ * loop starts after this), then the status and lease loops of each run until the agent stops.
  */
 @Injectable()
-export class NodeLoops implements OnApplicationBootstrap {
+class NodeLoops implements OnApplicationBootstrap {
   constructor(
-    @Inject(NodeAgentOptions) private readonly options: NodeAgentOptions,
+    @Inject(NODE_MANAGERS) private readonly managers: NodeManager[],
+    @Inject(ComponentTasks) private readonly tasks: ComponentTasks,
     @Inject(COMPONENT_CONTEXT) private readonly ctx: NodeAgentContext,
-    @Inject(NodeMachine) private readonly machine: NodeMachine,
-    @Inject(AgentInformers) private readonly informers: AgentInformers,
     @Inject(RUNTIME) private readonly runtime: Runtime,
     @Inject(AgentServer) private readonly server: AgentServer,
-    @Inject(ComponentTasks) private readonly tasks: ComponentTasks,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const managers = this.options.nodeNames.map((name) => this.manager(name));
-    const signal = this.tasks.signal;
-    for (let i = 0; i < managers.length && !signal.aborted; i += REGISTER_BATCH) await Promise.all(managers.slice(i, i + REGISTER_BATCH).map((m) => m.register(signal)));
-    if (signal.aborted) return;
+    const { managers, tasks } = this;
+    for (let i = 0; i < managers.length && !tasks.signal.aborted; i += REGISTER_BATCH) await Promise.all(managers.slice(i, i + REGISTER_BATCH).map((m) => m.register(tasks.signal)));
+    if (tasks.signal.aborted) return;
     this.ctx.logger.info('nodes registered', { nodes: managers.length, runtime: this.runtime.name, port: this.server.port });
-    this.tasks.run('node status', async (stop) => {
-      await Promise.all(managers.map((m) => m.run(stop)));
-    });
-  }
-
-  private manager(name: string): NodeManager {
-    const { options: o, ctx } = this;
-    const f = o.flags;
-    return new NodeManager({
-      client: ctx.client,
-      id: { name, hostname: o.simulated ? name : o.hostname, nodeIp: o.nodeIp, port: this.server.port, podCidr: this.runtime.podCidr(name), labels: o.labels, taints: o.taints },
-      info: this.machine.infoFor(name, o.simulated),
-      usage: this.machine.usage,
-      cached: () => this.informers.nodes.get(name),
-      thresholds: o.thresholds,
-      reserved: o.reserved,
-      maxPods: f['max-pods'],
-      runtime: this.runtime.name,
-      statusUpdateMs: f['node-status-update-frequency'],
-      statusReportMs: f['node-status-report-frequency'],
-      leaseDurationSeconds: f['node-lease-duration-seconds'],
-      jitterStart: o.simulated && o.nodeNames.length > 1,
-      logger: ctx.logger,
+    tasks.run('node status', async (signal) => {
+      await Promise.all(managers.map((m) => m.run(signal)));
     });
   }
 }
 
-/** Node registration, status and lease: after the HTTPS API listens (its port is in the Node's status). */
-@Module({ imports: [ServerModule], providers: [NodeLoops] })
+/** The agent's Node objects: registration, status and lease, once the HTTPS API listens (its port is in the Node's status). */
+@Module({
+  imports: [ServerModule],
+  providers: [{ provide: NODE_MANAGERS, useFactory: nodeManagers, inject: [NodeAgentOptions, COMPONENT_CONTEXT, NodeMachine, AgentInformers, RUNTIME, AgentServer] }, NodeLoops],
+})
 export class NodeModule {}

@@ -1,11 +1,12 @@
+import type { coreV1 } from '@orch/api';
 import { formatTime } from '@orch/apimachinery';
-import type { Container, ContainerState, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '../api/types';
+import type { Container, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '../api/types';
 import type { ContainerRuntimeState, PodRuntimeState } from '../runtime/runtime';
 
 /** Condition types the agent owns (upstream kubelet status manager). */
 export const OWNED_CONDITIONS = ['PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready'];
 
-function stateOf(rs: ContainerRuntimeState | undefined, waitingReason: string): ContainerState {
+function stateOf(rs: ContainerRuntimeState | undefined, waitingReason: string): coreV1.ContainerState {
   if (rs?.running) return { running: rs.running };
   if (rs?.terminated) return { terminated: rs.terminated };
   if (rs?.waiting) return { waiting: rs.waiting };

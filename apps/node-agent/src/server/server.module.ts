@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { Inject, Injectable, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Module, type OnApplicationShutdown } from '@nestjs/common';
 import { selfSignedServingCert } from '@orch/auth';
 import { COMPONENT_CONTEXT } from '@orch/component';
 import { AgentInformers } from '../informers';
@@ -9,82 +9,50 @@ import { ProcessRuntime } from '../runtime/process/process-runtime';
 import type { Runtime } from '../runtime/runtime';
 import { RUNTIME } from '../runtime/runtime.module';
 import { NodeAuth } from './auth';
-import { startAgentServer } from './server';
+import { startAgentServer, type AgentServerOptions, type AgentView } from './server';
 import { StatsCollector } from './stats';
 import { StreamingEndpoints } from './streams';
 
-/** Injection token of the CA bundle of --client-ca-file (undefined without): client certificates of the API. */
-const CLIENT_CA = Symbol('ClientCa');
+/** Injection tokens of the API's TLS material and of what it serves from. */
+const SERVING_TLS = Symbol('ServingTls');
+const AGENT_VIEW = Symbol('AgentView');
 
 /**
- * The agent's HTTPS API (server.ts) on --address:--port: listening once the module is
- * initialized (its port is known before the nodes register), closed at application shutdown,
- * after the containers stopped.
+ * The agent's HTTPS API (server.ts) on --address:--port, listening: an async provider, so its
+ * port is known to whatever injects it (the nodes register with it). Closed at application
+ * shutdown, after the containers stopped.
  */
-@Injectable()
-export class AgentServer implements OnModuleInit, OnApplicationShutdown {
-  private server?: { port: number; close(): Promise<void> };
+export class AgentServer implements OnApplicationShutdown {
+  private constructor(private readonly server: { port: number; close(): Promise<void> }) {}
 
-  constructor(
-    @Inject(NodeAgentOptions) private readonly options: NodeAgentOptions,
-    @Inject(COMPONENT_CONTEXT) private readonly ctx: NodeAgentContext,
-    @Inject(RUNTIME) private readonly runtime: Runtime,
-    @Inject(AgentInformers) private readonly informers: AgentInformers,
-    @Inject(NodeMachine) private readonly machine: NodeMachine,
-    @Inject(NodeAuth) private readonly auth: NodeAuth,
-    @Inject(StreamingEndpoints) private readonly streaming: StreamingEndpoints,
-    @Inject(CLIENT_CA) private readonly clientCa: string | undefined,
-  ) {}
+  static async listen(opts: AgentServerOptions): Promise<AgentServer> {
+    return new AgentServer(await startAgentServer(opts));
+  }
 
-  /** The port the API listens on (once initialized). */
   get port(): number {
-    if (!this.server) throw new Error('the agent server is not listening yet');
     return this.server.port;
   }
 
-  async onModuleInit(): Promise<void> {
-    const { flags: f, nodeIp, hostname, nodeNames } = this.options;
-    const pods = this.informers.pods;
-    this.server = await startAgentServer({
-      host: f.address,
-      port: f.port,
-      tls: { ...(await servingCert(f['tls-cert-file'], f['tls-private-key-file'], [nodeIp, '127.0.0.1', 'localhost', hostname], hostname)), ca: this.clientCa },
-      auth: this.auth,
-      logger: this.ctx.logger,
-      view: {
-        nodeName: nodeNames[0],
-        pods: () => pods.list(),
-        pod: (ns, name) => pods.get(`${ns}/${name}`),
-        runtime: this.runtime,
-        processRuntime: this.runtime instanceof ProcessRuntime ? this.runtime : undefined,
-        machine: this.machine.info,
-        usage: this.machine.usage,
-        metrics: this.ctx.metrics,
-        health: this.ctx.health,
-        stats: new StatsCollector(nodeNames[0], this.machine.startedAt),
-        nodeLogsDir: f['node-logs-dir'],
-      },
-      streaming: this.streaming,
-    });
-  }
-
   async onApplicationShutdown(): Promise<void> {
-    await this.server?.close();
+    await this.server.close();
   }
 }
 
-/** --tls-cert-file and --tls-private-key-file, else a self-signed certificate for the agent's names. */
-async function servingCert(certFile: string, keyFile: string, names: string[], hostname: string): Promise<{ cert: string; key: string }> {
-  if (certFile && keyFile) return { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') };
-  const tls = await selfSignedServingCert([...new Set(names)], `${hostname}@${Math.floor(Date.now() / 1000)}`);
-  return { cert: tls.certPem, key: tls.keyPem };
+/**
+ * --tls-cert-file and --tls-private-key-file (else a certificate made for the agent's names,
+ * self-signed) and the CA bundle of --client-ca-file that client certificates are checked against.
+ */
+async function servingTls({ flags: f, nodeIp, hostname }: NodeAgentOptions): Promise<AgentServerOptions['tls']> {
+  const ca = f['client-ca-file'] ? await readFile(f['client-ca-file'], 'utf8') : undefined;
+  if (f['tls-cert-file']) return { cert: await readFile(f['tls-cert-file'], 'utf8'), key: await readFile(f['tls-private-key-file'], 'utf8'), ca };
+  const made = await selfSignedServingCert([...new Set([nodeIp, '127.0.0.1', 'localhost', hostname])], `${hostname}@${Math.floor(Date.now() / 1000)}`);
+  return { cert: made.certPem, key: made.keyPem, ca };
 }
 
 /** Authentication (client certificates, TokenReview) and authorization (AlwaysAllow or SubjectAccessReview) of the API. */
-function nodeAuth(options: NodeAgentOptions, ctx: NodeAgentContext, clientCaPem: string | undefined): NodeAuth {
-  const f = options.flags;
+function nodeAuth({ flags: f }: NodeAgentOptions, ctx: NodeAgentContext, tls: AgentServerOptions['tls']): NodeAuth {
   return new NodeAuth({
-    clientCaPem,
+    clientCaPem: tls.ca,
     anonymous: f['anonymous-auth'],
     tokenWebhook: f['authentication-token-webhook'] ? { client: ctx.client, ttlMs: f['authentication-token-webhook-cache-ttl'] } : undefined,
     authorization:
@@ -94,24 +62,42 @@ function nodeAuth(options: NodeAgentOptions, ctx: NodeAgentContext, clientCaPem:
   });
 }
 
-/** The HTTPS API: its authentication and authorization, the streaming endpoints (exec, attach, port-forward) and the server. */
+/** What the API serves: the pods of the informer, the runtime's view of them, the machine, health and metrics. */
+function agentView(o: NodeAgentOptions, ctx: NodeAgentContext, runtime: Runtime, informers: AgentInformers, machine: NodeMachine): AgentView {
+  const pods = informers.pods;
+  return {
+    nodeName: o.nodeNames[0],
+    pods: () => pods.list(),
+    pod: (ns, name) => pods.get(`${ns}/${name}`),
+    runtime,
+    processRuntime: runtime instanceof ProcessRuntime ? runtime : undefined,
+    machine: machine.info,
+    usage: machine.usage,
+    metrics: ctx.metrics,
+    health: ctx.health,
+    stats: new StatsCollector(o.nodeNames[0], machine.startedAt),
+    nodeLogsDir: o.flags['node-logs-dir'],
+  };
+}
+
+/** exec, attach and port-forward: `--stream-creation-timeout` and `--streaming-connection-idle-timeout`. */
+function streamingEndpoints({ flags: f }: NodeAgentOptions, ctx: NodeAgentContext, view: AgentView): StreamingEndpoints {
+  return new StreamingEndpoints({ runtime: view.runtime, pod: view.pod, streamCreationTimeoutMs: f['stream-creation-timeout'], idleTimeoutMs: f['streaming-connection-idle-timeout'], metrics: ctx.metrics });
+}
+
+/** The HTTPS API: its TLS material, authentication and authorization, the streaming endpoints and the server. */
 @Module({
   providers: [
-    { provide: CLIENT_CA, useFactory: async (options: NodeAgentOptions) => (options.flags['client-ca-file'] ? readFile(options.flags['client-ca-file'], 'utf8') : undefined), inject: [NodeAgentOptions] },
-    { provide: NodeAuth, useFactory: nodeAuth, inject: [NodeAgentOptions, COMPONENT_CONTEXT, CLIENT_CA] },
+    { provide: SERVING_TLS, useFactory: servingTls, inject: [NodeAgentOptions] },
+    { provide: NodeAuth, useFactory: nodeAuth, inject: [NodeAgentOptions, COMPONENT_CONTEXT, SERVING_TLS] },
+    { provide: AGENT_VIEW, useFactory: agentView, inject: [NodeAgentOptions, COMPONENT_CONTEXT, RUNTIME, AgentInformers, NodeMachine] },
+    { provide: StreamingEndpoints, useFactory: streamingEndpoints, inject: [NodeAgentOptions, COMPONENT_CONTEXT, AGENT_VIEW] },
     {
-      provide: StreamingEndpoints,
-      useFactory: (options: NodeAgentOptions, ctx: NodeAgentContext, runtime: Runtime, informers: AgentInformers) =>
-        new StreamingEndpoints({
-          runtime,
-          pod: (ns, name) => informers.pods.get(`${ns}/${name}`),
-          streamCreationTimeoutMs: options.flags['stream-creation-timeout'],
-          idleTimeoutMs: options.flags['streaming-connection-idle-timeout'],
-          metrics: ctx.metrics,
-        }),
-      inject: [NodeAgentOptions, COMPONENT_CONTEXT, RUNTIME, AgentInformers],
+      provide: AgentServer,
+      useFactory: (o: NodeAgentOptions, ctx: NodeAgentContext, tls: AgentServerOptions['tls'], auth: NodeAuth, view: AgentView, streaming: StreamingEndpoints) =>
+        AgentServer.listen({ host: o.flags.address, port: o.flags.port, tls, auth, logger: ctx.logger, view, streaming }),
+      inject: [NodeAgentOptions, COMPONENT_CONTEXT, SERVING_TLS, NodeAuth, AGENT_VIEW, StreamingEndpoints],
     },
-    AgentServer,
   ],
   exports: [AgentServer],
 })

@@ -1,5 +1,6 @@
+import type { coreV1 } from '@orch/api';
 import { Quantity } from '@orch/apimachinery';
-import type { ConfigMap, Container, ObjectFieldSelector, Pod, ResourceFieldSelector, Secret } from '../../api/types';
+import type { ConfigMap, Container, Pod, Secret } from '../../api/types';
 
 /** Where env and volume sources are read from (the gateway, through the agent's client). */
 export interface ObjectSource {
@@ -59,7 +60,7 @@ export function expandVars(input: string, lookup: (name: string) => string | und
 }
 
 /** The value of a downward API field path (env `fieldRef` and downwardAPI files). */
-export function fieldValue(pod: Pod, facts: PodFacts, ref: ObjectFieldSelector): string {
+export function fieldValue(pod: Pod, facts: PodFacts, ref: coreV1.ObjectFieldSelector): string {
   const path = ref.fieldPath;
   const sub = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(path);
   if (sub) return (sub[1] === 'labels' ? pod.metadata.labels : pod.metadata.annotations)?.[sub[2]] ?? '';
@@ -101,7 +102,7 @@ function formatMap(m: Record<string, string> | undefined): string {
  * and rounded up (upstream ExtractContainerResourceValue); a missing limit is the node's
  * allocatable.
  */
-export function resourceFieldValue(pod: Pod, container: Container | undefined, facts: PodFacts, ref: ResourceFieldSelector): string {
+export function resourceFieldValue(pod: Pod, container: Container | undefined, facts: PodFacts, ref: coreV1.ResourceFieldSelector): string {
   const c = ref.containerName ? pod.spec.containers.find((x) => x.name === ref.containerName) : container;
   if (!c) throw new ContainerConfigError(`container ${JSON.stringify(ref.containerName)} named by resourceFieldRef not found`);
   const m = /^(limits|requests)\.(cpu|memory|ephemeral-storage)$/.exec(ref.resource);
@@ -116,15 +117,22 @@ export function resourceFieldValue(pod: Pod, container: Container | undefined, f
   return String(Math.ceil(value.asApproximateFloat() / divisor.asApproximateFloat()));
 }
 
-function decoded(secret: Secret, key: string): string | undefined {
-  const v = secret.data?.[key];
-  return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
-}
+const fromBase64 = (v: string) => Buffer.from(v, 'base64').toString('utf8');
+const decodeAll = (data: Record<string, string> | undefined) => Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, fromBase64(v)]));
 
-function configMapValue(cm: ConfigMap, key: string): string | undefined {
-  if (cm.data && key in cm.data) return cm.data[key];
-  const b = cm.binaryData?.[key];
-  return b === undefined ? undefined : Buffer.from(b, 'base64').toString('utf8');
+/** The two kinds of objects env refers to, with the spellings of upstream's messages. */
+type KeySourceKind = { kind: 'ConfigMap'; noun: 'configmap' } | { kind: 'Secret'; noun: 'secret' };
+const CONFIG_MAP: KeySourceKind = { kind: 'ConfigMap', noun: 'configmap' };
+const SECRET: KeySourceKind = { kind: 'Secret', noun: 'secret' };
+
+/** The keys and (decoded) values of a config map (data over binaryData) or a secret; undefined when it does not exist. */
+async function keyValues(source: ObjectSource, of: KeySourceKind, ns: string, name: string): Promise<Record<string, string> | undefined> {
+  if (of.kind === 'ConfigMap') {
+    const cm = await source.configMap(ns, name);
+    return cm && { ...decodeAll(cm.binaryData), ...cm.data };
+  }
+  const secret = await source.secret(ns, name);
+  return secret && decodeAll(secret.data);
 }
 
 /**
@@ -138,24 +146,14 @@ export async function containerEnv(pod: Pod, container: Container, facts: PodFac
   const env: Record<string, string> = { ...base };
   for (const from of container.envFrom ?? []) {
     const prefix = from.prefix ?? '';
-    if (from.configMapRef) {
-      const name = from.configMapRef.name ?? '';
-      const cm = await source.configMap(ns, name);
-      if (!cm) {
-        if (from.configMapRef.optional) continue;
-        throw new ContainerConfigError(`configmap "${name}" not found`);
-      }
-      for (const key of Object.keys({ ...cm.binaryData, ...cm.data })) if (ENV_NAME.test(prefix + key)) env[prefix + key] = configMapValue(cm, key)!;
+    const [of, ref] = from.configMapRef ? [CONFIG_MAP, from.configMapRef] : [SECRET, from.secretRef];
+    if (!ref) continue;
+    const values = await keyValues(source, of, ns, ref.name ?? '');
+    if (!values) {
+      if (ref.optional) continue;
+      throw new ContainerConfigError(`${of.noun} "${ref.name ?? ''}" not found`);
     }
-    if (from.secretRef) {
-      const name = from.secretRef.name ?? '';
-      const s = await source.secret(ns, name);
-      if (!s) {
-        if (from.secretRef.optional) continue;
-        throw new ContainerConfigError(`secret "${name}" not found`);
-      }
-      for (const key of Object.keys(s.data ?? {})) if (ENV_NAME.test(prefix + key)) env[prefix + key] = decoded(s, key)!;
-    }
+    for (const [key, value] of Object.entries(values)) if (ENV_NAME.test(prefix + key)) env[prefix + key] = value;
   }
   for (const v of container.env ?? []) {
     const vf = v.valueFrom;
@@ -165,22 +163,14 @@ export async function containerEnv(pod: Pod, container: Container, facts: PodFac
     }
     if (vf.fieldRef) env[v.name] = fieldValue(pod, facts, vf.fieldRef);
     else if (vf.resourceFieldRef) env[v.name] = resourceFieldValue(pod, container, facts, vf.resourceFieldRef);
-    else if (vf.configMapKeyRef) {
-      const ref = vf.configMapKeyRef;
-      const cm = await source.configMap(ns, ref.name ?? '');
-      const value = cm && configMapValue(cm, ref.key);
+    else {
+      const [of, ref] = vf.configMapKeyRef ? [CONFIG_MAP, vf.configMapKeyRef] : [SECRET, vf.secretKeyRef];
+      if (!ref) continue;
+      const values = await keyValues(source, of, ns, ref.name ?? '');
+      const value = values && Object.hasOwn(values, ref.key) ? values[ref.key] : undefined;
       if (value === undefined) {
         if (ref.optional) continue;
-        throw new ContainerConfigError(cm ? `couldn't find key ${ref.key} in ConfigMap ${ns}/${ref.name}` : `configmap "${ref.name}" not found`);
-      }
-      env[v.name] = value;
-    } else if (vf.secretKeyRef) {
-      const ref = vf.secretKeyRef;
-      const s = await source.secret(ns, ref.name ?? '');
-      const value = s && decoded(s, ref.key);
-      if (value === undefined) {
-        if (ref.optional) continue;
-        throw new ContainerConfigError(s ? `couldn't find key ${ref.key} in Secret ${ns}/${ref.name}` : `secret "${ref.name}" not found`);
+        throw new ContainerConfigError(values ? `couldn't find key ${ref.key} in ${of.kind} ${ns}/${ref.name}` : `${of.noun} "${ref.name}" not found`);
       }
       env[v.name] = value;
     }

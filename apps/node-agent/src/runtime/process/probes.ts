@@ -2,14 +2,15 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import https from 'node:https';
 import { connect } from 'node:net';
-import type { ContainerPort, Probe } from '../../api/types';
+import type { coreV1 } from '@orch/api';
+import type { Probe } from '../../api/types';
 
 /** Where and how a probe runs: the container's address, environment and working dir. */
 export interface ProbeTarget {
   podIP: string;
   env: Record<string, string>;
   cwd: string;
-  ports: ContainerPort[];
+  ports: coreV1.ContainerPort[];
 }
 
 export interface ProbeResult {
@@ -22,7 +23,7 @@ export type ProbeKind = 'liveness' | 'readiness' | 'startup';
 const MAX_OUTPUT = 10 * 1024;
 
 /** Resolves a probe port: a number, or the name of one of the container's ports. */
-export function resolvePort(port: number | string, ports: ContainerPort[]): number {
+export function resolvePort(port: number | string, ports: coreV1.ContainerPort[]): number {
   if (typeof port === 'number') return port;
   if (/^\d+$/.test(port)) return Number(port);
   const found = ports.find((p) => p.name === port);

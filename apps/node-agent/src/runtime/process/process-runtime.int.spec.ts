@@ -1,12 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createLogger } from '@orch/server-common';
 import { removeDir, tempDir } from '@orch/testing';
 import type { Container, Pod, RestartPolicy } from '../../api/types';
-import { PodIpAllocator } from '../../node/pod-cidr';
 import type { ContainerRuntimeState } from '../runtime';
 import { instanceLogFiles } from './logs';
 import { ProcessRuntime } from './process-runtime';
+import { testRuntimeOptions } from './testing';
 
 let dir: string;
 let runtime: ProcessRuntime;
@@ -15,24 +14,13 @@ let events: string[];
 beforeEach(async () => {
   dir = await tempDir('process-runtime-');
   events = [];
-  runtime = new ProcessRuntime({
-    rootDir: dir,
-    nodeName: 'n1',
-    hostIP: '127.0.0.1',
-    ips: new PodIpAllocator('127.77.0.0/24'),
-    source: { configMap: async () => undefined, secret: async () => undefined },
-    token: async () => undefined,
-    rootCaPem: 'CA',
-    nodeAllocatable: () => ({ cpu: '2', memory: '1Gi' }),
-    // An image that runs `node -e <script>` as its entrypoint when the container names no command.
-    entrypoints: new Map([['example/node-script', { entrypoint: [process.execPath, '-e'], cmd: ['console.log("image default")'] }]]),
-    log: { maxBytes: 1 << 20, maxFiles: 2 },
-    backoff: { initialMs: 300, maxMs: 1000 },
-    syncFrequencyMs: 60_000,
-    logger: createLogger('test', { level: 'error' }),
-    onChange: () => undefined,
-    event: (pod, container, _init, type, reason) => events.push(`${pod.metadata.name}/${container} ${type} ${reason}`),
-  });
+  runtime = new ProcessRuntime(
+    testRuntimeOptions(dir, '127.77.0.0/24', {
+      // An image that runs `node -e <script>` as its entrypoint when the container names no command.
+      entrypoints: new Map([['example/node-script', { entrypoint: [process.execPath, '-e'], cmd: ['console.log("image default")'] }]]),
+      event: (pod, container, _init, type, reason) => events.push(`${pod.metadata.name}/${container} ${type} ${reason}`),
+    }),
+  );
 });
 afterEach(async () => {
   await runtime.shutdown(1000);

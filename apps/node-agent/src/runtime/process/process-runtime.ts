@@ -1,9 +1,10 @@
 import { constants as fsConstants } from 'node:fs';
 import { access, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { coreV1 } from '@orch/api';
 import { Quantity, formatTime, parseTime } from '@orch/apimachinery';
 import type { Logger } from '@orch/server-common';
-import { DEFAULT_TERMINATION_GRACE_SECONDS, type Container, type ContainerStateTerminated, type EphemeralContainer, type Pod, type Service } from '../../api/types';
+import { DEFAULT_TERMINATION_GRACE_SECONDS, type Container, type ContainerStateTerminated, type Pod, type Service } from '../../api/types';
 import type { PodIpAllocator } from '../../node/pod-cidr';
 import type { StreamOptions, StreamTarget } from '../../streaming/remote-command';
 import { StreamError, podKey, type ContainerKind, type PodRuntimeState, type Runtime, type SyncResult } from '../runtime';
@@ -335,7 +336,7 @@ export class ProcessRuntime implements Runtime {
     const line = commandLine(c, this.opts.entrypoints);
     const pod = rec.pod;
     await this.isolation.preparePod(pod, rec.dir, rec.ip);
-    const target = cr.kind === 'ephemeral' ? (c as EphemeralContainer).targetContainerName : undefined;
+    const target = cr.kind === 'ephemeral' ? (c as coreV1.EphemeralContainer).targetContainerName : undefined;
     const targetPid = target ? this.container(rec.uid, target)?.live?.pid : undefined;
     const view = await this.isolation.container({
       pod,

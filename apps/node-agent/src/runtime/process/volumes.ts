@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, open, readFile, readdir, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
-import type { Container, ConfigMap, DownwardApiFile, KeyToPath, Pod, ProjectionSource, Secret } from '../../api/types';
+import type { coreV1 } from '@orch/api';
+import type { Container, ConfigMap, Pod, Secret } from '../../api/types';
 import type { ContainerKind } from '../runtime';
 import { fieldValue, resourceFieldValue, type ObjectSource, type PodFacts } from './env';
 
@@ -109,7 +110,7 @@ async function listFiles(dir: string, prefix = ''): Promise<string[]> {
 }
 
 /** Picks the items of a config map or secret (all keys when `items` is unset). */
-function keyFiles(kind: string, ref: string, all: Record<string, Buffer>, items: KeyToPath[] | undefined, mode: number, optional: boolean): Map<string, FileData> {
+function keyFiles(kind: string, ref: string, all: Record<string, Buffer>, items: coreV1.KeyToPath[] | undefined, mode: number, optional: boolean): Map<string, FileData> {
   const out = new Map<string, FileData>();
   if (!items?.length) {
     for (const [k, data] of Object.entries(all)) out.set(safeRelative(k), { data, mode });
@@ -139,7 +140,7 @@ function secretBytes(s: Secret): Record<string, Buffer> {
   return out;
 }
 
-function downwardFiles(ctx: VolumeContext, items: DownwardApiFile[] | undefined, mode: number): Map<string, FileData> {
+function downwardFiles(ctx: VolumeContext, items: coreV1.DownwardAPIVolumeFile[] | undefined, mode: number): Map<string, FileData> {
   const out = new Map<string, FileData>();
   for (const item of items ?? []) {
     const value = item.fieldRef
@@ -152,7 +153,7 @@ function downwardFiles(ctx: VolumeContext, items: DownwardApiFile[] | undefined,
   return out;
 }
 
-async function configMapFiles(ctx: VolumeContext, name: string, items: KeyToPath[] | undefined, mode: number, optional: boolean): Promise<Map<string, FileData>> {
+async function configMapFiles(ctx: VolumeContext, name: string, items: coreV1.KeyToPath[] | undefined, mode: number, optional: boolean): Promise<Map<string, FileData>> {
   const ns = ctx.pod.metadata.namespace ?? 'default';
   const cm = await ctx.source.configMap(ns, name);
   if (!cm) {
@@ -163,7 +164,7 @@ async function configMapFiles(ctx: VolumeContext, name: string, items: KeyToPath
   return keyFiles('configmap', `${ns}/${name}`, configMapBytes(cm), items, mode, optional);
 }
 
-async function secretFiles(ctx: VolumeContext, name: string, items: KeyToPath[] | undefined, mode: number, optional: boolean): Promise<Map<string, FileData>> {
+async function secretFiles(ctx: VolumeContext, name: string, items: coreV1.KeyToPath[] | undefined, mode: number, optional: boolean): Promise<Map<string, FileData>> {
   const ns = ctx.pod.metadata.namespace ?? 'default';
   const s = await ctx.source.secret(ns, name);
   if (!s) {
@@ -173,7 +174,7 @@ async function secretFiles(ctx: VolumeContext, name: string, items: KeyToPath[] 
   return keyFiles('secret', `${ns}/${name}`, secretBytes(s), items, mode, optional);
 }
 
-async function projectedFiles(ctx: VolumeContext, sources: ProjectionSource[], mode: number): Promise<Map<string, FileData>> {
+async function projectedFiles(ctx: VolumeContext, sources: coreV1.VolumeProjection[], mode: number): Promise<Map<string, FileData>> {
   const out = new Map<string, FileData>();
   const add = (m: Map<string, FileData>) => m.forEach((v, k) => out.set(k, v));
   for (const s of sources) {

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { createLogger } from '@orch/server-common';
 import { removeDir, tempDir } from '@orch/testing';
 import type { Container, Pod } from '../../api/types';
-import { PodIpAllocator } from '../../node/pod-cidr';
 import { ProcessRuntime } from '../process/process-runtime';
+import { testRuntimeOptions } from '../process/testing';
 import type { ContainerRuntimeState } from '../runtime';
 import { detectCgroups, type CgroupDriver } from './cgroups';
 import { Sandbox } from './sandbox';
@@ -36,25 +36,7 @@ beforeEach(async () => {
   dir = await tempDir('sandbox-runtime-');
   const { sandbox, reason } = Sandbox.create({ rootDir: dir, maskedPaths: [], logger });
   if (!sandbox) throw new Error(`the sandbox cannot run on this machine: ${reason}`);
-  runtime = new ProcessRuntime({
-    rootDir: dir,
-    nodeName: 'n1',
-    hostIP: '127.0.0.1',
-    ips: new PodIpAllocator('127.78.0.0/24'),
-    source: { configMap: async () => undefined, secret: async () => undefined },
-    token: async () => undefined,
-    rootCaPem: 'CA',
-    nodeAllocatable: () => ({ cpu: '2', memory: '1Gi' }),
-    entrypoints: new Map(),
-    log: { maxBytes: 1 << 20, maxFiles: 2 },
-    backoff: { initialMs: 60_000, maxMs: 60_000 },
-    syncFrequencyMs: 60_000,
-    logger,
-    onChange: () => undefined,
-    event: () => undefined,
-    isolation: sandbox,
-    cgroups,
-  });
+  runtime = new ProcessRuntime(testRuntimeOptions(dir, '127.78.0.0/24', { backoff: { initialMs: 60_000, maxMs: 60_000 }, logger, isolation: sandbox, cgroups }));
 });
 afterEach(async () => {
   await runtime.shutdown(1000);
