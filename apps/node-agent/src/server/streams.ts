@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { formatDuration } from '@orch/server-common';
 import { Counter, type Registry } from 'prom-client';
 import type { Pod } from '../api/types';
 import { StreamError, type Runtime } from '../runtime/runtime';
@@ -21,11 +22,14 @@ export interface StreamingOptions {
   pod(namespace: string, name: string): Pod | undefined;
   /** Streams must be opened within this long after the upgrade (SPDY). */
   streamCreationTimeoutMs: number;
-  /** Connections without traffic for this long are closed. */
+  /** Connections without traffic (bytes either way) for this long are closed; 0: never. */
   idleTimeoutMs: number;
   /** Where `node_agent_streaming_sessions_total` is registered. */
   metrics?: Registry;
 }
+
+/** How long a session closed for idling has to end cleanly before its connection is destroyed. */
+const IDLE_CLOSE_GRACE_MS = 2000;
 
 /** Paths of the streaming endpoints (prefixes). */
 export const STREAMING_PREFIXES = ['/exec/', '/attach/', '/portForward/'];
@@ -63,9 +67,13 @@ export class StreamingEndpoints {
   private readonly live = new Set<Duplex>();
   /** Upgrades completed, by endpoint, transport and negotiated protocol (which one a client really got). */
   private readonly sessions: Counter<'endpoint' | 'transport' | 'protocol'>;
+  /** Sessions closed because their connection idled. */
+  private readonly idleCloses: Counter<'endpoint'>;
 
   constructor(private readonly opts: StreamingOptions) {
-    this.sessions = new Counter({ name: 'node_agent_streaming_sessions_total', help: 'Streaming sessions (exec, attach, portForward) by transport and negotiated protocol.', labelNames: ['endpoint', 'transport', 'protocol'], registers: opts.metrics ? [opts.metrics] : [] });
+    const registers = opts.metrics ? [opts.metrics] : [];
+    this.sessions = new Counter({ name: 'node_agent_streaming_sessions_total', help: 'Streaming sessions (exec, attach, portForward) by transport and negotiated protocol.', labelNames: ['endpoint', 'transport', 'protocol'], registers });
+    this.idleCloses = new Counter({ name: 'node_agent_streaming_idle_closes_total', help: 'Streaming sessions closed after --streaming-connection-idle-timeout without traffic.', labelNames: ['endpoint'], registers });
   }
 
   async handle(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
@@ -89,10 +97,29 @@ export class StreamingEndpoints {
     this.live.clear();
   }
 
-  private track(socket: Duplex, endpoint: string, accepted: Accepted): void {
+  /**
+   * Counts and tracks an accepted session, and watches its connection for idling: resolves with
+   * the reason to tell the client once no byte went either way for --streaming-connection-idle-timeout
+   * (client heartbeats count, as every frame does for upstream's SPDY framer). The session then
+   * ends itself cleanly (exec and attach: the process is stopped and the reason is the session's
+   * error; port-forward: GOAWAY or a close frame); the connection is destroyed shortly after
+   * if it is still open. Never resolves for a connection that closed first.
+   */
+  private track(socket: Duplex, endpoint: string, accepted: Accepted): Promise<string> {
     this.sessions.inc({ endpoint, transport: accepted.transport, protocol: accepted.protocol });
     this.live.add(socket);
     socket.once('close', () => this.live.delete(socket));
+    const idleMs = this.opts.idleTimeoutMs;
+    const timed = socket as Duplex & { setTimeout?: (ms: number, cb?: () => void) => void };
+    return new Promise((resolve) => {
+      if (idleMs <= 0 || !timed.setTimeout) return;
+      timed.setTimeout(idleMs, () => {
+        timed.setTimeout?.(0); // once
+        this.idleCloses.inc({ endpoint });
+        setTimeout(() => socket.destroy(), IDLE_CLOSE_GRACE_MS).unref();
+        resolve(`the connection was idle for ${formatDuration(idleMs)}: closed by the node agent (--streaming-connection-idle-timeout)`);
+      });
+    });
   }
 
   private async remoteCommand(kind: 'exec' | 'attach', req: IncomingMessage, socket: Duplex, head: Buffer, q: URLSearchParams, parts: string[]): Promise<void> {
@@ -109,8 +136,8 @@ export class StreamingEndpoints {
     const state = this.opts.runtime.podState(t.uid)?.containers.find((c) => c.name === t.container);
     if (!state?.running) throw new UpgradeError(400, `container ${t.container} is not running${state?.waiting?.reason ? ` (${state.waiting.reason})` : ''}`);
     const choice = negotiate(req, { websocket: WEBSOCKET_PROTOCOLS, spdy: SPDY_PROTOCOLS });
-    const accepted = await this.upgrader.accept(req, socket, head, choice, this.opts.idleTimeoutMs);
-    this.track(socket, kind, accepted);
+    const accepted = await this.upgrader.accept(req, socket, head, choice);
+    const idle = this.track(socket, kind, accepted);
     let client: ClientChannels;
     try {
       client = await this.channels(accepted, streamOpts);
@@ -126,7 +153,7 @@ export class StreamingEndpoints {
       await client.finish({ error: (err as Error).message }, describe);
       return;
     }
-    await serveStreams(client, target, describe);
+    await serveStreams(client, target, describe, idle);
   }
 
   private channels(accepted: Accepted, streamOpts: StreamOptions): Promise<ClientChannels> {
@@ -150,13 +177,21 @@ export class StreamingEndpoints {
       }
       if (!ports.length) throw new UpgradeError(400, 'query parameter "port" is required');
     }
-    const accepted = await this.upgrader.accept(req, socket, head, choice, this.opts.idleTimeoutMs);
-    this.track(socket, 'portForward', accepted);
-    if (accepted.transport === 'spdy') servePortForwardSpdy(accepted.session, dial, this.opts.streamCreationTimeoutMs);
-    else if (accepted.protocol === PORT_FORWARD_TUNNEL_PROTOCOL) {
+    const accepted = await this.upgrader.accept(req, socket, head, choice);
+    const idle = this.track(socket, 'portForward', accepted);
+    if (accepted.transport === 'websocket' && accepted.protocol !== PORT_FORWARD_TUNNEL_PROTOCOL) {
+      void idle.then(() => accepted.ws.close(1000));
+      await servePortForwardWebSocket(accepted.ws, ports, dial);
+      return;
+    }
+    let session: SpdySession;
+    if (accepted.transport === 'spdy') session = accepted.session;
+    else {
       const stream = webSocketTunnel(accepted.ws, STREAM_BUFFER_BYTES);
       stream.on('error', () => undefined);
-      servePortForwardSpdy(new SpdySession(stream), dial, this.opts.streamCreationTimeoutMs);
-    } else await servePortForwardWebSocket(accepted.ws, ports, dial);
+      session = new SpdySession(stream);
+    }
+    void idle.then(() => session.close());
+    servePortForwardSpdy(session, dial, this.opts.streamCreationTimeoutMs);
   }
 }

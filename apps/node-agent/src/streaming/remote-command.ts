@@ -114,9 +114,11 @@ const jsonErrors = (protocol: string) => /^v[45]\./.test(protocol);
 /**
  * Runs one session: client stdin → process stdin, process output → client, resizes →
  * process; when the process is done and its output drained, the final status goes on the
- * error stream and the session ends. If the client leaves first, the target is aborted.
+ * error stream and the session ends. If the client leaves first, the target is aborted; if
+ * `ended` resolves first (the connection idled), the target is aborted too and the client gets
+ * its reason as the session's error.
  */
-export async function serveStreams(client: ClientChannels, target: StreamTarget, describe: string): Promise<void> {
+export async function serveStreams(client: ClientChannels, target: StreamTarget, describe: string, ended?: Promise<string>): Promise<void> {
   let gone = false;
   client.onGone(() => {
     gone = true;
@@ -146,7 +148,11 @@ export async function serveStreams(client: ClientChannels, target: StreamTarget,
   };
   forward(target.stdout, client.stdout);
   forward(target.stderr, client.stderr);
-  const status = await target.done;
+  const stopped = ended?.then((reason): ExitStatus => {
+    target.abort();
+    return { error: reason };
+  });
+  const status = await (stopped ? Promise.race([target.done, stopped]) : target.done);
   // Output written before the exit still reaches the client (bounded: a grandchild holding the pipe open does not keep the session).
   await Promise.race([Promise.all(drained), new Promise((r) => setTimeout(r, 2000).unref())]);
   if (!gone) await client.finish(status, describe);

@@ -73,14 +73,9 @@ export class Upgrader {
     handleProtocols: (_offered, req) => this.chosen.get(req) || false,
   });
 
-  /**
-   * Switches protocols. `idleMs` closes the connection after that long without traffic in
-   * either direction (upstream --streaming-connection-idle-timeout).
-   */
-  accept(req: IncomingMessage, socket: Duplex, head: Buffer, choice: { transport: 'websocket' | 'spdy'; protocol: string }, idleMs: number): Promise<Accepted> {
-    const s = socket as Duplex & { setTimeout?: (ms: number, cb: () => void) => void; setNoDelay?: (on: boolean) => void };
-    s.setNoDelay?.(true);
-    if (idleMs > 0) s.setTimeout?.(idleMs, () => socket.destroy());
+  /** Switches protocols. */
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer, choice: { transport: 'websocket' | 'spdy'; protocol: string }): Promise<Accepted> {
+    (socket as Duplex & { setNoDelay?: (on: boolean) => void }).setNoDelay?.(true);
     if (choice.transport === 'spdy') {
       socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${choice.protocol}\r\n\r\n`);
       if (head.length) socket.unshift(head);
