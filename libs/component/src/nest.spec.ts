@@ -1,0 +1,79 @@
+import { Inject, Injectable, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type { FlagDefs } from '@orch/server-common';
+import type { ComponentContext } from './component';
+import { COMPONENT_CONTEXT, ComponentTasks, runComponentModule } from './nest';
+
+/** What a test component does, in order: hooks and loop steps. */
+type Journal = string[];
+
+/** A component with one provider: a loop started at bootstrap (`loop` decides how it ends), hooks journaled. */
+function component(journal: Journal, loop: (signal: AbortSignal) => Promise<void>, init: () => Promise<void> = async () => undefined): DynamicModule {
+  @Injectable()
+  class Part implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+    constructor(
+      @Inject(ComponentTasks) private readonly tasks: ComponentTasks,
+      @Inject(COMPONENT_CONTEXT) private readonly ctx: { name: string },
+    ) {}
+
+    async onModuleInit() {
+      journal.push(`init ${this.ctx.name}`);
+      await init();
+    }
+
+    onApplicationBootstrap() {
+      journal.push('bootstrap');
+      this.tasks.run('the loop', async (signal) => {
+        journal.push('loop started');
+        await loop(signal);
+        journal.push('loop returned');
+      });
+      this.tasks.run('a second loop', (signal) => until(signal).then(() => void journal.push('second loop returned')));
+    }
+
+    beforeApplicationShutdown() {
+      journal.push('before shutdown');
+    }
+
+    onApplicationShutdown() {
+      journal.push('shutdown');
+    }
+  }
+  @Module({ providers: [Part] })
+  class PartModule {}
+  return { module: PartModule };
+}
+
+const until = (signal: AbortSignal) => new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+const ctx = { name: 'test-component' } as unknown as ComponentContext<FlagDefs>;
+
+describe('runComponentModule', () => {
+  it.each<{ name: string; loop: (signal: AbortSignal) => Promise<void>; stopAfterMs?: number; want: string | undefined }>([
+    // The run signal ends every loop; the application closes once they returned.
+    { name: 'runs until the run signal aborts', loop: until, stopAfterMs: 20, want: undefined },
+    // The first failure stops the component: the other loops get the abort, then the application closes.
+    { name: 'stops on the first loop failure and rejects with it', loop: () => Promise.reject(new Error('lost the store')), want: 'the loop: lost the store' },
+  ])('$name, closing the application after every loop returned', async ({ loop, stopAfterMs, want }) => {
+    const journal: Journal = [];
+    const stop = new AbortController();
+    if (stopAfterMs !== undefined) setTimeout(() => stop.abort(), stopAfterMs);
+    const run = runComponentModule(ctx, stop.signal, component(journal, loop));
+    if (want) await expect(run).rejects.toThrow(want);
+    else await expect(run).resolves.toBeUndefined();
+    const ran = want ? ['loop started'] : ['loop started', 'loop returned'];
+    expect(journal).toEqual(['init test-component', 'bootstrap', ...ran, 'second loop returned', 'before shutdown', 'shutdown']);
+  });
+
+  it('starts no loop when the component stops during start-up', async () => {
+    const journal: Journal = [];
+    const stop = new AbortController();
+    await runComponentModule(ctx, stop.signal, component(journal, until, async () => stop.abort()));
+    expect(journal).toEqual(['init test-component', 'bootstrap', 'before shutdown', 'shutdown']);
+  });
+
+  it('rejects with the error of a provider that fails to start', async () => {
+    const journal: Journal = [];
+    const failing = component(journal, until, () => Promise.reject(new Error('--port: address in use')));
+    await expect(runComponentModule(ctx, new AbortController().signal, failing)).rejects.toThrow('--port: address in use');
+    expect(journal).toEqual(['init test-component']);
+  });
+});
