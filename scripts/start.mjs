@@ -174,14 +174,20 @@ async function waitReady() {
 
 const exitedOf = (c) => new Promise((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', r)));
 
+/**
+ * How long the components get to stop: the node agent stops its containers within its
+ * --shutdown-grace-period (10 s by default), SIGKILL included, before it exits.
+ */
+const COMPONENT_STOP_MS = 15_000;
+
 /** Stops the components first (they release leases through the gateway), then the gateway. */
 async function stop(code = 0) {
   if (stopping) return;
   stopping = true;
-  setTimeout(() => process.exit(code), 10_000).unref();
+  setTimeout(() => process.exit(code), COMPONENT_STOP_MS + 5000).unref();
   const [gateway, ...rest] = children;
   for (const c of rest) c.kill('SIGTERM');
-  await Promise.race([Promise.all(rest.map(exitedOf)), new Promise((r) => setTimeout(r, 5000))]);
+  await Promise.race([Promise.all(rest.map(exitedOf)), new Promise((r) => setTimeout(r, COMPONENT_STOP_MS))]);
   gateway?.kill('SIGTERM');
   if (gateway) await exitedOf(gateway);
   process.exit(code);
