@@ -1,7 +1,6 @@
 import { Inject, Injectable, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import type { FlagDefs } from '@orch/server-common';
-import type { ComponentContext } from './component';
 import { COMPONENT_CONTEXT, ComponentTasks, runComponentModule } from './nest';
+import { testComponentContext } from './testing';
 
 /** What a test component does, in order: hooks and loop steps. */
 type Journal = string[];
@@ -44,7 +43,9 @@ function component(journal: Journal, loop: (signal: AbortSignal) => Promise<void
 }
 
 const until = (signal: AbortSignal) => new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
-const ctx = { name: 'test-component' } as unknown as ComponentContext<FlagDefs>;
+/** The context runComponent would hand over (its client points nowhere: nothing here calls the API). */
+const ctx = testComponentContext('test-component', {}, [], { server: 'https://127.0.0.1:1' });
+afterAll(() => ctx.client.close());
 
 describe('runComponentModule', () => {
   it.each<{ name: string; loop: (signal: AbortSignal) => Promise<void>; stopAfterMs?: number; want: string | undefined }>([
