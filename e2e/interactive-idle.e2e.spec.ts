@@ -1,9 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import http from 'node:http';
 import { join } from 'node:path';
 import { freePort } from '@orch/testing';
-import { startGateway, type GatewayProcess } from './support/gateway';
-import { eventually, startNodeAgent, type NodeAgentProcess } from './support/node-agent';
+import { POD_CONTROLLERS, startGateway, type GatewayProcess } from './support/gateway';
+import { eventually, httpText, startNodeAgent, webPodManifest, type NodeAgentProcess } from './support/node-agent';
 
 /**
  * The node agent's --streaming-connection-idle-timeout (here 7s) through stock kubectl, over
@@ -22,7 +21,6 @@ const NODE = 'e2e-idle';
 /** Longer than kubectl's heartbeat period (5s), with room for a loaded machine. */
 const IDLE_MS = 7000;
 const IDLE_S = IDLE_MS / 1000;
-const NODE_BIN = process.execPath;
 
 const manifests = `
 apiVersion: v1
@@ -36,17 +34,7 @@ spec:
     image: busybox
     command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"]
 ---
-apiVersion: v1
-kind: Pod
-metadata: {name: web}
-spec:
-  nodeName: ${NODE}
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: web
-    image: node
-    command: ["${NODE_BIN}", "-e", "require('http').createServer((q, s) => s.end('hello ' + q.url)).listen(8080, process.env.POD_IP)"]
-`;
+${webPodManifest(NODE)}`;
 
 /** kubectl's transports: WebSocket (its default) and the SPDY fallback, per command. */
 const TRANSPORTS: { transport: string; exec: Record<string, string>; portForward: Record<string, string> }[] = [
@@ -86,7 +74,7 @@ describe('streaming sessions and --streaming-connection-idle-timeout (kubectl)',
   const hostProcesses = (commandLine: string) => spawnSync('pgrep', ['-fx', commandLine], { encoding: 'utf8' }).stdout.trim();
 
   beforeAll(async () => {
-    gw = await startGateway();
+    gw = await startGateway({ controllers: POD_CONTROLLERS });
     agent = await startNodeAgent({ name: NODE, kubeconfig: gw.kubeconfig, args: [`--client-ca-file=${join(gw.dataDir, 'pki', 'ca.crt')}`, `--streaming-connection-idle-timeout=${IDLE_S}s`] });
     await eventually('node registered', () => (kubectl(['get', 'node', NODE]).status === 0 ? true : undefined));
     expect(spawnSync('kubectl', ['--kubeconfig', gw.kubeconfig, 'apply', '-f', '-'], { encoding: 'utf8', input: manifests }).stderr).toBe('');
@@ -130,7 +118,7 @@ describe('streaming sessions and --streaming-connection-idle-timeout (kubectl)',
       const port = await freePort();
       const k = start(['port-forward', 'pod/web', `${port}:8080`, '--address=127.0.0.1'], env);
       await eventually('kubectl forwards', () => (/Forwarding from 127\.0\.0\.1:\d+ -> 8080/.test(k.out.stdout) ? true : undefined), 30_000, 100);
-      expect(await get(`http://127.0.0.1:${port}/first`)).toBe('hello /first');
+      expect(await httpText(`http://127.0.0.1:${port}/first`)).toBe('hello /first');
       return { port, k };
     };
 
@@ -141,7 +129,7 @@ describe('streaming sessions and --streaming-connection-idle-timeout (kubectl)',
       void k.exited.then(() => (ended = true));
       for (let i = 0; i < IDLE_S + 3; i++) {
         await new Promise((r) => setTimeout(r, 1000));
-        expect(await get(`http://127.0.0.1:${port}/tick${i}`)).toBe(`hello /tick${i}`);
+        expect(await httpText(`http://127.0.0.1:${port}/tick${i}`)).toBe(`hello /tick${i}`);
       }
       expect(ended).toBe(false);
       expect(idleCloses().portForward ?? 0).toBe(before);
@@ -158,15 +146,3 @@ describe('streaming sessions and --streaming-connection-idle-timeout (kubectl)',
     });
   });
 });
-
-function get(url: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, { agent: false }, (res) => {
-        let body = '';
-        res.on('data', (d) => (body += d));
-        res.on('end', () => resolve(body));
-      })
-      .on('error', reject);
-  });
-}

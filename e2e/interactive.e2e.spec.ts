@@ -1,10 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
-import http from 'node:http';
 import { join } from 'node:path';
 import { ensureBinary, freePort, removeDir, tempDir } from '@orch/testing';
 import { POD_CONTROLLERS, startGateway, type GatewayProcess } from './support/gateway';
-import { eventually, startNodeAgent, type NodeAgentProcess } from './support/node-agent';
+import { eventually, httpText, startNodeAgent, webPodManifest, type NodeAgentProcess } from './support/node-agent';
 
 /**
  * Interactive pods with stock kubectl against a gateway and a node agent running the
@@ -53,18 +52,7 @@ spec:
     - {name: cfg, mountPath: /etc/config}
     - {name: data, mountPath: /data}
 ---
-apiVersion: v1
-kind: Pod
-metadata: {name: web}
-spec:
-  nodeName: ${NODE}
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: web
-    image: node
-    command: ["${NODE_BIN}", "-e", "require('http').createServer((q, s) => s.end('hello ' + q.url)).listen(8080, process.env.POD_IP)"]
-    ports: [{containerPort: 8080}]
----
+${webPodManifest(NODE)}---
 apiVersion: v1
 kind: Pod
 metadata: {name: att}
@@ -292,8 +280,8 @@ describe('interactive pods with kubectl (sandbox runtime)', () => {
       const pf = spawn('kubectl', ['--kubeconfig', gw.kubeconfig, 'port-forward', 'pod/web', `${port}:8080`, '--address=127.0.0.1'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
       try {
         await waitForLine(pf, /Forwarding from 127\.0\.0\.1:\d+ -> 8080/);
-        for (let i = 0; i < 100; i++) expect(await get(`http://127.0.0.1:${port}/seq${i}`)).toBe(`hello /seq${i}`);
-        const all = await Promise.all(Array.from({ length: 10 }, (_, i) => get(`http://127.0.0.1:${port}/par${i}`)));
+        for (let i = 0; i < 100; i++) expect(await httpText(`http://127.0.0.1:${port}/seq${i}`)).toBe(`hello /seq${i}`);
+        const all = await Promise.all(Array.from({ length: 10 }, (_, i) => httpText(`http://127.0.0.1:${port}/par${i}`)));
         expect(all).toEqual(Array.from({ length: 10 }, (_, i) => `hello /par${i}`));
         expect(newSessions(before)).toEqual({ [session]: 1 }); // one connection, of the protocol named (kubectl falls back silently)
       } finally {
@@ -442,14 +430,3 @@ function waitForLine(child: ChildProcess, re: RegExp): Promise<void> {
   });
 }
 
-function get(url: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(url, { agent: false }, (res) => {
-        let body = '';
-        res.on('data', (d) => (body += d));
-        res.on('end', () => resolve(body));
-      })
-      .on('error', reject);
-  });
-}

@@ -1,13 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import http from 'node:http';
 import { join } from 'node:path';
 import { RestClient, type ClientConfig } from '@orch/client';
 import type { KubeObject } from '@orch/apimachinery';
 import type { RunningProcess } from '@orch/testing';
 import { POD_CONTROLLERS, startGateway, type GatewayProcess } from './support/gateway';
-import { eventually, startControllerManager, startNodeAgent, type NodeAgentProcess } from './support/node-agent';
+import { eventually, httpText, startControllerManager, startNodeAgent, type NodeAgentProcess } from './support/node-agent';
 
 /**
  * The node agent with the process runtime against a real gateway: pods run as host processes
@@ -56,15 +55,6 @@ function webPod(name: string): Pod {
   };
 }
 
-function httpGet(url: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    http.get(url, { agent: false }, (res) => {
-      let body = '';
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve(body));
-    }).on('error', reject);
-  });
-}
 
 function kubectl(gw: GatewayProcess, args: string[]): string {
   const r = spawnSync('kubectl', ['--kubeconfig', gw.kubeconfig, ...args], { encoding: 'utf8', timeout: 20_000 });
@@ -119,8 +109,8 @@ describe('node agent (process runtime)', () => {
     const pid = pidOf(a);
     expect(alive(pid)).toBe(true);
     expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]).toBe(process.execPath);
-    expect(await httpGet(`http://${a.status?.podIP}:8080/`)).toBe(`hello from web-a at ${a.status?.podIP}\n`);
-    expect(await httpGet(`http://${b.status?.podIP}:8080/`)).toBe(`hello from web-b at ${b.status?.podIP}\n`);
+    expect(await httpText(`http://${a.status?.podIP}:8080/`)).toBe(`hello from web-a at ${a.status?.podIP}\n`);
+    expect(await httpText(`http://${b.status?.podIP}:8080/`)).toBe(`hello from web-b at ${b.status?.podIP}\n`);
   });
 
   it('streams logs through the gateway: kubectl logs and kubectl logs -f', async () => {

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import http from 'node:http';
 import { join } from 'node:path';
 import { freePort, reapSandboxHolders, removeDir, startProcess, tcpProbe, tempDir, type RunningProcess } from '@orch/testing';
 
@@ -80,3 +81,32 @@ export async function startNodeAgent(opts: StartNodeAgentOptions): Promise<NodeA
 }
 
 export { eventually } from '@orch/testing';
+
+/** A pod on `node` whose container (the host's node binary) answers every HTTP request on :8080 with `hello <path>`. */
+export function webPodManifest(node: string): string {
+  return `apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  nodeName: ${node}
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: web
+    image: node
+    command: ["${process.execPath}", "-e", "require('http').createServer((q, s) => s.end('hello ' + q.url)).listen(8080, process.env.POD_IP)"]
+    ports: [{containerPort: 8080}]
+`;
+}
+
+/** The body of a plain HTTP GET (a new connection each time). */
+export function httpText(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent: false }, (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve(body));
+      })
+      .on('error', reject);
+  });
+}

@@ -1,4 +1,4 @@
-import { Global, Inject, Injectable, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Global, Inject, Injectable, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { SharedInformerFactory } from '@orch/client';
 import { COMPONENT_CONTEXT, ComponentTasks } from '@orch/component';
 import { startComponentServer, type ComponentServer } from '@orch/server-common';
@@ -69,31 +69,38 @@ class DataPlaneLifecycle implements BeforeApplicationShutdown {
 })
 class DataPlaneModule {}
 
+/** The plain-HTTP metrics server on --metrics-bind-address (health too), listening until application shutdown. */
+class MetricsServer implements OnApplicationShutdown {
+  private constructor(private readonly server: ComponentServer) {}
+
+  /** Listens when --metrics-bind-address is set; null when it is empty. */
+  static async listen(o: ProxyOptions, ctx: ProxyContext): Promise<MetricsServer | null> {
+    if (!o.metricsAddress) return null;
+    return new MetricsServer(await startComponentServer({ ...o.metricsAddress, healthChecks: ctx.health, registry: ctx.metrics }));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.server.close();
+  }
+}
+
 /**
- * The control loop and the metrics server: the metrics server listens at init (when
- * --metrics-bind-address is set); at bootstrap the informers start and the controller programs
- * services until the proxy stops; at shutdown (after the data plane closed) both stop.
+ * The control loop: at bootstrap the informers start and the controller programs services
+ * until the proxy stops (ready once both caches synced); the informers stop at shutdown, after
+ * the data plane closed.
  */
 @Injectable()
-class ProxyLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
-  private metricsServer?: ComponentServer;
-
+class ProxyLoop implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
-    @Inject(ProxyOptions) private readonly options: ProxyOptions,
     @Inject(COMPONENT_CONTEXT) private readonly ctx: ProxyContext,
     @Inject(SharedInformerFactory) private readonly informers: SharedInformerFactory,
     @Inject(ProxyController) private readonly controller: ProxyController,
     @Inject(ComponentTasks) private readonly tasks: ComponentTasks,
   ) {}
 
-  async onModuleInit(): Promise<void> {
-    const address = this.options.metricsAddress;
-    if (address) this.metricsServer = await startComponentServer({ ...address, healthChecks: this.ctx.health, registry: this.ctx.metrics });
-  }
-
   onApplicationBootstrap(): void {
-    const { ctx, controller, options: o } = this;
-    ctx.health.add(
+    const controller = this.controller;
+    this.ctx.health.add(
       'proxier-synced',
       () => {
         if (!controller.synced()) throw new Error('services and endpoint slices not synced yet');
@@ -101,20 +108,24 @@ class ProxyLifecycle implements OnModuleInit, OnApplicationBootstrap, OnApplicat
       { endpoints: ['healthz', 'readyz'] },
     );
     this.informers.start();
-    ctx.logger.info('network proxy configured', { mode: o.mode, scheduler: o.scheduler, nodeName: o.nodeName, metrics: o.flags['metrics-bind-address'] || 'off' });
     this.tasks.run('proxy controller', (signal) => controller.run(signal));
   }
 
   async onApplicationShutdown(): Promise<void> {
     await this.informers.shutdown();
-    await this.metricsServer?.close();
   }
+}
+
+/** The controller that keeps the data plane in step with Services and EndpointSlices. */
+function proxyController(o: ProxyOptions, ctx: ProxyContext, informers: SharedInformerFactory, proxier: Proxier, metrics: ProxyMetrics): ProxyController {
+  ctx.logger.info('network proxy configured', { mode: o.mode, scheduler: o.scheduler, nodeName: o.nodeName, metrics: o.flags['metrics-bind-address'] || 'off' });
+  return new ProxyController(informers, proxier, { nodeName: o.nodeName, nodePortAddresses: o.nodePortAddresses }, ctx.logger, metrics);
 }
 
 /**
  * The network-proxy's Nest module (run by `runComponentModule` for the component runtime): the
- * options provider, the metrics, the data plane (DataPlaneModule), and the controller that keeps
- * it in step with Services and EndpointSlices.
+ * options provider, the metrics, the data plane (DataPlaneModule), the controller that keeps
+ * it in step with Services and EndpointSlices, and the metrics server.
  */
 @Module({})
 export class ProxyModule {
@@ -124,13 +135,9 @@ export class ProxyModule {
       imports: [ProxyCoreModule.forRoot(options), DataPlaneModule],
       providers: [
         { provide: SharedInformerFactory, useFactory: (ctx: ProxyContext) => new SharedInformerFactory(ctx.client), inject: [COMPONENT_CONTEXT] },
-        {
-          provide: ProxyController,
-          useFactory: (o: ProxyOptions, ctx: ProxyContext, informers: SharedInformerFactory, proxier: Proxier, metrics: ProxyMetrics) =>
-            new ProxyController(informers, proxier, { nodeName: o.nodeName, nodePortAddresses: o.nodePortAddresses }, ctx.logger, metrics),
-          inject: [ProxyOptions, COMPONENT_CONTEXT, SharedInformerFactory, Proxier, ProxyMetrics],
-        },
-        ProxyLifecycle,
+        { provide: ProxyController, useFactory: proxyController, inject: [ProxyOptions, COMPONENT_CONTEXT, SharedInformerFactory, Proxier, ProxyMetrics] },
+        { provide: MetricsServer, useFactory: MetricsServer.listen, inject: [ProxyOptions, COMPONENT_CONTEXT] },
+        ProxyLoop,
       ],
     };
   }

@@ -30,6 +30,8 @@ export interface PodWorkerOptions {
   logger: Logger;
   /** Counts status writes (a metric). */
   statusWrites?: Counter;
+  /** Called once the informer first synced, with the pods bound here, before any sync. */
+  onSynced?(pods: Pod[]): Promise<void>;
 }
 
 /** Grace period for pods removed from the API without passing through graceful deletion. */
@@ -65,7 +67,7 @@ export class PodWorker {
   }
 
   /** Runs handlers, periodic resync and workers until `signal` aborts. */
-  async run(signal: AbortSignal, onSynced?: (pods: Pod[]) => Promise<void>): Promise<void> {
+  async run(signal: AbortSignal): Promise<void> {
     const inf = this.opts.informer;
     const mine = (p: Pod) => this.opts.isMine(p.spec.nodeName);
     const remove = inf.addEventHandler({
@@ -75,7 +77,7 @@ export class PodWorker {
     });
     try {
       if (!(await inf.waitForSync(signal))) return;
-      await onSynced?.(inf.list().filter(mine));
+      await this.opts.onSynced?.(inf.list().filter(mine));
       const resync = setInterval(() => {
         for (const p of inf.list()) if (mine(p)) this.enqueue(podKey(p));
       }, this.opts.resyncMs);
