@@ -27,6 +27,7 @@ import { HealthChecks, createLogger, createMetricsRegistry, httpRequestMetrics, 
 import { openEtcdStore, openSqliteStore, type Store } from '@orch/storage';
 import { clusterIdentity, LocalBus, MemoryHistory, NatsBus, Pump, RedisHistory, storeLeaseLock, WatchCache, watchChannels, type EventHistory, type WatchBus } from '@orch/watch';
 import { Aggregator, type APIService } from './aggregation/aggregator';
+import { AuthenticationFailureLimit } from './authn/failure-limit';
 import { publishAuthenticationConfigMap } from './aggregation/authentication-configmap';
 import { requestedDeprecatedApisGauge } from './deprecation/deprecation';
 import { CustomResourceConverter } from './apiextensions/conversion';
@@ -79,6 +80,8 @@ export class Gateway {
   private customResources?: CustomResources;
   private flowControl?: FlowControl;
   private aggregator?: Aggregator;
+  /** --authentication-failure-limit (set by `wire`; absent when 0): the request stage and the connection guard share it. */
+  private authenticationFailures?: AuthenticationFailureLimit;
   /** The gateway's identity towards extension API servers (front-proxy CA and client certificate). */
   private frontProxy!: FrontProxyPki;
   private readonly caches: ObjectCache[] = [];
@@ -216,7 +219,9 @@ export class Gateway {
     const k8sAliases = this.options['k8s-group-aliases'];
     if (this.options['enable-priority-and-fairness']) this.flowControl = this.startFlowControl(metricsRegistry);
     this.aggregator = this.startAggregator();
+    this.authenticationFailures = AuthenticationFailureLimit.fromFlags(this.options, { metrics: metricsRegistry, logger: this.logger });
     this.handler = new ApiHandler({
+      authenticationFailures: this.authenticationFailures,
       flowControl: this.flowControl,
       aggregator: this.aggregator,
       maxInFlight: { readOnly: this.options['max-requests-inflight'], mutating: this.options['max-mutating-requests-inflight'] },
@@ -371,6 +376,8 @@ export class Gateway {
     // WebSocket and SPDY upgrades (exec, attach, port-forward) never reach Fastify's routes.
     fastify.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.handler.handleUpgrade(req, socket, head));
     fastify.server.on('connect', (_req: IncomingMessage, socket: Duplex) => answerConnect(socket));
+    // Sources over --authentication-failure-limit are reset before the TLS handshake.
+    this.authenticationFailures?.guard(fastify.server);
   }
 
   /** Writes the admin kubeconfig for `server` into the data directory. */

@@ -86,6 +86,20 @@ export const GATEWAY_FLAGS = {
     default: '',
     description: 'File with an AuthenticationConfiguration (apiserver.config.orch.io/v1beta1; the k8s.io spelling is accepted): up to 64 jwt authenticators; reloaded when it changes. Cannot be combined with --oidc-* flags.',
   },
+  'authentication-failure-limit': {
+    type: 'int',
+    default: 100,
+    description:
+      'Authentication failures (401s: bad tokens, certificates of another CA) after which a client address (for IPv6 its /64) is refused for --authentication-failure-cooloff: its new connections are reset before the TLS handshake, its requests on open ones answered 429. Reached by this many failures at once, or failures sustained faster than this many per --authentication-failure-window; fewer within every window never are. Successes do not reset the count. 0 disables.',
+  },
+  'authentication-failure-window': { type: 'duration', default: 10_000, description: 'The sliding window of --authentication-failure-limit: a source\'s failure count drains at the limit per window.' },
+  'authentication-failure-cooloff': { type: 'duration', default: 60_000, description: 'How long a client address over --authentication-failure-limit is refused (Retry-After tells the client).' },
+  'authentication-failure-exempt-cidrs': {
+    type: 'stringSlice',
+    default: ['127.0.0.1/32', '::1/128'],
+    description: 'Addresses and CIDRs --authentication-failure-limit never counts nor refuses: the host\'s own loopback address, from which the local components connect, and load balancers or proxies that relay many clients\' credentials. Empty (--authentication-failure-exempt-cidrs=) exempts none.',
+  },
+  'authentication-failure-max-sources': { type: 'int', default: 10_000, description: 'Client addresses with recent authentication failures tracked at most; the least recently active is forgotten first.' },
   'anonymous-auth': { type: 'bool', default: true, description: 'Enables anonymous requests (user system:anonymous); they are then authorized like any other.' },
   'k8s-group-aliases': { type: 'bool', default: true, description: 'Serve *.k8s.io group paths as undeclared aliases of the *.orch.io groups (for stock kubectl).' },
   'service-cluster-ip-range': { type: 'string', default: '10.96.0.0/12', description: 'A CIDR notation IPv4 range from which to assign service cluster IPs (mask between /12 and /30).' },

@@ -70,3 +70,5 @@ export { subjectAccessReviewOf, webhookAuthorizer } from './webhook-authorizer';
 export type { WebhookAuthorizerOptions } from './webhook-authorizer';
 export { abacAuthorizer, parseAbacPolicyFile } from './abac';
 export type { AbacPolicy } from './abac';
+export { AuthenticationFailureLimiter, failureSourceKey } from './failure-limiter';
+export type { FailureLimiterOptions } from './failure-limiter';

@@ -1,6 +1,7 @@
 import { DiscoveryService } from '@nestjs/core';
 import { StatusError } from '@orch/apimachinery';
 import { anonymousUser, authRequestFromIncoming, type Authenticator, type UserInfo } from '@orch/auth';
+import type { AuthenticationFailureLimit } from '../authn/failure-limit';
 import type { ApiRequest } from './api-request';
 
 /**
@@ -18,9 +19,11 @@ const ANONYMOUS: UserInfo = anonymousUser();
  * claims, is 401, never anonymous. A request with no
  * credential is `system:anonymous` in `system:unauthenticated` when `anonymousAuth` is on;
  * otherwise 401 on every path, health and version included (upstream `--anonymous-auth=false`).
+ * With `failures` (`--authentication-failure-limit`), a request from a source over the limit
+ * is 429 before any authenticator runs, and every 401 counts against its source.
  */
-export function authenticateStage(authenticator: Authenticator, opts: { anonymousAuth: boolean }): (r: ApiRequest) => Promise<void> {
-  return async (r) => {
+export function authenticateStage(authenticator: Authenticator, opts: { anonymousAuth: boolean }, failures?: AuthenticationFailureLimit): (r: ApiRequest) => Promise<void> {
+  const authenticate = async (r: ApiRequest) => {
     const user = await authenticator.authenticate(authRequestFromIncoming(r.req.raw));
     if (user) {
       r.authenticatedUser = user;
@@ -30,5 +33,16 @@ export function authenticateStage(authenticator: Authenticator, opts: { anonymou
     if (r.req.headers.authorization !== undefined) throw StatusError.unauthorized();
     if (!opts.anonymousAuth) throw StatusError.unauthorized();
     r.authenticatedUser = ANONYMOUS;
+  };
+  if (!failures) return authenticate;
+  return async (r) => {
+    const socket = r.req.raw.socket;
+    failures.refuseRequest(socket);
+    try {
+      await authenticate(r);
+    } catch (err) {
+      if (err instanceof StatusError && err.code === 401) failures.failed(socket);
+      throw err;
+    }
   };
 }

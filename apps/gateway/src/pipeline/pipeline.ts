@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Catalog } from '@orch/api';
 import type { Authenticator, Authorizer } from '@orch/auth';
 import type { Logger } from '@orch/server-common';
+import type { AuthenticationFailureLimit } from '../authn/failure-limit';
 import { parseRequestInfo } from '../request/request-info';
 import type { ApiRequest } from './api-request';
 import type { AdmissionChain } from './admit';
@@ -42,6 +43,8 @@ export interface PipelineDeps extends InvokeDeps {
   /** Without API Priority and Fairness: the plain in-flight limits. */
   maxInFlight: MaxInFlightLimits;
   options: { anonymousAuth: boolean; k8sAliases: boolean };
+  /** --authentication-failure-limit (absent when 0). */
+  authenticationFailures?: AuthenticationFailureLimit;
 }
 
 /**
@@ -54,7 +57,7 @@ export interface PipelineDeps extends InvokeDeps {
 export function buildPipeline(d: PipelineDeps): readonly Stage[] {
   return [
     { name: 'request-info', run: (r) => void (r.info = parseRequestInfo(r.req.method, r.path, r.query)) },
-    { name: 'authenticate', run: authenticateStage(d.authenticator, d.options) },
+    { name: 'authenticate', run: authenticateStage(d.authenticator, d.options, d.authenticationFailures) },
     { name: 'impersonate', run: impersonateStage(d.authorizer, d.logger) },
     { name: 'flow-control', run: d.flowControl ? flowControlStage(d.flowControl) : maxInFlightStage(d.maxInFlight) },
     { name: 'authorize', run: authorizeStage(d.authorizer) },
