@@ -4,7 +4,7 @@ import { Registry } from 'prom-client';
 import { StatusError } from '@orch/apimachinery';
 import { selfSignedServingCert } from '@orch/auth';
 import { createLogger } from '@orch/server-common';
-import type { GatewayOptions } from '../options';
+import { GATEWAY_FLAGS, type GatewayOptions } from '../options';
 import { AuthenticationFailureLimit } from './failure-limit';
 
 const FLAGS = {
@@ -38,6 +38,38 @@ describe('AuthenticationFailureLimit.fromFlags', () => {
 
   it('is off with --authentication-failure-limit=0, whatever the other flags say', () => {
     expect(AuthenticationFailureLimit.fromFlags({ ...FLAGS, 'authentication-failure-limit': 0, 'authentication-failure-window': 0 }, { metrics: new Registry(), logger: createLogger('gateway') })).toBeUndefined();
+  });
+});
+
+describe('AuthenticationFailureLimit with the default flags', () => {
+  const defaults = {
+    'authentication-failure-limit': GATEWAY_FLAGS['authentication-failure-limit'].default,
+    'authentication-failure-window': GATEWAY_FLAGS['authentication-failure-window'].default,
+    'authentication-failure-cooloff': GATEWAY_FLAGS['authentication-failure-cooloff'].default,
+    'authentication-failure-max-sources': GATEWAY_FLAGS['authentication-failure-max-sources'].default,
+    'authentication-failure-exempt-cidrs': GATEWAY_FLAGS['authentication-failure-exempt-cidrs'].default,
+  };
+
+  // The local components connect from the host's loopback address: no flood can lock them out.
+  it.each<{ address: string; refused: boolean }>([
+    { address: '127.0.0.1', refused: false },
+    { address: '::ffff:127.0.0.1', refused: false },
+    { address: '::1', refused: false },
+    { address: '127.0.0.2', refused: true },
+    { address: '127.10.0.5', refused: true },
+    { address: '192.0.2.10', refused: true },
+  ])('$address after 1,000 failures: refused $refused', ({ address, refused }) => {
+    const l = AuthenticationFailureLimit.fromFlags(defaults, { metrics: new Registry(), logger: createLogger('gateway', { write: () => undefined }) })!;
+    for (let i = 0; i < 1000; i++) l.failed(from(address));
+    const answer = (() => {
+      try {
+        l.refuseRequest(from(address));
+        return 'served';
+      } catch (err) {
+        return (err as StatusError).code;
+      }
+    })();
+    expect(answer).toBe(refused ? 429 : 'served');
   });
 });
 
