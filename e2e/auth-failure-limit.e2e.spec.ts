@@ -14,7 +14,10 @@ import { startGateway, type GatewayProcess } from './support/gateway';
 // refused; one log line names each limited source and no token.
 
 const LIMIT = 100;
-const COOLOFF_S = 8;
+/** The window: long, so that an attacker slowed by a loaded machine still outpaces LIMIT per window. */
+const WINDOW_S = 60;
+/** Long enough that each flood ends (100 or 50 resets) within the cool-off on a loaded machine. */
+const COOLOFF_S = 15;
 const TOKEN_MARKER = 'flood-token-marker';
 
 let gw: GatewayProcess;
@@ -24,7 +27,7 @@ let stranger: CertAndKey;
 beforeAll(async () => {
   dir = await tempDir('auth-failure-limit-e2e-');
   stranger = await issueClientCert(await ensurePki(join(dir, 'other-ca')), { cn: 'admin', orgs: ['system:masters'] });
-  gw = await startGateway({ args: [`--authentication-failure-limit=${LIMIT}`, '--authentication-failure-window=10s', `--authentication-failure-cooloff=${COOLOFF_S}s`, '--authentication-failure-exempt-cidrs=127.0.0.9/32'] });
+  gw = await startGateway({ args: [`--authentication-failure-limit=${LIMIT}`, `--authentication-failure-window=${WINDOW_S}s`, `--authentication-failure-cooloff=${COOLOFF_S}s`, '--authentication-failure-exempt-cidrs=127.0.0.9/32'] });
 }, 60_000);
 
 afterAll(async () => {
@@ -68,27 +71,32 @@ function attempt(opts: { localAddress: string; agent?: https.Agent; token?: stri
 /** Outcomes in the order the attempts were made, and when (ms) the last 401 was answered. */
 type Flood = Outcome[] & { last401At: number; startedAt: number };
 
-/** `total` attempts, `concurrency` at a time. */
-async function flood(total: number, concurrency: number, one: (i: number) => Promise<Outcome>): Promise<Flood> {
+/** Up to `total` attempts, `concurrency` at a time; with `untilClosed`, stops once that many connections were closed unanswered. */
+async function flood(total: number, concurrency: number, one: (i: number) => Promise<Outcome>, untilClosed = Infinity): Promise<Flood> {
   const out = Object.assign([] as Outcome[], { startedAt: performance.now(), last401At: 0 });
   let next = 0;
+  let closed = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (next < total) {
+      while (next < total && closed < untilClosed) {
         const i = next++;
         out[i] = await one(i);
         if (out[i] === 401) out.last401At = performance.now();
+        if (out[i] === 'closed') closed++;
       }
     }),
   );
   return out;
 }
 
+/** 401s answered after the first connection was closed unanswered: only attempts already in flight may be. */
+const late401s = (f: Flood) => f.slice(Math.max(0, f.indexOf('closed'))).filter((o) => o === 401).length;
+
 /**
  * The most 401s a source may get before it is refused: the limit, what drained meanwhile (the
- * count drains at LIMIT per 10 s window while the attack runs), and the attempts in flight.
+ * count drains at LIMIT per window while the attack runs), and the attempts in flight.
  */
-const most401s = (f: Flood, concurrency: number) => LIMIT + Math.ceil(((f.last401At - f.startedAt) / 10_000) * LIMIT) + concurrency;
+const most401s = (f: Flood, concurrency: number) => LIMIT + Math.ceil(((f.last401At - f.startedAt) / (WINDOW_S * 1000)) * LIMIT) + concurrency;
 
 const tally = (outcomes: Outcome[]) => outcomes.reduce<Record<string, number>>((t, o) => ({ ...t, [String(o)]: (t[String(o)] ?? 0) + 1 }), {});
 
@@ -114,35 +122,36 @@ describe('authentication failure limit', () => {
   it('garbled bearer tokens from 127.0.0.2: refused after the limit while 127.0.0.1 keeps reading', async () => {
     const agent = new https.Agent({ keepAlive: true, maxSockets: 4, ca: gw.creds.ca, localAddress: '127.0.0.2' });
     try {
-      const { result: outcomes, statuses } = await victimDuring(flood(600, 4, (i) => attempt({ localAddress: '127.0.0.2', agent, token: `${TOKEN_MARKER}-${i}.e30.c2ln` })));
+      const { result: outcomes, statuses } = await victimDuring(flood(5000, 4, (i) => attempt({ localAddress: '127.0.0.2', agent, token: `${TOKEN_MARKER}-${i}.e30.c2ln` }), 100));
       const t = tally(outcomes);
       // Nothing but 401, 429 and closed connections; the attempts in flight when the limit hit may still be 401.
       expect(Object.keys(t).filter((k) => !['401', '429', 'closed'].includes(k))).toEqual([]);
       expect(t['401']).toBeGreaterThanOrEqual(LIMIT);
       expect(t['401']).toBeLessThanOrEqual(most401s(outcomes, 4));
-      expect(outcomes.slice(-100).every((o) => o === 'closed')).toBe(true);
-      expect(t['closed']).toBeGreaterThan(300);
+      expect(t['closed']).toBeGreaterThanOrEqual(100);
+      expect(late401s(outcomes)).toBeLessThanOrEqual(4);
       expect(statuses.length).toBeGreaterThan(0);
       expect(statuses.filter((s) => s !== 200)).toEqual([]);
     } finally {
       agent.destroy();
     }
-  });
+  }, 120_000);
 
   it('client certificates of another CA from 127.0.0.3: refused after the limit while 127.0.0.1 keeps reading', async () => {
-    const { result: outcomes, statuses } = await victimDuring(flood(300, 4, () => attempt({ localAddress: '127.0.0.3', cert: stranger })));
+    const { result: outcomes, statuses } = await victimDuring(flood(3000, 4, () => attempt({ localAddress: '127.0.0.3', cert: stranger }), 50));
     const t = tally(outcomes);
     // A connection whose handshake began before the limit may still ask, and get 429.
     expect(Object.keys(t).filter((k) => !['401', '429', 'closed'].includes(k))).toEqual([]);
     expect(t['401']).toBeGreaterThanOrEqual(LIMIT);
     expect(t['401']).toBeLessThanOrEqual(most401s(outcomes, 4));
-    expect(outcomes.slice(-100).every((o) => o === 'closed')).toBe(true);
+    expect(t['closed']).toBeGreaterThanOrEqual(50);
+    expect(late401s(outcomes)).toBeLessThanOrEqual(4);
     expect(statuses.filter((s) => s !== 200)).toEqual([]);
-  });
+  }, 120_000);
 
   it('counts what it did: two sources limited, connections refused before TLS', async () => {
     expect(await metric('apiserver_authentication_failure_limited_total')).toBe(2);
-    expect(await metric('apiserver_authentication_failure_refused_total{at="connection"}')).toBeGreaterThan(400);
+    expect(await metric('apiserver_authentication_failure_refused_total{at="connection"}')).toBeGreaterThanOrEqual(150);
     expect(await metric('apiserver_authentication_failure_tracked_sources')).toBe(2);
   });
 
@@ -158,12 +167,12 @@ describe('authentication failure limit', () => {
     const few = await flood(10, 1, (i) => attempt({ localAddress: '127.0.0.4', token: `${TOKEN_MARKER}-few-${i}` }));
     const exempt = await flood(3 * LIMIT, 4, (i) => attempt({ localAddress: '127.0.0.9', token: `${TOKEN_MARKER}-exempt-${i}` }));
     expect([tally(few), tally(exempt)]).toEqual([{ 401: 10 }, { 401: 3 * LIMIT }]);
-  });
+  }, 120_000);
 
   it('once the cool-off is over the source is answered (401) again', async () => {
-    const outcomes = await flood(3 * LIMIT, 4, (i) => attempt({ localAddress: '127.0.0.5', token: `${TOKEN_MARKER}-cooloff-${i}` }));
-    expect(outcomes.at(-1)).toBe('closed');
+    const outcomes = await flood(20 * LIMIT, 4, (i) => attempt({ localAddress: '127.0.0.5', token: `${TOKEN_MARKER}-cooloff-${i}` }), 1);
+    expect(outcomes).toContain('closed');
     await new Promise((r) => setTimeout(r, COOLOFF_S * 1000));
     expect(await attempt({ localAddress: '127.0.0.5', token: `${TOKEN_MARKER}-after` })).toBe(401);
-  });
+  }, 120_000);
 });
