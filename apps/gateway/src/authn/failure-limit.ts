@@ -22,7 +22,7 @@ type LimitFlags = Pick<
  * - its new TCP connections are reset on 'connection', before the TLS handshake (`guard`);
  * - its requests on connections already open are 429 with Retry-After and `Connection: close`,
  *   before any authenticator runs (`refuseRequest`, the authenticate stage).
- * The first refusal of a source logs one line (address, never a credential); the counters
+ * A source becoming limited logs one line (address, never a credential); the counters
  * `apiserver_authentication_failure_limited_total` (sources limited) and
  * `apiserver_authentication_failure_refused_total{at}` (connections and requests refused)
  * carry no address, so their cardinality stays fixed.
