@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { decodeJwt } from 'jose';
 import { ensurePki, issueClientCert, unionAuthenticator, type Authenticator, type CertAndKey, type UserInfo } from '@orch/auth';
-import { startBenchGateway } from './gateway-process';
-import type { AttackJob } from './auth-attacker';
-import { call, percentile, runLoad, target, type HttpsTarget } from './load';
+import { startBenchGateway, type BenchGateway } from './gateway-process';
+import type { AttackJob, AttackResult } from './auth-attacker';
+import { call, cpuSeconds, percentile, runLoad, target, type HttpsTarget } from './load';
 import type { Row } from './report';
 
 const RBAC = 'rbac.authorization.orch.io';
@@ -115,19 +115,13 @@ export async function authBench(opts: { durationMs: number; concurrency: number;
     const sa = rate('service-account');
     const row = (metric: string, value: number): Row => ({ metric, orch: value, baseline, baselineName: 'AlwaysAllow + x509, same run', unit: 'gets/s', higherIsBetter: true });
     const chains = await measureChains();
-    const victim = target(rbac.url, { ca: rbac.creds.ca, cert: cert.certPem, key: cert.keyPem }, 4);
-    const attack = await badCredentialsAttack(rbac.url, rbac.creds.ca, decodeJwt(saToken).iss as string, dir, victim, path);
+    const attacks = await badCredentialsAttacks({ rbac, tokenFile, victimCert: cert, issuer: decodeJwt(saToken).iss as string, dir, path, children });
     return [
       row(`RBAC (${opts.bindings} bindings, ${opts.roles} roles) + x509`, x509),
       row(`RBAC + static token file`, tokenFile_),
       row(`RBAC + service-account JWT (ES256, lookup on)`, sa),
       chainOverheadRow(chains),
-      attackRow(`${attack.tokens.attempts} garbled bearer tokens`, attack.tokens),
-      attackRow(`${attack.tokens16.attempts} garbled bearer tokens`, attack.tokens16),
-      attackRow(`${attack.tokens16Equal.attempts} garbled bearer tokens`, attack.tokens16Equal),
-      attackRow(`${attack.certs.attempts} TLS connections with client certificates of another CA`, attack.certs),
-      attackRow(`${attack.certsEqual.attempts} TLS connections with client certificates of another CA`, attack.certsEqual),
-      attackRow(`(for comparison) ${attack.handshakes.attempts} TLS connections without a client certificate, each with a garbled token`, attack.handshakes),
+      ...attacks.flatMap(([defended, undefended]) => [attackRow(defended), attackRow(undefended), attackCpuRow(defended, undefended)]),
     ];
   } finally {
     for (const c of children) c.kill('SIGKILL');
@@ -169,18 +163,63 @@ async function measureChains(): Promise<{ passport: number; loop: number }> {
   return { passport: median('passport'), loop: median('loop') };
 }
 
+/** The bench config map and a binding that lets the x509 victim read it, on a gateway of its own. */
+async function seedVictim(admin: HttpsTarget, path: string): Promise<void> {
+  await mustCall(admin, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } });
+  await mustCall(admin, 'POST', '/api/v1/namespaces/bench/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { k: 'v' } });
+  await mustCall(admin, 'POST', `/apis/${RBAC}/v1/namespaces/bench/roles`, { metadata: { name: 'bench-reader' }, rules: [{ verbs: ['get'], apiGroups: [''], resources: ['configmaps'] }] });
+  await mustCall(admin, 'POST', `/apis/${RBAC}/v1/namespaces/bench/rolebindings`, { metadata: { name: 'bench-x509' }, roleRef: { apiGroup: RBAC, kind: 'Role', name: 'bench-reader' }, subjects: [{ kind: 'User', name: 'bench-x509-user' }] });
+  if (!(await get(admin, path))) throw new Error('the bench config map is not readable on the gateway without limiter');
+}
+
+/** One attack on one gateway and the victim's p99 before and during it. */
+interface AttackPair extends AttackResult {
+  what: string;
+  source: string;
+  defended: boolean;
+  concurrency: number;
+  lowPriority: boolean;
+  idle: number;
+  attacked: number;
+  /** The attacked gateway's CPU during the attack (user + system), less the victim's gets at their cost alone. */
+  gatewayCpuSeconds: number;
+}
+
+const thousands = (n: number) => n.toLocaleString('en-US');
+
 /**
  * The victim's p99 during one attack against its p99 alone. The attack rate is in the metric: an
- * attacker at low CPU priority must not pass for a stronger defence by attacking more slowly.
+ * attacker at low CPU priority must not pass for a stronger defence by attacking more slowly; so
+ * is what the attempts got (401s, 429s, connections reset before TLS): every one of them nothing.
  */
-function attackRow(what: string, r: { concurrency: number; lowPriority: boolean; attempts: number; seconds: number; idle: number; attacked: number }): Row {
+function attackRow(r: AttackPair): Row {
   const who = r.lowPriority ? 'attacker at nice 19, as if on a machine of its own' : 'attacker sharing the cores as an equal';
+  const got = [r.unauthorized && `${thousands(r.unauthorized)} × 401`, r.limited && `${thousands(r.limited)} × 429`, r.refused && `${thousands(r.refused)} reset before TLS`].filter(Boolean).join(', ');
+  const defence = r.defended ? 'limiter on (default: 100 failures per 10 s, 1 min cool-off)' : 'limiter off (--authentication-failure-limit=0)';
   return {
-    metric: `p99 of an x509 client (4 concurrent) while ${what} are tried (${r.concurrency} concurrent, all 401; ${who}; ${Math.round(r.attempts / r.seconds)} attempts/s)`,
+    metric: `p99 of an x509 client (4 concurrent, from 127.0.0.1) while ${r.what} are tried from ${r.source} (${r.concurrency} concurrent; ${who}; ${Math.round(r.attempts / r.seconds)} attempts/s), ${defence}: ${got}`,
     orch: r.attacked,
     baseline: r.idle,
     baselineName: 'its p99 alone just before (goal: ≤ 2x)',
     unit: 'ms',
+    higherIsBetter: false,
+  };
+}
+
+/**
+ * What the defence buys in the gateway's own terms, steadier than a p99 on a shared machine: its
+ * CPU per attempt of one attack with the limiter on (mostly connections reset before TLS) against
+ * the same attack with it off (every attempt authenticated and answered 401).
+ */
+function attackCpuRow(defended: AttackPair, undefended: AttackPair): Row {
+  const who = defended.lowPriority ? 'attacker at nice 19' : 'attacker sharing the cores as an equal';
+  const perAttempt = (r: AttackPair) => (r.gatewayCpuSeconds * 1e6) / r.attempts;
+  return {
+    metric: `gateway CPU per attempt while ${defended.what} are tried (${defended.concurrency} concurrent; ${who}), limiter on`,
+    orch: perAttempt(defended),
+    baseline: perAttempt(undefended),
+    baselineName: 'the same attack with the limiter off, same run',
+    unit: 'µs',
     higherIsBetter: false,
   };
 }
@@ -192,61 +231,96 @@ function attackRow(what: string, r: { concurrency: number; lowPriority: boolean;
  * with client certificates of another CA, and for comparison 1,000 fresh connections without
  * one. On a 2-core machine the attacker's own TLS work costs as much CPU as the gateway's, so
  * the attacks run at nice 19 (the attacker's CPU is not the server's), and the 16-token and
- * certificate attacks once more at equal priority. Every attempt must be a 401 Status (the
- * attacker fails otherwise).
+ * certificate attacks once more at equal priority. Each attack runs on the defended gateway
+ * (limiter on, its defaults) and right after on a twin started here with the limiter off (same
+ * PKI, token file and modes; its store holds only the victim's config map and binding), each time
+ * from a loopback address of its own (127.0.0.2, .3, ...: a limited address stays refused for
+ * the cool-off, and every attack starts uncounted). The victim reads from 127.0.0.1. Every
+ * attempt must get nothing: a 401 or 429 Status, or a connection reset before TLS (the attacker
+ * fails otherwise). The attacked gateway's CPU is read from /proc around each attack.
  */
-async function badCredentialsAttack(url: string, ca: string, issuer: string, dir: string, victim: HttpsTarget, path: string) {
+async function badCredentialsAttacks(o: { rbac: BenchGateway; tokenFile: string; victimCert: CertAndKey; issuer: string; dir: string; path: string; children: ChildProcess[] }): Promise<[AttackPair, AttackPair][]> {
+  const { rbac, dir, path, issuer } = o;
+  const ca = rbac.creds.ca;
+  // The same attacks on a twin of the RBAC gateway with the limiter off: what the defence buys.
+  const unlimited = await startBenchGateway(join(dir, 'rbac-unlimited'), ['--authorization-mode=Node,RBAC', `--token-auth-file=${o.tokenFile}`, `--pki-dir=${rbac.pkiDir}`, '--authentication-failure-limit=0']);
+  o.children.push(unlimited.process);
+  await seedVictim(target(unlimited.url, unlimited.creds, 4), path);
+  const side = (gw: BenchGateway) => ({ url: gw.url, pid: gw.process.pid!, victim: target(gw.url, { ca, cert: o.victimCert.certPem, key: o.victimCert.keyPem }, 4) });
+  const gateways = { defended: side(rbac), undefended: side(unlimited) };
+  // The twin's victim path warmed up like the others (JIT, caches): the victim's cost per get, measured
+  // before each attack, is taken off the gateway's CPU during it.
+  for (const g of Object.values(gateways)) await runLoad(4, 2000, () => get(g.victim, path));
   const strangerPki = await ensurePki(join(dir, 'stranger-ca'));
   const strangers: CertAndKey[] = await Promise.all(Array.from({ length: 8 }, (_, i) => issueClientCert(strangerPki, i === 0 ? { cn: 'admin', orgs: ['system:masters'] } : { cn: `stranger-${i}` })));
-  const victimLoad = async (until: () => boolean) => {
-    const latencies: number[] = [];
-    await Promise.all(
-      Array.from({ length: 4 }, async () => {
-        while (!until()) {
-          const t = performance.now();
-          if (!(await get(victim, path))) throw new Error('the victim client was refused');
-          latencies.push(performance.now() - t);
-        }
-      }),
-    );
-    return percentile(latencies.sort((a, b) => a - b), 99);
-  };
-  /**
-   * The victim's p99 alone for 3 s (the attacker process started and its credentials made), then
-   * while the attacker process runs `job`. `lowPriority`: the attacker runs at the lowest CPU
-   * priority (nice 19), the stand-in for an attacker on a machine of its own; otherwise it
-   * competes with the gateway and the victim for this machine's cores as an equal.
-   */
-  const pair = async (job: AttackJob, lowPriority: boolean) => {
-    const attacker = spawn(process.execPath, [join(__dirname, 'auth-attacker.js')], { stdio: ['pipe', 'pipe', 'inherit'] });
-    try {
-      if (lowPriority) setPriority(attacker.pid!, 19);
-      const lines = createInterface({ input: attacker.stdout! });
-      const exited = new Promise<never>((_, reject) => attacker.once('exit', (code) => reject(new Error(`the attacker exited with ${code}`))));
-      const nextLine = () => Promise.race([new Promise<string>((resolve) => lines.once('line', resolve)), exited]);
-      attacker.stdin!.write(`${JSON.stringify(job)}\n`);
-      if ((await nextLine()) !== 'ready') throw new Error('the attacker did not get ready');
-      const idleUntil = performance.now() + 3000;
-      const idle = await victimLoad(() => performance.now() > idleUntil);
-      let done = false;
-      const finished = nextLine()
-        .then((line) => JSON.parse(line) as { attempts: number; seconds: number })
-        .finally(() => (done = true));
-      attacker.stdin!.write('go\n');
-      const [result, attacked] = await Promise.all([finished, victimLoad(() => done)]);
-      return { ...result, concurrency: job.concurrency, lowPriority, idle, attacked };
-    } finally {
-      attacker.kill('SIGKILL');
-    }
-  };
-  const base: AttackJob = { url, ca, path, issuer, concurrency: 4, tokens: 0, certs: [] };
   const certs = strangers.map((c) => ({ certPem: c.certPem, keyPem: c.keyPem }));
-  return {
-    tokens: await pair({ ...base, tokens: 10_000 }, true),
-    tokens16: await pair({ ...base, tokens: 10_000, concurrency: 16 }, true),
-    tokens16Equal: await pair({ ...base, tokens: 10_000, concurrency: 16 }, false),
-    certs: await pair({ ...base, certs, certAttempts: 1_000 }, true),
-    certsEqual: await pair({ ...base, certs, certAttempts: 1_000 }, false),
-    handshakes: await pair({ ...base, tokens: 1_000, freshConnections: true }, true),
-  };
+  const attacks: { what: string; job: Omit<AttackJob, 'url' | 'ca' | 'path' | 'issuer' | 'source'>; lowPriority: boolean }[] = [
+    { what: '10,000 garbled bearer tokens', job: { concurrency: 4, tokens: 10_000, certs: [] }, lowPriority: true },
+    { what: '10,000 garbled bearer tokens', job: { concurrency: 16, tokens: 10_000, certs: [] }, lowPriority: true },
+    { what: '10,000 garbled bearer tokens', job: { concurrency: 16, tokens: 10_000, certs: [] }, lowPriority: false },
+    { what: '1,000 TLS connections with client certificates of another CA', job: { concurrency: 4, tokens: 0, certs, certAttempts: 1_000 }, lowPriority: true },
+    { what: '1,000 TLS connections with client certificates of another CA', job: { concurrency: 4, tokens: 0, certs, certAttempts: 1_000 }, lowPriority: false },
+    { what: '(for comparison) 1,000 TLS connections without a client certificate, each with a garbled token', job: { concurrency: 4, tokens: 1_000, certs: [], freshConnections: true }, lowPriority: true },
+  ];
+  const pairs: [AttackPair, AttackPair][] = [];
+  let nextSource = 2;
+  for (const a of attacks) {
+    const run = async (defended: boolean): Promise<AttackPair> => {
+      const gw = defended ? gateways.defended : gateways.undefended;
+      const source = `127.0.0.${nextSource++}`;
+      const r = await attackPair({ ...a.job, url: gw.url, ca, path, issuer, source }, a.lowPriority, gw.victim, gw.pid);
+      return { ...r, what: a.what, source, defended, concurrency: a.job.concurrency, lowPriority: a.lowPriority };
+    };
+    pairs.push([await run(true), await run(false)]);
+  }
+  return pairs;
+}
+
+/** The victim's p99 and gets while it reads with 4 concurrent gets until `until()` holds; throws if one is refused. */
+async function victimLoad(victim: HttpsTarget, path: string, until: () => boolean): Promise<{ p99: number; gets: number }> {
+  const latencies: number[] = [];
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (!until()) {
+        const t = performance.now();
+        if (!(await get(victim, path))) throw new Error('the victim client was refused');
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  return { p99: percentile(latencies.sort((a, b) => a - b), 99), gets: latencies.length };
+}
+
+/**
+ * The victim's p99 alone for 3 s (the attacker process started and its credentials made), then
+ * while the attacker process runs `job`. `lowPriority`: the attacker runs at the lowest CPU
+ * priority (nice 19), the stand-in for an attacker on a machine of its own; otherwise it
+ * competes with the gateway and the victim for this machine's cores as an equal.
+ */
+async function attackPair(job: AttackJob, lowPriority: boolean, victim: HttpsTarget, gatewayPid: number): Promise<AttackResult & { idle: number; attacked: number; gatewayCpuSeconds: number }> {
+  const attacker = spawn(process.execPath, [join(__dirname, 'auth-attacker.js')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  try {
+    if (lowPriority) setPriority(attacker.pid!, 19);
+    const lines = createInterface({ input: attacker.stdout! });
+    const exited = new Promise<never>((_, reject) => attacker.once('exit', (code) => reject(new Error(`the attacker exited with ${code}`))));
+    const nextLine = () => Promise.race([new Promise<string>((resolve) => lines.once('line', resolve)), exited]);
+    attacker.stdin!.write(`${JSON.stringify(job)}\n`);
+    if ((await nextLine()) !== 'ready') throw new Error('the attacker did not get ready');
+    const idleUntil = performance.now() + 3000;
+    const idleCpu = cpuSeconds(gatewayPid);
+    const idle = await victimLoad(victim, job.path, () => performance.now() > idleUntil);
+    const cpuPerGet = (cpuSeconds(gatewayPid) - idleCpu) / idle.gets;
+    let done = false;
+    const finished = nextLine()
+      .then((line) => JSON.parse(line) as AttackResult)
+      .finally(() => (done = true));
+    const cpuBefore = cpuSeconds(gatewayPid);
+    attacker.stdin!.write('go\n');
+    const [result, attacked] = await Promise.all([finished, victimLoad(victim, job.path, () => done)]);
+    // Less the victim's gets meanwhile, at their cost alone.
+    const gatewayCpuSeconds = cpuSeconds(gatewayPid) - cpuBefore - attacked.gets * cpuPerGet;
+    return { ...result, idle: idle.p99, attacked: attacked.p99, gatewayCpuSeconds };
+  } finally {
+    attacker.kill('SIGKILL');
+  }
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import https from 'node:https';
 
 export interface LoadResult {
@@ -67,6 +68,17 @@ export function call(t: HttpsTarget, method: string, path: string, body?: string
     if (body) req.write(body);
     req.end();
   });
+}
+
+/** CPU seconds (user + system) a process has used (Linux /proc, clock ticks of 100 Hz); NaN where it cannot be read. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** Resident set size of a process in MiB (Linux /proc). */
