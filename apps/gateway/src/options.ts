@@ -90,7 +90,7 @@ export const GATEWAY_FLAGS = {
     type: 'int',
     default: 100,
     description:
-      'Authentication failures (401s: bad tokens, certificates of another CA) after which a client address (for IPv6 its /64) is refused for --authentication-failure-cooloff: its new connections are reset before the TLS handshake, its requests on open ones answered 429. Reached by this many failures at once, or failures sustained faster than this many per --authentication-failure-window; fewer within every window never are. Successes do not reset the count. 0 disables.',
+      'Authentication failures (401s: bad tokens, certificates of another CA) after which a client address (for IPv6 its /64) is refused for --authentication-failure-cooloff: its new connections are reset before the TLS handshake, its requests on open ones answered 429. Reached by this many failures in quick succession, or failures sustained faster than this many per --authentication-failure-window; fewer within every window never are. Successes do not reset the count. 0 disables.',
   },
   'authentication-failure-window': { type: 'duration', default: 10_000, description: 'The sliding window of --authentication-failure-limit: a source\'s failure count drains at the limit per window.' },
   'authentication-failure-cooloff': { type: 'duration', default: 60_000, description: 'How long a client address over --authentication-failure-limit is refused (Retry-After tells the client).' },
