@@ -181,8 +181,9 @@ interface AttackPair extends AttackResult {
   lowPriority: boolean;
   idle: number;
   attacked: number;
-  /** The attacked gateway's CPU during the attack (user + system), less the victim's gets at their cost alone. */
+  /** The attacked gateway's CPU (user + system) during the same attack run again without the victim, and its attempts. */
   gatewayCpuSeconds: number;
+  cpuAttempts: number;
 }
 
 const thousands = (n: number) => n.toLocaleString('en-US');
@@ -209,11 +210,12 @@ function attackRow(r: AttackPair): Row {
 /**
  * What the defence buys in the gateway's own terms, steadier than a p99 on a shared machine: its
  * CPU per attempt of one attack with the limiter on (mostly connections reset before TLS) against
- * the same attack with it off (every attempt authenticated and answered 401).
+ * the same attack with it off (every attempt authenticated and answered 401), each measured in a
+ * run of the attack without the victim.
  */
 function attackCpuRow(defended: AttackPair, undefended: AttackPair): Row {
   const who = defended.lowPriority ? 'attacker at nice 19' : 'attacker sharing the cores as an equal';
-  const perAttempt = (r: AttackPair) => (r.gatewayCpuSeconds * 1e6) / r.attempts;
+  const perAttempt = (r: AttackPair) => (r.gatewayCpuSeconds * 1e6) / r.cpuAttempts;
   return {
     metric: `gateway CPU per attempt while ${defended.what} are tried (${defended.concurrency} concurrent; ${who}), limiter on`,
     orch: perAttempt(defended),
@@ -237,7 +239,8 @@ function attackCpuRow(defended: AttackPair, undefended: AttackPair): Row {
  * from a loopback address of its own (127.0.0.2, .3, ...: a limited address stays refused for
  * the cool-off, and every attack starts uncounted). The victim reads from 127.0.0.1. Every
  * attempt must get nothing: a 401 or 429 Status, or a connection reset before TLS (the attacker
- * fails otherwise). The attacked gateway's CPU is read from /proc around each attack.
+ * fails otherwise). Each attack then runs once more without the victim, from a fresh address,
+ * for the attacked gateway's CPU per attempt.
  */
 async function badCredentialsAttacks(o: { rbac: BenchGateway; tokenFile: string; victimCert: CertAndKey; issuer: string; dir: string; path: string; children: ChildProcess[] }): Promise<[AttackPair, AttackPair][]> {
   const { rbac, dir, path, issuer } = o;
@@ -248,9 +251,8 @@ async function badCredentialsAttacks(o: { rbac: BenchGateway; tokenFile: string;
   await seedVictim(target(unlimited.url, unlimited.creds, 4), path);
   const side = (gw: BenchGateway) => ({ url: gw.url, pid: gw.process.pid!, victim: target(gw.url, { ca, cert: o.victimCert.certPem, key: o.victimCert.keyPem }, 4) });
   const gateways = { defended: side(rbac), undefended: side(unlimited) };
-  // The twin's victim path warmed up like the others (JIT, caches): the victim's cost per get, measured
-  // before each attack, is taken off the gateway's CPU during it.
-  for (const g of Object.values(gateways)) await runLoad(4, 2000, () => get(g.victim, path));
+  // The twin's victim path warmed up like the others (JIT, caches).
+  await runLoad(4, 1000, () => get(gateways.undefended.victim, path));
   const strangerPki = await ensurePki(join(dir, 'stranger-ca'));
   const strangers: CertAndKey[] = await Promise.all(Array.from({ length: 8 }, (_, i) => issueClientCert(strangerPki, i === 0 ? { cn: 'admin', orgs: ['system:masters'] } : { cn: `stranger-${i}` })));
   const certs = strangers.map((c) => ({ certPem: c.certPem, keyPem: c.keyPem }));
@@ -268,8 +270,10 @@ async function badCredentialsAttacks(o: { rbac: BenchGateway; tokenFile: string;
     const run = async (defended: boolean): Promise<AttackPair> => {
       const gw = defended ? gateways.defended : gateways.undefended;
       const source = `127.0.0.${nextSource++}`;
-      const r = await attackPair({ ...a.job, url: gw.url, ca, path, issuer, source }, a.lowPriority, gw.victim, gw.pid);
-      return { ...r, what: a.what, source, defended, concurrency: a.job.concurrency, lowPriority: a.lowPriority };
+      const r = await attackPair({ ...a.job, url: gw.url, ca, path, issuer, source }, a.lowPriority, { victim: gw.victim });
+      // Once more without the victim, from an address not yet counted, for the gateway's CPU.
+      const alone = await attackPair({ ...a.job, url: gw.url, ca, path, issuer, source: `127.0.0.${nextSource++}` }, a.lowPriority, { gatewayPid: gw.pid });
+      return { ...r, gatewayCpuSeconds: alone.gatewayCpuSeconds, cpuAttempts: alone.attempts, what: a.what, source, defended, concurrency: a.job.concurrency, lowPriority: a.lowPriority };
     };
     pairs.push([await run(true), await run(false)]);
   }
@@ -292,12 +296,14 @@ async function victimLoad(victim: HttpsTarget, path: string, until: () => boolea
 }
 
 /**
- * The victim's p99 alone for 3 s (the attacker process started and its credentials made), then
- * while the attacker process runs `job`. `lowPriority`: the attacker runs at the lowest CPU
- * priority (nice 19), the stand-in for an attacker on a machine of its own; otherwise it
- * competes with the gateway and the victim for this machine's cores as an equal.
+ * Runs the attacker process on `job`. With a victim: the victim's p99 alone for 3 s (the
+ * attacker started and its credentials made), then while the attack runs. Without: the attack
+ * alone, and the gateway's CPU (user + system, /proc) while it runs. `lowPriority`: the
+ * attacker runs at the lowest CPU priority (nice 19), the stand-in for an attacker on a machine
+ * of its own; otherwise it competes with the gateway and the victim for this machine's cores as
+ * an equal.
  */
-async function attackPair(job: AttackJob, lowPriority: boolean, victim: HttpsTarget, gatewayPid: number): Promise<AttackResult & { idle: number; attacked: number; gatewayCpuSeconds: number }> {
+async function attackPair(job: AttackJob, lowPriority: boolean, beside: { victim: HttpsTarget } | { gatewayPid: number }): Promise<AttackResult & { idle: number; attacked: number; gatewayCpuSeconds: number }> {
   const attacker = spawn(process.execPath, [join(__dirname, 'auth-attacker.js')], { stdio: ['pipe', 'pipe', 'inherit'] });
   try {
     if (lowPriority) setPriority(attacker.pid!, 19);
@@ -306,20 +312,23 @@ async function attackPair(job: AttackJob, lowPriority: boolean, victim: HttpsTar
     const nextLine = () => Promise.race([new Promise<string>((resolve) => lines.once('line', resolve)), exited]);
     attacker.stdin!.write(`${JSON.stringify(job)}\n`);
     if ((await nextLine()) !== 'ready') throw new Error('the attacker did not get ready');
-    const idleUntil = performance.now() + 3000;
-    const idleCpu = cpuSeconds(gatewayPid);
-    const idle = await victimLoad(victim, job.path, () => performance.now() > idleUntil);
-    const cpuPerGet = (cpuSeconds(gatewayPid) - idleCpu) / idle.gets;
     let done = false;
-    const finished = nextLine()
-      .then((line) => JSON.parse(line) as AttackResult)
-      .finally(() => (done = true));
-    const cpuBefore = cpuSeconds(gatewayPid);
+    const finished = () =>
+      nextLine()
+        .then((line) => JSON.parse(line) as AttackResult)
+        .finally(() => (done = true));
+    if ('gatewayPid' in beside) {
+      const cpuBefore = cpuSeconds(beside.gatewayPid);
+      attacker.stdin!.write('go\n');
+      const result = await finished();
+      return { ...result, idle: NaN, attacked: NaN, gatewayCpuSeconds: cpuSeconds(beside.gatewayPid) - cpuBefore };
+    }
+    const idleUntil = performance.now() + 3000;
+    const idle = await victimLoad(beside.victim, job.path, () => performance.now() > idleUntil);
+    const result = finished();
     attacker.stdin!.write('go\n');
-    const [result, attacked] = await Promise.all([finished, victimLoad(victim, job.path, () => done)]);
-    // Less the victim's gets meanwhile, at their cost alone.
-    const gatewayCpuSeconds = cpuSeconds(gatewayPid) - cpuBefore - attacked.gets * cpuPerGet;
-    return { ...result, idle: idle.p99, attacked: attacked.p99, gatewayCpuSeconds };
+    const [r, attacked] = await Promise.all([result, victimLoad(beside.victim, job.path, () => done)]);
+    return { ...r, idle: idle.p99, attacked: attacked.p99, gatewayCpuSeconds: NaN };
   } finally {
     attacker.kill('SIGKILL');
   }
