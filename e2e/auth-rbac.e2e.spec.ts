@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { ensurePki, issueClientCert, writeKubeconfig } from '@orch/auth';
 import { removeDir, tempDir } from '@orch/testing';
 import { ApiClient } from './support/api-client';
-import { startGateway, type GatewayProcess } from './support/gateway';
+import { POD_CONTROLLERS, defaultServiceAccount, startGateway, type GatewayProcess } from './support/gateway';
 
 // Authorization with the default `--authorization-mode=Node,RBAC`, driven by stock kubectl
 // (protobuf SelfSubjectAccessReviews at the k8s.io paths, impersonation headers) and raw
@@ -32,13 +32,15 @@ describe('RBAC, impersonation and access reviews with kubectl', () => {
   const admin = (...args: string[]) => kubectl('admin', ...args);
 
   beforeAll(async () => {
-    gw = await startGateway({ args: ['--enable-admission-plugins=NodeRestriction'] });
+    gw = await startGateway({ args: ['--enable-admission-plugins=NodeRestriction'], controllers: POD_CONTROLLERS });
     dir = await tempDir('rbac-e2e-');
     await identity('viewer', 'vera');
     await identity('editor', 'eddie', ['team-devs']);
     await identity('nobody', 'nadia');
     await identity('node', 'system:node:n1', ['system:nodes']);
     for (const ns of ['team', 'other']) expect(admin('create', 'namespace', ns).code).toBe(0);
+    // Pods are admitted once their namespace's default service account exists (ServiceAccount admission).
+    for (const ns of ['team', 'other']) await defaultServiceAccount(gw.admin, ns);
     expect(admin('create', 'clusterrolebinding', 'vera-views', '--clusterrole=view', '--user=vera').code).toBe(0);
     expect(admin('create', 'rolebinding', 'devs-admin', '--clusterrole=admin', '--group=team-devs', '-n', 'team').code).toBe(0);
     expect(admin('create', 'secret', 'generic', 'db', '--from-literal=password=hunter2', '-n', 'team').code).toBe(0);
