@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import type { IncomingMessage } from 'node:http';
+import https from 'node:https';
 import { join } from 'node:path';
 import { ensurePki, issueClientCert } from '@orch/auth';
 import { ApiClient } from './support/api-client';
@@ -16,6 +18,7 @@ const SLOW_LIST = '/api/v1/namespaces/default/configmaps?resourceVersion=9999999
 describe('API Priority and Fairness', () => {
   let gw: GatewayProcess;
   let flooder: ApiClient;
+  let flooderCreds: { cert: string; key: string };
   let other: ApiClient;
 
   beforeAll(async () => {
@@ -25,7 +28,9 @@ describe('API Priority and Fairness', () => {
       const c = await issueClientCert(pki, { cn, orgs: ['apf-test'] });
       return new ApiClient(gw.url, { ca: gw.creds.ca, cert: c.certPem, key: c.keyPem });
     };
-    flooder = await cert('flooder');
+    const flooderCert = await issueClientCert(pki, { cn: 'flooder', orgs: ['apf-test'] });
+    flooderCreds = { cert: flooderCert.certPem, key: flooderCert.keyPem };
+    flooder = new ApiClient(gw.url, { ca: gw.creds.ca, ...flooderCreds });
     other = await cert('other');
     // Whatever the authorization mode, the test users may read and write.
     await gw.admin.post('/apis/rbac.authorization.orch.io/v1/clusterrolebindings', {
@@ -111,6 +116,34 @@ describe('API Priority and Fairness', () => {
     expect(admin.status).toBe(200);
     const metrics = (await gw.admin.get('/metrics')).text;
     expect(metrics).toMatch(/apiserver_flowcontrol_rejected_requests_total\{flow_schema="flooder",priority_level="tiny",reason="queue-full"\} 4/);
+  });
+
+  it('holds a list’s seat until its body is written: a client that stops reading keeps its level full', async () => {
+    await gw.admin.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apf-big' } });
+    // 8 MiB of ConfigMaps: more than the socket buffers on both sides take.
+    for (let i = 0; i < 200; i++) {
+      const r = await gw.admin.post('/api/v1/namespaces/apf-big/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `big-${i}` }, data: { text: 'x'.repeat(40 * 1024) } });
+      expect(r.status).toBe(201);
+    }
+    const agent = new https.Agent({ ca: gw.creds.ca, cert: flooderCreds.cert, key: flooderCreds.key });
+    const list = await new Promise<IncomingMessage>((resolve, reject) => https.get(`${gw.url}/api/v1/namespaces/apf-big/configmaps`, { agent }, resolve).on('error', reject));
+    list.pause();
+    expect(list.statusCode).toBe(200);
+    // The list holds the level's one seat: the next request waits in the queue of one, the one after is refused.
+    let queuedStatus = 0;
+    const queued = flooder.get('/api/v1/namespaces/default/configmaps').then((r) => (queuedStatus = r.status));
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await flooder.get('/api/v1/namespaces/default/configmaps')).status).toBe(429);
+    expect(queuedStatus).toBe(0);
+    // Read on: the body ends, the seat is free, the queued request is served.
+    const chunks: Buffer[] = [];
+    list.on('data', (c: Buffer) => chunks.push(c));
+    list.resume();
+    await new Promise((resolve) => list.on('end', resolve));
+    expect(JSON.parse(Buffer.concat(chunks).toString()).items).toHaveLength(200);
+    await queued;
+    expect(queuedStatus).toBe(200);
+    agent.destroy();
   });
 
   it('does not hold watches: a level full of watchers still serves requests', async () => {

@@ -1,4 +1,5 @@
 import { gunzipSync } from 'node:zlib';
+import { decodeProtobuf } from '@orch/api';
 import { POD_CONTROLLERS, startGateway, type GatewayProcess } from './support/gateway';
 
 const CM = (name: string, ns = 'default', data: Record<string, string> = { a: '1' }, labels?: Record<string, string>) => ({
@@ -249,6 +250,41 @@ describe('gateway API (real process over HTTPS)', () => {
       const names = [...first.json.items, ...second.json.items, ...third.json.items].map((i: any) => i.metadata.name);
       expect(new Set(names).size).toBe(25);
       expect(names).not.toContain('cm-99');
+    });
+
+    it('streams a list bigger than one body chunk: the same objects as pages, in JSON, gzip, protobuf and Table', async () => {
+      await gw.admin.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'big-list' } });
+      // 60 objects of 4 KiB each, some with multi-byte text: about four 64 KiB chunks.
+      for (let i = 0; i < 60; i++) {
+        const r = await gw.admin.post('/api/v1/namespaces/big-list/configmaps', CM(`big-${String(i).padStart(2, '0')}`, 'big-list', { text: (i % 3 ? 'x' : 'ключ—✓').repeat(4096 / (i % 3 ? 1 : 6)) }));
+        expect(r.status).toBe(201);
+      }
+      const whole = await gw.admin.get('/api/v1/namespaces/big-list/configmaps');
+      expect(whole.status).toBe(200);
+      expect(whole.headers['transfer-encoding']).toBe('chunked');
+      expect(whole.headers['content-length']).toBeUndefined();
+      expect(whole.json).toMatchObject({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: expect.any(String) } });
+      expect(whole.json.metadata.continue).toBeUndefined();
+      const paged: any[] = [];
+      let token = '';
+      do {
+        const query = token ? `continue=${encodeURIComponent(token)}` : `resourceVersion=${whole.json.metadata.resourceVersion}&resourceVersionMatch=Exact`;
+        const page = await gw.admin.get(`/api/v1/namespaces/big-list/configmaps?limit=7&${query}`);
+        paged.push(...page.json.items);
+        token = page.json.metadata.continue ?? '';
+      } while (token);
+      expect(whole.json.items).toEqual(paged);
+      expect(whole.json.items).toHaveLength(60);
+      const zipped = await gw.admin.get('/api/v1/namespaces/big-list/configmaps', { headers: { 'accept-encoding': 'gzip' } });
+      expect(zipped.headers['content-encoding']).toBe('gzip');
+      expect(JSON.parse(gunzipSync(zipped.body).toString())).toEqual(whole.json);
+      const pb = await gw.admin.get('/api/v1/namespaces/big-list/configmaps', { headers: { accept: 'application/vnd.kubernetes.protobuf' } });
+      expect(pb.headers['content-type']).toBe('application/vnd.kubernetes.protobuf');
+      // (protobuf has no empty manager name in managedFields: compared without them)
+      const withoutManagedFields = (list: any) => ({ ...list, items: list.items.map((o: any) => ({ ...o, metadata: { ...o.metadata, managedFields: undefined } })) });
+      expect(withoutManagedFields(decodeProtobuf(pb.body))).toEqual(withoutManagedFields(whole.json));
+      const table = await gw.admin.get('/api/v1/namespaces/big-list/configmaps?includeObject=Object', { headers: { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' } });
+      expect(table.json.rows.map((r: any) => r.object)).toEqual(whole.json.items);
     });
 
     it('omits remainingItemCount with selectors', async () => {

@@ -4,10 +4,12 @@ import Fastify from 'fastify';
 /**
  * The baseline of the gateway benchmarks: a bare Fastify HTTPS server (same TLS material,
  * same client-certificate request) answering the same JSON a gateway would, with no
- * registry, storage or authorization. argv: port certFile keyFile caFile listSize.
+ * registry, storage or authorization. argv: port certFile keyFile caFile listSize [listFile];
+ * with listFile (a list the gateway answered, as JSON) the list is those objects, serialized
+ * per request like any other body, else `listSize` objects like the ones the gets answer.
  */
 async function main(): Promise<void> {
-  const [port, certFile, keyFile, caFile, listSize] = process.argv.slice(2);
+  const [port, certFile, keyFile, caFile, listSize, listFile] = process.argv.slice(2);
   const app = Fastify({
     https: { cert: readFileSync(certFile), key: readFileSync(keyFile), ca: readFileSync(caFile), requestCert: true, rejectUnauthorized: false },
     bodyLimit: 3 * 1024 * 1024,
@@ -19,7 +21,9 @@ async function main(): Promise<void> {
     metadata: { name, namespace: 'bench', uid: '2b7a2f5e-9f1e-4a8a-9c57-1f2d3e4f5a6b', resourceVersion: '1', creationTimestamp: '2026-11-21T00:00:00Z' },
     data: { key: 'value' },
   });
-  const list = { apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: '1' }, items: Array.from({ length: Number(listSize) }, (_, i) => object(`cm-${i}`)) };
+  const list = listFile
+    ? (JSON.parse(readFileSync(listFile, 'utf8')) as object)
+    : { apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: '1' }, items: Array.from({ length: Number(listSize) }, (_, i) => object(`cm-${i}`)) };
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
   app.get('/api/v1/namespaces/bench/configmaps/:name', async (req, reply) => {

@@ -1,9 +1,13 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { ensurePki, issueClientCert } from '@orch/auth';
+import type { FloodJob, FloodResult } from './apf-flooder';
 import { startBenchGateway } from './gateway-process';
 import { call, percentile, runLoad, target, type HttpsTarget } from './load';
+import { monotonicMicros, profileSummary } from './profile';
 import type { Row } from './report';
 
 const FC = '/apis/flowcontrol.apiserver.orch.io/v1';
@@ -31,41 +35,52 @@ interface Phase {
   victimP50: number;
   victimP99: number;
   victim429: number;
-  flooder429: number;
-  flooderOk: number;
+  flood?: FloodResult;
 }
 
-/** The victim's sequential gets for `durationMs` while `flooders` loops list the big namespace. */
-async function phase(victim: HttpsTarget, flooder: HttpsTarget, flooders: number, durationMs: number): Promise<Phase> {
-  let flooder429 = 0;
-  let flooderOk = 0;
-  let stop = false;
-  const flood = Array.from({ length: flooders }, async () => {
-    while (!stop) {
-      const r = await call(flooder, 'GET', '/api/v1/namespaces/flood/configmaps').catch(() => ({ status: 0 }));
-      if (r.status === 429) {
-        flooder429++;
-        // A client honouring Retry-After would wait a second; the flooder retries at once.
-      } else if (r.status === 200) flooderOk++;
+/** The victim's sequential gets for `durationMs`, while the flooder process (when given) loops its lists. */
+async function phase(victim: HttpsTarget, durationMs: number, flood?: FloodJob): Promise<Phase> {
+  const flooder = flood && (await startFlooder(flood));
+  try {
+    let victim429 = 0;
+    let victimOther: number | undefined;
+    const latencies: number[] = [];
+    const end = performance.now() + durationMs;
+    while (performance.now() < end) {
+      const t = performance.now();
+      const r = await call(victim, 'GET', '/api/v1/namespaces/default/configmaps/probe');
+      if (r.status === 200) latencies.push(performance.now() - t);
+      else if (r.status === 429) victim429++;
+      else victimOther = r.status;
     }
-  });
-  let victim429 = 0;
-  let victimOther: number | undefined;
-  const latencies: number[] = [];
-  const end = performance.now() + durationMs;
-  while (performance.now() < end) {
-    const t = performance.now();
-    const r = await call(victim, 'GET', '/api/v1/namespaces/default/configmaps/probe');
-    if (r.status === 200) latencies.push(performance.now() - t);
-    else if (r.status === 429) victim429++;
-    else victimOther = r.status;
+    const result = await flooder?.stop();
+    // A victim that is never served measures nothing: say why instead of printing n/a.
+    if (latencies.length === 0) throw new Error(`apf bench: the victim's gets all failed (last status ${victimOther ?? 429})`);
+    latencies.sort((a, b) => a - b);
+    return { victimP50: percentile(latencies, 50), victimP99: percentile(latencies, 99), victim429, flood: result };
+  } finally {
+    flooder?.process.kill('SIGKILL');
   }
-  stop = true;
-  await Promise.all(flood);
-  // A victim that is never served measures nothing: say why instead of printing n/a.
-  if (latencies.length === 0) throw new Error(`apf bench: the victim's gets all failed (last status ${victimOther ?? 429})`);
-  latencies.sort((a, b) => a - b);
-  return { victimP50: percentile(latencies, 50), victimP99: percentile(latencies, 99), victim429, flooder429, flooderOk };
+}
+
+/**
+ * The flooding client in a process of its own (apf-flooder.ts): its client work (TLS, reading
+ * lists, retrying 429s) runs on its own event loop and core, not on the loop that times the victim.
+ */
+async function startFlooder(job: FloodJob): Promise<{ process: ChildProcess; stop(): Promise<FloodResult> }> {
+  const child = spawn(process.execPath, [join(__dirname, 'apf-flooder.js')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! });
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`the flooder exited with ${code}`))));
+  const nextLine = () => Promise.race([new Promise<string>((resolve) => lines.once('line', resolve)), exited]);
+  child.stdin!.write(`${JSON.stringify(job)}\n`);
+  if ((await nextLine()) !== 'ready') throw new Error('the flooder did not get ready');
+  return {
+    process: child,
+    stop: async () => {
+      child.stdin!.write('stop\n');
+      return JSON.parse(await nextLine()) as FloodResult;
+    },
+  };
 }
 
 /** The victim in a level of its own (precedence before the shared schema). */
@@ -87,14 +102,17 @@ const SCENARIOS = [
  * `listSize` ConfigMaps) while another client gets one object in a loop, in the same level
  * (Priority and Fairness on, and off for reference) and in a level of its own. The victim's
  * p99 is compared with its unloaded p99 in the same run; the 429s of each client are counted.
+ * The flooder is a process of its own (apf-flooder.ts): only the gateway is shared.
  */
-export async function flowControlBench(opts: { durationMs: number; listSize: number }): Promise<{ rows: Row[]; notes: string[] }> {
+export async function flowControlBench(opts: { durationMs: number; listSize: number; profile?: boolean }): Promise<{ rows: Row[]; notes: string[] }> {
   const rows: Row[] = [];
   const notes: string[] = [];
   for (const { name: mode, apf, ownLevel } of SCENARIOS) {
     const dir = await mkdtemp(join(tmpdir(), 'orch-bench-apf-'));
     // 40 seats for the server: the bench level's share (20 of 265) gives it 4.
-    const gateway = await startBenchGateway(join(dir, 'gw'), ['--max-requests-inflight=40', '--max-mutating-requests-inflight=0', `--enable-priority-and-fairness=${apf}`]);
+    // With --apf-profile: the gateway runs under --cpu-prof; the flooded phase is summarised.
+    const profDir = join(dir, 'prof');
+    const gateway = await startBenchGateway(join(dir, 'gw'), ['--max-requests-inflight=40', '--max-mutating-requests-inflight=0', `--enable-priority-and-fairness=${apf}`], opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
     try {
       const admin = target(gateway.url, gateway.creds, 64);
       const pki = await ensurePki(gateway.pkiDir);
@@ -105,7 +123,8 @@ export async function flowControlBench(opts: { durationMs: number; listSize: num
       const seats = 4;
       const flooders = 10 * (seats / 2);
       const victim = await userTarget('victim', 1);
-      const flooder = await userTarget('flooder', flooders);
+      const flooderCert = await issueClientCert(pki, { cn: 'flooder', orgs: ['bench-users'] });
+      const flood: FloodJob = { url: gateway.url, ca: gateway.creds.ca, cert: flooderCert.certPem, key: flooderCert.keyPem, path: '/api/v1/namespaces/flood/configmaps', concurrency: flooders };
       await call(admin, 'POST', `${FC}/prioritylevelconfigurations`, JSON.stringify(LEVEL));
       await call(admin, 'POST', `${FC}/flowschemas`, JSON.stringify(SCHEMA));
       if (ownLevel) {
@@ -121,12 +140,20 @@ export async function flowControlBench(opts: { durationMs: number; listSize: num
       await runLoad(32, 600_000, async (i) => (await call(admin, 'POST', '/api/v1/namespaces/flood/configmaps', cm(i))).status === 201, opts.listSize);
       // Let the new level reach the replica's configuration before measuring.
       await new Promise((r) => setTimeout(r, 500));
-      const unloaded = await phase(victim, flooder, 0, opts.durationMs);
-      const flooded = await phase(victim, flooder, flooders, opts.durationMs);
+      const unloaded = await phase(victim, opts.durationMs);
+      const from = monotonicMicros();
+      const flooded = await phase(victim, opts.durationMs, flood);
+      const window = { from, to: monotonicMicros() };
+      const { ok, rejected } = flooded.flood!;
       rows.push({ metric: `victim get p99 while flooded (${mode})`, orch: flooded.victimP99, baseline: unloaded.victimP99, baselineName: 'victim get p99 unloaded, same gateway', unit: 'ms', higherIsBetter: false });
       rows.push({ metric: `victim get p50 while flooded (${mode})`, orch: flooded.victimP50, baseline: unloaded.victimP50, baselineName: 'victim get p50 unloaded, same gateway', unit: 'ms', higherIsBetter: false });
-      notes.push(`${mode}: ${flooders} flooding lists of ${opts.listSize} ConfigMaps (10x a fair share of ${seats / 2} of ${seats} seats): flooder got ${flooded.flooder429} 429s and ${flooded.flooderOk} lists; the victim got ${flooded.victim429} 429s`);
-      for (const t of [admin, victim, flooder]) t.agent.destroy();
+      notes.push(`${mode}: ${flooders} flooding lists of ${opts.listSize} ConfigMaps (10x a fair share of ${seats / 2} of ${seats} seats): flooder got ${rejected} 429s and ${ok} lists; the victim got ${flooded.victim429} 429s`);
+      for (const t of [admin, victim]) t.agent.destroy();
+      if (opts.profile) {
+        // A clean exit (SIGINT) writes the profile.
+        await new Promise((r) => (gateway.process.once('exit', r), gateway.process.kill('SIGINT')));
+        notes.push(`gateway CPU profile while flooded (${mode}; self time of the main thread's busy time):\n    ${(await profileSummary(profDir, window, 15, true)).join('\n    ')}`);
+      }
     } finally {
       gateway.process.kill('SIGKILL');
       await rm(dir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { ClientRequest } from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
@@ -34,6 +34,7 @@ const FLAGS = {
   only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler, scale, crd, apf, admission, auth, watch-load, dashboard.' },
   'idle-watches': { type: 'int', default: 5000, description: 'Unread watches one client opens in the watch-load benchmark.' },
   'apf-list-size': { type: 'int', default: 1000, description: 'ConfigMaps in each list of the flooding client in the priority-and-fairness benchmark.' },
+  'apf-profile': { type: 'bool', default: false, description: 'CPU-profile the gateway of the priority-and-fairness benchmark and print its top frames while flooded.' },
   'scale-watchers': { type: 'int', default: 1000, description: 'Watchers spread over three gateways in the scale benchmark.' },
   'scale-events': { type: 'int', default: 1000, description: 'Events per second written in the scale benchmark’s watch phase.' },
   'scale-list-size': { type: 'int', default: 50_000, description: 'Objects listed from the watch cache and from etcd in the scale benchmark.' },
@@ -111,7 +112,7 @@ async function main(): Promise<void> {
   }
   if (want('crd')) printRows('custom resources vs ConfigMaps (same gateway, same run)', await crdBench({ durationMs: opts.duration, concurrency: opts.concurrency, listSize: opts['list-size'] }));
   if (want('apf')) {
-    const apf = await flowControlBench({ durationMs: opts.duration, listSize: opts['apf-list-size'] });
+    const apf = await flowControlBench({ durationMs: opts.duration, listSize: opts['apf-list-size'], profile: opts['apf-profile'] });
     printRows('API Priority and Fairness: a client flooding its level at 10x its fair share', apf.rows);
     for (const note of apf.notes) console.log(`- ${note}`);
   }
@@ -158,13 +159,16 @@ async function gatewayBench(opts: BenchOptions): Promise<{ rows: Row[]; notes: s
     if (ns.status !== 201) throw new Error(`namespace create failed: ${ns.status} ${ns.body}`);
 
     // --- baseline: bare Fastify HTTPS with the same TLS material
-    const basePort = await freePort();
-    const base = spawn(process.execPath, [BASELINE_MAIN, String(basePort), join(pki, 'serving.crt'), join(pki, 'serving.key'), join(pki, 'ca.crt'), String(opts['list-size'])], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(base);
-    await waitForLine(base, /ready/, 30_000);
-    const bare = target(`https://127.0.0.1:${basePort}`, creds, opts.concurrency);
+    const startBaseline = async (pkiDir: string, listSize: number, listFile?: string) => {
+      const port = await freePort();
+      const child = spawn(process.execPath, [BASELINE_MAIN, String(port), join(pkiDir, 'serving.crt'), join(pkiDir, 'serving.key'), join(pkiDir, 'ca.crt'), String(listSize), ...(listFile ? [listFile] : [])], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.push(child);
+      await waitForLine(child, /ready/, 30_000);
+      return { process: child, target: target(`https://127.0.0.1:${port}`, creds, opts.concurrency) };
+    };
+    const { process: base, target: bare } = await startBaseline(pki, opts['list-size']);
 
     // 1. creates/s over HTTPS, 64 clients
     const created = await phase('creates', () => runLoad(opts.concurrency, opts.duration, async (i) => (await call(orch, 'POST', '/api/v1/namespaces/bench/configmaps', configMap(`c-${i}`))).status === 201));
@@ -206,7 +210,14 @@ async function gatewayBench(opts: BenchOptions): Promise<{ rows: Row[]; notes: s
     await call(orch, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'lists' } }));
     await runLoad(opts.concurrency, 600_000, async (i) => (await call(orch, 'POST', '/api/v1/namespaces/lists/configmaps', configMap(`l-${i}`).replace('"bench"', '"lists"'))).status === 201, opts['list-size']);
     const listLat = await phase('lists', () => runLoad(1, opts.duration, async () => (await call(orch, 'GET', '/api/v1/namespaces/lists/configmaps')).status === 200, 50));
-    const bareListLat = await runLoad(1, opts.duration, async () => (await call(bare, 'GET', '/api/v1/namespaces/bench/configmaps')).status === 200, 50);
+    // The bare server answers the very objects the gateway listed (managedFields and all: twice the
+    // bytes of the gets' small objects), serialized per request like any body.
+    const listFile = join(dir, 'list.json');
+    await writeFile(listFile, (await call(orch, 'GET', '/api/v1/namespaces/lists/configmaps')).body);
+    const sameList = await startBaseline(pki, opts['list-size'], listFile);
+    const bareListLat = await runLoad(1, opts.duration, async () => (await call(sameList.target, 'GET', '/api/v1/namespaces/bench/configmaps')).status === 200, 50);
+    sameList.target.agent.destroy();
+    sameList.process.kill('SIGKILL');
     rows.push({ metric: `list ${opts['list-size']} ConfigMaps p50`, orch: listLat.p50Ms, baseline: bareListLat.p50Ms, baselineName: 'bare Fastify, same JSON', unit: 'ms', higherIsBetter: false });
     rows.push({ metric: `list ${opts['list-size']} ConfigMaps p99`, orch: listLat.p99Ms, baseline: bareListLat.p99Ms, baselineName: 'bare Fastify, same JSON', unit: 'ms', higherIsBetter: false });
 

@@ -33,15 +33,30 @@ export interface FlowControlDeps {
 /** upstream's list work estimator: a seat per 100 objects a list goes through, 1 to 10 seats. */
 const OBJECTS_PER_SEAT = 100;
 const MAX_LIST_SEATS = 10;
+const MAX_SEATS_SHARE = 0.15;
+
+/**
+ * The most seats one request of a level may take (upstream's max seats of a priority level):
+ * 15% of its seats, and no more than its seats divided by the hand size when it queues (a flow's
+ * hand of queues cannot hold more than its fair part), between 1 and 10. A big list then waits
+ * for a few seats, never for the whole level: the requests of other flows keep being dispatched
+ * beside it.
+ */
+export function levelMaxSeats(seats: number, handSize: number | undefined): number {
+  const byShare = Math.ceil(seats * MAX_SEATS_SHARE);
+  const byHand = handSize ? Math.ceil(seats / handSize) : byShare;
+  return Math.max(1, Math.min(MAX_LIST_SEATS, byShare, byHand));
+}
 
 /**
  * Seats a request takes (upstream WorkEstimator): a list one per 100 of the `stored` objects of
- * its resource (at most `limit` of them when it pages), between 1 and 10; anything else one.
+ * its resource (at most `limit` of them when it pages), between 1 and `maxSeats` (its level's,
+ * levelMaxSeats); anything else one.
  */
-export function requestSeats(d: RequestDigest, stored: number | undefined): number {
+export function requestSeats(d: RequestDigest, stored: number | undefined, maxSeats = MAX_LIST_SEATS): number {
   if (d.verb !== 'list' || !d.isResourceRequest || d.subresource || stored === undefined) return 1;
   const objects = d.limit && d.limit > 0 ? Math.min(d.limit, stored) : stored;
-  return Math.min(MAX_LIST_SEATS, Math.max(1, Math.ceil(objects / OBJECTS_PER_SEAT)));
+  return Math.min(maxSeats, Math.max(1, Math.ceil(objects / OBJECTS_PER_SEAT)));
 }
 
 /** What a request was classified to, and its seat (release when it is done; a no-op when none was taken). */
@@ -55,9 +70,14 @@ interface Level {
   plc: PriorityLevelConfiguration;
   /** Absent for exempt levels (never limited). */
   queues?: QueueSet;
+  /** The most seats one request of the level takes (levelMaxSeats). */
+  maxSeats: number;
 }
 
 const NO_RELEASE = () => undefined;
+
+/** The answer to a rejected request, made once: a rejection is the cheap path under a flood (no stack captured per request). */
+const TOO_MANY_REQUESTS = StatusError.tooManyRequests('Too many requests, please try again later.', 1);
 
 /** A priority level's queuing, from its spec and the seats its shares give it. */
 function queueConfig(plc: PriorityLevelConfiguration, seats: number): QueueSetConfig {
@@ -139,7 +159,7 @@ export class FlowControl {
       return { flowSchema, priorityLevel: level.plc, release: NO_RELEASE };
     }
     try {
-      const seat = await level.queues.acquire(flowKey(flowSchema, d), this.deps.options.queueWaitMs, onGone, this.seats(d));
+      const seat = await level.queues.acquire(flowKey(flowSchema, d), this.deps.options.queueWaitMs, onGone, this.seats(d, level.maxSeats));
       this.m.wait.observe({ ...labels, execute: 'true' }, seat.waitedMs / 1000);
       this.m.dispatched.inc(labels);
       return { flowSchema, priorityLevel: level.plc, release: () => seat.release() };
@@ -147,12 +167,12 @@ export class FlowControl {
       if (!(err instanceof RequestRejected)) throw err;
       this.m.rejected.inc({ ...labels, reason: err.reason });
       this.m.wait.observe({ ...labels, execute: 'false' }, 0);
-      throw StatusError.tooManyRequests('Too many requests, please try again later.', 1);
+      throw TOO_MANY_REQUESTS;
     }
   }
 
-  private seats(d: RequestDigest): number {
-    return requestSeats(d, d.verb === 'list' ? this.deps.objectCount?.(d.apiGroup, d.resource) : undefined);
+  private seats(d: RequestDigest, maxSeats: number): number {
+    return requestSeats(d, d.verb === 'list' ? this.deps.objectCount?.(d.apiGroup, d.resource) : undefined, maxSeats);
   }
 
   private collectGauges(): void {
@@ -179,14 +199,14 @@ export class FlowControl {
     for (const plc of plcs) {
       const name = plc.metadata.name!;
       if (plc.spec.type === 'Exempt') {
-        next.set(name, { plc });
+        next.set(name, { plc, maxSeats: MAX_LIST_SEATS });
         continue;
       }
       const seats = Math.max(1, Math.ceil((this.deps.options.serverConcurrency * shares(plc)) / total));
       const config = queueConfig(plc, seats);
       const queues = this.levels.get(name)?.queues;
       if (queues) queues.setConfig(config);
-      next.set(name, { plc, queues: queues ?? new QueueSet(config) });
+      next.set(name, { plc, queues: queues ?? new QueueSet(config), maxSeats: levelMaxSeats(seats, config.queues ? config.handSize : undefined) });
     }
     this.levels = next;
     this.ordered = orderFlowSchemas(withMandatory(this.deps.flowSchemas.list(), MANDATORY_FLOW_SCHEMAS));

@@ -1,6 +1,6 @@
 import { MANDATORY_FLOW_SCHEMAS, SUGGESTED_FLOW_SCHEMAS } from './bootstrap';
 import { classify, flowKey, orderFlowSchemas } from './classifier';
-import { requestSeats } from './flow-control';
+import { levelMaxSeats, requestSeats } from './flow-control';
 import { QueueSet, RequestRejected, dealHand } from './queue-set';
 import type { RequestDigest } from './types';
 
@@ -113,6 +113,21 @@ describe('work estimation: seats per request (upstream list work estimator)', ()
     { name: 'a resource of unknown size', d: {}, stored: undefined, seats: 1 },
   ])('$name: $seats', ({ d, stored, seats }) => {
     expect(requestSeats(digest('alice', [], d), stored)).toBe(seats);
+  });
+
+  it.each([
+    { name: 'a big level: 10 at most', seats: 400, handSize: 6, max: 10 },
+    { name: '15% of the level', seats: 40, handSize: 2, max: 6 },
+    { name: 'no more than the seats over the hand size', seats: 40, handSize: 8, max: 5 },
+    { name: 'a level without queues: 15%', seats: 40, handSize: undefined, max: 6 },
+    { name: 'a small level: one seat', seats: 4, handSize: 2, max: 1 },
+  ])('max seats of a level: $name', ({ seats, handSize, max }) => {
+    expect(levelMaxSeats(seats, handSize)).toBe(max);
+  });
+
+  it('a list takes no more than its level allows', () => {
+    expect(requestSeats(digest('alice', [], {}), 5000, 1)).toBe(1);
+    expect(requestSeats(digest('alice', [], {}), 250, 6)).toBe(3);
   });
 
   it('a wide request waits for enough free seats; a narrower one behind it does not overtake; width is capped at the concurrency', async () => {

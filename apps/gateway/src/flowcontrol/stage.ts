@@ -15,8 +15,8 @@ export function isLongRunning(info: RequestInfo): boolean {
  * The priority-and-fairness stage (upstream WithPriorityAndFairness, between impersonation
  * and authorization): classifies the request, names the FlowSchema and priority level in the
  * response headers (`X-Kubernetes-PF-*` and `X-Orch-PF-*`), and waits for a seat of the
- * level; the seat is released when the response is done. A full queue or a too long wait is
- * a 429 with Retry-After (thrown by FlowControl.admit).
+ * level; the seat is released when the response's body is written. A full queue or a too long
+ * wait is a 429 with Retry-After (thrown by FlowControl.admit).
  */
 export function flowControlStage(flowControl: FlowControl | undefined): (r: ApiRequest) => Promise<void> {
   return async (r) => {
@@ -54,6 +54,11 @@ export function flowControlStage(flowControl: FlowControl | undefined): (r: ApiR
     r.reply.header('X-Kubernetes-PF-FlowSchema-UID', fsUid).header('X-Kubernetes-PF-PriorityLevel-UID', plUid);
     r.reply.header('X-Orch-PF-FlowSchema-UID', fsUid).header('X-Orch-PF-PriorityLevel-UID', plUid);
     if (res.writableFinished || res.destroyed) admitted.release();
-    else res.once('close', admitted.release);
+    else {
+      // The seat is held until the whole body is written (handed to the socket: 'prefinish' comes
+      // from end() after a streamed body's last chunk), or the client went away ('close').
+      res.once('prefinish', admitted.release);
+      res.once('close', admitted.release);
+    }
   };
 }

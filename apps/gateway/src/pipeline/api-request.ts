@@ -64,7 +64,8 @@ export interface ApiRequest {
   admission?: RequestAdmission;
   /**
    * invoke stage: what to send (the encode stage writes it): `body`, or JSON text to send as it
-   * is (`rawJson`), or for protobuf the stored values of an object or a list page (`stored`).
+   * is (`rawJson`), or the stored values of an object (protobuf) or of a list page (plain JSON
+   * in the served group, or protobuf) to be written from (`stored`).
    */
   result?: { status: number; body: unknown; rawJson?: string; stored?: { object: KeyValue } | { list: StoredList } };
   /** HTTP status sent (for metrics). */

@@ -1,4 +1,5 @@
-import { gzip } from 'node:zlib';
+import { finished, pipeline, type Readable } from 'node:stream';
+import { createGzip, gzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ProtobufError, encodeProtobuf, type ResourceDef } from '@orch/api';
@@ -6,6 +7,7 @@ import { StatusError, encodeYaml, negotiate, type KubeObject } from '@orch/apima
 import { StorageFullError } from '@orch/storage';
 import { errorRepresentation, serializationOf, toPartialObjectMetadata, toTable, type Representation } from '../server/representation';
 import type { ApiRequest } from './api-request';
+import { BODY_CHUNK_BYTES, ChunkedBody, jsonListChunks, slices } from './body-stream';
 import { queryBool } from './query';
 import { StoredProtobuf } from './stored-protobuf';
 
@@ -35,6 +37,12 @@ export class Encoder {
     const t = r.target!;
     const { status, rawJson, stored } = r.result;
     if (t.ctx.warnings.length) r.reply.header('warning', warningHeader(t.ctx.warnings));
+    // A list page of stored texts as JSON (the invoke stage hands them over only when they may be sent as they are).
+    if (stored && 'list' in stored && t.repr.kind === 'json') {
+      r.status = await this.sendChunks(r.req, r.reply, status, jsonListChunks(stored.list), 'application/json');
+      r.done = true;
+      return;
+    }
     const encoded = rawJson ?? (stored && this.storedAsProtobuf(stored, t.def.group, r.info.apiGroup));
     if (encoded !== undefined) r.status = await this.sendText(r.req, r.reply, status, encoded, t.repr.contentType);
     else r.status = await this.send(r.req, r.reply, status, inRequestedGroup(bodyOf(r.result), t.def.group, r.info.apiGroup), t.repr, r.query, t.def);
@@ -78,16 +86,49 @@ export class Encoder {
     return this.sendText(req, reply, status, text, contentType);
   }
 
-  /** Writes an encoded body, gzip when the client asks and the gate allows. */
+  /**
+   * Writes an encoded body, gzip when the client asks and the gate allows. A body of more than
+   * one chunk (BODY_CHUNK_BYTES) is written as sendChunks writes it, in slices.
+   */
   async sendText(req: FastifyRequest, reply: FastifyReply, status: number, text: string | Buffer, contentType: string): Promise<number> {
+    const body = typeof text === 'string' ? Buffer.from(text) : text;
+    if (body.length > BODY_CHUNK_BYTES) return this.sendChunks(req, reply, status, slices(body), contentType);
     reply.code(status).header('content-type', contentType);
-    if (this.opts.compression && acceptsGzip(req.headers['accept-encoding']) && text.length > 0) {
-      const zipped = await gzipAsync(text);
+    if (this.gzips(req) && body.length > 0) {
+      const zipped = await gzipAsync(body);
       reply.header('content-encoding', 'gzip').header('vary', 'Accept-Encoding').send(zipped);
     } else {
-      reply.send(typeof text === 'string' ? Buffer.from(text) : text);
+      reply.send(body);
     }
     return status;
+  }
+
+  /**
+   * Writes a body made chunk by chunk: a single chunk as sendText writes it (with its
+   * Content-Length), more as a stream (chunked transfer encoding) whose chunks are made as the
+   * socket takes them (ChunkedBody), gzip as a stream too. The first two chunks are made here,
+   * before anything is sent: what fails there is answered as an error (a Status); later the
+   * response is cut off (a broken body).
+   */
+  async sendChunks(req: FastifyRequest, reply: FastifyReply, status: number, chunks: Iterator<Buffer, void, undefined>, contentType: string): Promise<number> {
+    const first = chunks.next();
+    const second = first.done ? first : chunks.next();
+    if (second.done) return this.sendText(req, reply, status, first.done ? Buffer.alloc(0) : first.value, contentType);
+    reply.code(status).header('content-type', contentType);
+    let body: Readable = new ChunkedBody(prepend([first.value as Buffer, second.value], chunks));
+    if (this.gzips(req)) {
+      reply.header('content-encoding', 'gzip').header('vary', 'Accept-Encoding');
+      // An error of either stream destroys both; Fastify then destroys the response.
+      body = pipeline(body, createGzip(), () => undefined);
+    }
+    reply.send(body);
+    // The stage lasts as long as the body (Fastify answers a handler that resolves before a stream's headers are out with an empty body).
+    await new Promise<void>((resolve) => finished(reply.raw, () => resolve()));
+    return status;
+  }
+
+  private gzips(req: FastifyRequest): boolean {
+    return this.opts.compression && acceptsGzip(req.headers['accept-encoding']);
   }
 
   /** Writes `err` as a Status (protobuf when the client accepts only that). 5xx are logged. */
@@ -95,7 +136,8 @@ export class Encoder {
     const se = toStatusError(err);
     if (se.code >= 500) req.log.error({ err }, 'request failed');
     if (reply.sent || reply.raw.headersSent) {
-      reply.raw.end();
+      // Part of the body is out: the client must see it broken (no clean end), never a complete-looking truncated one.
+      if (!reply.raw.writableEnded) reply.raw.destroy();
       return se.code;
     }
     for (const [k, v] of Object.entries(se.headers)) reply.header(k, v);
@@ -170,6 +212,12 @@ function bodyOf(result: NonNullable<ApiRequest['result']>): unknown {
   if ('object' in stored) return StoredProtobuf.objects([stored.object])[0];
   const { items, ...head } = stored.list;
   return { ...head, items: StoredProtobuf.objects(items) };
+}
+
+/** `head`, then what `rest` yields (ending the generator early ends `rest` too). */
+function* prepend<T>(head: readonly T[], rest: Iterator<T, void, undefined>): Generator<T, void, undefined> {
+  yield* head;
+  yield* { [Symbol.iterator]: () => rest };
 }
 
 function isObjectOrList(body: unknown): boolean {

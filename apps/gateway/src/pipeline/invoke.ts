@@ -124,15 +124,11 @@ async function readOne(r: ApiRequest, registry: GenericStore): Promise<NonNullab
   return { status: 200, body: await registry.get(ns, r.info.name, rv) };
 }
 
-/** A list: as readOne, for a page of the collection. */
+/** A list: the page's stored values where the representation allows (JSON written from the stored texts, protobuf from messages encoded once), else the objects. */
 async function readList(r: ApiRequest, registry: GenericStore): Promise<NonNullable<ApiRequest['result']>> {
   const { namespace: ns } = requestTarget(r);
   const opts = listOptions(r.query);
-  if (servesStoredJson(r)) {
-    const json = await registry.listJson(ns, opts);
-    if (json !== undefined) return { status: 200, body: undefined, rawJson: json };
-  }
-  if (r.target!.repr.kind === 'protobuf') {
+  if (servesStoredJson(r) || r.target!.repr.kind === 'protobuf') {
     const page = await registry.listVerbatim(ns, opts);
     if (page) return { status: 200, body: undefined, stored: { list: page } };
   }

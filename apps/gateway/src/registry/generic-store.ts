@@ -94,11 +94,6 @@ export class GenericStore {
     return this.reader.listVerbatim(namespace, opts);
   }
 
-  /** A list's JSON text without parsing the stored objects, or undefined (see ResourceReader.listJson). */
-  listJson(namespace: string, opts: ListOptions): Promise<string | undefined> {
-    return this.reader.listJson(namespace, opts);
-  }
-
   /** Starts a watch (see ResourceWatches.watch). */
   watch(namespace: string, opts: WatchOptions, sink: WatchSink): Promise<WatchHandle> {
     return this.watches.watch(namespace, opts, sink);

@@ -75,7 +75,7 @@ export class ResourceReader {
   }
 
 
-  /** A list of the snapshot (`raw`: items are the store's KeyValues, for listJson). */
+  /** A list of the snapshot (`raw`: items are the store's KeyValues, for listVerbatim). */
   async list(namespace: string, opts: ListOptions, raw = false): Promise<ObjectList> {
     const labels = parseLabels(opts.labelSelector);
     const fields = this.objects.parseFields(opts.fieldSelector);
@@ -193,26 +193,9 @@ export class ResourceReader {
   }
 
   /**
-   * The JSON text of a list without parsing the stored objects (the fast path for plain JSON
-   * lists without selectors): each stored value gets its resourceVersion spliced in. Returns
-   * undefined when a value is not in the canonical stored form; the caller then uses list().
-   */
-  async listJson(namespace: string, opts: ListOptions): Promise<string | undefined> {
-    const page = await this.listVerbatim(namespace, opts);
-    if (!page) return undefined;
-    const parts: string[] = [];
-    for (const kv of page.items) {
-      const json = injectResourceVersion(kv.value, kv.modRevision);
-      if (json === undefined) return undefined;
-      parts.push(json);
-    }
-    return `{"apiVersion":${JSON.stringify(page.apiVersion)},"kind":${JSON.stringify(page.kind)},"metadata":${JSON.stringify(page.metadata)},"items":[${parts.join(',')}]}`;
-  }
-
-  /**
    * A list page of the stored values themselves, for lists without selectors whose values all
-   * read verbatim (the fast paths of JSON and protobuf; see getVerbatim), else undefined: the
-   * caller uses list().
+   * read verbatim (the fast paths of JSON and protobuf, written from the stored texts or their
+   * messages encoded once; see getVerbatim), else undefined: the caller uses list().
    */
   async listVerbatim(namespace: string, opts: ListOptions): Promise<(Omit<ObjectList, 'items'> & { items: KeyValue[] }) | undefined> {
     if (opts.labelSelector || opts.fieldSelector || this.objects.kind.strategy.onRead) return undefined;

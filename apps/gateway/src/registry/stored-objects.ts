@@ -180,9 +180,9 @@ export class StoredObjects {
   }
 
   /**
-   * Stored form, in the storage version: apiVersion, kind and metadata first (so listJson can
-   * splice resourceVersion in without parsing), resourceVersion left out (it is the store
-   * revision). An object that cannot be converted to the storage version is a 400.
+   * Stored form, in the storage version: apiVersion, kind and metadata first (so GETs and lists
+   * write JSON from the stored text, resourceVersion spliced in without parsing), resourceVersion
+   * left out (it is the store revision). An object that cannot be converted to the storage version is a 400.
    */
   async encode(input: KubeObject): Promise<string> {
     let obj = input;

@@ -1,0 +1,122 @@
+import { Readable } from 'node:stream';
+import type { KeyValue } from '@orch/storage';
+import { injectResourceVersion } from '../registry/stored-objects';
+import type { StoredList } from './stored-protobuf';
+
+/**
+ * Bytes a response body is written in at most at once. A body larger than this goes out as a
+ * stream of chunks of about this size, each made (encoded, copied) only when the socket has room
+ * for it and on its own turn of the event loop: a big list neither holds the loop (a small GET
+ * waits for one chunk, not one whole body) nor has its whole body in memory at once behind a slow
+ * reader. 64 KiB is four TLS records; a chunk costs some tens of microseconds to encrypt.
+ */
+export const BODY_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * The JSON text of a list page of stored values (GenericStore.listVerbatim), in chunks of about
+ * BODY_CHUNK_BYTES: each stored text with its resourceVersion spliced in, no parse and no
+ * serialization (a value that does not take the splice is parsed and written whole: the same
+ * object). The bytes equal those of one string `{"apiVersion":…,"kind":…,"metadata":…,"items":[…]}`.
+ */
+export function* jsonListChunks(page: StoredList): Generator<Buffer, void, undefined> {
+  let text = `{"apiVersion":${JSON.stringify(page.apiVersion)},"kind":${JSON.stringify(page.kind)},"metadata":${JSON.stringify(page.metadata)},"items":[`;
+  const items = page.items;
+  for (let i = 0; i < items.length; i++) {
+    // One string per chunk (`+=` makes a rope, flattened once by Buffer.from): no list-sized string.
+    text += i === 0 ? servedText(items[i]) : `,${servedText(items[i])}`;
+    if (text.length >= BODY_CHUNK_BYTES) {
+      yield Buffer.from(text);
+      text = '';
+    }
+  }
+  yield Buffer.from(`${text}]}`);
+}
+
+/** A stored value as served: its text with the resourceVersion spliced in, else parsed and written again. */
+function servedText(kv: KeyValue): string {
+  const spliced = injectResourceVersion(kv.value, kv.modRevision);
+  if (spliced !== undefined) return spliced;
+  const obj = JSON.parse(kv.value) as { metadata: { resourceVersion?: string } };
+  obj.metadata.resourceVersion = String(kv.modRevision);
+  return JSON.stringify(obj);
+}
+
+/** One encoded body in slices of BODY_CHUNK_BYTES (views of it: nothing is copied). */
+export function* slices(body: Buffer): Generator<Buffer, void, undefined> {
+  for (let at = 0; at < body.length; at += BODY_CHUNK_BYTES) yield body.subarray(at, at + BODY_CHUNK_BYTES);
+}
+
+/**
+ * Turns of the event loop for making chunks, shared by every streamed body of the process: one
+ * chunk per turn (setImmediate, after the turn's I/O), the bodies waiting for one served in the
+ * order they asked. However many big bodies stream at once, a turn does one chunk of their work:
+ * a request that arrives waits behind one chunk, not behind one chunk of each.
+ */
+class ChunkTurns {
+  private readonly waiting: ChunkedBody[] = [];
+  private scheduled = false;
+
+  /** `body` gets its next chunk made on a later turn. */
+  request(body: ChunkedBody): void {
+    this.waiting.push(body);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.turn);
+    }
+  }
+
+  private readonly turn = (): void => {
+    this.scheduled = false;
+    // A destroyed body (its client went away) gives its turn to the next one.
+    let body = this.waiting.shift();
+    while (body?.destroyed) body = this.waiting.shift();
+    body?.makeChunk();
+    if (this.waiting.length > 0) {
+      this.scheduled = true;
+      setImmediate(this.turn);
+    }
+  };
+}
+
+const turns = new ChunkTurns();
+
+/**
+ * A body made chunk by chunk as its reader asks (a pipe to the response pauses while the socket
+ * pushes back): each chunk is made on a turn of the event loop of its own (ChunkTurns), so
+ * requests that arrived meanwhile are read first. A chunk that fails to be made destroys the
+ * stream with the error: Fastify then destroys the response, so the client sees a broken body (no
+ * clean end of a chunked body), never a complete-looking truncated one.
+ */
+export class ChunkedBody extends Readable {
+  private asked = false;
+
+  constructor(private readonly chunks: Iterator<Buffer, void, undefined>) {
+    super({ highWaterMark: BODY_CHUNK_BYTES });
+  }
+
+  override _read(): void {
+    if (this.asked) return;
+    this.asked = true;
+    turns.request(this);
+  }
+
+  /** Makes and pushes the next chunk (ChunkTurns calls this on the body's turn). */
+  makeChunk(): void {
+    this.asked = false;
+    if (this.destroyed) return;
+    let next: IteratorResult<Buffer, void>;
+    try {
+      next = this.chunks.next();
+    } catch (err) {
+      this.destroy(err as Error);
+      return;
+    }
+    this.push(next.done ? null : next.value);
+  }
+
+  override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
+    // Ends the generator (its items are no longer referenced).
+    this.chunks.return?.();
+    callback(err);
+  }
+}

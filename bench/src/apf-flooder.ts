@@ -1,0 +1,56 @@
+import { createInterface } from 'node:readline';
+import { call, target } from './load';
+
+/** What the flooder process does (bench apf): `concurrency` loops GET `path` as the given client until told to stop. */
+export interface FloodJob {
+  url: string;
+  ca: string;
+  cert: string;
+  key: string;
+  path: string;
+  concurrency: number;
+}
+
+/** What it reports when stopped. */
+export interface FloodResult {
+  ok: number;
+  rejected: number;
+  other: number;
+}
+
+/**
+ * The flooding client of the priority-and-fairness bench, in a process of its own so that its
+ * client work (TLS, reading big lists) does not run on the event loop that times the victim.
+ * stdin: the job (one JSON line), then `stop`; stdout: `ready` once its connections are up, then
+ * the FloodResult (one JSON line). A 429 is retried at once (a client ignoring Retry-After).
+ */
+async function main(): Promise<void> {
+  const lines = createInterface({ input: process.stdin });
+  const next = () => new Promise<string>((resolve) => lines.once('line', resolve));
+  const job = JSON.parse(await next()) as FloodJob;
+  const flooder = target(job.url, job.cert ? { ca: job.ca, cert: job.cert, key: job.key } : { ca: job.ca }, job.concurrency);
+  const result: FloodResult = { ok: 0, rejected: 0, other: 0 };
+  let stop = false;
+  const stopped = next().then(() => (stop = true));
+  // Each loop's connection is set up before the victim starts measuring.
+  await Promise.all(Array.from({ length: job.concurrency }, () => call(flooder, 'GET', '/version')));
+  process.stdout.write('ready\n');
+  await Promise.all(
+    Array.from({ length: job.concurrency }, async () => {
+      while (!stop) {
+        const r = await call(flooder, 'GET', job.path).catch(() => ({ status: 0 }));
+        if (r.status === 429) result.rejected++;
+        else if (r.status === 200) result.ok++;
+        else result.other++;
+      }
+    }),
+  );
+  await stopped;
+  flooder.agent.destroy();
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
