@@ -155,6 +155,25 @@ describe('kubectl against a real gateway', () => {
     expect(metrics).toMatch(/apiserver_request_total\{[^}]*resource="pods"[^}]*subresource="eviction"[^}]*code="201"/);
   });
 
+  it('get of a big collection: whole (a streamed list), in chunks (--chunk-size) and as a table agree', async () => {
+    expect((await gw.admin.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'many' } })).status).toBe(201);
+    // 120 objects of 2 KiB: one list is several body chunks.
+    for (let i = 0; i < 120; i++) {
+      const r = await gw.admin.post('/api/v1/namespaces/many/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${String(i).padStart(3, '0')}` }, data: { i: String(i), pad: 'p'.repeat(2048) } });
+      expect(r.status).toBe(201);
+    }
+    const summary = (out: string) => (JSON.parse(out).items as { metadata: { name: string; resourceVersion: string }; data: { i: string } }[]).map((o) => [o.metadata.name, o.metadata.resourceVersion, o.data.i]);
+    const whole = kubectl('get', 'cm', '-n', 'many', '-o', 'json', '--chunk-size=0');
+    const chunked = kubectl('get', 'cm', '-n', 'many', '-o', 'json', '--chunk-size=7');
+    const pages = kubectl('get', 'cm', '-n', 'many', '-o', 'json');
+    for (const r of [whole, chunked, pages]) expect(r.code).toBe(0);
+    expect(summary(whole.out)).toHaveLength(120);
+    expect(summary(chunked.out)).toEqual(summary(whole.out));
+    expect(summary(pages.out)).toEqual(summary(whole.out));
+    const table = kubectl('get', 'cm', '-n', 'many', '--chunk-size=7', '--no-headers');
+    expect(table.out.trim().split('\n').map((l) => l.split(/\s+/)[0])).toEqual(summary(whole.out).map(([name]) => name));
+  });
+
   it('edit through $EDITOR sends the change back', () => {
     const r = spawnSync('kubectl', ['--kubeconfig', gw.kubeconfig, '--cache-dir', join(dir, 'cache'), 'edit', 'cm', 'settings', '-n', 'shop'], {
       encoding: 'utf8',

@@ -37,24 +37,25 @@ export class Encoder {
     const t = r.target!;
     const { status, rawJson, stored } = r.result;
     if (t.ctx.warnings.length) r.reply.header('warning', warningHeader(t.ctx.warnings));
-    // A list page of stored texts as JSON (the invoke stage hands them over only when they may be sent as they are).
-    if (stored && 'list' in stored && t.repr.kind === 'json') {
-      r.status = await this.sendChunks(r.req, r.reply, status, jsonListChunks(stored.list), 'application/json');
-      r.done = true;
-      return;
-    }
-    const encoded = rawJson ?? (stored && this.storedAsProtobuf(stored, t.def.group, r.info.apiGroup));
-    if (encoded !== undefined) r.status = await this.sendText(r.req, r.reply, status, encoded, t.repr.contentType);
-    else r.status = await this.send(r.req, r.reply, status, inRequestedGroup(bodyOf(r.result), t.def.group, r.info.apiGroup), t.repr, r.query, t.def);
+    const encoded = rawJson ?? (stored && this.storedBody(stored, t.repr, t.def.group, r.info.apiGroup));
+    if (encoded === undefined) r.status = await this.send(r.req, r.reply, status, inRequestedGroup(bodyOf(r.result), t.def.group, r.info.apiGroup), t.repr, r.query, t.def);
+    else if (typeof encoded === 'string' || Buffer.isBuffer(encoded)) r.status = await this.sendText(r.req, r.reply, status, encoded, t.repr.contentType);
+    else r.status = await this.sendChunks(r.req, r.reply, status, encoded, t.repr.contentType);
     r.done = true;
   };
 
-  /** Stored values (GenericStore.getVerbatim / listVerbatim) in protobuf from their messages encoded once; undefined when one does not fit its schema (send() answers as for any body). */
-  private storedAsProtobuf(stored: NonNullable<NonNullable<ApiRequest['result']>['stored']>, servedGroup: string, requestedGroup: string): Buffer | undefined {
+  /**
+   * The body of stored values (GenericStore.getVerbatim / listVerbatim; the invoke stage hands them
+   * over only for a representation that may be written from them): a list page in JSON from the
+   * stored texts, or protobuf from their messages encoded once, a list in pieces; undefined when a
+   * value does not fit its protobuf schema (send() answers as for any body).
+   */
+  private storedBody(stored: NonNullable<NonNullable<ApiRequest['result']>['stored']>, repr: Representation, servedGroup: string, requestedGroup: string): Buffer | Iterator<Buffer, void, undefined> | undefined {
+    if ('list' in stored && repr.kind === 'json') return jsonListChunks(stored.list);
     try {
       if ('object' in stored) return this.storedProtobuf.object(stored.object, (apiVersion) => (inRequestedGroup({ apiVersion }, servedGroup, requestedGroup) as { apiVersion: string }).apiVersion);
       const { items, ...head } = stored.list;
-      return this.storedProtobuf.list({ ...(inRequestedGroup(head, servedGroup, requestedGroup) as typeof head), items });
+      return this.storedProtobuf.list({ ...(inRequestedGroup(head, servedGroup, requestedGroup) as typeof head), items }, BODY_CHUNK_BYTES);
     } catch (err) {
       if (err instanceof ProtobufError) return undefined;
       throw err;

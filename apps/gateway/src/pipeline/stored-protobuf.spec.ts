@@ -33,7 +33,7 @@ describe('StoredProtobuf', () => {
     { name: 'no items', items: [], metadata: { resourceVersion: '9' } },
   ])('a list body equals encodeProtobuf of the served list: $name', ({ items, metadata }) => {
     const head = { apiVersion: 'v1', kind: 'ConfigMapList', metadata };
-    const body = new StoredProtobuf().list({ ...head, items });
+    const body = Buffer.concat([...new StoredProtobuf().list({ ...head, items }, 64)]);
     expect(body.toString('hex')).toBe(encodeProtobuf({ ...head, items: items.map(served) }).toString('hex'));
     expect(decodeProtobuf(body)).toEqual({ ...head, items: items.map(served) });
   });

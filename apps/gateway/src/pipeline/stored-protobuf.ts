@@ -1,4 +1,4 @@
-import { encodeProtobufEnvelope, encodeProtobufList, encodeProtobufMessage } from '@orch/api';
+import { encodeProtobufEnvelope, encodeProtobufListPieces, encodeProtobufMessage } from '@orch/api';
 import type { KubeObject } from '@orch/apimachinery';
 import type { KeyValue } from '@orch/storage';
 
@@ -44,10 +44,13 @@ export class StoredProtobuf {
     return encodeProtobufEnvelope({ apiVersion: apiVersion(e.apiVersion), kind: e.kind }, e.message);
   }
 
-  /** The protobuf body of a list page (its apiVersion, kind and metadata as given). Throws ProtobufError as encodeProtobuf. */
-  list(page: StoredList): Buffer {
+  /**
+   * The protobuf body of a list page (its apiVersion, kind and metadata as given) in pieces of about
+   * `pieceBytes`. Every item's message is encoded (or found) here: throws ProtobufError as encodeProtobuf.
+   */
+  list(page: StoredList, pieceBytes: number): Generator<Buffer, void, undefined> {
     const messages = page.items.map((kv) => this.encoded(kv).message);
-    return encodeProtobufList(page, messages);
+    return encodeProtobufListPieces(page, messages, pieceBytes);
   }
 
   /** The stored objects as the registry would serve them (for a body that is written otherwise). */

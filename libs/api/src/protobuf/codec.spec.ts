@@ -6,7 +6,7 @@ import {
   decodeWatchEventProtobuf,
   encodeProtobuf,
   encodeProtobufEnvelope,
-  encodeProtobufList,
+  encodeProtobufListPieces,
   encodeProtobufMessage,
   encodeWatchEventProtobuf,
   formatGoDuration,
@@ -120,9 +120,27 @@ describe('lists of items encoded once', () => {
   it.each([
     { name: 'two items, a continue token', list: { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: '10', continue: 'abc', remainingItemCount: 3 }, items: pods } },
     { name: 'no items', list: { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: '10' }, items: [] } },
-  ])('encodeProtobufList equals encodeProtobuf of the whole list: $name', ({ list }) => {
+  ])('encodeProtobufListPieces make encodeProtobuf of the whole list: $name', ({ list }) => {
     const { items, ...head } = list;
-    expect(encodeProtobufList(head, items.map(encodeProtobufMessage)).toString('hex')).toBe(encodeProtobuf(list).toString('hex'));
+    expect(Buffer.concat([...encodeProtobufListPieces(head, items.map(encodeProtobufMessage), 64)]).toString('hex')).toBe(encodeProtobuf(list).toString('hex'));
+  });
+
+  it.each([
+    { name: 'no items', count: 0, pieceBytes: 64, pieces: 1 },
+    { name: 'an item per piece', count: 5, pieceBytes: 1, pieces: 6 },
+    { name: 'several items per piece', count: 40, pieceBytes: 200, pieces: undefined },
+    { name: 'one piece of items', count: 40, pieceBytes: 1 << 20, pieces: 2 },
+  ])('encodeProtobufListPieces in pieces of about pieceBytes ($name)', ({ count, pieceBytes, pieces: want }) => {
+    const head = { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: '10' } };
+    const items = Array.from({ length: count }, (_, i) => ({ ...pods[i % 2], metadata: { name: `p-${i}`, resourceVersion: String(i) } }));
+    const messages = items.map(encodeProtobufMessage);
+    const pieces = [...encodeProtobufListPieces(head, messages, pieceBytes)];
+    expect(Buffer.concat(pieces).toString('hex')).toBe(encodeProtobuf({ ...head, items }).toString('hex'));
+    // The head, then runs of items of about pieceBytes (the envelope's tail rides with the last).
+    const largest = Math.max(0, ...messages.map((m) => m.length + 8));
+    for (const p of pieces.slice(1)) expect(p.length).toBeLessThanOrEqual(pieceBytes + largest);
+    if (want !== undefined) expect(pieces).toHaveLength(want);
+    else expect(pieces.length).toBeGreaterThan(2);
   });
 
   it.each(pods.map((pod) => ({ name: pod.metadata!.name!, pod })))('encodeProtobufEnvelope of the message equals encodeProtobuf: $name', ({ pod }) => {
@@ -130,7 +148,7 @@ describe('lists of items encoded once', () => {
   });
 
   it('a kind that is not a list is refused', () => {
-    expect(() => encodeProtobufList({ apiVersion: 'v1', kind: 'Pod' }, [])).toThrow(/Pod is not a list kind/);
+    expect(() => encodeProtobufListPieces({ apiVersion: 'v1', kind: 'Pod' }, [], 64).next()).toThrow(/Pod is not a list kind/);
   });
 });
 

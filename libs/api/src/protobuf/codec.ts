@@ -103,7 +103,7 @@ export function encodeProtobuf(obj: object): Buffer {
 
 /**
  * The message of an object of a built-in kind alone, without the envelope: what a list holds
- * for each item (encodeProtobufList), so it can be encoded once and kept. Throws as encodeProtobuf.
+ * for each item (encodeProtobufListPieces), so it can be encoded once and kept. Throws as encodeProtobuf.
  */
 export function encodeProtobufMessage(obj: object): Buffer {
   const encode = messageEncoder(typeOf(obj).schema.name);
@@ -143,10 +143,36 @@ function envelopeHead(apiVersion: string, kind: string): Buffer {
 }
 
 /**
- * Encodes a list whose items are already encoded (encodeProtobufMessage of each): as
- * encodeProtobuf of the list with those items, the item bytes copied as they are.
+ * Encodes a list whose items are already encoded (encodeProtobufMessage of each), in pieces of
+ * about `pieceBytes` (to write a big list as the socket takes it): together the bytes of
+ * encodeProtobuf of the list with those items. First the envelope and the list's metadata, then
+ * its items in runs, each item's bytes copied once into its piece; the envelope's tail rides with
+ * the last piece. The lengths are known before the first piece.
  */
-export function encodeProtobufList(list: { apiVersion: string; kind: string; metadata?: object }, items: readonly Uint8Array[]): Buffer {
+export function* encodeProtobufListPieces(list: { apiVersion: string; kind: string; metadata?: object }, items: readonly Uint8Array[], pieceBytes: number): Generator<Buffer, void, undefined> {
+  const { head, meta, tag, size } = listLayout(list, items);
+  const tail = (last: boolean) => (last ? ENVELOPE_TAIL.length : 0);
+  const first = Buffer.allocUnsafe(head.length + varintSize(size) + meta.length + tail(items.length === 0));
+  head.copy(first, 0);
+  const pos = writeVarint(first, head.length, size);
+  meta.copy(first, pos);
+  if (items.length === 0) ENVELOPE_TAIL.copy(first, pos + meta.length);
+  yield first;
+  const tagBytes = varintSize(tag);
+  for (let from = 0; from < items.length; ) {
+    let bytes = 0;
+    let to = from;
+    while (to < items.length && (to === from || bytes < pieceBytes)) bytes += tagBytes + varintSize(items[to].length) + items[to++].length;
+    const piece = Buffer.allocUnsafe(bytes + tail(to === items.length));
+    const end = writeItems(piece, 0, tag, items, from, to);
+    if (to === items.length) ENVELOPE_TAIL.copy(piece, end);
+    yield piece;
+    from = to;
+  }
+}
+
+/** The parts of a list's protobuf around its items: the envelope's head, the ListMeta field, the items' tag, the list message's size. */
+function listLayout(list: { apiVersion: string; kind: string; metadata?: object }, items: readonly Uint8Array[]): { head: Buffer; meta: Buffer; tag: number; size: number } {
   const { schema, apiVersion, kind } = typeOf(list);
   const fields = listFields(schema);
   const encodeMeta = messageEncoder(fields.metadata.ref);
@@ -161,20 +187,18 @@ export function encodeProtobufList(list: { apiVersion: string; kind: string; met
   const tagBytes = varintSize(tag);
   let size = meta.length;
   for (const item of items) size += tagBytes + varintSize(item.length) + item.length;
-  const head = envelopeHead(apiVersion, kind);
-  const out = Buffer.allocUnsafe(head.length + varintSize(size) + size + ENVELOPE_TAIL.length);
-  head.copy(out, 0);
-  let pos = writeVarint(out, head.length, size);
-  meta.copy(out, pos);
-  pos += meta.length;
-  for (const item of items) {
+  return { head: envelopeHead(apiVersion, kind), meta, tag, size };
+}
+
+/** Writes items[from, to) with their tag and length at `pos`; returns the position after them. */
+function writeItems(out: Buffer, pos: number, tag: number, items: readonly Uint8Array[], from: number, to: number): number {
+  for (let i = from; i < to; i++) {
     pos = writeVarint(out, pos, tag);
-    pos = writeVarint(out, pos, item.length);
-    out.set(item, pos);
-    pos += item.length;
+    pos = writeVarint(out, pos, items[i].length);
+    out.set(items[i], pos);
+    pos += items[i].length;
   }
-  ENVELOPE_TAIL.copy(out, pos);
-  return out;
+  return pos;
 }
 
 /** The metadata (ListMeta) and items fields of a list kind. */

@@ -5,7 +5,7 @@ export {
   hasProtobufSchema,
   encodeProtobuf,
   encodeProtobufEnvelope,
-  encodeProtobufList,
+  encodeProtobufListPieces,
   encodeProtobufMessage,
   decodeProtobuf,
   encodeWatchEventProtobuf,
