@@ -5,20 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { KeyValue } from '@orch/storage';
 import { BODY_CHUNK_BYTES, ChunkedBody, jsonListChunks, slices } from './body-stream';
 import { Encoder } from './encode';
-
-const stored = (name: string, revision: number, data: Record<string, unknown> = { a: 'b' }): KeyValue => ({
-  key: `/registry/core/configmaps/default/${name}`,
-  value: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', uid: `u-${name}` }, data }),
-  createRevision: revision,
-  modRevision: revision,
-});
-
-/** The object the registry serves for a stored value (parsed, its modRevision as resourceVersion). */
-const served = (kv: KeyValue) => {
-  const obj = JSON.parse(kv.value);
-  obj.metadata.resourceVersion = String(kv.modRevision);
-  return obj;
-};
+import { servedObject as served, storedConfigMap as stored } from './stored-fixture';
 
 const HEAD = { apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: '99', continue: 'tok', remainingItemCount: 3 } };
 const many = (n: number, bytes: number) => Array.from({ length: n }, (_, i) => stored(`cm-${i}`, i + 1, { v: 'x'.repeat(bytes) }));

@@ -8,7 +8,7 @@ import type { StoredList } from './stored-protobuf';
  * stream of chunks of about this size, each made (encoded, copied) only when the socket has room
  * for it and on its own turn of the event loop: a big list neither holds the loop (a small GET
  * waits for one chunk, not one whole body) nor has its whole body in memory at once behind a slow
- * reader. 64 KiB is four TLS records; a chunk costs some tens of microseconds to encrypt.
+ * reader. 64 KiB is four TLS records; making and encrypting one takes about 0.1-0.2 ms.
  */
 export const BODY_CHUNK_BYTES = 64 * 1024;
 

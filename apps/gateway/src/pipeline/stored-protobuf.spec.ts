@@ -1,20 +1,6 @@
 import { ProtobufError, decodeProtobuf, encodeProtobuf } from '@orch/api';
-import type { KeyValue } from '@orch/storage';
 import { StoredProtobuf } from './stored-protobuf';
-
-const stored = (name: string, revision: number, data: Record<string, unknown> = { a: 'b' }): KeyValue => ({
-  key: `/registry/core/configmaps/default/${name}`,
-  value: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', uid: `u-${name}` }, data }),
-  createRevision: revision,
-  modRevision: revision,
-});
-
-/** The object the registry serves for a stored value (parsed, its modRevision as resourceVersion). */
-const served = (kv: KeyValue) => {
-  const obj = JSON.parse(kv.value);
-  obj.metadata.resourceVersion = String(kv.modRevision);
-  return obj;
-};
+import { servedObject as served, storedConfigMap as stored } from './stored-fixture';
 
 const same = (apiVersion: string) => apiVersion;
 
