@@ -6,9 +6,9 @@ import type { StoredList } from './stored-protobuf';
 /**
  * Bytes a response body is written in at most at once. A body larger than this goes out as a
  * stream of chunks of about this size, each made (encoded, copied) only when the socket has room
- * for it and on its own turn of the event loop: a big list neither holds the loop (a small GET
- * waits for one chunk, not one whole body) nor has its whole body in memory at once behind a slow
- * reader. 64 KiB is four TLS records; making and encrypting one takes about 0.1-0.2 ms.
+ * for it and on a later turn of the event loop: a big list neither holds the loop (a small GET
+ * waits for a few chunks, not one whole body) nor has its whole body in memory at once behind a
+ * slow reader. 64 KiB is four TLS records; making and encrypting one takes about 0.1-0.2 ms.
  */
 export const BODY_CHUNK_BYTES = 64 * 1024;
 
@@ -46,11 +46,16 @@ export function* slices(body: Buffer): Generator<Buffer, void, undefined> {
   for (let at = 0; at < body.length; at += BODY_CHUNK_BYTES) yield body.subarray(at, at + BODY_CHUNK_BYTES);
 }
 
+/** Bytes of chunks made in one turn of the event loop, for all streamed bodies together (four chunks). */
+const TURN_BYTES = 4 * BODY_CHUNK_BYTES;
+
 /**
- * Turns of the event loop for making chunks, shared by every streamed body of the process: one
- * chunk per turn (setImmediate, after the turn's I/O), the bodies waiting for one served in the
- * order they asked. However many big bodies stream at once, a turn does one chunk of their work:
- * a request that arrives waits behind one chunk, not behind one chunk of each.
+ * Turns of the event loop for making chunks, shared by every streamed body of the process: on a
+ * turn (setImmediate, after the turn's I/O) the bodies waiting for a chunk get one each, in the
+ * order they asked, until TURN_BYTES are made; the others wait for the next turn. However many
+ * big bodies stream at once, a request that arrives waits behind at most TURN_BYTES of their work;
+ * yet when turns are crowded (other requests, 429s under a flood), a few bodies still move a chunk
+ * each per turn, so a list does not hold its seat for more turns than it must.
  */
 class ChunkTurns {
   private readonly waiting: ChunkedBody[] = [];
@@ -67,10 +72,12 @@ class ChunkTurns {
 
   private readonly turn = (): void => {
     this.scheduled = false;
-    // A destroyed body (its client went away) gives its turn to the next one.
-    let body = this.waiting.shift();
-    while (body?.destroyed) body = this.waiting.shift();
-    body?.makeChunk();
+    // A body asks again only once its chunk is taken (a later turn): each gets at most one here.
+    for (let made = 0; made < TURN_BYTES && this.waiting.length > 0; ) {
+      const body = this.waiting.shift()!;
+      // A destroyed body (its client went away) gives its turn to the next one.
+      if (!body.destroyed) made += body.makeChunk();
+    }
     if (this.waiting.length > 0) {
       this.scheduled = true;
       setImmediate(this.turn);
@@ -82,8 +89,8 @@ const turns = new ChunkTurns();
 
 /**
  * A body made chunk by chunk as its reader asks (a pipe to the response pauses while the socket
- * pushes back): each chunk is made on a turn of the event loop of its own (ChunkTurns), so
- * requests that arrived meanwhile are read first. A chunk that fails to be made destroys the
+ * pushes back): each chunk is made on a later turn of the event loop (ChunkTurns), so requests
+ * that arrived meanwhile are read first. A chunk that fails to be made destroys the
  * stream with the error: Fastify then destroys the response, so the client sees a broken body (no
  * clean end of a chunked body), never a complete-looking truncated one.
  */
@@ -100,18 +107,19 @@ export class ChunkedBody extends Readable {
     turns.request(this);
   }
 
-  /** Makes and pushes the next chunk (ChunkTurns calls this on the body's turn). */
-  makeChunk(): void {
+  /** Makes and pushes the next chunk (ChunkTurns calls this on the body's turn); returns its size. */
+  makeChunk(): number {
     this.asked = false;
-    if (this.destroyed) return;
+    if (this.destroyed) return 0;
     let next: IteratorResult<Buffer, void>;
     try {
       next = this.chunks.next();
     } catch (err) {
       this.destroy(err as Error);
-      return;
+      return 0;
     }
     this.push(next.done ? null : next.value);
+    return next.done ? 0 : next.value.length;
   }
 
   override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
