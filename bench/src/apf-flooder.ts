@@ -9,6 +9,11 @@ export interface FloodJob {
   key: string;
   path: string;
   concurrency: number;
+  /**
+   * A 429 waits its Retry-After (seconds) before the loop goes on, as client-go and kubectl do;
+   * otherwise it is retried at once (a client ignoring Retry-After).
+   */
+  honourRetryAfter: boolean;
 }
 
 /** What it reports when stopped. */
@@ -22,7 +27,7 @@ export interface FloodResult {
  * The flooding client of the priority-and-fairness bench, in a process of its own so that its
  * client work (TLS, reading big lists) does not run on the event loop that times the victim.
  * stdin: the job (one JSON line), then `stop`; stdout: `ready` once its connections are up, then
- * the FloodResult (one JSON line). A 429 is retried at once (a client ignoring Retry-After).
+ * the FloodResult (one JSON line). A 429 is retried at once or after its Retry-After (see FloodJob).
  */
 async function main(): Promise<void> {
   const lines = createInterface({ input: process.stdin });
@@ -38,8 +43,11 @@ async function main(): Promise<void> {
   await Promise.all(
     Array.from({ length: job.concurrency }, async () => {
       while (!stop) {
-        const r = await call(flooder, 'GET', job.path).catch(() => ({ status: 0 }));
-        if (r.status === 429) result.rejected++;
+        const r: { status: number; retryAfter?: string } = await call(flooder, 'GET', job.path).catch(() => ({ status: 0 }));
+        if (r.status === 429) {
+          result.rejected++;
+          if (job.honourRetryAfter) await new Promise((resolve) => setTimeout(resolve, 1000 * Number(r.retryAfter ?? 1)));
+        }
         else if (r.status === 200) result.ok++;
         else result.other++;
       }

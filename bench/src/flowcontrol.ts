@@ -91,10 +91,16 @@ const VICTIM_SCHEMA = {
   spec: { ...SCHEMA.spec, priorityLevelConfiguration: { name: 'bench-victim' }, matchingPrecedence: 400, rules: [{ ...SCHEMA.spec.rules[0], subjects: [{ kind: 'User', user: { name: 'victim' } }] }] },
 };
 
+/**
+ * The flooder either ignores Retry-After (retries each 429 at once: the worst case, an abusive
+ * client) or honours it as client-go and kubectl do (a well-behaved client asking for 10x its share).
+ */
 const SCENARIOS = [
-  { name: 'same level, Priority and Fairness on', apf: true, ownLevel: false },
-  { name: 'same level, Priority and Fairness off', apf: false, ownLevel: false },
-  { name: 'victim in its own level', apf: true, ownLevel: true },
+  { name: 'same level, Priority and Fairness on', apf: true, ownLevel: false, honourRetryAfter: false },
+  { name: 'same level, Priority and Fairness off', apf: false, ownLevel: false, honourRetryAfter: false },
+  { name: 'victim in its own level', apf: true, ownLevel: true, honourRetryAfter: false },
+  { name: 'same level, flooder honours Retry-After as client-go', apf: true, ownLevel: false, honourRetryAfter: true },
+  { name: 'victim in its own level, flooder honours Retry-After as client-go', apf: true, ownLevel: true, honourRetryAfter: true },
 ];
 
 /**
@@ -107,7 +113,7 @@ const SCENARIOS = [
 export async function flowControlBench(opts: { durationMs: number; listSize: number; profile?: boolean }): Promise<{ rows: Row[]; notes: string[] }> {
   const rows: Row[] = [];
   const notes: string[] = [];
-  for (const { name: mode, apf, ownLevel } of SCENARIOS) {
+  for (const { name: mode, apf, ownLevel, honourRetryAfter } of SCENARIOS) {
     const dir = await mkdtemp(join(tmpdir(), 'orch-bench-apf-'));
     // 40 seats for the server: the bench level's share (20 of 265) gives it 4.
     // With --apf-profile: the gateway runs under --cpu-prof; the flooded phase is summarised.
@@ -124,7 +130,7 @@ export async function flowControlBench(opts: { durationMs: number; listSize: num
       const flooders = 10 * (seats / 2);
       const victim = await userTarget('victim', 1);
       const flooderCert = await issueClientCert(pki, { cn: 'flooder', orgs: ['bench-users'] });
-      const flood: FloodJob = { url: gateway.url, ca: gateway.creds.ca, cert: flooderCert.certPem, key: flooderCert.keyPem, path: '/api/v1/namespaces/flood/configmaps', concurrency: flooders };
+      const flood: FloodJob = { url: gateway.url, ca: gateway.creds.ca, cert: flooderCert.certPem, key: flooderCert.keyPem, path: '/api/v1/namespaces/flood/configmaps', concurrency: flooders, honourRetryAfter };
       await call(admin, 'POST', `${FC}/prioritylevelconfigurations`, JSON.stringify(LEVEL));
       await call(admin, 'POST', `${FC}/flowschemas`, JSON.stringify(SCHEMA));
       if (ownLevel) {

@@ -52,7 +52,7 @@ export function target(base: string, creds: { ca?: string; cert?: string; key?: 
 }
 
 /** One HTTPS request (a body is sent as `contentType`); resolves with status and body. */
-export function call(t: HttpsTarget, method: string, path: string, body?: string, contentType = 'application/json'): Promise<{ status: number; body: string }> {
+export function call(t: HttpsTarget, method: string, path: string, body?: string, contentType = 'application/json'): Promise<{ status: number; body: string; retryAfter?: string }> {
   return new Promise((resolve, reject) => {
     const req = https.request(
       `${t.base}${path}`,
@@ -60,7 +60,8 @@ export function call(t: HttpsTarget, method: string, path: string, body?: string
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        const retryAfter = res.headers['retry-after'];
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ...(retryAfter ? { retryAfter } : {}) }));
         res.on('error', reject);
       },
     );
