@@ -10,6 +10,12 @@ const REPLICAS = 6;
 const LEASE_SECONDS = 3;
 const ELECTION = [`--leader-elect-lease-duration=${LEASE_SECONDS}s`, '--leader-elect-renew-deadline=2s', '--leader-elect-retry-period=500ms'];
 const DEPLOYMENT = '/apis/apps/v1/namespaces/default/deployments/chaos';
+/**
+ * How long a replica may take to listen: a supervisor does not kill one that is slow to start.
+ * Loading a component is about 1 CPU-second; on a machine shared with other loads two of them
+ * starting beside a busy gateway took over 20 s (the 100-cycle run failed there at cycle ~45).
+ */
+const REPLICA_START_MS = 120_000;
 const leasePath = (name: string) => `/apis/coordination.orch.io/v1/namespaces/orch-system/leases/${name}`;
 
 interface Replicated {
@@ -52,8 +58,8 @@ describe('chaos: kill -9 of the controller-manager and scheduler leaders mid-rol
     gw = await startGateway({ controllers: POD_CONTROLLERS });
     agent = await startNodeAgent({ name: 'chaos-sim', kubeconfig: gw.kubeconfig, args: ['--runtime=simulated', '--simulated-nodes=3'] });
     components.push(
-      { name: 'controller-manager', start: () => startControllerManager(gw.kubeconfig, ['deployment', 'replicaset'], ['--leader-elect=true', ...ELECTION]), running: [], exits: [], moves: [], leaseGaps: [] },
-      { name: 'scheduler', start: () => startScheduler(gw.kubeconfig, ELECTION), running: [], exits: [], moves: [], leaseGaps: [] },
+      { name: 'controller-manager', start: () => startControllerManager(gw.kubeconfig, ['deployment', 'replicaset'], ['--leader-elect=true', ...ELECTION], REPLICA_START_MS), running: [], exits: [], moves: [], leaseGaps: [] },
+      { name: 'scheduler', start: () => startScheduler(gw.kubeconfig, ELECTION, REPLICA_START_MS), running: [], exits: [], moves: [], leaseGaps: [] },
     );
     for (const c of components) for (let i = 0; i < 2; i++) await launch(c);
   }, 90_000);
@@ -72,6 +78,10 @@ describe('chaos: kill -9 of the controller-manager and scheduler leaders mid-rol
    */
   const launch = async (c: Replicated): Promise<RunningProcess> => {
     const p = await c.start();
+    if (stopping) {
+      await p.stop(); // started while the suite was ending
+      return p;
+    }
     c.running.push(p);
     void p.exited.then((exit) => {
       if (stopping || !c.running.includes(p)) return; // stopped or killed by the test
@@ -142,20 +152,27 @@ describe('chaos: kill -9 of the controller-manager and scheduler leaders mid-rol
         const killedAt = Date.now();
         components.forEach((c, i) => (c.running = c.running.filter((p) => p !== leaders[i].proc)));
         await Promise.all(leaders.map((l) => l.proc.kill9()));
-        await Promise.all(components.map((c) => launch(c)));
+        // A supervisor starts a replacement meanwhile; the surviving replica takes over without waiting for it.
+        const replacing = Promise.all(components.map((c) => launch(c))).then(
+          () => undefined,
+          (err: Error) => err,
+        );
         await Promise.all(
           components.map(async (c, i) => {
             const old = leaders[i].lease.spec;
-            const moved = await eventually(`the ${c.name} lease moves`, async () => ((h) => (h && h.proc !== leaders[i].proc ? h : undefined))(await holderOf(c)), 30_000, 50);
+            const killed = `_${leaders[i].proc.pid}`;
+            const moved = await eventually(`the ${c.name} lease moves`, async () => ((l) => (l?.spec?.holderIdentity && !l.spec.holderIdentity.endsWith(killed) ? l : undefined))(await lease(c.name)), 30_000, 50);
             c.moves.push(Date.now() - killedAt);
             // The last renewal the killed leader made is at least its renewTime in the lease we read before the kill.
-            c.leaseGaps.push(Date.parse(moved.lease.spec.acquireTime) - Date.parse(old.renewTime));
+            c.leaseGaps.push(Date.parse(moved.spec.acquireTime) - Date.parse(old.renewTime));
           }),
         );
 
         const done = await eventually(`rollout ${cycle} completes`, rolledOut, 120_000).catch(async (err) => {
           throw new Error(`${(err as Error).message}\n${await diagnosis()}`);
         });
+        const notReplaced = await replacing;
+        if (notReplaced) throw notReplaced;
         // Settled: nothing more is created (no controller double-acts once the rollout is done).
         await sleep(1000);
         const live = await pods();

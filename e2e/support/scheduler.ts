@@ -6,10 +6,10 @@ export const SCHEDULER_MAIN = join(__dirname, '..', '..', 'dist', 'apps', 'sched
 
 /**
  * Starts the built scheduler as a child process with `args` (leader election is on unless
- * `--leader-elect=false` is given); resolves once its health port listens. Needs
- * `node scripts/build.mjs` first.
+ * `--leader-elect=false` is given); resolves once its health port listens (within `timeoutMs`,
+ * else it is killed). Needs `node scripts/build.mjs` first.
  */
-export async function startScheduler(kubeconfig: string, args: string[] = []): Promise<RunningProcess> {
+export async function startScheduler(kubeconfig: string, args: string[] = [], timeoutMs = 20_000): Promise<RunningProcess> {
   if (!existsSync(SCHEDULER_MAIN)) throw new Error(`${SCHEDULER_MAIN} is missing: run "node scripts/build.mjs" first`);
   const port = await freePort();
   return startProcess({
@@ -17,6 +17,6 @@ export async function startScheduler(kubeconfig: string, args: string[] = []): P
     args: [SCHEDULER_MAIN, `--kubeconfig=${kubeconfig}`, `--secure-port=${port}`, ...args],
     env: { ORCH_LOG_LEVEL: process.env['ORCH_LOG_LEVEL'] ?? 'info' },
     readyProbe: tcpProbe(port),
-    timeoutMs: 20_000,
+    timeoutMs,
   });
 }
