@@ -51,12 +51,23 @@ function liveShims(rootDir: string): { uid: string; pid: number }[] {
   return out;
 }
 
+/** The pod's namespace holder (sandbox runtime) recorded under the agent's root dir, if that file is there. */
+function holderOf(rootDir: string, uid: string): number | undefined {
+  const file = join(rootDir, 'pods', uid, 'pids', 'sandbox');
+  const pid = existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : NaN;
+  return Number.isInteger(pid) && pid > 1 ? pid : undefined;
+}
+
+/** The runtimes whose containers outlive a killed agent: plain host processes, and the sandbox (its pods' namespace holders too). */
+const RUNTIMES = [{ runtime: 'process' }, { runtime: 'sandbox' }];
+
 /**
- * kill -9 of the node agent (process runtime) with pods running: the restarted agent adopts
- * them (same process, restartCount and startedAt unchanged, logs continue), stops a pod deleted
- * while it was down and starts one created meanwhile, and leaves no process behind.
+ * kill -9 of the node agent with pods running: the restarted agent adopts them (same process,
+ * restartCount and startedAt unchanged, logs continue), stops a pod deleted while it was down
+ * (and, in the sandbox, releases its namespace holder) and starts one created meanwhile, and
+ * leaves no process behind; a clean stop at the end ends every container and holder.
  */
-describe('chaos: kill -9 of the node agent', () => {
+describe.each(RUNTIMES)('chaos: kill -9 of the node agent ($runtime runtime)', ({ runtime }) => {
   let gw: GatewayProcess;
   let admin: ApiClient;
   let rootDir: string;
@@ -67,7 +78,7 @@ describe('chaos: kill -9 of the node agent', () => {
     gw = await startGateway({ controllers: POD_CONTROLLERS });
     admin = gw.admin;
     rootDir = await tempDir('chaos-agent-');
-    args = [`--client-ca-file=${join(gw.dataDir, 'pki', 'ca.crt')}`, '--pod-workers=4', '--node-status-update-frequency=1s'];
+    args = [`--runtime=${runtime}`, `--client-ca-file=${join(gw.dataDir, 'pki', 'ca.crt')}`, '--pod-workers=4', '--node-status-update-frequency=1s'];
     agent = await startNodeAgent({ name: NODE, kubeconfig: gw.kubeconfig, rootDir, args });
   }, 60_000);
   afterAll(async () => {
@@ -87,6 +98,16 @@ describe('chaos: kill -9 of the node agent', () => {
       const steady = ['web', 'ticker'];
       const before = new Map<string, any>();
       for (const name of [...steady, 'victim-0']) before.set(name, await waitReady(name));
+      const sandboxed = runtime === 'sandbox';
+      /** Every namespace holder seen, by pod uid (sandbox runtime). */
+      const holders = new Map<string, number>();
+      const recordHolder = (p: any) => {
+        if (!sandboxed) return;
+        const pid = holderOf(rootDir, p.metadata.uid);
+        expect({ pod: p.metadata.name, holder: pid !== undefined && alive(pid) }).toEqual({ pod: p.metadata.name, holder: true });
+        holders.set(p.metadata.uid, pid!);
+      };
+      for (const p of before.values()) recordHolder(p);
 
       const recoveryMs: number[] = [];
       let orphans = 0;
@@ -127,16 +148,32 @@ describe('chaos: kill -9 of the node agent', () => {
         const ticks = readFileSync(tickerLog, 'utf8').split('\n').map((l) => /stdout F tick (\d+)$/.exec(l)?.[1]).filter(Boolean).map(Number);
         expect(ticks.every((t, i) => i === 0 || t === ticks[i - 1] + 1)).toBe(true);
 
-        // The pod deleted meanwhile is stopped and gone; the new one runs.
+        // The pod deleted meanwhile is stopped and gone, its namespace holder too; the new one runs.
+        const victimUid = before.get(victim).metadata.uid;
         await eventually(`${victim} gone`, async () => ((await admin.get(`${PODS}/${victim}`)).status === 404 ? true : undefined), 30_000);
         await eventually(`${victim}'s process stopped`, () => (alive(victimPid) ? undefined : true), 10_000);
+        if (sandboxed) await eventually(`${victim}'s namespace holder released`, () => (alive(holders.get(victimUid)!) ? undefined : true), 10_000);
         before.set(next, await waitReady(next));
+        recordHolder(before.get(next));
         const shims = liveShims(rootDir);
         const expected = [...steady, next].map((n) => before.get(n).metadata.uid).sort();
-        orphans += shims.filter((s) => !expected.includes(s.uid)).length;
+        const liveHolders = [...holders].filter(([, pid]) => alive(pid)).map(([uid]) => uid);
+        orphans += shims.filter((s) => !expected.includes(s.uid)).length + liveHolders.filter((uid) => !expected.includes(uid)).length;
         expect(shims.map((s) => s.uid).sort()).toEqual(expected);
+        if (sandboxed) {
+          expect(liveHolders.sort()).toEqual(expected);
+          // Adopted pods keep the holder they had: their containers' namespaces stay the same.
+          for (const name of steady) expect(holderOf(rootDir, before.get(name).metadata.uid)).toBe(holders.get(before.get(name).metadata.uid));
+        }
       }
-      recordChaos({ component: 'node-agent (process runtime)', fault: 'kill -9 with pods running', cycles: CYCLES, acknowledged: 0, lost: 0, duplicates: restarted, orphans, recoveryMs });
+
+      // A clean stop ends every container and namespace holder, adopted ones included.
+      const current = [...steady, `victim-${CYCLES}`].map((n) => before.get(n));
+      expect(await agent.process.stop()).toMatchObject({ code: 0, signal: null });
+      const left = [...current.map(pidOf), ...current.map((p) => holders.get(p.metadata.uid)).filter((pid) => pid !== undefined)].filter(alive);
+      orphans += left.length;
+      expect(left).toEqual([]);
+      recordChaos({ component: `node-agent (${runtime} runtime)`, fault: 'kill -9 with pods running', cycles: CYCLES, acknowledged: 0, lost: 0, duplicates: restarted, orphans, recoveryMs });
     },
     chaosTimeout(CYCLES, 40_000),
   );
