@@ -31,6 +31,16 @@ interface Replicated {
   leaseGaps: number[];
 }
 
+/**
+ * The line of a replica's output that says why it exited on its own: its "leadership lost"
+ * warning (the shutdown lines after it name the reason differently), else its last error,
+ * else its last line.
+ */
+function exitReason(output: string): string {
+  const lines = output.trim().split('\n');
+  return lines.find((l) => /leadership lost/.test(l)) ?? lines.filter((l) => /error|Error/.test(l)).pop() ?? lines.pop() ?? '';
+}
+
 const deployment = {
   apiVersion: 'apps/v1',
   kind: 'Deployment',
@@ -86,8 +96,7 @@ describe('chaos: kill -9 of the controller-manager and scheduler leaders mid-rol
     void p.exited.then((exit) => {
       if (stopping || !c.running.includes(p)) return; // stopped or killed by the test
       c.running = c.running.filter((q) => q !== p);
-      const last = p.output().trim().split('\n').filter((l) => /leadership|error|Error/.test(l)).pop() ?? p.output().trim().split('\n').pop();
-      c.exits.push(`${p.pid} exited ${exit.code ?? exit.signal}: ${last}`);
+      c.exits.push(`${p.pid} exited ${exit.code ?? exit.signal}: ${exitReason(p.output())}`);
       if (!stopping) launch(c).catch((err: Error) => c.exits.push(`its replacement did not start: ${err.message.split('\n')[0]}`));
     });
     return p;
@@ -128,7 +137,7 @@ describe('chaos: kill -9 of the controller-manager and scheduler leaders mid-rol
       expect(stolen.status).toBe(200);
       const exit = await Promise.race([proc.exited, sleep(20_000).then(() => undefined)]);
       expect(exit).toEqual({ code: 1, signal: null });
-      expect(proc.output()).toMatch(/leadership lost; exiting/);
+      expect(exitReason(proc.output())).toMatch(/leadership lost; exiting/);
     } finally {
       await proc.stop();
     }
@@ -188,17 +197,17 @@ describe('chaos: kill -9 of the controller-manager and scheduler leaders mid-rol
         expect(sets.filter((rs) => rs !== newest).every((rs) => rs.spec.replicas === 0)).toBe(true);
         if (cycle % 10 === 9) process.stdout.write(`chaos: leaders cycle ${cycle + 1} of ${CYCLES} done, recovery so far ${components.map((c) => `${c.name} max ${Math.max(...c.moves)} ms, ${c.exits.length} exited on their own`).join(', ')}\n`);
       }
+      for (const c of components) recordChaos({ component: `${c.name} (leader)`, fault: 'kill -9 mid-rollout', cycles: CYCLES, acknowledged: 0, lost: 0, duplicates, orphans, recoveryMs: c.moves });
+      process.stdout.write(`chaos: leaders killed while the rollout was in progress in ${midRollout} of ${CYCLES} cycles\n`);
+      process.stdout.write(`chaos: replicas that exited on their own and were replaced: ${components.map((c) => `${c.name} ${c.exits.length}${c.exits.length ? ` (${c.exits.join(' | ')})` : ''}`).join(', ')}\n`);
+      process.stdout.write(`chaos: lease gaps (new acquireTime - last renewTime), ms: ${components.map((c) => `${c.name} max ${Math.max(...c.leaseGaps)}`).join(', ')}\n`);
       for (const c of components) {
         // Leadership moves within the lease: a follower takes over once the lease has expired,
         // not later than a lease duration plus a few retry periods.
         expect(Math.max(...c.leaseGaps)).toBeLessThanOrEqual(2 * LEASE_SECONDS * 1000);
         // A replica may only have exited on its own for lost leadership, with a failure code.
         for (const exit of c.exits) expect(exit).toMatch(/ exited 1: .*leadership lost/);
-        recordChaos({ component: `${c.name} (leader)`, fault: 'kill -9 mid-rollout', cycles: CYCLES, acknowledged: 0, lost: 0, duplicates, orphans, recoveryMs: c.moves });
       }
-      process.stdout.write(`chaos: leaders killed while the rollout was in progress in ${midRollout} of ${CYCLES} cycles\n`);
-      process.stdout.write(`chaos: replicas that exited on their own (lost leadership) and were replaced: ${components.map((c) => `${c.name} ${c.exits.length}`).join(', ')}\n`);
-      process.stdout.write(`chaos: lease gaps (new acquireTime - last renewTime), ms: ${components.map((c) => `${c.name} max ${Math.max(...c.leaseGaps)}`).join(', ')}\n`);
     },
     chaosTimeout(CYCLES, 90_000, 60_000),
   );
