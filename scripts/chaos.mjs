@@ -3,9 +3,11 @@
 // prints their figures as one table: cycles, acknowledged writes, lost (goal 0), duplicates and
 // orphans (goal 0), recovery time p50/p99. `npm test` runs the same suites with their short
 // fixed cycle counts. Options: --cycles=N (default 100), --only=<file pattern, e.g. gateway-kill>.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { join, dirname } from 'node:path';
+import { clearInterval, setInterval } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 import { ensureInstalled } from './ensure.mjs';
 
@@ -27,10 +29,18 @@ mkdirSync(join(root, 'tmp'), { recursive: true });
 const report = join(root, 'tmp', 'chaos-report.jsonl');
 rmSync(report, { force: true });
 const started = Date.now();
-const jest = spawnSync(join(root, 'node_modules', '.bin', 'jest'), ['-c', 'e2e/jest.config.js', '--runInBand', `e2e/chaos/${only}`], {
-  stdio: 'inherit',
-  env: { ...process.env, ORCH_CHAOS_CYCLES: cycles, ORCH_CHAOS_REPORT: report, NX_DAEMON: 'false', NX_NO_CLOUD: 'true' },
+// The machine's 1-minute load average every 30 s while the suites run: recovery times mean
+// little without it (printed with the table).
+const loads = [loadavg()[0]];
+const sampler = setInterval(() => loads.push(loadavg()[0]), 30_000);
+const jest = await new Promise((resolve) => {
+  const child = spawn(join(root, 'node_modules', '.bin', 'jest'), ['-c', 'e2e/jest.config.js', '--runInBand', `e2e/chaos/${only}`], {
+    stdio: 'inherit',
+    env: { ...process.env, ORCH_CHAOS_CYCLES: cycles, ORCH_CHAOS_REPORT: report, NX_DAEMON: 'false', NX_NO_CLOUD: 'true' },
+  });
+  child.on('exit', (code) => resolve({ status: code }));
 });
+clearInterval(sampler);
 
 const percentile = (values, p) => {
   if (values.length === 0) return NaN;
@@ -43,6 +53,6 @@ const table = [
   ...rows.map((r) => [r.component, r.fault, r.cycles, r.acknowledged, r.lost, r.duplicates, r.orphans, percentile(r.recoveryMs, 50), percentile(r.recoveryMs, 99)].map(String)),
 ];
 const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
-console.log(`\nchaos: ${cycles} cycles per scenario, ${((Date.now() - started) / 60_000).toFixed(1)} min`);
+console.log(`\nchaos: ${cycles} cycles per scenario, ${((Date.now() - started) / 60_000).toFixed(1)} min, load average (1 min, every 30 s) min ${Math.min(...loads).toFixed(1)} p50 ${percentile(loads, 50).toFixed(1)} max ${Math.max(...loads).toFixed(1)} on ${availableParallelism()} CPUs`);
 for (const row of table) console.log(row.map((c, i) => c.padEnd(widths[i])).join('  '));
 process.exit(jest.status === 0 ? 0 : 1);
