@@ -94,7 +94,12 @@ describe.each(RUNTIMES)('chaos: kill -9 of the node agent ($runtime runtime)', (
         expect((await admin.post(PODS, p)).status).toBe(201);
       }
       const get = async (name: string) => (await admin.get(`${PODS}/${name}`)).json;
-      const waitReady = (name: string) => eventually(`${name} ready`, async () => ((p) => (ready(p) ? p : undefined))(await get(name)), 30_000);
+      // A pod that does not get ready is reported with its status and the agent's last lines.
+      const waitReady = (name: string) =>
+        eventually(`${name} ready`, async () => ((p) => (ready(p) ? p : undefined))(await get(name)), 30_000).catch(async (err: Error) => {
+          const status = JSON.stringify((await get(name))?.status);
+          throw new Error(`${err.message}\nstatus: ${status}\nagent output:\n${agent.process.output().split('\n').slice(-40).join('\n')}`);
+        });
       const steady = ['web', 'ticker'];
       const before = new Map<string, any>();
       for (const name of [...steady, 'victim-0']) before.set(name, await waitReady(name));
