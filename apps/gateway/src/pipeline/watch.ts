@@ -2,7 +2,8 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { encodeWatchEventProtobuf } from '@orch/api';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
-import type { GenericStore, WatchEventOut, WatchHandle, WatchSink } from '../registry/generic-store';
+import type { GenericStore, ObjectWatchEvent, TextWatchEvent, WatchEventOut, WatchHandle, WatchSink } from '../registry/generic-store';
+import type { StoredText } from '../registry/stored-text';
 import { serializationOf, toPartialObjectMetadata, toTable, type Representation } from '../server/representation';
 import type { ApiRequest } from './api-request';
 import { requestTarget, requestUser } from './api-request';
@@ -107,6 +108,8 @@ export interface WatchLimits {
 
 /** Encoded and framed watch events by event object, then by representation (see WatchStreams). */
 const encodedEvents = new WeakMap<object, Map<string, Buffer>>();
+/** Framed JSON watch events of stored texts, by text and event type. */
+const textEvents = new WeakMap<StoredText, Partial<Record<TextWatchEvent['type'], Buffer>>>();
 
 const CRLF = Buffer.from('\r\n');
 
@@ -118,6 +121,22 @@ const CRLF = Buffer.from('\r\n');
 function chunkOf(data: Buffer): Buffer {
   const head = Buffer.from(`${data.length.toString(16)}\r\n`, 'latin1');
   return Buffer.concat([head, data, CRLF], head.length + data.length + CRLF.length);
+}
+
+/**
+ * The framed JSON watch event of a stored text, made once per text and type for every watcher:
+ * the bytes chunkOf(JSON.stringify({ type, object }) + '\n') writes for the parsed object.
+ */
+export function textFrame(type: TextWatchEvent['type'], json: StoredText): Buffer {
+  let frames = textEvents.get(json);
+  const hit = frames?.[type];
+  if (hit) return hit;
+  const line = `{"type":"${type}","object":${json.text}}\n`;
+  // One string, one encoding (measured: cheaper than writing the parts into one Buffer).
+  const frame = Buffer.from(`${Buffer.byteLength(line).toString(16)}\r\n${line}\r\n`);
+  if (!frames) textEvents.set(json, (frames = {}));
+  frames[type] = frame;
+  return frame;
 }
 
 /**
@@ -155,14 +174,17 @@ class WatchStream implements PacedStream {
   ) {
     this.repr = requestTarget(r).repr;
     this.serialization = serializationOf(this.repr);
+    this.sink = {
+      send: (ev) => this.send(ev),
+      end: () => this.finish(),
+      // Plain JSON in the served group (inRequestedGroup rewrites nothing): a stored text is the event's object as it is.
+      acceptsText: (this.repr.kind === 'json' || this.repr.kind === 'yaml') && (registry.def.group === r.info.apiGroup || !r.info.apiGroup.endsWith('.k8s.io')),
+    };
     socket.on('drain', this.onDrain);
   }
 
   /** The sink the registry's watch writes to. */
-  readonly sink: WatchSink = {
-    send: (ev) => this.send(ev),
-    end: () => this.finish(),
-  };
+  readonly sink: WatchSink;
 
   /** The registry's watch began: initial events are out, live events follow; ends after `timeoutSeconds`. */
   attach(handle: WatchHandle, timeoutSeconds: number): void {
@@ -246,21 +268,22 @@ class WatchStream implements PacedStream {
     res.flushHeaders();
   }
 
-  private encodeOnce(event: WatchEventOut): Buffer {
+  private encodeOnce(event: ObjectWatchEvent): Buffer {
     const { repr, serialization } = this;
-    const inGroup = inRequestedGroup(event.object, this.registry.def.group, this.r.info.apiGroup) as WatchEventOut['object'];
+    const inGroup = inRequestedGroup(event.object, this.registry.def.group, this.r.info.apiGroup) as ObjectWatchEvent['object'];
     // Metadata-only watches (client-go metadata informers): every event's object, bookmarks too.
-    const ev = { type: event.type, object: (repr.kind === 'partial' ? toPartialObjectMetadata(inGroup, repr) : inGroup) as WatchEventOut['object'] };
+    const ev = { type: event.type, object: (repr.kind === 'partial' ? toPartialObjectMetadata(inGroup, repr) : inGroup) as ObjectWatchEvent['object'] };
     return chunkOf(serialization === 'protobuf' ? encodeWatchEventProtobuf(ev.type, ev.object) : Buffer.from(JSON.stringify(ev) + '\n'));
   }
 
   /** One Table row event (the column definitions unless `noHeaders`). */
-  private tableRow(event: WatchEventOut, noHeaders: boolean): Buffer {
+  private tableRow(event: ObjectWatchEvent, noHeaders: boolean): Buffer {
     const table = toTable(inRequestedGroup(event.object, this.registry.def.group, this.r.info.apiGroup) as KubeObject, this.registry.def, this.repr as Representation & { kind: 'table' }, noHeaders);
     return chunkOf(Buffer.from(JSON.stringify({ type: event.type, object: table }) + '\n'));
   }
 
   private encodeEvent(event: WatchEventOut): Buffer {
+    if (event.json !== undefined) return textFrame(event.type, event.json);
     const { repr, serialization } = this;
     const apiGroup = this.r.info.apiGroup;
     const row = repr.kind === 'table' && event.type !== 'BOOKMARK' && event.type !== 'ERROR';

@@ -1,6 +1,7 @@
 import { convertObject } from '@orch/api';
 import type { KubeObject } from '@orch/apimachinery';
 import type { ConflictRetryPolicy } from './conflict-retries';
+import type { StoredText } from './stored-text';
 
 // What the generic store takes and gives: lists, list and watch options, watch events and
 // sinks, write results, conversions (generic-store.ts re-exports them).
@@ -31,15 +32,34 @@ export interface WatchOptions {
   sendInitialEvents?: boolean;
 }
 
-export interface WatchEventOut {
+/** A watch event: its object, or (for sinks that take JSON text) its object's JSON text. */
+export type WatchEventOut = ObjectWatchEvent | TextWatchEvent;
+
+export interface ObjectWatchEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
   object: KubeObject | Record<string, unknown>;
+  json?: never;
+}
+
+/**
+ * An event whose object is the stored text as the resource serves it (no parse), the same
+ * StoredText for every watcher sent the event; its JSON is byte for byte the object's.
+ */
+export interface TextWatchEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  json: StoredText;
+  object?: never;
 }
 
 /** Where a watch writes its events. `end` is called at most once. */
 export interface WatchSink {
   send(event: WatchEventOut): void;
   end(): void;
+  /**
+   * The sink writes events as JSON in the resource's own group (a plain JSON watch): it takes
+   * TextWatchEvents, which watches send whenever the object reads as stored.
+   */
+  readonly acceptsText?: boolean;
 }
 
 export interface WatchHandle {

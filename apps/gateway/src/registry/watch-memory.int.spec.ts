@@ -29,9 +29,11 @@ function weakSink(shared?: WeakSet<object>): { refs: WeakRef<object>[]; seen: We
   const seen = new WeakSet<object>();
   const sharedWith: boolean[] = [];
   const send = (e: WatchEventOut) => {
-    refs.push(new WeakRef(e.object));
-    seen.add(e.object);
-    sharedWith.push(!!shared?.has(e.object));
+    // A sink that takes no text: every event carries its object.
+    const object = e.object!;
+    refs.push(new WeakRef(object));
+    seen.add(object);
+    sharedWith.push(!!shared?.has(object));
   };
   return { refs, seen, sharedWith, sink: { send, end: () => undefined } };
 }

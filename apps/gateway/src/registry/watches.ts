@@ -1,24 +1,60 @@
 import { FieldError, StatusError, type FieldSelector, type KubeObject, type LabelSelector } from '@orch/apimachinery';
-import type { StoreEvent } from '@orch/storage';
+import type { KeyValue, StoreEvent } from '@orch/storage';
 import { EventMemo, type Subscription, type WatchCache } from '@orch/watch';
 import { parseResourceVersion, tooLargeResourceVersion, type ResourceReader } from './reads';
 import { parseLabels, type StoredObjects } from './stored-objects';
-import type { RegistryOptions, WatchEventOut, WatchHandle, WatchOptions, WatchSink } from './store-types';
+import { StoredText, selectsOnMetadata } from './stored-text';
+import type { RegistryOptions, TextWatchEvent, WatchEventOut, WatchHandle, WatchOptions, WatchSink } from './store-types';
 
-/** The objects of one store event, as one resource serves them. */
-interface DecodedEvent {
-  obj?: KubeObject;
-  prev?: KubeObject;
+/** The stored texts of one store event (null: the value does not read as stored; the event takes the object path). */
+interface EventTexts {
+  obj?: StoredText | null;
+  prev?: StoredText | null;
+}
+
+/** What a watch event is made of: its type and the new or old state of the object. */
+interface Selected<T> {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  of: T;
 }
 
 /**
+ * The event a watcher receives of a store event (SPEC Events), given the object's new state
+ * (`obj`, not for deletions) and its old one (`prev`: deletions, and updates for a filtered
+ * watcher, which sees an object enter or leave its selection), in either form.
+ */
+function selectEvent<T>(type: StoreEvent['type'], obj: T | undefined, prev: T | undefined, filtered: boolean, matches: (o: T) => boolean): Selected<T> | undefined {
+  if (type === 'delete') return prev !== undefined && (!filtered || matches(prev)) ? { type: 'DELETED', of: prev } : undefined;
+  if (obj === undefined) return undefined;
+  if (!filtered) return { type: type === 'create' ? 'ADDED' : 'MODIFIED', of: obj };
+  const now = matches(obj);
+  if (type === 'create') return now ? { type: 'ADDED', of: obj } : undefined;
+  const before = prev !== undefined && matches(prev);
+  if (now && before) return { type: 'MODIFIED', of: obj };
+  if (now) return { type: 'ADDED', of: obj };
+  // Leaving the selection is a DELETED to this watcher (with the new state).
+  if (before) return { type: 'DELETED', of: obj };
+  return undefined;
+}
+
+/** textEvent's answer for an event whose stored values do not read as stored. */
+const PARSE = Symbol('parse');
+
+/**
  * The watches of one resource (SPEC Events): initial events from a list, then the watch
- * cache's events from its revision, each recent store event decoded once for every watcher of
- * the resource (EventMemo), filtered per watcher by its selectors, with bookmarks.
+ * cache's events from its revision, filtered per watcher by its selectors, with bookmarks.
+ *
+ * Events go out in one of two forms, each made once per recent store event for every watcher of
+ * the resource (EventMemo): as the stored text with its resourceVersion spliced in (StoredText),
+ * to sinks that take text when the resource serves its stored form as it is (no onRead, no
+ * conversion) and the selectors read off the stored metadata (labels, metadata.name,
+ * metadata.namespace); else as the parsed object.
  */
 export class ResourceWatches {
   /** Parsed objects of recent watch events, shared by every watcher of this resource (not kept with the history). */
   private readonly decoded = new EventMemo<StoreEvent, { obj?: KubeObject | Promise<KubeObject>; prev?: KubeObject | Promise<KubeObject> }>();
+  /** Stored texts of recent watch events, likewise. */
+  private readonly texts = new EventMemo<StoreEvent, EventTexts>();
 
   constructor(
     private readonly objects: StoredObjects,
@@ -55,13 +91,21 @@ export class ResourceWatches {
       ]);
     }
     const initialEvents = opts.sendInitialEvents ?? (rvParam === '' || rvParam === '0');
+    // Events as stored text where it is what the object path would serve (see the class comment).
+    const textual = sink.acceptsText === true && !this.objects.kind.strategy.onRead && this.objects.storageApiVersion === this.objects.apiVersion && selectsOnMetadata(fields);
     let from: number;
-    const initial: KubeObject[] = [];
+    let initial: WatchEventOut[] = [];
     if (initialEvents) {
       if (rvParam && rvParam !== '0') await this.reader.waitForResourceVersion(parseResourceVersion(rvParam));
-      const snapshot = await this.reader.list(namespace, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
-      from = Number(snapshot.metadata.resourceVersion);
-      initial.push(...snapshot.items);
+      if (textual) {
+        const snapshot = await this.reader.list(namespace, {}, true);
+        from = Number(snapshot.metadata.resourceVersion);
+        initial = await this.initialTexts(snapshot.items as unknown as KeyValue[], filtered, labels, fields);
+      } else {
+        const snapshot = await this.reader.list(namespace, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
+        from = Number(snapshot.metadata.resourceVersion);
+        initial = snapshot.items.map((object) => ({ type: 'ADDED', object }));
+      }
       // The cache may not have reached the snapshot yet; events up to it are in the list.
       await this.watchCache.waitForRevision(from, this.opts.tooLargeResourceVersionWaitMs);
     } else {
@@ -85,7 +129,7 @@ export class ResourceWatches {
       clearInterval(bookmarkTimer);
       sink.end();
     };
-    for (const obj of initial) sink.send({ type: 'ADDED', object: obj });
+    for (const ev of initial) sink.send(ev);
     if (opts.sendInitialEvents && opts.allowWatchBookmarks) {
       sink.send(this.bookmark(from, true));
     }
@@ -96,7 +140,8 @@ export class ResourceWatches {
       onEvent: (event) => {
         // Events up to the start revision are in the initial list already (the cache may lag it).
         if (ended || event.revision <= from) return;
-        const out = this.toWatchEvent(event, filtered, labels, fields);
+        const text = textual ? this.textEvent(event, filtered, labels, fields) : PARSE;
+        const out = text !== PARSE ? text : this.toWatchEvent(event, filtered, labels, fields);
         if (!(out instanceof Promise) && queued === 0) {
           if (out) sink.send(out);
           return;
@@ -138,13 +183,60 @@ export class ResourceWatches {
     return { type: 'BOOKMARK', object: { kind: this.objects.def.kind, apiVersion: this.objects.apiVersion, metadata } };
   }
 
-  /** The watch event of a store event for one watcher (a promise when its objects need an asynchronous conversion). */
+  /** The initial events of a textual watch: the snapshot's objects in the selection, as stored text where they read as stored. */
+  private async initialTexts(items: KeyValue[], filtered: boolean, labels: LabelSelector, fields: FieldSelector): Promise<WatchEventOut[]> {
+    const out: WatchEventOut[] = [];
+    for (const kv of items) {
+      const text = this.objects.readsVerbatim([kv]) ? StoredText.of(kv.value, kv.modRevision) : undefined;
+      if (text) {
+        if (!filtered || text.matches(labels, fields, this.objects.namespaced)) out.push({ type: 'ADDED', json: text });
+        continue;
+      }
+      const object = await this.objects.decode(kv);
+      if (!filtered || this.objects.matches(object, labels, fields)) out.push({ type: 'ADDED', object });
+    }
+    return out;
+  }
+
+  /** The watch event of a store event for one watcher, as stored text; PARSE when a value it needs does not read as stored. */
+  private textEvent(event: StoreEvent, filtered: boolean, labels: LabelSelector, fields: FieldSelector): TextWatchEvent | undefined | typeof PARSE {
+    const obj = event.type === 'delete' ? undefined : this.storedText(event, false);
+    const prev = event.type === 'delete' || (filtered && event.type !== 'create') ? this.storedText(event, true) : undefined;
+    if (obj === null || prev === null) return PARSE;
+    const selected = selectEvent(event.type, obj, prev, filtered, (t) => t.matches(labels, fields, this.objects.namespaced));
+    return selected && { type: selected.type, json: selected.of };
+  }
+
+  /**
+   * The new (or, `previous`, the old) state of a store event as stored text, made once for the
+   * watchers of this resource while the event is recent; null when the value does not read as
+   * stored. A deleted object is reported with the revision of its deletion.
+   */
+  private storedText(event: StoreEvent, previous: boolean): StoredText | null | undefined {
+    const value = previous ? event.prevValue : event.value;
+    if (value === undefined) return undefined;
+    let cached = this.texts.get(event);
+    if (!cached) this.texts.set(event, (cached = {}), (event.value?.length ?? 0) + (event.prevValue?.length ?? 0));
+    let have = previous ? cached.prev : cached.obj;
+    if (have === undefined) {
+      have = this.objects.readsVerbatim([{ value }]) ? (StoredText.of(value, event.revision) ?? null) : null;
+      if (previous) cached.prev = have;
+      else cached.obj = have;
+    }
+    return have;
+  }
+
+  /** The watch event of a store event for one watcher, as objects (a promise when its objects need an asynchronous conversion). */
   private toWatchEvent(event: StoreEvent, filtered: boolean, labels: LabelSelector, fields: FieldSelector): WatchEventOut | undefined | Promise<WatchEventOut | undefined> {
     // The previous state is needed for deletions, and for filtered watchers to see objects leave the selection.
     const obj = event.type === 'delete' ? undefined : this.eventObject(event, false);
     const prev = event.type === 'delete' || (filtered && event.type !== 'create') ? this.eventObject(event, true) : undefined;
-    if (obj instanceof Promise || prev instanceof Promise) return Promise.all([obj, prev]).then(([o, p]) => this.selectEvent(event, { obj: o, prev: p }, filtered, labels, fields));
-    return this.selectEvent(event, { obj, prev }, filtered, labels, fields);
+    const select = (o: KubeObject | undefined, p: KubeObject | undefined): WatchEventOut | undefined => {
+      const selected = selectEvent(event.type, o, p, filtered, (x) => this.objects.matches(x, labels, fields));
+      return selected && { type: selected.type, object: selected.of };
+    };
+    if (obj instanceof Promise || prev instanceof Promise) return Promise.all([obj, prev]).then(([o, p]) => select(o, p));
+    return select(obj, prev);
   }
 
   /**
@@ -170,22 +262,5 @@ export class ResourceWatches {
     if (previous) cached.prev = out;
     else cached.obj = out;
     return out;
-  }
-
-  private selectEvent(event: StoreEvent, d: DecodedEvent, filtered: boolean, labels: LabelSelector, fields: FieldSelector): WatchEventOut | undefined {
-    if (event.type === 'delete') {
-      const prev = d.prev!;
-      return !filtered || this.objects.matches(prev, labels, fields) ? { type: 'DELETED', object: prev } : undefined;
-    }
-    const obj = d.obj!;
-    if (!filtered) return { type: event.type === 'create' ? 'ADDED' : 'MODIFIED', object: obj };
-    const now = this.objects.matches(obj, labels, fields);
-    if (event.type === 'create') return now ? { type: 'ADDED', object: obj } : undefined;
-    const before = d.prev ? this.objects.matches(d.prev, labels, fields) : false;
-    if (now && before) return { type: 'MODIFIED', object: obj };
-    if (now) return { type: 'ADDED', object: obj };
-    // Leaving the selection is a DELETED to this watcher (with the new state).
-    if (before) return { type: 'DELETED', object: obj };
-    return undefined;
   }
 }
