@@ -97,15 +97,7 @@ export class ResourceWatches {
     let initial: WatchEventOut[] = [];
     if (initialEvents) {
       if (rvParam && rvParam !== '0') await this.reader.waitForResourceVersion(parseResourceVersion(rvParam));
-      if (textual) {
-        const snapshot = await this.reader.list(namespace, {}, true);
-        from = Number(snapshot.metadata.resourceVersion);
-        initial = await this.initialTexts(snapshot.items as unknown as KeyValue[], filtered, labels, fields);
-      } else {
-        const snapshot = await this.reader.list(namespace, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
-        from = Number(snapshot.metadata.resourceVersion);
-        initial = snapshot.items.map((object) => ({ type: 'ADDED', object }));
-      }
+      ({ from, events: initial } = await this.snapshotEvents(namespace, opts, textual, filtered, labels, fields));
       // The cache may not have reached the snapshot yet; events up to it are in the list.
       await this.watchCache.waitForRevision(from, this.opts.tooLargeResourceVersionWaitMs);
     } else {
@@ -183,19 +175,27 @@ export class ResourceWatches {
     return { type: 'BOOKMARK', object: { kind: this.objects.def.kind, apiVersion: this.objects.apiVersion, metadata } };
   }
 
-  /** The initial events of a textual watch: the snapshot's objects in the selection, as stored text where they read as stored. */
-  private async initialTexts(items: KeyValue[], filtered: boolean, labels: LabelSelector, fields: FieldSelector): Promise<WatchEventOut[]> {
-    const out: WatchEventOut[] = [];
-    for (const kv of items) {
+  /**
+   * The snapshot a watch with initial events starts from: its revision, and its objects in the
+   * selection as ADDED events (a textual watch's as stored text where they read as stored).
+   */
+  private async snapshotEvents(namespace: string, opts: WatchOptions, textual: boolean, filtered: boolean, labels: LabelSelector, fields: FieldSelector): Promise<{ from: number; events: WatchEventOut[] }> {
+    if (!textual) {
+      const snapshot = await this.reader.list(namespace, { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
+      return { from: Number(snapshot.metadata.resourceVersion), events: snapshot.items.map((object) => ({ type: 'ADDED', object })) };
+    }
+    const snapshot = await this.reader.list(namespace, {}, true);
+    const events: WatchEventOut[] = [];
+    for (const kv of snapshot.items as unknown as KeyValue[]) {
       const text = this.objects.readsVerbatim([kv]) ? StoredText.of(kv.value, kv.modRevision) : undefined;
       if (text) {
-        if (!filtered || text.matches(labels, fields, this.objects.namespaced)) out.push({ type: 'ADDED', json: text });
+        if (!filtered || text.matches(labels, fields, this.objects.namespaced)) events.push({ type: 'ADDED', json: text });
         continue;
       }
       const object = await this.objects.decode(kv);
-      if (!filtered || this.objects.matches(object, labels, fields)) out.push({ type: 'ADDED', object });
+      if (!filtered || this.objects.matches(object, labels, fields)) events.push({ type: 'ADDED', object });
     }
-    return out;
+    return { from: Number(snapshot.metadata.resourceVersion), events };
   }
 
   /** The watch event of a store event for one watcher, as stored text; PARSE when a value it needs does not read as stored. */
