@@ -21,6 +21,8 @@ declare const window: any;
 declare const Event: any;
 
 const SCREENSHOTS = join(__dirname, '..', 'tmp', 'dashboard-e2e');
+/** The metrics server reads every 15 s and needs two readings for a CPU rate; a loaded machine stretches that. */
+const METRICS_WAIT_MS = 60_000;
 const TICKER = "let i=0;setInterval(()=>console.log('tick '+(i++)),200)";
 const MANIFEST = `apiVersion: apps/v1
 kind: Deployment
@@ -73,9 +75,9 @@ describe('dashboard in a browser', () => {
   };
   const shot = (name: string, p: Page = page) => p.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
   /** page.waitForFunction that, when it times out, saves a screenshot and says what the page showed. */
-  const until = async <A>(what: string, fn: (arg: A) => unknown, arg?: A, p: Page = page) => {
+  const until = async <A>(what: string, fn: (arg: A) => unknown, arg?: A, p: Page = page, timeout?: number) => {
     try {
-      await p.waitForFunction(fn as (arg: unknown) => unknown, {}, arg);
+      await p.waitForFunction(fn as (arg: unknown) => unknown, timeout ? { timeout } : {}, arg);
     } catch (err) {
       await shot(`failed-${what.replace(/\W+/g, '-')}`, p).catch(() => undefined);
       const shown = await p.evaluate(() => document.querySelector('main')?.innerText ?? document.body.innerText).catch(() => '');
@@ -283,20 +285,21 @@ describe('dashboard in a browser', () => {
   });
   it('draws CPU and memory sparklines from the metrics API, an event timeline and the port-forward command', async () => {
     await navigate(page, `${dashboardUrl}/#/overview`);
-    // The metrics server has a CPU rate after its second reading of the node (15 s apart).
-    await until('a node CPU sparkline', () => document.querySelector('section[aria-label="Nodes"] svg.sparkline[aria-label^="CPU of "]'));
+    // The metrics server has a CPU rate after its second reading of the node (15 s apart), and the
+    // dashboard reads it every 5 s: under load the first one comes after 20 s (CI on 4908219).
+    await until('a node CPU sparkline', () => document.querySelector('section[aria-label="Nodes"] svg.sparkline[aria-label^="CPU of "]'), undefined, page, METRICS_WAIT_MS);
     const nodeSpark = await page.$eval('section[aria-label="Nodes"] svg.sparkline[aria-label^="CPU of "]', (e) => e.getAttribute('aria-label'));
     expect(nodeSpark).toMatch(/^CPU of \S+: (\d+m CPU|[\d.]+ cores) now; \d+ samples?/);
     expect(await page.$eval('section[aria-label="Nodes"] svg.sparkline[aria-label^="Memory of "]', (e) => e.getAttribute('aria-label'))).toMatch(/: \d+ MiB now|: [\d.]+ GiB now/);
     const pod = (await kubectl(['-n', 'team', 'get', 'pods', '-l', 'app=web', '--field-selector=status.phase=Running', '-o', 'jsonpath={.items[0].metadata.name}'])).trim();
     await navigate(page, `${dashboardUrl}/#/o/core/v1/pods/team/${pod}`);
-    await until('a pod memory sparkline', () => document.querySelector('section.usage svg.sparkline[aria-label^="Memory of "]'));
+    await until('a pod memory sparkline', () => document.querySelector('section.usage svg.sparkline[aria-label^="Memory of "]'), undefined, page, METRICS_WAIT_MS);
     // The pod's events (scheduled, started...) on a time line beside their table.
     await until('an event timeline', () => Number(document.querySelector('svg.timeline')?.getAttribute('data-events')) >= 1);
     expect(await page.$eval('svg.timeline', (e) => e.getAttribute('aria-label'))).toMatch(/^Timeline of \d+ events? \(\d+ warnings?\)/);
     expect(await page.$eval('.port-forward input', (e: { value: string }) => e.value)).toBe(`kubectl -n team port-forward pod/${pod} 8080:8080`);
     await shot('pod-pictures');
-  });
+  }, 3 * METRICS_WAIT_MS);
 
   it('drains a node: cordons it, evicts through the Eviction subresource and shows the evictions a disruption budget refuses', async () => {
     // Every web pod running: a pending pod may always be evicted, whatever the budget says.
