@@ -84,7 +84,8 @@ async function startHealthServer<D extends FlagDefs>(spec: ComponentSpec<D>, fla
  * Runs an orch component process: flags, client, HTTPS health and metrics port (self-signed
  * certificate), optional leader election on a Lease, and clean shutdown on SIGINT/SIGTERM:
  * the run signal aborts, the main loop gets MAIN_LOOP_STOP_MS to finish (a leader releases
- * its lease), the ports close, then the process exits 0 (1 when the main loop failed), so a
+ * its lease), the ports close, then the process exits 0 (1 when the main loop failed before the
+ * stop signal; one that fails because the signal stopped its start-up is a clean stop), so a
  * handle left open somewhere never keeps a stopped component alive.
  */
 export async function runComponent<D extends FlagDefs>(spec: ComponentSpec<D>, argv: readonly string[] = process.argv.slice(2)): Promise<void> {
@@ -133,6 +134,8 @@ export async function runComponent<D extends FlagDefs>(spec: ComponentSpec<D>, a
         onStartedLeading: (signal: AbortSignal) => {
           logger.info('started leading', { identity });
           mainLoop = spec.run(ctx, signal).catch((err) => {
+            // Stopped while it was still starting (a token or a cache not there yet): a clean stop.
+            if (signal.aborted) return logger.info('stopped while starting', { err: String(err) });
             logger.error('main loop failed', { err: String(err) });
             failed = true;
             onSignal('error');
@@ -150,7 +153,10 @@ export async function runComponent<D extends FlagDefs>(spec: ComponentSpec<D>, a
       });
       await elector.run(stop.signal);
     } else {
-      await spec.run(ctx, stop.signal);
+      await spec.run(ctx, stop.signal).catch((err: unknown) => {
+        if (!stop.signal.aborted) throw err;
+        logger.info('stopped while starting', { err: String(err) });
+      });
     }
     await new Promise<void>((resolve) => (stop.signal.aborted ? resolve() : stop.signal.addEventListener('abort', () => resolve())));
     const finished = await Promise.race([mainLoop.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), MAIN_LOOP_STOP_MS).unref())]);
