@@ -2,7 +2,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import { createHash, X509Certificate } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'puppeteer-core';
+import type { Browser, HTTPRequest, Page } from 'puppeteer-core';
 import { launchChromium, navigate } from '@orch/testing';
 import { kubectlAsync } from './support/kubectl';
 import { startLocalPlane, type LocalPlane } from './support/local-plane';
@@ -169,8 +169,16 @@ describe('dashboard in a browser', () => {
     await page.select('#namespace', 'team');
     await page.waitForFunction(() => document.querySelectorAll('table[data-resource="pods"] tbody tr').length === 1);
     const marker = await page.evaluate(() => ((window as { marker: number }).marker = Math.random()));
+    // The new rows come from the table's watch: no list request is made meanwhile (a refused
+    // watch made the page relist every 500 ms, which also showed the rows).
+    const lists: string[] = [];
+    const countLists = (r: HTTPRequest) => void (/\/k8s\/api\/v1\/namespaces\/team\/pods(\?|$)/.test(r.url()) && !r.url().includes('watch=') && lists.push(r.url()));
+    page.on('request', countLists);
     await kubectl(['-n', 'team', 'scale', 'deployment', 'web', '--replicas=3']);
     await until('three pods', () => document.querySelectorAll('table[data-resource="pods"] tbody tr').length === 3);
+    await new Promise((r) => setTimeout(r, 1000));
+    page.off('request', countLists);
+    expect(lists).toEqual([]);
     // The same document: no reload happened.
     expect(await page.evaluate(() => (window as { marker: number }).marker)).toBe(marker);
     const headers = await page.$$eval('table[data-resource="pods"] thead th', (ths) => ths.map((t) => t.textContent));

@@ -10,7 +10,10 @@ export type MuxMessage = { id: number; data: string } | { id: number; end: true 
 /** A page buffering more than this is not reading: its socket is closed (it reconnects and relists). */
 const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 const MAX_WATCHES_PER_SOCKET = 64;
-const ACCEPTS = new Set(['application/json', 'application/json;as=Table;v=v1;g=meta.k8s.io']);
+/** The media types a page's watch may ask for: JSON objects, or kubectl's Table rows (with JSON as the fallback). */
+const MEDIA_TYPES = new Set(['application/json', 'application/json;as=Table;v=v1;g=meta.k8s.io']);
+/** An Accept header made only of MEDIA_TYPES (`a, b` lists too, as the UI's Table accept is). */
+const acceptable = (accept: string) => accept.split(',').every((type) => MEDIA_TYPES.has(type.replace(/\s+/g, '')));
 
 /**
  * All the watches of one page over one WebSocket: a browser allows only six HTTP/1.1
@@ -40,7 +43,7 @@ export function serveWatches(ws: WebSocket, gateway: GatewayProxy, token: () => 
     const bearer = token();
     if (!bearer) return void ws.close(4401, 'not logged in');
     const accept = req.accept ?? 'application/json';
-    if (req.op !== 'watch' || !Number.isInteger(req.id) || typeof req.path !== 'string' || !req.path.startsWith('/') || !/[?&]watch=(1|true)(&|$)/.test(req.path) || !ACCEPTS.has(accept)) {
+    if (req.op !== 'watch' || !Number.isInteger(req.id) || typeof req.path !== 'string' || !req.path.startsWith('/') || !/[?&]watch=(1|true)(&|$)/.test(req.path) || !acceptable(accept)) {
       return send({ id: Number(req.id) || 0, error: { code: 400, reason: 'BadRequest', message: 'a watch needs an integer id, a gateway path with watch=1 and a JSON or Table accept' } });
     }
     if (watches.size >= MAX_WATCHES_PER_SOCKET && !watches.has(req.id)) return send({ id: req.id, error: { code: 429, reason: 'TooManyRequests', message: `at most ${MAX_WATCHES_PER_SOCKET} watches per page` } });
