@@ -147,3 +147,22 @@ describe('ProcessRuntime with real processes', () => {
     expect(runtime.podState(stubborn.metadata.uid!)).toBeUndefined();
   });
 });
+
+describe('a process runtime started over the pods of an earlier one (the agent was killed)', () => {
+  it('keeps a running pod\'s address for it, even when a new pod syncs first', async () => {
+    const kept = pod([{ name: 'c', command: node('setInterval(() => {}, 1000)') }]);
+    await syncUntil(kept, (c) => !!main(c, 'c')?.running);
+    const address = runtime.podState(kept.metadata.uid!)!.podIP;
+    // A second runtime on the same directory, as a restarted agent: the first one's processes run on.
+    const next = new ProcessRuntime(testRuntimeOptions(dir, '127.77.0.0/24'));
+    try {
+      expect(await next.findLeftovers()).toBe(1);
+      const created = pod([{ name: 'c', command: node('setInterval(() => {}, 1000)') }]);
+      await next.syncPod(created);
+      await next.syncPod(kept);
+      expect({ created: next.podState(created.metadata.uid!)?.podIP === address, kept: next.podState(kept.metadata.uid!)?.podIP }).toEqual({ created: false, kept: address });
+    } finally {
+      await next.shutdown(1000);
+    }
+  });
+});

@@ -177,7 +177,14 @@ export class ProcessRuntime implements Runtime {
       const found = await leftoverInstances(join(podsDir, uid));
       if (found.size === 0) continue;
       this.leftovers.set(uid, found);
-      for (const l of found.values()) if (shimAlive(l.state)) running++;
+      for (const l of found.values()) {
+        if (!shimAlive(l.state)) continue;
+        running++;
+        // Its address is taken before any pod syncs: a pod synced first (one created while no
+        // agent ran) would otherwise get it, and the adopted container would listen on an
+        // address its probes and Endpoints no longer use.
+        if (l.state.podIP && l.state.podIP !== this.opts.hostIP) this.opts.ips.allocate(uid, l.state.podIP);
+      }
     }
     return running;
   }
@@ -199,6 +206,7 @@ export class ProcessRuntime implements Runtime {
     for (const uid of await readdir(podsDir).catch(() => [] as string[])) {
       if (keep.has(uid) || this.pods.has(uid)) continue;
       await this.killLeftovers(uid, 0);
+      this.opts.ips.release(uid);
       await this.isolation.releasePod(uid, join(podsDir, uid));
       await this.opts.cgroups?.remove([`pod${uid}`]);
       await rm(join(podsDir, uid), { recursive: true, force: true });
