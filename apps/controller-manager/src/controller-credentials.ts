@@ -2,12 +2,13 @@ import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { CONTROLLER_NAMESPACE } from '@orch/auth';
 import type { KubeObject } from '@orch/apimachinery';
 import { ApiError, Backoff, EventRecorder, RestClient, sleep, type ClientConfig, type TokenSource } from '@orch/client';
+import { COMPONENT_CONTEXT, ComponentTasks } from '@orch/component';
 import type { Logger } from '@orch/server-common';
 import type { TokenRequest } from './framework/api';
 import type { ControllerContext, ControllerDescriptor } from './framework/controller';
 import { ControllerContexts } from './framework/controller-providers';
 import { SERVICEACCOUNTS } from './framework/resources';
-import { COMPONENT, RUN_SIGNAL, SHARED_CONTROLLER_CONTEXT } from './tokens';
+import { SHARED_CONTROLLER_CONTEXT } from './tokens';
 import { CONTROLLER_MANAGER_OPTIONS, type ControllerManagerComponent, type ControllerManagerOptions } from './options';
 
 /** Lifetime asked for each controller token (upstream's controller client builder: 1 h). */
@@ -142,8 +143,8 @@ export function eventRecorders(client: RestClient, reportingInstance: string): C
  * Controller identities (`--use-service-account-credentials`): the context each controller is
  * built with. A controller whose descriptor names a service account gets a client, and event
  * recorders, that authenticate as `orch-system/<account>` with a TokenRequest token (the first
- * token is obtained before the controller is built, then kept renewed until the run signal
- * aborts); every other controller, and every controller without the flag, shares the
+ * token is obtained before the controller is built, then kept renewed until the component
+ * stops); every other controller, and every controller without the flag, shares the
  * controller-manager's own. Informers stay shared and read as the controller-manager. The
  * accounts' clients close when the application shuts down.
  */
@@ -153,9 +154,9 @@ export class ControllerIdentities extends ControllerContexts implements OnApplic
 
   constructor(
     @Inject(SHARED_CONTROLLER_CONTEXT) private readonly shared: ControllerContext,
-    @Inject(COMPONENT) private readonly component: ControllerManagerComponent,
+    @Inject(COMPONENT_CONTEXT) private readonly component: ControllerManagerComponent,
     @Inject(CONTROLLER_MANAGER_OPTIONS) private readonly options: ControllerManagerOptions,
-    @Inject(RUN_SIGNAL) private readonly signal: AbortSignal,
+    @Inject(ComponentTasks) private readonly tasks: ComponentTasks,
   ) {
     super();
   }
@@ -171,7 +172,7 @@ export class ControllerIdentities extends ControllerContexts implements OnApplic
     if (!own) {
       const c = this.component;
       const source = new ServiceAccountTokenSource(c.client, CONTROLLER_NAMESPACE, account, c.logger);
-      own = { client: serviceAccountClient(c.clientConfig, source), started: source.start(this.signal) };
+      own = { client: serviceAccountClient(c.clientConfig, source), started: source.start(this.tasks.signal) };
       this.clients.set(account, own);
     }
     await own.started;

@@ -1,9 +1,8 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
-import { testComponentContext } from '@orch/component';
+import { startTestComponent, testComponentContext } from '@orch/component';
 import { ApiPeer, eventually } from '@orch/testing';
-import { ControllerManagerModule, ControllerRunner } from './controller-manager.module';
+import { ControllerManagerModule } from './controller-manager.module';
 import { CONTROLLERS } from './controllers';
 import { controllerToken } from './framework/controller-providers';
 import { storedObject } from './framework/testing/harness';
@@ -12,19 +11,7 @@ import { CONTROLLER_MANAGER_FLAGS, controllerManagerOptions, type ControllerMana
 /** The controller-manager's application on an API peer, started with `args` as main.ts starts it. */
 async function start(peer: ApiPeer, args: string[]) {
   const component: ControllerManagerComponent = testComponentContext('controller-manager', CONTROLLER_MANAGER_FLAGS, args, { server: peer.url });
-  const client = component.client;
-  const stop = new AbortController();
-  const app = await NestFactory.createApplicationContext(ControllerManagerModule.forRoot(component, controllerManagerOptions(component), stop.signal), { logger: false, abortOnError: false });
-  return {
-    app,
-    /** Aborts the run signal, waits for the controllers, closes the application and the client. */
-    async stop() {
-      stop.abort();
-      await app.get(ControllerRunner).finished();
-      await app.close();
-      client.close();
-    },
-  };
+  return startTestComponent(component, ControllerManagerModule.forRoot(controllerManagerOptions(component)));
 }
 
 const built = (app: INestApplicationContext) =>

@@ -1,7 +1,6 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
-import { runComponent } from '@orch/component';
-import { ControllerManagerModule, ControllerRunner } from './controller-manager.module';
+import { runComponent, runComponentModule } from '@orch/component';
+import { ControllerManagerModule } from './controller-manager.module';
 import { CONTROLLER_MANAGER_FLAGS, controllerManagerOptions } from './options';
 
 /** orch controller-manager: runs the core control loops against the gateway. */
@@ -11,16 +10,8 @@ void runComponent({
   defaultPort: 10257,
   flags: CONTROLLER_MANAGER_FLAGS,
   leaderElection: true,
-  /** Runs while leading: the application is built, runs its controllers until `signal` aborts, then closes. */
-  async run(component, signal) {
-    const module = ControllerManagerModule.forRoot(component, controllerManagerOptions(component), signal);
-    const app = await NestFactory.createApplicationContext(module, { logger: ['error', 'warn'], abortOnError: false });
-    try {
-      await app.get(ControllerRunner).finished();
-    } finally {
-      await app.close();
-    }
-  },
+  // Runs while leading: the application is built, runs its controllers until the signal aborts, then closes.
+  run: (ctx, signal) => runComponentModule(ctx, signal, ControllerManagerModule.forRoot(controllerManagerOptions(ctx))),
 }).catch((err) => {
   console.error(`controller-manager: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);

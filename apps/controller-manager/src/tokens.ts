@@ -1,8 +1,5 @@
-// Nest injection tokens of what the component runtime hands the controller-manager's application.
+// Nest injection tokens of the controller-manager's application (the component's context, run
+// signal and loops are libs/component's COMPONENT_CONTEXT, RUN_SIGNAL and ComponentTasks).
 
-/** The component runtime's context (`ControllerManagerComponent`): flags, client, logger, metrics, identity. */
-export const COMPONENT = Symbol('ControllerManagerComponent');
-/** The run signal (`AbortSignal`): aborts when the process stops or leadership is lost. */
-export const RUN_SIGNAL = Symbol('RunSignal');
 /** The `ControllerContext` of the controller-manager's own identity, shared by controllers without one. */
 export const SHARED_CONTROLLER_CONTEXT = Symbol('SharedControllerContext');

@@ -1,7 +1,8 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { coreV1 } from '@orch/api';
+import { COMPONENT_CONTEXT } from '@orch/component';
 import { RequestAuthenticator, authenticationConfigFrom } from './authentication';
-import { COMPONENT, NAMESPACE, type MetricsServerComponent } from './options';
+import { NAMESPACE, type MetricsServerComponent } from './options';
 
 const AUTHENTICATION_CONFIGMAP = `/api/v1/namespaces/${NAMESPACE}/configmaps/extension-apiserver-authentication`;
 /** How often the config map is read again (the gateway rewrites it when its CAs change). */
@@ -17,7 +18,7 @@ export class AuthenticationSource implements OnModuleInit, OnApplicationShutdown
   private authenticator?: RequestAuthenticator;
   private timer?: NodeJS.Timeout;
 
-  constructor(@Inject(COMPONENT) private readonly component: MetricsServerComponent) {}
+  constructor(@Inject(COMPONENT_CONTEXT) private readonly component: MetricsServerComponent) {}
 
   /** The authenticator of the config map last read. */
   current(): RequestAuthenticator {

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
-import { runComponent } from '@orch/component';
+import { runComponent, runComponentModule } from '@orch/component';
 import { MetricsServerModule } from './metrics-server.module';
 import { DEFAULT_API_PORT, METRICS_SERVER_FLAGS, NAME, metricsServerOptions } from './options';
 
@@ -12,15 +11,8 @@ void runComponent({
   flags: METRICS_SERVER_FLAGS,
   leaderElection: false,
   healthServer: (flags) => ({ host: flags['bind-address'], port: flags['healthz-port'], tls: false }),
-  /** The application serves from bootstrap until `signal` aborts, then closes. */
-  async run(component, signal) {
-    const app = await NestFactory.createApplicationContext(MetricsServerModule.forRoot(component, metricsServerOptions(component)), { logger: ['error', 'warn'], abortOnError: false });
-    try {
-      await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
-    } finally {
-      await app.close();
-    }
-  },
+  // The application serves from bootstrap until the signal aborts, then closes.
+  run: (ctx, signal) => runComponentModule(ctx, signal, MetricsServerModule.forRoot(metricsServerOptions(ctx))),
 }).catch((err) => {
   console.error(`${NAME}: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);

@@ -1,9 +1,8 @@
 import 'reflect-metadata';
 import { request } from 'node:https';
 import { join } from 'node:path';
-import { NestFactory } from '@nestjs/core';
 import { ensurePki, issueClientCert, type CertAndKey } from '@orch/auth';
-import { testComponentContext } from '@orch/component';
+import { startTestComponent, testComponentContext } from '@orch/component';
 import { ApiPeer, eventually, freePort, removeDir, tempDir } from '@orch/testing';
 import { MetricsServerModule } from './metrics-server.module';
 import { METRICS_SERVER_FLAGS, metricsServerOptions, type MetricsServerComponent } from './options';
@@ -11,16 +10,7 @@ import { METRICS_SERVER_FLAGS, metricsServerOptions, type MetricsServerComponent
 /** The metrics server's application on an API peer, started with `args` as main.ts starts it. */
 async function start(peer: ApiPeer, args: string[]) {
   const component: MetricsServerComponent = testComponentContext('metrics-server', METRICS_SERVER_FLAGS, args, { server: peer.url });
-  const client = component.client;
-  const health = component.health;
-  const app = await NestFactory.createApplicationContext(MetricsServerModule.forRoot(component, metricsServerOptions(component)), { logger: false, abortOnError: false });
-  return {
-    health,
-    async stop() {
-      await app.close();
-      client.close();
-    },
-  };
+  return { health: component.health, ...(await startTestComponent(component, MetricsServerModule.forRoot(metricsServerOptions(component)))) };
 }
 
 /** GET over HTTPS with an optional client certificate; resolves the status and the JSON body. */

@@ -38,8 +38,6 @@ export interface MetricsServerOptions {
 
 /** Nest injection token of the {@link MetricsServerOptions}. */
 export const METRICS_SERVER_OPTIONS = Symbol('MetricsServerOptions');
-/** Nest injection token of the component runtime's context ({@link MetricsServerComponent}). */
-export const COMPONENT = Symbol('MetricsServerComponent');
 
 export function metricsServerOptions(component: Pick<MetricsServerComponent, 'flags'>): MetricsServerOptions {
   const f = component.flags;

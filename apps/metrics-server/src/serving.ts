@@ -5,9 +5,9 @@ import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShut
 import { StatusError } from '@orch/apimachinery';
 import { selfSignedServingCert, writeAtomic } from '@orch/auth';
 import { RestClient } from '@orch/client';
-import { clientConfigFrom } from '@orch/component';
+import { COMPONENT_CONTEXT, clientConfigFrom } from '@orch/component';
 import { MetricsApi } from './api';
-import { COMPONENT, METRICS_SERVER_OPTIONS, NAME, NAMESPACE, type MetricsServerComponent, type MetricsServerOptions } from './options';
+import { METRICS_SERVER_OPTIONS, NAME, NAMESPACE, type MetricsServerComponent, type MetricsServerOptions } from './options';
 import { registerMetricsApi } from './registration';
 import { Scraper } from './scraper';
 
@@ -53,7 +53,7 @@ export class MetricsServer implements OnApplicationBootstrap, OnApplicationShutd
   private readonly server: Server;
 
   constructor(
-    @Inject(COMPONENT) private readonly component: MetricsServerComponent,
+    @Inject(COMPONENT_CONTEXT) private readonly component: MetricsServerComponent,
     @Inject(METRICS_SERVER_OPTIONS) private readonly options: MetricsServerOptions,
     @Inject(SERVING_CERT) private readonly tls: ServingCert,
     @Inject(MetricsApi) api: MetricsApi,

@@ -1,8 +1,7 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
-import { runComponent } from '@orch/component';
+import { runComponent, runComponentModule } from '@orch/component';
 import { SCHEDULER_FLAGS, schedulerAppOptions } from './options';
-import { SchedulerModule, SchedulerRunner } from './scheduler.module';
+import { SchedulerModule } from './scheduler.module';
 
 /** orch scheduler: assigns pending pods to nodes through the gateway. */
 void runComponent({
@@ -11,15 +10,8 @@ void runComponent({
   defaultPort: 10259,
   flags: SCHEDULER_FLAGS,
   leaderElection: true,
-  /** Runs while leading: the application is built, schedules until `signal` aborts, then closes. */
-  async run(component, signal) {
-    const app = await NestFactory.createApplicationContext(SchedulerModule.forRoot(component, schedulerAppOptions(component), signal), { logger: ['error', 'warn'], abortOnError: false });
-    try {
-      await app.get(SchedulerRunner).finished();
-    } finally {
-      await app.close();
-    }
-  },
+  // Runs while leading: the application is built, schedules until the signal aborts, then closes.
+  run: (ctx, signal) => runComponentModule(ctx, signal, SchedulerModule.forRoot(schedulerAppOptions(ctx))),
 }).catch((err) => {
   console.error(`scheduler: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);

@@ -1,10 +1,10 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { KubeObject } from '@orch/apimachinery';
 import { EventRecorder } from '@orch/client';
+import { COMPONENT_CONTEXT } from '@orch/component';
 import { DEFAULT_SCHEDULER_NAME, type BindFunction, type Pod, type PodCondition, type SchedulerCallbacks, type SchedulerEvent } from './framework';
 import type { SchedulerComponent } from './options';
 import { PODS } from './resources';
-import { COMPONENT } from './tokens';
 
 /** How long a stopping scheduler waits for its last events to be written. */
 const EVENT_FLUSH_MS = 2000;
@@ -19,7 +19,7 @@ const EVENT_FLUSH_MS = 2000;
 export class SchedulerApi implements SchedulerCallbacks, OnApplicationShutdown {
   private readonly recorder: EventRecorder;
 
-  constructor(@Inject(COMPONENT) private readonly component: SchedulerComponent) {
+  constructor(@Inject(COMPONENT_CONTEXT) private readonly component: SchedulerComponent) {
     this.recorder = new EventRecorder({ client: component.client, reportingController: DEFAULT_SCHEDULER_NAME, reportingInstance: component.identity });
   }
 

@@ -1,33 +1,16 @@
 import 'reflect-metadata';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { NestFactory } from '@nestjs/core';
 import type { KubeObject } from '@orch/apimachinery';
-import { testComponentContext } from '@orch/component';
+import { startTestComponent, testComponentContext } from '@orch/component';
 import { ApiPeer, eventually, removeDir, tempDir } from '@orch/testing';
 import { SCHEDULER_FLAGS, schedulerAppOptions, type SchedulerComponent } from './options';
-import { SchedulerModule, SchedulerRunner } from './scheduler.module';
+import { SchedulerModule } from './scheduler.module';
 
 /** The scheduler's application on an API peer, started with `args` as main.ts starts it. */
 async function start(peer: ApiPeer, args: string[]) {
   const component: SchedulerComponent = testComponentContext('scheduler', SCHEDULER_FLAGS, args, { server: peer.url });
-  const client = component.client;
-  const stop = new AbortController();
-  try {
-    const app = await NestFactory.createApplicationContext(SchedulerModule.forRoot(component, schedulerAppOptions(component), stop.signal), { logger: false, abortOnError: false });
-    return {
-      /** Aborts the run signal, waits for the loop, closes the application and the client. */
-      async stop() {
-        stop.abort();
-        await app.get(SchedulerRunner).finished();
-        await app.close();
-        client.close();
-      },
-    };
-  } catch (err) {
-    client.close();
-    throw err;
-  }
+  return startTestComponent(component, SchedulerModule.forRoot(schedulerAppOptions(component)));
 }
 
 /** Serves `pods/binding` as the gateway does: sets the pod's spec.nodeName. */

@@ -1,3 +1,3 @@
 export * from './component';
 export * from './nest';
-export { testComponentContext } from './testing';
+export { startTestComponent, testComponentContext, type TestComponent } from './testing';

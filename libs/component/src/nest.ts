@@ -1,4 +1,5 @@
-import { Global, Inject, Injectable, Module, type DynamicModule, type Type } from '@nestjs/common';
+import { setMaxListeners } from 'node:events';
+import { Global, Inject, Injectable, Module, type DynamicModule, type INestApplicationContext, type LogLevel, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { FlagDefs } from '@orch/server-common';
 import type { ComponentContext } from './component';
@@ -22,6 +23,8 @@ export class ComponentTasks {
   private failure?: Error;
 
   constructor(@Inject(RUN_SIGNAL) run: AbortSignal) {
+    // Every loop, and every worker a loop starts, may listen on the one signal.
+    setMaxListeners(0, this.stop.signal);
     if (run.aborted) this.stop.abort();
     else run.addEventListener('abort', () => this.stop.abort(), { once: true });
   }
@@ -67,15 +70,30 @@ class ComponentCoreModule {
 class ComponentRootModule {}
 
 /**
- * Runs a component's Nest application context for one run of `runComponent` (its `run`
- * hook): builds `app` (onModuleInit, then onApplicationBootstrap, deepest modules first),
- * serves until `signal` aborts or a loop of {@link ComponentTasks} fails, waits for the loops,
- * then closes the application (beforeApplicationShutdown, then onApplicationShutdown, the root
- * module's first; the context last). Nest only wires objects here: it is on no request path.
+ * Builds a component's Nest application context for one run of `runComponent` (its `run`
+ * hook): `app` under the core module that provides {@link COMPONENT_CONTEXT}, {@link RUN_SIGNAL}
+ * and {@link ComponentTasks}; resolves once every provider ran `onModuleInit`, then
+ * `onApplicationBootstrap` (deepest modules first), and rejects with the first start-up error.
+ * Nest only wires objects here: it is on no request path.
+ */
+export async function createComponentApplication<D extends FlagDefs>(
+  ctx: ComponentContext<D>,
+  signal: AbortSignal,
+  app: DynamicModule | Type,
+  logger: LogLevel[] | false = ['error', 'warn'],
+): Promise<INestApplicationContext> {
+  const root: DynamicModule = { module: ComponentRootModule, imports: [ComponentCoreModule.forRoot(ctx as unknown as ComponentContext<FlagDefs>, signal), app] };
+  return NestFactory.createApplicationContext(root, { logger, abortOnError: false });
+}
+
+/**
+ * Runs a component's application ({@link createComponentApplication}) until `signal` aborts or
+ * a loop of {@link ComponentTasks} fails, waits for the loops, then closes the application
+ * (beforeApplicationShutdown, then onApplicationShutdown, the root module's first; the context
+ * last). Rejects with the start-up error or the first loop failure.
  */
 export async function runComponentModule<D extends FlagDefs>(ctx: ComponentContext<D>, signal: AbortSignal, app: DynamicModule | Type): Promise<void> {
-  const root: DynamicModule = { module: ComponentRootModule, imports: [ComponentCoreModule.forRoot(ctx as unknown as ComponentContext<FlagDefs>, signal), app] };
-  const context = await NestFactory.createApplicationContext(root, { logger: ['error', 'warn'], abortOnError: false });
+  const context = await createComponentApplication(ctx, signal, app);
   try {
     await context.get(ComponentTasks).settled();
   } finally {

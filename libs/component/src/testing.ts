@@ -1,7 +1,9 @@
+import type { DynamicModule, INestApplicationContext, Type } from '@nestjs/common';
 import { FeatureGates } from '@orch/api';
 import { RestClient, type ClientConfig } from '@orch/client';
 import { HealthChecks, createLogger, createMetricsRegistry, parseFlags, type FlagDefs } from '@orch/server-common';
 import { COMPONENT_FLAGS, type ComponentContext } from './component';
+import { ComponentTasks, createComponentApplication } from './nest';
 
 /**
  * For tests of a component's application: the context `runComponent` would hand its `run`,
@@ -20,5 +22,39 @@ export function testComponentContext<D extends FlagDefs>(name: string, flags: D,
     metrics: createMetricsRegistry(),
     identity: 'test',
     features: new FeatureGates(''),
+  };
+}
+
+/** A component application a test started, as `runComponentModule` runs it. */
+export interface TestComponent {
+  app: INestApplicationContext;
+  /** Aborts the run signal, waits for the loops (rejects with the first loop failure), closes the application and `ctx.client`. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `module` for `ctx` as `runComponentModule` does (Nest logging off); rejects with the
+ * start-up error, the client closed. Stop it with {@link TestComponent.stop}.
+ */
+export async function startTestComponent<D extends FlagDefs>(ctx: ComponentContext<D>, module: DynamicModule | Type): Promise<TestComponent> {
+  const run = new AbortController();
+  let app: INestApplicationContext;
+  try {
+    app = await createComponentApplication(ctx, run.signal, module, false);
+  } catch (err) {
+    ctx.client.close();
+    throw err;
+  }
+  return {
+    app,
+    async stop() {
+      run.abort();
+      try {
+        await app.get(ComponentTasks).settled();
+      } finally {
+        await app.close();
+        ctx.client.close();
+      }
+    },
   };
 }
