@@ -5,41 +5,16 @@
 
 import { Quantity, type KubeObject } from '@orch/apimachinery';
 import { upstreamGroup } from './catalog';
+import type * as coreV1 from './types/generated/core-v1';
 
 export type ResourceList = Record<string, string | number>;
 
-export interface ResourceQuotaLike extends KubeObject {
-  spec?: {
-    hard?: ResourceList;
-    scopes?: string[];
-    scopeSelector?: { matchExpressions?: { scopeName: string; operator: string; values?: string[] }[] };
-  };
-  status?: { hard?: ResourceList; used?: ResourceList };
-}
-
-interface Container {
-  name?: string;
-  resources?: { requests?: ResourceList; limits?: ResourceList };
-}
-
-interface PodLike extends KubeObject {
-  spec?: {
-    containers?: Container[];
-    initContainers?: Container[];
-    overhead?: ResourceList;
-    activeDeadlineSeconds?: number;
-    priorityClassName?: string;
-  };
-  status?: { phase?: string };
-}
-
-interface ServiceLike extends KubeObject {
-  spec?: { type?: string; ports?: { nodePort?: number }[] };
-}
-
-interface ClaimLike extends KubeObject {
-  spec?: { resources?: { requests?: ResourceList }; storageClassName?: string };
-}
+/** A ResourceQuota as served (the generated type). */
+export type ResourceQuota = coreV1.ResourceQuota & KubeObject;
+/** The objects quotas count, as admitted or stored: any part of their spec may be absent. */
+type Pod = KubeObject & { spec?: Partial<coreV1.PodSpec>; status?: coreV1.PodStatus };
+type Service = KubeObject & { spec?: coreV1.ServiceSpec };
+type Claim = KubeObject & { spec?: coreV1.PersistentVolumeClaimSpec };
 
 /** Legacy object-count names (upstream: `pods`, `services`, ... besides `count/<resource>`). */
 const LEGACY_COUNTS: Readonly<Record<string, string>> = {
@@ -71,12 +46,12 @@ function add(list: Map<string, Quantity>, name: string, v: Quantity): void {
 
 /** A pod in a terminal phase no longer uses quota (upstream QuotaV1Pod). */
 export function podIsTerminal(pod: KubeObject): boolean {
-  const phase = (pod as PodLike).status?.phase;
+  const phase = (pod as Pod).status?.phase;
   return phase === 'Succeeded' || phase === 'Failed';
 }
 
 /** Requests or limits of a pod: max(sum of app containers, any init container) plus overhead (upstream PodRequests). */
-function podCompute(pod: PodLike, which: 'requests' | 'limits'): Map<string, Quantity> {
+function podCompute(pod: Pod, which: 'requests' | 'limits'): Map<string, Quantity> {
   const total = new Map<string, Quantity>();
   for (const c of pod.spec?.containers ?? []) for (const [k, v] of Object.entries(c.resources?.[which] ?? {})) add(total, k, q(v));
   for (const c of pod.spec?.initContainers ?? []) {
@@ -99,7 +74,7 @@ export function quotaUsage(group: string, resource: string, obj: KubeObject): Ma
   if (twin) out.set(countResourceName(twin, resource), one);
   if (group === '' && LEGACY_COUNTS[resource]) out.set(LEGACY_COUNTS[resource], one);
   if (group === '' && resource === 'pods') {
-    const pod = obj as PodLike;
+    const pod = obj as Pod;
     for (const [k, v] of podCompute(pod, 'requests')) {
       out.set(`requests.${k}`, v);
       if (POD_COMPUTE.includes(k)) out.set(k, v);
@@ -107,13 +82,13 @@ export function quotaUsage(group: string, resource: string, obj: KubeObject): Ma
     for (const [k, v] of podCompute(pod, 'limits')) out.set(`limits.${k}`, v);
   }
   if (group === '' && resource === 'services') {
-    const svc = obj as ServiceLike;
+    const svc = obj as Service;
     const type = svc.spec?.type ?? 'ClusterIP';
     if (type === 'LoadBalancer') out.set('services.loadbalancers', one);
     if (type === 'NodePort' || type === 'LoadBalancer') out.set('services.nodeports', Quantity.fromValue((svc.spec?.ports ?? []).length));
   }
   if (group === '' && resource === 'persistentvolumeclaims') {
-    const claim = obj as ClaimLike;
+    const claim = obj as Claim;
     const storage = claim.spec?.resources?.requests?.storage;
     if (storage !== undefined) out.set('requests.storage', q(storage));
     const cls = claim.spec?.storageClassName;
@@ -126,11 +101,11 @@ export function quotaUsage(group: string, resource: string, obj: KubeObject): Ma
 }
 
 /** Whether a pod has no requests and limits at all (the BestEffort scope). */
-function isBestEffort(pod: PodLike): boolean {
+function isBestEffort(pod: Pod): boolean {
   return [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].every((c) => Object.keys(c.resources?.requests ?? {}).length === 0 && Object.keys(c.resources?.limits ?? {}).length === 0);
 }
 
-function matchesScope(scope: string, pod: PodLike, operator = 'Exists', values: readonly string[] = []): boolean {
+function matchesScope(scope: string, pod: Pod, operator = 'Exists', values: readonly string[] = []): boolean {
   switch (scope) {
     case 'Terminating':
       return pod.spec?.activeDeadlineSeconds !== undefined && pod.spec.activeDeadlineSeconds !== null;
@@ -157,24 +132,24 @@ function matchesScope(scope: string, pod: PodLike, operator = 'Exists', values: 
  * Whether a quota applies to an object: a quota without scopes applies to everything in its
  * namespace; scopes (spec.scopes, spec.scopeSelector) select pods only.
  */
-export function quotaMatches(quota: ResourceQuotaLike, group: string, resource: string, obj: KubeObject): boolean {
+export function quotaMatches(quota: ResourceQuota, group: string, resource: string, obj: KubeObject): boolean {
   const scopes = quota.spec?.scopes ?? [];
   const exprs = quota.spec?.scopeSelector?.matchExpressions ?? [];
   if (scopes.length === 0 && exprs.length === 0) return true;
   if (group !== '' || resource !== 'pods') return false;
-  const pod = obj as PodLike;
+  const pod = obj as Pod;
   return scopes.every((s) => matchesScope(s, pod)) && exprs.every((e) => matchesScope(e.scopeName, pod, e.operator, e.values));
 }
 
 /** The compute resources a quota constrains that every container must then declare (upstream: "must specify"). */
-export function requiredComputeResources(quota: ResourceQuotaLike, pod: KubeObject): string[] {
+export function requiredComputeResources(quota: ResourceQuota, pod: KubeObject): string[] {
   const hard = Object.keys(quota.status?.hard ?? quota.spec?.hard ?? {});
   const missing: string[] = [];
   for (const name of hard) {
     const m = /^(requests|limits)\.(.+)$/.exec(name) ?? (POD_COMPUTE.includes(name) ? ['', 'requests', name] : null);
     if (!m || !POD_COMPUTE.includes(m[2])) continue;
     const which = m[1] as 'requests' | 'limits';
-    const lacking = ((pod as PodLike).spec?.containers ?? []).filter((c) => c.resources?.[which]?.[m[2]] === undefined).map((c) => c.name ?? '');
+    const lacking = ((pod as Pod).spec?.containers ?? []).filter((c) => c.resources?.[which]?.[m[2]] === undefined).map((c) => c.name ?? '');
     if (lacking.length) missing.push(`${name} for: ${lacking.join(',')}`);
   }
   return missing;

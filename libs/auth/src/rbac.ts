@@ -1,4 +1,5 @@
 import { canonicalGroup } from '@orch/api';
+import type { LabelSelectorObject } from '@orch/apimachinery';
 import { ALLOW, NO_OPINION, subjectRules, type AuthorizationAttributes, type Authorizer } from './authz';
 import type { UserInfo } from './user';
 
@@ -98,12 +99,7 @@ export function ruleAllows(a: AuthorizationAttributes, rule: PolicyRule): boolea
   return !rule.resourceNames || rule.resourceNames.length === 0 || rule.resourceNames.includes(a.name);
 }
 
-interface SelectorLike {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
-}
-
-function selectorMatches(sel: SelectorLike, labels: Record<string, string>): boolean {
+function selectorMatches(sel: LabelSelectorObject, labels: Record<string, string>): boolean {
   for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (labels[k] !== v) return false;
   for (const e of sel.matchExpressions ?? []) {
     const v = labels[e.key];

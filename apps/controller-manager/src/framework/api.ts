@@ -1,5 +1,5 @@
 import type { KubeObject } from '@orch/apimachinery';
-import type { appsV1, authenticationV1, autoscalingV1, autoscalingV2, batchV1, certificatesV1, coordinationV1, coreV1, discoveryV1, intstr, metaV1, policyV1 } from '@orch/api';
+import type { appsV1, authenticationV1, autoscalingV1, autoscalingV2, batchV1, certificatesV1, coordinationV1, coreV1, discoveryV1, intstr, metaV1, policyV1, rbacV1 } from '@orch/api';
 
 // The API types the controllers read and write, by the names they use: the generated types of
 // libs/api (libs/api/src/types/generated), narrowed only where a controller relies on more than
@@ -41,6 +41,9 @@ export type EndpointSlice = Served<discoveryV1.EndpointSlice>;
 export type SliceEndpoint = discoveryV1.Endpoint;
 export type SlicePort = discoveryV1.EndpointPort;
 export type CertificateSigningRequest = Served<certificatesV1.CertificateSigningRequest>;
+export type ClusterRole = Served<rbacV1.ClusterRole>;
+export type ResourceQuota = Served<coreV1.ResourceQuota>;
+export type PersistentVolumeClaim = Served<coreV1.PersistentVolumeClaim>;
 
 export type ReplicaSet = WithSpec<appsV1.ReplicaSet>;
 export type Deployment = WithSpec<appsV1.Deployment>;

@@ -9,12 +9,34 @@ import {
   type EventRecorder,
   type GroupVersionResource,
   type InformerSelection,
+  type ResourceClient,
   type SharedInformer,
 } from '@orch/client';
 import type { Logger } from '@orch/server-common';
 import type { Controller, ControllerContext } from './controller';
-import { waitForInformers } from './informers';
+import { waitForInformers, withControllerIndex } from './informers';
 import { registerQueueMetrics } from './metrics';
+import type { ControllerResource, ObjectOf } from './resources';
+
+/** An entry of {@link QueueController.informersOf}: a resource, or one with its informer's selection and controller index. */
+export type InformerSpec = ControllerResource<any> | SelectedInformer<ControllerResource<any>>;
+interface SelectedInformer<R> {
+  source: R;
+  selection?: InformerSelection;
+  /** Add CONTROLLER_UID_INDEX (objects by their controller's uid). */
+  byController?: boolean;
+}
+type SpecObject<S> = S extends SelectedInformer<infer R> ? ObjectOf<R> : ObjectOf<S>;
+
+/** `source`'s informer indexed by its objects' controller (CONTROLLER_UID_INDEX): pods and revisions their owners look up. */
+export function byController<R extends ControllerResource<any>>(source: R): SelectedInformer<R> {
+  return { source, byController: true };
+}
+
+/** `source`'s informer of the objects `selection` picks (labels, fields). */
+export function selected<R extends ControllerResource<any>>(source: R, selection: InformerSelection): SelectedInformer<R> {
+  return { source, selection };
+}
 
 /** How a controller reports itself beyond its `--controllers` name. */
 export interface QueueControllerOptions {
@@ -59,6 +81,28 @@ export abstract class QueueController implements Controller {
     const inf = this.ctx.informers.informerFor<T>(gvr, sel);
     this.waitFor(inf);
     return inf;
+  }
+
+  /**
+   * The shared informers of `specs` by name, each holding its resource's type; `run()` waits
+   * for their caches. Declare them as a field: `private readonly cache = this.informersOf({ sets:
+   * REPLICA_SETS, pods: byController(PODS) })`.
+   */
+  protected informersOf<S extends Record<string, InformerSpec>>(specs: S): { readonly [K in keyof S]: SharedInformer<SpecObject<S[K]>> } {
+    const out: Record<string, SharedInformer<KubeObject>> = {};
+    for (const [name, spec] of Object.entries(specs)) {
+      const { source, selection, byController }: SelectedInformer<ControllerResource<any>> = 'source' in spec ? spec : { source: spec };
+      const inf = this.informer(source, selection);
+      out[name] = byController ? withControllerIndex(inf) : inf;
+    }
+    return out as unknown as { readonly [K in keyof S]: SharedInformer<SpecObject<S[K]>> };
+  }
+
+  /** Clients of `resources` by name, each typed by its resource (`private readonly api = this.clientsOf({ pods: PODS })`). */
+  protected clientsOf<S extends Record<string, ControllerResource<any>>>(resources: S): { readonly [K in keyof S]: ResourceClient<ObjectOf<S[K]>> } {
+    const out: Record<string, ResourceClient> = {};
+    for (const [name, resource] of Object.entries(resources)) out[name] = this.ctx.client.resource(resource);
+    return out as unknown as { readonly [K in keyof S]: ResourceClient<ObjectOf<S[K]>> };
   }
 
   /** Informers (obtained otherwise) whose caches `run()` waits for before syncing. */

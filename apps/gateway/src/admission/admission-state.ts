@@ -38,9 +38,12 @@ export class AdmissionState implements OnApplicationShutdown {
     this.pluginConfigurations = readAdmissionConfiguration(gateway.options['admission-control-config-file']);
   }
 
-  /** The configuration document the admission configuration file gives a plugin, if any. */
-  pluginConfiguration(name: string): unknown {
-    return this.pluginConfigurations.get(name);
+  /**
+   * A plugin's configuration: the document the admission configuration file gives plugin
+   * `name` (undefined when none), read by `parse`, which names `where` in its errors.
+   */
+  pluginConfigurationOf<T>(name: string, parse: (document: unknown, where: string) => T): T {
+    return parse(this.pluginConfigurations.get(name), `${this.gateway.options['admission-control-config-file']}: plugin ${name}`);
   }
 
   /** The plugins the admission configuration file configures. */
@@ -117,4 +120,14 @@ export class AdmissionState implements OnApplicationShutdown {
   onApplicationShutdown(): void {
     for (const c of this.caches.values()) c.stop();
   }
+}
+
+/**
+ * The base of the admission plugins that read the cluster through {@link AdmissionState}:
+ * `state` is injected here, so a plugin declares no constructor; what it derives from the state
+ * at start-up (its configuration, a webhook dispatcher) goes in field initializers.
+ */
+@Injectable()
+export abstract class StateAdmissionPlugin {
+  constructor(@Inject(AdmissionState) protected readonly state: AdmissionState) {}
 }

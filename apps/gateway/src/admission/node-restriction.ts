@@ -3,11 +3,11 @@ import { StatusError, type KubeObject } from '@orch/apimachinery';
 import { nodeNameOf } from '@orch/auth';
 import { Gateway } from '../gateway';
 import { AdmissionPluginProvider, admissionDenied, type AdmissionAttributes, type AdmissionOperation, type AdmissionPlugin, type AdmissionResource } from '../pipeline/admit';
+import type { AdmittedPod } from './api';
 
 export const NODE_LEASE_NAMESPACE = 'orch-node-lease';
 const MIRROR_ANNOTATIONS = ['orch.io/config.mirror', 'kubernetes.io/config.mirror'];
 
-type Pod = KubeObject & { spec?: { nodeName?: string } };
 
 /**
  * NodeRestriction (upstream plugin/pkg/admission/noderestriction): a node identity
@@ -50,25 +50,25 @@ export class NodeRestriction implements AdmissionPlugin {
   private async pod(a: AdmissionAttributes, node: string, deny: (why: string) => StatusError): Promise<void> {
     if (a.operation === 'CONNECT') return;
     if (a.subresource === 'eviction') {
-      const pod = (await this.gateway.registry('', 'pods').get(a.namespace, a.name)) as Pod;
+      const pod = (await this.gateway.registry('', 'pods').get(a.namespace, a.name)) as AdmittedPod;
       if (pod.spec?.nodeName !== node) throw deny(`can only evict pods with spec.nodeName set to itself`);
       return;
     }
     if (a.operation === 'CREATE' && !a.subresource) {
-      const pod = a.object as Pod;
+      const pod = a.object as AdmittedPod;
       const mirror = MIRROR_ANNOTATIONS.some((k) => pod.metadata.annotations?.[k] !== undefined);
       if (!mirror) throw deny('can only create mirror pods');
       if (pod.spec?.nodeName !== node) throw deny('can only create pods with spec.nodeName set to itself');
       return;
     }
-    const bound = (a.oldObject as Pod | undefined)?.spec?.nodeName;
+    const bound = (a.oldObject as AdmittedPod | undefined)?.spec?.nodeName;
     if (bound !== node) throw deny(`can only ${a.operation === 'DELETE' ? 'delete' : 'update'} pods with spec.nodeName set to itself`);
   }
 
   private async tokenRequest(a: AdmissionAttributes, node: string, deny: (why: string) => StatusError): Promise<void> {
     const ref = (a.object as KubeObject & { spec?: { boundObjectRef?: { kind?: string; name?: string; uid?: string } } }).spec?.boundObjectRef;
     if (ref?.kind !== 'Pod' || !ref.name) throw deny('requested a token not bound to a pod');
-    const pod = (await this.gateway.registry('', 'pods').get(a.namespace, ref.name)) as Pod;
+    const pod = (await this.gateway.registry('', 'pods').get(a.namespace, ref.name)) as AdmittedPod;
     if (pod.spec?.nodeName !== node) throw deny(`requested a token bound to pod ${a.namespace}/${ref.name}, which is not on it`);
     if (ref.uid && ref.uid !== pod.metadata.uid) throw deny(`requested a token bound to a pod uid that does not match`);
   }

@@ -1,8 +1,8 @@
 import { request, type RequestOptions } from 'node:https';
 import type { IncomingMessage } from 'node:http';
-import { canonicalGroup, type Catalog, type ResourceDef } from '@orch/api';
+import { canonicalGroup, type Catalog, type ResourceDef, type apiregistrationV1 } from '@orch/api';
 import { resourceDefs, type APIResourceList } from '@orch/client';
-import { StatusError, type KubeObject } from '@orch/apimachinery';
+import { StatusError } from '@orch/apimachinery';
 import type { FrontProxyPki, UserInfo } from '@orch/auth';
 import type { Logger } from '@orch/server-common';
 import type { ObjectCache } from '../admission/object-cache';
@@ -10,22 +10,11 @@ import type { GroupPriorities } from '../discovery/discovery';
 import { hashOf, type RemoteDocument } from '../openapi/service';
 import type { GenericStore } from '../registry/generic-store';
 import { nowTime } from '../registry/object-meta';
-import type { RequestContext } from '../registry/strategy';
+import type { RequestContext, Served } from '../registry/strategy';
 import type { ServiceResolver } from '../webhooks/service-resolver';
 
-/** apiregistration.orch.io/v1 APIService. */
-export interface APIService extends KubeObject {
-  spec: {
-    service?: { namespace?: string; name?: string; port?: number } | null;
-    group?: string;
-    version?: string;
-    insecureSkipTLSVerify?: boolean;
-    caBundle?: string;
-    groupPriorityMinimum?: number;
-    versionPriority?: number;
-  };
-  status?: { conditions?: { type: string; status: string; lastTransitionTime?: string; reason?: string; message?: string }[] };
-}
+/** apiregistration.orch.io/v1 APIService, as served: its spec always there; a local one (served by the gateway itself) has no service. */
+export type APIService = Served<Omit<apiregistrationV1.APIService, 'spec'>> & { spec: Omit<apiregistrationV1.APIServiceSpec, 'service'> & { service?: apiregistrationV1.ServiceReference | null } };
 
 /** Label of the APIServices the gateway registers for its own group versions (upstream kube-aggregator.kubernetes.io/automanaged). */
 export const AUTOMANAGED_LABEL = 'kube-aggregator.orch.io/automanaged';

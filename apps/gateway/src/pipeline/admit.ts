@@ -89,9 +89,29 @@ export interface AdmissionPlugin {
    * upstream admission plugins (RBAC escalation prevention). They follow the selectable ones.
    */
   readonly alwaysOn?: boolean;
-  handles(operation: AdmissionOperation, resource: AdmissionResource, subresource: string): boolean;
+  /** Whether the hooks run for a request (declare it with {@link handling}); absent: for every request. */
+  handles?(operation: AdmissionOperation, resource: AdmissionResource, subresource: string): boolean;
   mutate?(attributes: AdmissionAttributes): AdmissionResponse | void | Promise<AdmissionResponse | void>;
   validate?(attributes: AdmissionAttributes): AdmissionResponse | void | Promise<AdmissionResponse | void>;
+}
+
+/**
+ * A plugin's `handles`, declared: per operation the resources it handles, as
+ * `resource[.group][/subresource]` (`'pods'`, `'ingresses.networking.orch.io'`,
+ * `'pods/ephemeralcontainers'`); a resource without a subresource means the main resource
+ * only. Example: `handling({ CREATE: ['pods'], UPDATE: ['pods/ephemeralcontainers'] })`.
+ */
+export function handling(rules: Partial<Record<AdmissionOperation, readonly string[]>>): NonNullable<AdmissionPlugin['handles']> {
+  const handled = new Set<string>();
+  for (const [operation, resources] of Object.entries(rules)) {
+    for (const entry of resources ?? []) {
+      const [qualified, subresource = ''] = entry.split('/');
+      const dot = qualified.indexOf('.');
+      const [resource, group] = dot < 0 ? [qualified, ''] : [qualified.slice(0, dot), qualified.slice(dot + 1)];
+      handled.add(`${operation} ${group}/${resource}/${subresource}`);
+    }
+  }
+  return (operation, r, subresource) => handled.has(`${operation} ${r.group}/${r.resource}/${subresource}`);
 }
 
 /** Marks a NestJS provider class as an admission plugin (collected by the gateway module). */
@@ -151,7 +171,7 @@ export class AdmissionChain {
     const run = async (hook: 'mutate' | 'validate', a: AdmissionAttributes) => {
       for (const p of this.plugins) {
         const fn = p[hook];
-        if (!fn || !p.handles(a.operation, a.resource, a.subresource)) continue;
+        if (!fn || (p.handles && !p.handles(a.operation, a.resource, a.subresource))) continue;
         const res = await fn.call(p, a);
         // The same warning twice is said once (upstream's recorder; a reinvoked plugin repeats itself).
         for (const w of res?.warnings ?? []) if (!scope.warnings.includes(w)) scope.warnings.push(w);

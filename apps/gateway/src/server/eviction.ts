@@ -1,10 +1,10 @@
-import type { ResourceDef } from '@orch/api';
-import { labelSelectorFromObject, StatusError, type KubeObject, type LabelSelectorObject } from '@orch/apimachinery';
+import type { ResourceDef, coreV1, metaV1, policyV1 } from '@orch/api';
+import { labelSelectorFromObject, StatusError } from '@orch/apimachinery';
 import type { GenericStore } from '../registry/generic-store';
 import { storeOf } from '../registry/kinds';
 import { podDisruptionBudgets } from '../registry/kinds/policy/poddisruptionbudgets';
 import { nowTime } from '../registry/object-meta';
-import type { RequestContext } from '../registry/strategy';
+import type { RequestContext, Served } from '../registry/strategy';
 
 /** Budget status writes that lost a race are retried this often before the eviction answers 429. */
 const EVICTION_RETRIES = 5;
@@ -12,30 +12,10 @@ const EVICTION_RETRIES = 5;
 const MAX_DISRUPTED_PODS = 2000;
 const VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget.";
 
-interface Condition {
-  type: string;
-  status: string;
-  reason?: string;
-  message?: string;
-  lastTransitionTime?: string;
-  observedGeneration?: number;
-}
-
-interface EvictedPod extends KubeObject {
-  status?: { phase?: string; conditions?: Condition[] };
-}
-
-interface Budget extends KubeObject {
-  spec?: { selector?: LabelSelectorObject | null; unhealthyPodEvictionPolicy?: string };
-  status?: {
-    observedGeneration?: number;
-    disruptionsAllowed?: number;
-    currentHealthy?: number;
-    desiredHealthy?: number;
-    disruptedPods?: Record<string, string>;
-    conditions?: Condition[];
-  };
-}
+type EvictedPod = Served<coreV1.Pod>;
+/** A budget as stored: its status may not be written in full yet (no disruption controller ran). */
+type Budget = Served<Omit<policyV1.PodDisruptionBudget, 'status'> & { status?: Partial<policyV1.PodDisruptionBudgetStatus> }>;
+type Condition = metaV1.Condition;
 
 function tooManyRequests(message: string, retryAfterSeconds?: number): StatusError {
   const details = { causes: [{ reason: 'DisruptionBudget', message }], ...(retryAfterSeconds ? { retryAfterSeconds } : {}) };

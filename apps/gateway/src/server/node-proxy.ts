@@ -1,7 +1,9 @@
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex, Readable, Writable } from 'node:stream';
-import { StatusError, type KubeObject, type StatusReason } from '@orch/apimachinery';
+import { StatusError, type StatusReason } from '@orch/apimachinery';
+import type { coreV1 } from '@orch/api';
+import type { Served } from '../registry/strategy';
 import { issueClientCert, type CertAndKey, type Pki } from '@orch/auth';
 import type { GenericStore } from '../registry/generic-store';
 import type { SubresourceRequest } from './subresources';
@@ -11,18 +13,8 @@ import { queryBool } from '../pipeline/query';
 export const NODE_CLIENT_USER = 'system:orch-apiserver-node-client';
 const DEFAULT_AGENT_PORT = 10250;
 
-interface NodeLike extends KubeObject {
-  status?: { addresses?: { type: string; address: string }[]; daemonEndpoints?: { kubeletEndpoint?: { Port?: number } } };
-}
-interface PodLike extends KubeObject {
-  spec?: {
-    nodeName?: string;
-    containers?: { name: string; ports?: { name?: string; containerPort: number }[] }[];
-    initContainers?: { name: string }[];
-    ephemeralContainers?: { name: string }[];
-  };
-  status?: { phase?: string };
-}
+type Node = Served<coreV1.Node>;
+type Pod = Served<coreV1.Pod>;
 
 /** An upgrade request for a streaming subresource (pods/exec, pods/attach, pods/portforward). */
 export interface StreamRequest {
@@ -46,12 +38,8 @@ export function rejectStream(socket: Duplex, err: StatusError): void {
 }
 
 const FLAG_VALUES = new Set(['', '1', 'true', 'True']);
-interface ServiceLike extends KubeObject {
-  spec?: { ports?: { name?: string; port: number; targetPort?: number | string }[] };
-}
-interface EndpointsLike extends KubeObject {
-  subsets?: { addresses?: { ip: string; nodeName?: string; targetRef?: { kind?: string; name?: string; namespace?: string } }[]; ports?: { name?: string; port: number }[] }[];
-}
+type Service = Served<coreV1.Service>;
+type Endpoints = Served<coreV1.Endpoints>;
 
 /** Headers never forwarded (hop-by-hop, and the caller's own credentials). */
 const DROP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'authorization', 'content-length']);
@@ -108,7 +96,7 @@ export class NodeProxy {
 
   /** The agent endpoint of a node: InternalIP (else another address) and the agent port. */
   private async nodeEndpoint(r: Pick<SubresourceRequest, 'registries'>, nodeName: string): Promise<{ host: string; port: number }> {
-    const node = (await registry(r, 'nodes').get('', nodeName)) as NodeLike;
+    const node = (await registry(r, 'nodes').get('', nodeName)) as Node;
     const addrs = node.status?.addresses ?? [];
     const addr = addrs.find((a) => a.type === 'InternalIP') ?? addrs.find((a) => a.type === 'ExternalIP') ?? addrs.find((a) => a.type === 'Hostname');
     if (!addr) throw StatusError.serviceUnavailable(`node ${nodeName} reports no address`);
@@ -121,7 +109,7 @@ export class NodeProxy {
    */
   async podLog(r: SubresourceRequest): Promise<number> {
     const { info, query } = r;
-    const pod = (await registry(r, 'pods').get(info.namespace, info.name)) as PodLike;
+    const pod = (await registry(r, 'pods').get(info.namespace, info.name)) as Pod;
     const containers = (pod.spec?.containers ?? []).map((c) => c.name);
     const inits = (pod.spec?.initContainers ?? []).map((c) => c.name);
     const ephemeral = (pod.spec?.ephemeralContainers ?? []).map((c) => c.name);
@@ -167,7 +155,7 @@ export class NodeProxy {
   /** pods/proxy: through the pod's node agent (`/podProxy/...`) to the pod's address and port. */
   async podProxy(r: SubresourceRequest): Promise<number> {
     const id = splitSchemeNamePort(r.info.name);
-    const pod = (await registry(r, 'pods').get(r.info.namespace, id.name)) as PodLike;
+    const pod = (await registry(r, 'pods').get(r.info.namespace, id.name)) as Pod;
     const port = id.port || String(pod.spec?.containers?.flatMap((c) => c.ports ?? [])[0]?.containerPort ?? 80);
     return this.viaAgent(r, pod, id.scheme, port);
   }
@@ -175,13 +163,13 @@ export class NodeProxy {
   /** services/proxy: to a ready endpoint of the service port, through that pod's node agent. */
   async serviceProxy(r: SubresourceRequest): Promise<number> {
     const id = splitSchemeNamePort(r.info.name);
-    const svc = (await registry(r, 'services').get(r.info.namespace, id.name)) as ServiceLike;
+    const svc = (await registry(r, 'services').get(r.info.namespace, id.name)) as Service;
     const ports = svc.spec?.ports ?? [];
     const sp = id.port ? ports.find((p) => p.name === id.port || String(p.port) === id.port) : ports[0];
     if (!sp) throw StatusError.serviceUnavailable(`no service port ${JSON.stringify(id.port)} found for service "${id.name}"`);
-    let eps: EndpointsLike;
+    let eps: Endpoints;
     try {
-      eps = (await registry(r, 'endpoints').get(r.info.namespace, id.name)) as EndpointsLike;
+      eps = (await registry(r, 'endpoints').get(r.info.namespace, id.name)) as Endpoints;
     } catch (err) {
       if (err instanceof StatusError && err.code === 404) throw StatusError.serviceUnavailable(`no endpoints available for service "${id.name}"`);
       throw err;
@@ -192,7 +180,7 @@ export class NodeProxy {
     });
     if (candidates.length === 0) throw StatusError.serviceUnavailable(`no endpoints available for service "${id.name}"`);
     const pick = candidates[Math.floor(Math.random() * candidates.length)];
-    const pod = (await registry(r, 'pods').get(r.info.namespace, pick.pod)) as PodLike;
+    const pod = (await registry(r, 'pods').get(r.info.namespace, pick.pod)) as Pod;
     return this.viaAgent(r, pod, id.scheme, String(pick.port));
   }
 
@@ -206,7 +194,7 @@ export class NodeProxy {
    */
   async podStream(r: StreamRequest): Promise<void> {
     const { info, query } = r;
-    const pod = (await registry(r, 'pods').get(info.namespace, info.name)) as PodLike;
+    const pod = (await registry(r, 'pods').get(info.namespace, info.name)) as Pod;
     const phase = pod.status?.phase;
     const nodeName = pod.spec?.nodeName;
     if (!nodeName) throw StatusError.badRequest(`pod ${info.name} does not have a host assigned`);
@@ -289,7 +277,7 @@ export class NodeProxy {
     });
   }
 
-  private async viaAgent(r: SubresourceRequest, pod: PodLike, scheme: string, port: string): Promise<number> {
+  private async viaAgent(r: SubresourceRequest, pod: Pod, scheme: string, port: string): Promise<number> {
     const nodeName = pod.spec?.nodeName;
     if (!nodeName) throw StatusError.serviceUnavailable(`pod ${pod.metadata.name} does not have a host assigned`);
     const ep = await this.nodeEndpoint(r, nodeName);
@@ -376,7 +364,7 @@ export function relay(from: Readable, to: Writable): void {
 }
 
 /** The container a stream is for: the one asked for, else the pod's only container. */
-function streamContainer(pod: PodLike, asked: string, podName: string): string {
+function streamContainer(pod: Pod, asked: string, podName: string): string {
   const containers = (pod.spec?.containers ?? []).map((c) => c.name);
   const others = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.ephemeralContainers ?? [])].map((c) => c.name);
   if (!asked) {

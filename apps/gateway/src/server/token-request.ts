@@ -1,7 +1,8 @@
 import { FieldError, StatusError, type KubeObject } from '@orch/apimachinery';
+import type { authenticationV1 } from '@orch/api';
 import type { BoundObject, ServiceAccountTokenIssuer } from '@orch/auth';
 import type { GenericStore } from '../registry/generic-store';
-import type { RequestContext } from '../registry/strategy';
+import type { RequestContext, Served } from '../registry/strategy';
 
 /** upstream defaults: one hour, at least ten minutes. */
 export const DEFAULT_TOKEN_SECONDS = 3600;
@@ -9,13 +10,8 @@ export const MIN_TOKEN_SECONDS = 600;
 /** Tokens never outlive this (upstream --service-account-max-token-expiration default: none; a day keeps leaks short). */
 export const MAX_TOKEN_SECONDS = 48 * 3600;
 
-interface TokenRequest extends KubeObject {
-  spec?: {
-    audiences?: string[] | null;
-    expirationSeconds?: number | null;
-    boundObjectRef?: { kind?: string; apiVersion?: string; name?: string; uid?: string } | null;
-  };
-}
+/** A TokenRequest as decoded: any spec field may be absent or null. */
+type TokenRequest = Served<{ spec?: { [F in keyof authenticationV1.TokenRequestSpec]?: authenticationV1.TokenRequestSpec[F] | null } }>;
 
 const invalid = (name: string, errs: FieldError[]) => StatusError.invalid('TokenRequest', 'authentication.orch.io', name, errs);
 

@@ -1,13 +1,10 @@
-import { StatusError, type KubeObject } from '@orch/apimachinery';
+import { StatusError } from '@orch/apimachinery';
+import type { coreV1 } from '@orch/api';
 import type { GenericStore } from '../registry/generic-store';
+import type { Served } from '../registry/strategy';
 
-interface ServiceLike extends KubeObject {
-  spec?: { type?: string; externalName?: string; ports?: { name?: string; port: number; targetPort?: number | string }[] };
-}
-
-interface EndpointsLike extends KubeObject {
-  subsets?: { addresses?: { ip: string }[]; ports?: { name?: string; port: number }[] }[];
-}
+type Service = Served<coreV1.Service>;
+type Endpoints = Served<coreV1.Endpoints>;
 
 /** Where to connect for a Service port: an endpoint address (or the external name) and its port. */
 export interface ResolvedService {
@@ -27,9 +24,9 @@ export class ServiceResolver {
 
   async resolve(namespace: string, name: string, port: number): Promise<ResolvedService> {
     const serverName = `${name}.${namespace}.svc`;
-    let svc: ServiceLike;
+    let svc: Service;
     try {
-      svc = (await this.stores.services().get(namespace, name)) as ServiceLike;
+      svc = (await this.stores.services().get(namespace, name)) as Service;
     } catch (err) {
       if (err instanceof StatusError && err.code === 404) throw StatusError.serviceUnavailable(`service "${namespace}/${name}" not found`);
       throw err;
@@ -37,9 +34,9 @@ export class ServiceResolver {
     if (svc.spec?.type === 'ExternalName' && svc.spec.externalName) return { host: svc.spec.externalName, port, serverName };
     const sp = (svc.spec?.ports ?? []).find((p) => p.port === port);
     if (!sp) throw StatusError.serviceUnavailable(`service "${namespace}/${name}" has no port ${port}`);
-    let eps: EndpointsLike;
+    let eps: Endpoints;
     try {
-      eps = (await this.stores.endpoints().get(namespace, name)) as EndpointsLike;
+      eps = (await this.stores.endpoints().get(namespace, name)) as Endpoints;
     } catch (err) {
       if (err instanceof StatusError && err.code === 404) throw StatusError.serviceUnavailable(`no endpoints available for service "${namespace}/${name}"`);
       throw err;

@@ -1,10 +1,10 @@
-import type { ResourceQuotaLike } from '@orch/api';
+import type { ResourceQuota } from '@orch/api';
 import type { KubeObject } from '@orch/apimachinery';
 import { countUsage } from './resourcequota-controller';
 
 const pod = (name: string, cpu?: string, phase = 'Running', scope: Record<string, unknown> = {}) =>
   ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'ns' }, spec: { containers: [{ name: 'c', resources: cpu ? { requests: { cpu } } : {} }], ...scope }, status: { phase } }) as KubeObject;
-const quota = (hard: Record<string, string>, spec: Record<string, unknown> = {}): ResourceQuotaLike => ({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q', namespace: 'ns' }, spec: { hard, ...spec } });
+const quota = (hard: Record<string, string>, spec: Record<string, unknown> = {}): ResourceQuota => ({ apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: 'q', namespace: 'ns' }, spec: { hard, ...spec } });
 
 describe('quota recount', () => {
   it.each([

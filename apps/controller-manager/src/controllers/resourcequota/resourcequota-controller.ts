@@ -1,11 +1,11 @@
-import { addUsage, canonicalGroup, quotaMatches, quotaUsage, type ResourceList, type ResourceQuotaLike } from '@orch/api';
+import { addUsage, canonicalGroup, quotaMatches, quotaUsage, type ResourceList, type ResourceQuota } from '@orch/api';
 import { Quantity, type KubeObject } from '@orch/apimachinery';
 import { objectKey, unwrapTombstone, type GroupVersionResource, type SharedInformer } from '@orch/client';
 import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { jsonEqual } from '../cluster-common/equal';
 import { ignoreNotFound, periodically, QueueController } from '../../framework/queue-controller';
+import { RESOURCE_QUOTAS } from '../../framework/resources';
 
-export const RESOURCE_QUOTAS: GroupVersionResource = { group: '', version: 'v1', resource: 'resourcequotas' };
 
 /** Core resources whose usage the controller follows through informers (others are listed when a quota counts them). */
 const WATCHED: readonly GroupVersionResource[] = ['pods', 'services', 'persistentvolumeclaims', 'configmaps', 'secrets', 'replicationcontrollers', 'resourcequotas'].map((resource) => ({ group: '', version: 'v1', resource }));
@@ -17,7 +17,7 @@ const FULL_RESYNC_MS = 5 * 60_000;
  * The usage of every resource `hard` names by `objects` of one resource (those the quota's
  * scopes select), added into `used`.
  */
-export function countUsage(quota: ResourceQuotaLike, gvr: { group: string; resource: string }, objects: readonly KubeObject[], used: ResourceList, hard: ResourceList): ResourceList {
+export function countUsage(quota: ResourceQuota, gvr: { group: string; resource: string }, objects: readonly KubeObject[], used: ResourceList, hard: ResourceList): ResourceList {
   let out = used;
   for (const obj of objects) {
     if (!quotaMatches(quota, gvr.group, gvr.resource, obj)) continue;
@@ -43,26 +43,25 @@ function countedResource(name: string): { group: string; resource: string } | un
  * yet stored would under-count).
  */
 export class ResourceQuotaController extends QueueController {
-  private readonly quotas: SharedInformer<ResourceQuotaLike>;
+  private readonly cache = this.informersOf({ quotas: RESOURCE_QUOTAS });
   private readonly watched = new Map<string, SharedInformer<KubeObject>>();
 
   constructor(ctx: ControllerContext) {
     super('resourcequota', ctx);
-    this.quotas = this.informer<ResourceQuotaLike>(RESOURCE_QUOTAS);
     // A quota is recounted when it is new or its spec changed; status writes (admission's
     // charges, this controller's own) do not trigger a recount.
-    this.quotas.addEventHandler({
+    this.cache.quotas.addEventHandler({
       onAdd: (q) => this.queue.add(objectKey(q)),
       onUpdate: (o, n) => {
         if (!jsonEqual(o.spec ?? {}, n.spec ?? {}) || !jsonEqual(o.status?.hard ?? {}, n.spec?.hard ?? {})) this.queue.add(objectKey(n));
       },
     });
     for (const gvr of WATCHED) {
-      const inf = gvr.resource === 'resourcequotas' ? (this.quotas as unknown as SharedInformer<KubeObject>) : this.informer<KubeObject>(gvr);
+      const inf = gvr.resource === 'resourcequotas' ? (this.cache.quotas as unknown as SharedInformer<KubeObject>) : this.informer<KubeObject>(gvr);
       this.watched.set(gvr.resource, inf);
       if (gvr.resource === 'resourcequotas') continue;
       const touch = (obj: KubeObject) => {
-        for (const q of this.quotas.list()) if (q.metadata.namespace === obj.metadata.namespace) this.queue.add(objectKey(q));
+        for (const q of this.cache.quotas.list()) if (q.metadata.namespace === obj.metadata.namespace) this.queue.add(objectKey(q));
       };
       // Replenishment only (upstream): usage given back by deletes and by updates that use less.
       // Adds are charged by admission; recounting on them would race admitted writes in flight.
@@ -76,11 +75,11 @@ export class ResourceQuotaController extends QueueController {
   }
 
   protected override loops(signal: AbortSignal): Promise<void>[] {
-    return [periodically(FULL_RESYNC_MS, signal, this.logger, 'quota resync', async () => this.quotas.list().forEach((q) => this.queue.add(objectKey(q))))];
+    return [periodically(FULL_RESYNC_MS, signal, this.logger, 'quota resync', async () => this.cache.quotas.list().forEach((q) => this.queue.add(objectKey(q))))];
   }
 
   protected async sync(key: string): Promise<void> {
-    const quota = this.quotas.get(key);
+    const quota = this.cache.quotas.get(key);
     if (!quota) return;
     const namespace = quota.metadata.namespace ?? '';
     const hard = quota.spec?.hard ?? {};
@@ -99,7 +98,7 @@ export class ResourceQuotaController extends QueueController {
     }
     const status = { hard, used: normalize(used) };
     if (jsonEqual(quota.status ?? {}, status)) return;
-    await ignoreNotFound(this.ctx.client.resource<ResourceQuotaLike>(RESOURCE_QUOTAS).inNamespace(namespace).updateStatus({ ...quota, status }));
+    await ignoreNotFound(this.ctx.client.resource<ResourceQuota>(RESOURCE_QUOTAS).inNamespace(namespace).updateStatus({ ...quota, status }));
   }
 }
 

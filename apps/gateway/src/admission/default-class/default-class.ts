@@ -1,7 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { KubeObject } from '@orch/apimachinery';
-import { AdmissionPluginProvider, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResource } from '../../pipeline/admit';
-import { AdmissionState } from '../admission-state';
+import { AdmissionPluginProvider, handling, type AdmissionAttributes, type AdmissionPlugin } from '../../pipeline/admit';
+import { StateAdmissionPlugin } from '../admission-state';
+import type { Ingress, PersistentVolumeClaim } from '../api';
 import { annotation, brandSpellings, newest } from '../namespace-annotations';
 
 export const DEFAULT_STORAGE_CLASS = 'DefaultStorageClass';
@@ -16,14 +17,6 @@ export function defaultClass(classes: readonly KubeObject[], keys: readonly stri
   return newest(classes.filter((c) => annotation(c, keys) === 'true'));
 }
 
-interface ClaimLike extends KubeObject {
-  spec?: { storageClassName?: string | null; [k: string]: unknown };
-}
-
-interface IngressLike extends KubeObject {
-  spec?: { ingressClassName?: string | null; [k: string]: unknown };
-}
-
 /**
  * DefaultStorageClass (upstream plugin of the same name): a PersistentVolumeClaim created
  * without spec.storageClassName gets the default StorageClass (an empty string is an explicit
@@ -31,17 +24,13 @@ interface IngressLike extends KubeObject {
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class DefaultStorageClass implements AdmissionPlugin {
+export class DefaultStorageClass extends StateAdmissionPlugin implements AdmissionPlugin {
   readonly name = DEFAULT_STORAGE_CLASS;
 
-  constructor(@Inject(AdmissionState) private readonly state: AdmissionState) {}
-
-  handles(operation: string, r: AdmissionResource, sub: string): boolean {
-    return operation === 'CREATE' && r.group === '' && r.resource === 'persistentvolumeclaims' && sub === '';
-  }
+  readonly handles = handling({ CREATE: ['persistentvolumeclaims'] });
 
   mutate(a: AdmissionAttributes): void {
-    const claim = a.object as ClaimLike | undefined;
+    const claim = a.object as PersistentVolumeClaim | undefined;
     if (!claim || (claim.spec?.storageClassName !== undefined && claim.spec.storageClassName !== null)) return;
     const found = defaultClass(this.state.cache('storage.orch.io', 'storageclasses').list(), STORAGE_CLASS_DEFAULT_KEYS);
     if (found) claim.spec = { ...(claim.spec ?? {}), storageClassName: found.metadata.name };
@@ -55,17 +44,13 @@ export class DefaultStorageClass implements AdmissionPlugin {
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class DefaultIngressClass implements AdmissionPlugin {
+export class DefaultIngressClass extends StateAdmissionPlugin implements AdmissionPlugin {
   readonly name = DEFAULT_INGRESS_CLASS;
 
-  constructor(@Inject(AdmissionState) private readonly state: AdmissionState) {}
-
-  handles(operation: string, r: AdmissionResource, sub: string): boolean {
-    return operation === 'CREATE' && r.group === 'networking.orch.io' && r.resource === 'ingresses' && sub === '';
-  }
+  readonly handles = handling({ CREATE: ['ingresses.networking.orch.io'] });
 
   mutate(a: AdmissionAttributes): void {
-    const ingress = a.object as IngressLike | undefined;
+    const ingress = a.object as Ingress | undefined;
     if (!ingress || ingress.spec?.ingressClassName || ingress.metadata.annotations?.['kubernetes.io/ingress.class'] !== undefined) return;
     const found = defaultClass(this.state.cache('networking.orch.io', 'ingressclasses').list(), INGRESS_CLASS_DEFAULT_KEYS);
     if (found) ingress.spec = { ...(ingress.spec ?? {}), ingressClassName: found.metadata.name };

@@ -1,6 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { AdmissionPluginProvider, type AdmissionAttributes, type AdmissionPlugin } from '../../pipeline/admit';
-import { AdmissionState } from '../admission-state';
+import { Injectable } from '@nestjs/common';
+import { AdmissionPluginProvider, handling, type AdmissionAttributes, type AdmissionPlugin } from '../../pipeline/admit';
+import { StateAdmissionPlugin } from '../admission-state';
+import type { AdmittedPod, Toleration } from '../api';
 
 export const DEFAULT_TOLERATION_SECONDS_PLUGIN = 'DefaultTolerationSeconds';
 
@@ -10,18 +11,6 @@ export const TAINT_NOT_READY = 'node.orch.io/not-ready';
 export const TAINT_UNREACHABLE = 'node.orch.io/unreachable';
 /** upstream --default-not-ready-toleration-seconds / --default-unreachable-toleration-seconds. */
 export const DEFAULT_TOLERATION_SECONDS = 300;
-
-interface Toleration {
-  key?: string;
-  operator?: string;
-  effect?: string;
-  tolerationSeconds?: number;
-}
-
-/** The part of a pod this step reads and writes (tolerations as decoded: untyped). */
-interface PodWithTolerations {
-  spec?: { tolerations?: unknown[]; [k: string]: unknown };
-}
 
 /**
  * upstream DefaultTolerationSeconds' check: some toleration names `key` (or no key) with
@@ -38,7 +27,7 @@ function tolerates(tolerations: readonly Toleration[], key: string): boolean {
  * tolerationSeconds: 300}` for each, so it is evicted 5 minutes after its node fails.
  * Mutates `pod`; idempotent.
  */
-export function addDefaultTolerations(pod: PodWithTolerations, seconds: { notReady: number; unreachable: number } = { notReady: DEFAULT_TOLERATION_SECONDS, unreachable: DEFAULT_TOLERATION_SECONDS }): void {
+export function addDefaultTolerations(pod: Pick<AdmittedPod, 'spec'>, seconds: { notReady: number; unreachable: number } = { notReady: DEFAULT_TOLERATION_SECONDS, unreachable: DEFAULT_TOLERATION_SECONDS }): void {
   const current = (pod.spec?.tolerations ?? []) as Toleration[];
   const added: Toleration[] = [];
   for (const [key, s] of [[TAINT_NOT_READY, seconds.notReady], [TAINT_UNREACHABLE, seconds.unreachable]] as const) {
@@ -55,18 +44,14 @@ export function addDefaultTolerations(pod: PodWithTolerations, seconds: { notRea
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class DefaultTolerationSeconds implements AdmissionPlugin {
+export class DefaultTolerationSeconds extends StateAdmissionPlugin implements AdmissionPlugin {
   readonly name = DEFAULT_TOLERATION_SECONDS_PLUGIN;
 
-  constructor(@Inject(AdmissionState) private readonly state: AdmissionState) {}
-
-  handles(operation: string, resource: { group: string; resource: string }, subresource: string): boolean {
-    return operation === 'CREATE' && resource.group === '' && resource.resource === 'pods' && subresource === '';
-  }
+  readonly handles = handling({ CREATE: ['pods'] });
 
   mutate(a: AdmissionAttributes): void {
     if (!a.object) return;
-    addDefaultTolerations(a.object as PodWithTolerations, {
+    addDefaultTolerations(a.object as AdmittedPod, {
       notReady: this.state.options['default-not-ready-toleration-seconds'],
       unreachable: this.state.options['default-unreachable-toleration-seconds'],
     });

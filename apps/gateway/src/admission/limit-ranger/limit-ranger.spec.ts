@@ -1,7 +1,8 @@
 import type { KubeObject } from '@orch/apimachinery';
-import { aggregate, applyDefaults, claimViolations, podViolations, type LimitRangeItem, type LimitRangeLike } from './limit-ranger';
+import type { LimitRange, LimitRangeItem } from '../api';
+import { aggregate, applyDefaults, claimViolations, podViolations } from './limit-ranger';
 
-const range = (...limits: LimitRangeItem[]): LimitRangeLike => ({ apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'lr' }, spec: { limits } });
+const range = (...limits: LimitRangeItem[]): LimitRange => ({ apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'lr' }, spec: { limits } });
 type Res = { limits?: Record<string, string>; requests?: Record<string, string> };
 const pod = (...resources: Res[]) =>
   ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: resources.map((r, i) => ({ name: `c${i}`, image: 'x', resources: r })) } }) as KubeObject & { spec: { containers: { name: string; resources?: { limits?: Record<string, string>; requests?: Record<string, string> } }[] } };

@@ -1,50 +1,18 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { Quantity, type KubeObject } from '@orch/apimachinery';
-import { AdmissionPluginProvider, admissionDenied, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResource } from '../../pipeline/admit';
-import { AdmissionState } from '../admission-state';
+import { Injectable } from '@nestjs/common';
+import { Quantity } from '@orch/apimachinery';
+import { AdmissionPluginProvider, handling, admissionDenied, type AdmissionAttributes, type AdmissionPlugin } from '../../pipeline/admit';
+import { StateAdmissionPlugin } from '../admission-state';
+import type { Container, LimitRange, LimitRangeItem, PersistentVolumeClaim, Pod, ResourceList } from '../api';
 
 export const LIMIT_RANGER = 'LimitRanger';
 /** Annotation recording what the plugin defaulted (upstream's key). */
 export const LIMIT_RANGER_ANNOTATION = 'kubernetes.io/limit-ranger';
 
-type ResourceList = Record<string, string | number>;
-
-export interface LimitRangeItem {
-  type?: string;
-  max?: ResourceList;
-  min?: ResourceList;
-  default?: ResourceList;
-  defaultRequest?: ResourceList;
-  maxLimitRequestRatio?: ResourceList;
-}
-
-export interface LimitRangeLike extends KubeObject {
-  spec?: { limits?: LimitRangeItem[] };
-}
-
-interface Resources {
-  limits?: ResourceList;
-  requests?: ResourceList;
-}
-
-interface Container {
-  name?: string;
-  resources?: Resources;
-}
-
-interface PodLike extends KubeObject {
-  spec?: { containers?: Container[]; initContainers?: Container[]; [k: string]: unknown };
-}
-
-interface ClaimLike extends KubeObject {
-  spec?: { resources?: Resources; [k: string]: unknown };
-}
-
 function q(v: string | number): Quantity {
   return Quantity.parse(v);
 }
 
-function allContainers(pod: PodLike): Container[] {
+function allContainers(pod: Pod): Container[] {
   return [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
 }
 
@@ -53,7 +21,7 @@ function allContainers(pod: PodLike): Container[] {
  * defaultRequest (upstream defaultContainerResourceRequirements + mergeContainerResources);
  * returns what was set, for the annotation.
  */
-export function applyDefaults(pod: PodLike, ranges: readonly LimitRangeLike[]): string[] {
+export function applyDefaults(pod: Pod, ranges: readonly LimitRange[]): string[] {
   const notes: string[] = [];
   for (const item of ranges.flatMap((r) => r.spec?.limits ?? []).filter((i) => i.type === 'Container')) {
     for (const c of allContainers(pod)) {
@@ -111,7 +79,7 @@ function sum(lists: readonly (ResourceList | undefined)[]): ResourceList {
 }
 
 /** The min / max / ratio violations of a pod against the Container and Pod items. */
-export function podViolations(pod: PodLike, ranges: readonly LimitRangeLike[]): string[] {
+export function podViolations(pod: Pod, ranges: readonly LimitRange[]): string[] {
   const errs: string[] = [];
   const items = ranges.flatMap((r) => r.spec?.limits ?? []);
   for (const item of items.filter((i) => i.type === 'Container')) {
@@ -125,7 +93,7 @@ export function podViolations(pod: PodLike, ranges: readonly LimitRangeLike[]): 
 }
 
 /** The min / max violations of a claim's storage request against the PersistentVolumeClaim items. */
-export function claimViolations(claim: ClaimLike, ranges: readonly LimitRangeLike[]): string[] {
+export function claimViolations(claim: PersistentVolumeClaim, ranges: readonly LimitRange[]): string[] {
   const errs: string[] = [];
   const requests = claim.spec?.resources?.requests ?? {};
   for (const item of ranges.flatMap((r) => r.spec?.limits ?? []).filter((i) => i.type === 'PersistentVolumeClaim')) {
@@ -153,18 +121,14 @@ export function aggregate(errs: readonly string[]): string {
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class LimitRanger implements AdmissionPlugin {
+export class LimitRanger extends StateAdmissionPlugin implements AdmissionPlugin {
   readonly name = LIMIT_RANGER;
 
-  constructor(@Inject(AdmissionState) private readonly state: AdmissionState) {}
-
-  handles(operation: string, r: AdmissionResource, sub: string): boolean {
-    return (operation === 'CREATE' || operation === 'UPDATE') && r.group === '' && (r.resource === 'pods' || r.resource === 'persistentvolumeclaims') && sub === '';
-  }
+  readonly handles = handling({ CREATE: ['pods', 'persistentvolumeclaims'], UPDATE: ['pods', 'persistentvolumeclaims'] });
 
   mutate(a: AdmissionAttributes): void {
     if (a.operation !== 'CREATE' || a.resource.resource !== 'pods' || !a.object) return;
-    const notes = applyDefaults(a.object as PodLike, this.ranges(a.namespace));
+    const notes = applyDefaults(a.object as Pod, this.ranges(a.namespace));
     if (notes.length) a.object.metadata.annotations = { ...(a.object.metadata.annotations ?? {}), [LIMIT_RANGER_ANNOTATION]: `LimitRanger plugin set: ${notes.join('; ')}` };
   }
 
@@ -176,14 +140,14 @@ export class LimitRanger implements AdmissionPlugin {
     if (a.resource.resource === 'pods' && a.operation !== 'CREATE') return;
     let errs: string[];
     try {
-      errs = a.resource.resource === 'pods' ? podViolations(a.object as PodLike, ranges) : claimViolations(a.object as ClaimLike, ranges);
+      errs = a.resource.resource === 'pods' ? podViolations(a.object as Pod, ranges) : claimViolations(a.object as PersistentVolumeClaim, ranges);
     } catch (e) {
       errs = [(e as Error).message];
     }
     if (errs.length) throw admissionDenied(a, aggregate(errs));
   }
 
-  private ranges(namespace: string): LimitRangeLike[] {
-    return this.state.cache<LimitRangeLike>('', 'limitranges').list(namespace);
+  private ranges(namespace: string): LimitRange[] {
+    return this.state.cache<LimitRange>('', 'limitranges').list(namespace);
   }
 }

@@ -1,7 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { StatusError, type KubeObject } from '@orch/apimachinery';
+import { Injectable } from '@nestjs/common';
+import { StatusError } from '@orch/apimachinery';
 import { AdmissionPluginProvider, admissionDenied, type AdmissionAttributes, type AdmissionPlugin } from '../../pipeline/admit';
-import { AdmissionState } from '../admission-state';
+import { StateAdmissionPlugin } from '../admission-state';
+import type { Namespace } from '../api';
 
 export const NAMESPACE_LIFECYCLE = 'NamespaceLifecycle';
 
@@ -16,15 +17,11 @@ export const REASON_IMMORTAL = 'this namespace may not be deleted';
 /** Resources whose creation is never refused for a missing or terminating namespace (access reviews reveal nothing). */
 const ACCESS_REVIEWS = new Set(['localsubjectaccessreviews']);
 
-interface NamespaceLike extends KubeObject {
-  status?: { phase?: string };
-}
-
 /**
  * What the plugin decides for one request, given the namespace as found (undefined: it does
  * not exist): a refusal, or undefined to admit. Pure.
  */
-export function namespaceDecision(a: Pick<AdmissionAttributes, 'operation' | 'resource' | 'namespace' | 'name'>, namespace: NamespaceLike | undefined): StatusError | undefined {
+export function namespaceDecision(a: Pick<AdmissionAttributes, 'operation' | 'resource' | 'namespace' | 'name'>, namespace: Namespace | undefined): StatusError | undefined {
   if (a.resource.group === '' && a.resource.resource === 'namespaces') {
     return a.operation === 'DELETE' && IMMORTAL_NAMESPACES.includes(a.name) ? admissionDenied(a, REASON_IMMORTAL) : undefined;
   }
@@ -47,26 +44,20 @@ export function namespaceDecision(a: Pick<AdmissionAttributes, 'operation' | 're
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class NamespaceLifecycle implements AdmissionPlugin {
+export class NamespaceLifecycle extends StateAdmissionPlugin implements AdmissionPlugin {
   readonly name = NAMESPACE_LIFECYCLE;
-
-  constructor(@Inject(AdmissionState) private readonly state: AdmissionState) {}
-
-  handles(): boolean {
-    return true;
-  }
 
   async mutate(a: AdmissionAttributes): Promise<void> {
     const err = namespaceDecision(a, await this.namespace(a));
     if (err) throw err;
   }
 
-  private async namespace(a: AdmissionAttributes): Promise<NamespaceLike | undefined> {
+  private async namespace(a: AdmissionAttributes): Promise<Namespace | undefined> {
     if (!a.namespace || a.operation === 'DELETE' || (a.resource.group === '' && a.resource.resource === 'namespaces')) return undefined;
-    const cached = this.state.cache<NamespaceLike>('', 'namespaces').get('', a.namespace);
+    const cached = this.state.cache<Namespace>('', 'namespaces').get('', a.namespace);
     if (cached) return cached;
     try {
-      return (await this.state.registry('', 'namespaces').get('', a.namespace)) as NamespaceLike;
+      return (await this.state.registry('', 'namespaces').get('', a.namespace)) as Namespace;
     } catch (err) {
       if (err instanceof StatusError && err.code === 404) return undefined;
       throw err;

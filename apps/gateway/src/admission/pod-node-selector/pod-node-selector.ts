@@ -1,9 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
-import type { KubeObject } from '@orch/apimachinery';
-import { AdmissionPluginProvider, admissionDenied, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResource } from '../../pipeline/admit';
+import { Injectable } from '@nestjs/common';
+import { AdmissionPluginProvider, handling, admissionDenied, type AdmissionAttributes, type AdmissionPlugin } from '../../pipeline/admit';
 import { AdmissionConfigError, isObj } from '../admission-config';
-import { AdmissionState } from '../admission-state';
-import { annotation, brandSpellings, findNamespace, isPod } from '../namespace-annotations';
+import { StateAdmissionPlugin } from '../admission-state';
+import type { AdmittedPod } from '../api';
+import { annotation, brandSpellings, findNamespace } from '../namespace-annotations';
 
 export const POD_NODE_SELECTOR = 'PodNodeSelector';
 /** SPEC well-known namespace annotation (orch and upstream spellings). */
@@ -11,10 +11,6 @@ export const NODE_SELECTOR_KEYS = brandSpellings('scheduler.alpha.orch.io/node-s
 export const REASON_CONFLICT = 'pod node label selector conflicts with its namespace node label selector';
 export const REASON_NOT_EXTENDED = 'pod node label selector does not extend namespace node selector';
 export const REASON_WHITELIST = 'pod node label selector labels conflict with its namespace whitelist';
-
-interface PodLike extends KubeObject {
-  spec?: { nodeSelector?: Record<string, string>; [k: string]: unknown };
-}
 
 /** `a=b,c=d` (the annotation's label-set form) as a map; throws on anything but equalities. */
 export function parseNodeSelector(text: string): Record<string, string> {
@@ -95,20 +91,14 @@ export function withinNodeSelectorWhitelist(labels: Record<string, string> | und
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class PodNodeSelector implements AdmissionPlugin {
+export class PodNodeSelector extends StateAdmissionPlugin implements AdmissionPlugin {
   readonly name = POD_NODE_SELECTOR;
-  private readonly config: PodNodeSelectorConfig;
+  private readonly config = this.state.pluginConfigurationOf(POD_NODE_SELECTOR, podNodeSelectorConfiguration);
 
-  constructor(@Inject(AdmissionState) private readonly state: AdmissionState) {
-    this.config = podNodeSelectorConfiguration(state.pluginConfiguration(POD_NODE_SELECTOR), `${state.options['admission-control-config-file']}: plugin ${POD_NODE_SELECTOR}`);
-  }
-
-  handles(operation: string, r: AdmissionResource, sub: string): boolean {
-    return operation === 'CREATE' && isPod(r, sub);
-  }
+  readonly handles = handling({ CREATE: ['pods'] });
 
   async mutate(a: AdmissionAttributes): Promise<void> {
-    const pod = a.object as PodLike | undefined;
+    const pod = a.object as AdmittedPod | undefined;
     if (!pod) return;
     const merged = mergeNodeSelector(pod.spec?.nodeSelector, await this.namespaceSelector(a));
     if (!merged) throw admissionDenied(a, REASON_CONFLICT);
@@ -117,7 +107,7 @@ export class PodNodeSelector implements AdmissionPlugin {
 
   /** After every mutation (webhooks included): the namespace's selector is still there, and the whitelist holds. */
   async validate(a: AdmissionAttributes): Promise<void> {
-    const pod = a.object as PodLike | undefined;
+    const pod = a.object as AdmittedPod | undefined;
     if (!pod) return;
     const own = pod.spec?.nodeSelector ?? {};
     if (Object.entries(await this.namespaceSelector(a)).some(([k, v]) => own[k] !== v)) throw admissionDenied(a, REASON_NOT_EXTENDED);

@@ -6,47 +6,27 @@
 // order (baseline checks, then restricted ones, each by check ID). Pure functions of a pod's
 // metadata and spec.
 
+import type { coreV1, metaV1 } from '@orch/api';
+
 export type Level = 'privileged' | 'baseline' | 'restricted';
 
 /** The newest version of the standards this gateway implements (`latest`): Kubernetes 1.32. */
 export const LATEST_MINOR = 32;
 
-interface SecurityContext {
-  privileged?: boolean;
-  allowPrivilegeEscalation?: boolean;
-  runAsNonRoot?: boolean;
-  runAsUser?: number;
-  procMount?: string;
-  capabilities?: { add?: string[]; drop?: string[] };
-  seLinuxOptions?: { type?: string; user?: string; role?: string };
-  seccompProfile?: { type?: string };
-  appArmorProfile?: { type?: string };
-  windowsOptions?: { hostProcess?: boolean };
-  sysctls?: { name: string; value?: string }[];
-}
+/** Container and pod security settings, read alike (the generated types; the pod's lacks `privileged`, the container's `sysctls`). */
+type SecurityContext = coreV1.SecurityContext & coreV1.PodSecurityContext;
+type Container = Omit<coreV1.Container | coreV1.EphemeralContainer, 'securityContext'> & { securityContext?: SecurityContext };
 
-interface Container {
-  name: string;
-  securityContext?: SecurityContext;
-  ports?: { hostPort?: number }[];
-}
-
-export interface PodSpecLike {
-  hostNetwork?: boolean;
-  hostPID?: boolean;
-  hostIPC?: boolean;
+/** What the checks read of a pod spec: the generated PodSpec, any part possibly absent (templates and partial bodies). */
+export type CheckedPodSpec = Partial<Omit<coreV1.PodSpec, 'containers' | 'initContainers' | 'ephemeralContainers' | 'securityContext'>> & {
   securityContext?: SecurityContext;
   containers?: Container[];
   initContainers?: Container[];
   ephemeralContainers?: Container[];
-  volumes?: ({ name: string } & Record<string, unknown>)[];
-  os?: { name?: string };
-  runtimeClassName?: string;
-}
+};
 
-export interface PodMetaLike {
-  annotations?: Record<string, string>;
-}
+/** What the checks read of a pod's metadata. */
+export type CheckedPodMeta = Pick<metaV1.ObjectMeta, 'annotations'>;
 
 export interface Violation {
   /** Short reason, e.g. `privileged`. */
@@ -55,7 +35,7 @@ export interface Violation {
   detail: string;
 }
 
-type CheckFn = (meta: PodMetaLike, spec: PodSpecLike) => Violation | undefined;
+type CheckFn = (meta: CheckedPodMeta, spec: CheckedPodSpec) => Violation | undefined;
 
 /** One check of the standards: its implementations by the minor version they start at. */
 interface Check {
@@ -64,7 +44,7 @@ interface Check {
   versions: readonly { since: number; check: CheckFn; overrides?: readonly string[] }[];
 }
 
-function containers(spec: PodSpecLike): Container[] {
+function containers(spec: CheckedPodSpec): Container[] {
   return [...(spec.initContainers ?? []), ...(spec.containers ?? []), ...(spec.ephemeralContainers ?? [])];
 }
 
@@ -94,7 +74,7 @@ function setters(pod: boolean, badContainers: readonly string[]): string[] {
   return out;
 }
 
-const isWindows = (spec: PodSpecLike) => spec.os?.name === 'windows';
+const isWindows = (spec: CheckedPodSpec) => spec.os?.name === 'windows';
 
 // --- baseline ---------------------------------------------------------------------------------
 
@@ -219,7 +199,7 @@ const seccompProfileBaseline_1_0: CheckFn = (meta, spec) => {
 const validSeccomp = (t: string | undefined) => t === 'RuntimeDefault' || t === 'Localhost';
 
 /** Explicitly set seccomp profiles that are not RuntimeDefault or Localhost. */
-function badSeccompSetters(spec: PodSpecLike): { who: string[]; values: string[] } {
+function badSeccompSetters(spec: CheckedPodSpec): { who: string[]; values: string[] } {
   const values = new Set<string>();
   const podProfile = spec.securityContext?.seccompProfile;
   const podBad = !!podProfile && !validSeccomp(podProfile.type);
@@ -254,7 +234,7 @@ const restrictedVolumes: CheckFn = (_m, spec) => {
   const badTypes = new Set<string>();
   const bad: string[] = [];
   for (const v of spec.volumes ?? []) {
-    const sources = Object.keys(v).filter((k) => k !== 'name' && v[k] !== undefined && v[k] !== null);
+    const sources = Object.entries(v).filter(([k, source]) => k !== 'name' && source !== undefined && source !== null).map(([k]) => k);
     if (sources.some((s) => RESTRICTED_VOLUME_SOURCES.has(s))) continue;
     bad.push(v.name);
     if (sources.length === 0) badTypes.add('unknown');
@@ -373,7 +353,7 @@ export function minorOf(version: string): number {
 }
 
 /** Every violation of `level` at `version` (`latest` or `v1.x`) by a pod; privileged has none. */
-export function evaluatePod(level: Level, meta: PodMetaLike, spec: PodSpecLike, version = 'latest'): Violation[] {
+export function evaluatePod(level: Level, meta: CheckedPodMeta, spec: CheckedPodSpec, version = 'latest'): Violation[] {
   if (level === 'privileged') return [];
   const out: Violation[] = [];
   for (const check of checksFor(level, minorOf(version))) {

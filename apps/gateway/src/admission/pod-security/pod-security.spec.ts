@@ -1,13 +1,13 @@
-import { evaluatePod, minorOf, violationText, type PodSpecLike } from './checks';
+import { evaluatePod, minorOf, violationText, type CheckedPodSpec } from './checks';
 import type { AdmissionAttributes } from '../../pipeline/admit';
 import type { AdmissionState } from '../admission-state';
 import { AUDIT_ENFORCE_POLICY, AUDIT_EXEMPT, AUDIT_VIOLATIONS, DEFAULT_POD_SECURITY_CONFIG, PodSecurity, existingPodWarnings, invalidLabels, podSecurityConfiguration, policiesFor, policyFor } from './pod-security';
 
-const restrictedOk: PodSpecLike = {
+const restrictedOk: CheckedPodSpec = {
   securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
   containers: [{ name: 'c', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } } }],
 };
-const withContainer = (sc: Record<string, unknown>, spec: Partial<PodSpecLike> = {}): PodSpecLike => ({ ...restrictedOk, ...spec, containers: [{ name: 'c', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, ...sc } }] });
+const withContainer = (sc: Record<string, unknown>, spec: Partial<CheckedPodSpec> = {}): CheckedPodSpec => ({ ...restrictedOk, ...spec, containers: [{ name: 'c', securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, ...sc } }] });
 
 describe('Pod Security Standards', () => {
   it.each([
@@ -37,7 +37,7 @@ describe('Pod Security Standards', () => {
     { name: 'runAsUser 0', level: 'restricted', spec: withContainer({ runAsUser: 0 }), want: ['runAsUser=0 (container "c" must not set runAsUser=0)'] },
     { name: 'NET_BIND_SERVICE is allowed', level: 'restricted', spec: withContainer({ capabilities: { drop: ['ALL'], add: ['NET_BIND_SERVICE'] } }), want: [] },
   ] as const)('$name', ({ level, spec, want }) => {
-    expect(evaluatePod(level, {}, spec as PodSpecLike).map((v) => `${v.reason} (${v.detail})`)).toEqual(want);
+    expect(evaluatePod(level, {}, spec as CheckedPodSpec).map((v) => `${v.reason} (${v.detail})`)).toEqual(want);
   });
 
   it('lists baseline violations before restricted ones (upstream)', () => {
@@ -69,16 +69,16 @@ describe('namespace labels', () => {
 });
 
 describe('versions of the standards (-version labels)', () => {
-  const sysctl = (name: string): PodSpecLike => ({ ...restrictedOk, securityContext: { ...restrictedOk.securityContext, sysctls: [{ name }] } });
+  const sysctl = (name: string): CheckedPodSpec => ({ ...restrictedOk, securityContext: { ...restrictedOk.securityContext, sysctls: [{ name, value: '1' }] } });
   // Each row: a pod that one version allows and the next one forbids (or the reverse).
   it.each([
     { name: 'runAsUser=0 is checked from v1.23', level: 'restricted', spec: withContainer({ runAsUser: 0 }), before: 'v1.22', since: 'v1.23', reason: 'runAsUser=0' },
     { name: 'restricted capabilities from v1.22', level: 'restricted', spec: { ...restrictedOk, containers: [{ name: 'c', securityContext: { allowPrivilegeEscalation: false } }] }, before: 'v1.21', since: 'v1.22', reason: 'unrestricted capabilities' },
     { name: 'seccompProfile must be set in restricted from v1.19', level: 'restricted', spec: { ...restrictedOk, securityContext: { runAsNonRoot: true } }, before: 'v1.18', since: 'v1.19', reason: 'seccompProfile' },
   ] as const)('$name', ({ level, spec, before, since, reason }) => {
-    expect(evaluatePod(level, {}, spec as PodSpecLike, before).map((v) => v.reason)).not.toContain(reason);
-    expect(evaluatePod(level, {}, spec as PodSpecLike, since).map((v) => v.reason)).toContain(reason);
-    expect(evaluatePod(level, {}, spec as PodSpecLike, 'latest').map((v) => v.reason)).toContain(reason);
+    expect(evaluatePod(level, {}, spec as CheckedPodSpec, before).map((v) => v.reason)).not.toContain(reason);
+    expect(evaluatePod(level, {}, spec as CheckedPodSpec, since).map((v) => v.reason)).toContain(reason);
+    expect(evaluatePod(level, {}, spec as CheckedPodSpec, 'latest').map((v) => v.reason)).toContain(reason);
   });
 
   it.each([
@@ -88,8 +88,8 @@ describe('versions of the standards (-version labels)', () => {
     { name: 'SELinux type container_engine_t from v1.31', spec: withContainer({ seLinuxOptions: { type: 'container_engine_t' } }), forbidden: 'v1.30', allowed: 'v1.31' },
     { name: 'Windows pods skip Linux-only restricted checks from v1.25', spec: { os: { name: 'windows' }, securityContext: { runAsNonRoot: true }, containers: [{ name: 'c' }] }, forbidden: 'v1.24', allowed: 'v1.25' },
   ])('$name', ({ spec, forbidden, allowed }) => {
-    expect(evaluatePod('restricted', {}, spec as PodSpecLike, forbidden)).not.toEqual([]);
-    expect(evaluatePod('restricted', {}, spec as PodSpecLike, allowed)).toEqual([]);
+    expect(evaluatePod('restricted', {}, spec as CheckedPodSpec, forbidden)).not.toEqual([]);
+    expect(evaluatePod('restricted', {}, spec as CheckedPodSpec, allowed)).toEqual([]);
   });
 
   it('checks seccomp annotations before v1.19 and fields after', () => {
@@ -152,7 +152,7 @@ describe('PodSecurityConfiguration', () => {
 });
 
 describe('warnings about existing pods when the enforce level changes', () => {
-  const pod = (name: string, spec: PodSpecLike, owner?: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'ns', ...(owner ? { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: owner, uid: owner, controller: true }] } : {}) }, spec });
+  const pod = (name: string, spec: CheckedPodSpec, owner?: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'ns', ...(owner ? { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: owner, uid: owner, controller: true }] } : {}) }, spec });
   const privilegedSpec = withContainer({ privileged: true });
   const reason = 'privileged (container "c" must not set securityContext.privileged=true)';
   it.each([
@@ -179,11 +179,10 @@ describe('PodSecurity plugin: responses and audit annotations', () => {
   // The plugin reads the namespace from the admission caches; this state has one namespace.
   const stateWith = (labels: Record<string, string>, config?: unknown) =>
     ({
-      options: { 'admission-control-config-file': 'admission.yaml' },
-      pluginConfiguration: () => config,
+      pluginConfigurationOf: <T>(name: string, parse: (document: unknown, where: string) => T) => parse(config, `admission.yaml: plugin ${name}`),
       cache: () => ({ get: () => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns', labels } }), list: () => [] }),
     }) as unknown as AdmissionState;
-  const attrs = (spec: PodSpecLike, resource = 'pods', username = 'alice'): AdmissionAttributes => ({
+  const attrs = (spec: CheckedPodSpec, resource = 'pods', username = 'alice'): AdmissionAttributes => ({
     operation: 'CREATE',
     object: resource === 'pods' ? { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec } : { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'p', namespace: 'ns' }, spec: { template: { metadata: {}, spec } } },
     kind: resource === 'pods' ? { group: '', version: 'v1', kind: 'Pod' } : { group: 'apps', version: 'v1', kind: 'Deployment' },
@@ -195,9 +194,9 @@ describe('PodSecurity plugin: responses and audit annotations', () => {
     dryRun: false,
   });
   const exemptConfig = { apiVersion: 'pod-security.admission.config.k8s.io/v1', kind: 'PodSecurityConfiguration', exemptions: { usernames: ['ci-bot'] } };
-  const bare: PodSpecLike = { containers: [{ name: 'c' }] };
+  const bare: CheckedPodSpec = { containers: [{ name: 'c' }] };
 
-  it.each<{ name: string; labels: Record<string, string>; spec: PodSpecLike; username?: string; resource?: string; want: unknown }>([
+  it.each<{ name: string; labels: Record<string, string>; spec: CheckedPodSpec; username?: string; resource?: string; want: unknown }>([
     { name: 'a privileged namespace: the enforce policy is recorded', labels: {}, spec: bare, want: { auditAnnotations: { [AUDIT_ENFORCE_POLICY]: 'privileged:latest' } } },
     { name: 'an admitted pod', labels: { 'pod-security.kubernetes.io/enforce': 'baseline', 'pod-security.kubernetes.io/enforce-version': 'v1.30' }, spec: bare, want: { auditAnnotations: { [AUDIT_ENFORCE_POLICY]: 'baseline:v1.30' } } },
     {

@@ -1,10 +1,11 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { KubeObject } from '@orch/apimachinery';
 import { AdmissionPluginProvider, admissionDenied, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResource, type AdmissionResponse } from '../../pipeline/admit';
 import { AdmissionConfigError, isObj } from '../admission-config';
-import { AdmissionState } from '../admission-state';
+import { StateAdmissionPlugin } from '../admission-state';
+import type { Served } from '../../registry/strategy';
 import { findNamespace } from '../namespace-annotations';
-import { evaluatePod, forbiddenReason, violationText, type Level, type PodMetaLike, type PodSpecLike } from './checks';
+import { evaluatePod, forbiddenReason, violationText, type Level, type CheckedPodMeta, type CheckedPodSpec } from './checks';
 
 export const POD_SECURITY = 'PodSecurity';
 
@@ -150,9 +151,8 @@ export function invalidLabels(labels: Record<string, string> | undefined): strin
 /** At most this many of a namespace's pods are checked against a new enforce level (upstream). */
 export const NAMESPACE_MAX_PODS_TO_CHECK = 3000;
 
-interface PodLike extends KubeObject {
-  spec?: PodSpecLike;
-}
+/** A pod as the checks read it (templates and test pods may leave out what a stored pod has). */
+type CheckedPod = Served<{ spec?: CheckedPodSpec }>;
 
 /**
  * The warnings a namespace's new enforce level gives about its existing pods (upstream
@@ -160,9 +160,9 @@ interface PodLike extends KubeObject {
  * how many others share it), after a summary line; pods of a controller already seen are
  * checked last when there are more pods than can be checked.
  */
-export function existingPodWarnings(namespace: string, enforce: Policy, pods: readonly PodLike[], exemptRuntimeClasses: readonly string[] = [], maxPods = NAMESPACE_MAX_PODS_TO_CHECK): string[] {
-  const first: PodLike[] = [];
-  const later: PodLike[] = [];
+export function existingPodWarnings(namespace: string, enforce: Policy, pods: readonly CheckedPod[], exemptRuntimeClasses: readonly string[] = [], maxPods = NAMESPACE_MAX_PODS_TO_CHECK): string[] {
+  const first: CheckedPod[] = [];
+  const later: CheckedPod[] = [];
   const controllers = new Set<string>();
   for (const pod of pods) {
     const owner = pod.metadata.ownerReferences?.find((o) => o.controller);
@@ -175,7 +175,7 @@ export function existingPodWarnings(namespace: string, enforce: Policy, pods: re
   const byWarning = new Map<string, { pod: string; count: number }>();
   for (const pod of checked) {
     if (pod.spec?.runtimeClassName && exemptRuntimeClasses.includes(pod.spec.runtimeClassName)) continue;
-    const violations = evaluatePod(enforce.level, pod.metadata as PodMetaLike, pod.spec ?? {}, enforce.version);
+    const violations = evaluatePod(enforce.level, pod.metadata as CheckedPodMeta, pod.spec ?? {}, enforce.version);
     if (violations.length === 0) continue;
     const warning = forbiddenReason(violations);
     const name = pod.metadata.name ?? '';
@@ -205,11 +205,11 @@ const TEMPLATE_PATHS: Readonly<Record<string, readonly string[]>> = {
   'batch/cronjobs': ['spec', 'jobTemplate', 'spec', 'template'],
 };
 
-function podTemplate(r: AdmissionResource, obj: KubeObject): { metadata?: PodMetaLike; spec?: PodSpecLike } | undefined {
+function podTemplate(r: AdmissionResource, obj: KubeObject): { metadata?: CheckedPodMeta; spec?: CheckedPodSpec } | undefined {
   const path = TEMPLATE_PATHS[`${r.group}/${r.resource}`];
   let cur: unknown = obj;
   for (const k of path ?? []) cur = (cur as Record<string, unknown> | undefined)?.[k];
-  return path ? (cur as { metadata?: PodMetaLike; spec?: PodSpecLike } | undefined) : undefined;
+  return path ? (cur as { metadata?: CheckedPodMeta; spec?: CheckedPodSpec } | undefined) : undefined;
 }
 
 /**
@@ -226,13 +226,9 @@ function podTemplate(r: AdmissionResource, obj: KubeObject): { metadata?: PodMet
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class PodSecurity implements AdmissionPlugin {
+export class PodSecurity extends StateAdmissionPlugin implements AdmissionPlugin {
   readonly name = POD_SECURITY;
-  private readonly config: PodSecurityConfig;
-
-  constructor(@Inject(AdmissionState) private readonly state: AdmissionState) {
-    this.config = podSecurityConfiguration(state.pluginConfiguration(POD_SECURITY), `${state.options['admission-control-config-file']}: plugin ${POD_SECURITY}`);
-  }
+  private readonly config = this.state.pluginConfigurationOf(POD_SECURITY, podSecurityConfiguration);
 
   handles(operation: string, r: AdmissionResource, sub: string): boolean {
     if (r.group === '' && r.resource === 'namespaces') return (operation === 'CREATE' || operation === 'UPDATE') && sub === '';
@@ -249,7 +245,7 @@ export class PodSecurity implements AdmissionPlugin {
     const isPod = a.resource.group === '' && a.resource.resource === 'pods';
     const policies = policiesFor((await findNamespace(this.state, a.namespace))?.metadata.labels, this.config.defaults);
     if (fullyPrivileged(policies, isPod ? MODES : ['audit', 'warn'])) return isPod ? { auditAnnotations: { [AUDIT_ENFORCE_POLICY]: 'privileged:latest' } } : undefined;
-    const pod = isPod ? { metadata: a.object.metadata as PodMetaLike, spec: (a.object as PodLike).spec } : podTemplate(a.resource, a.object);
+    const pod = isPod ? { metadata: a.object.metadata as CheckedPodMeta, spec: (a.object as CheckedPod).spec } : podTemplate(a.resource, a.object);
     if (!pod?.spec) return;
     if (pod.spec.runtimeClassName && ex.runtimeClasses.includes(pod.spec.runtimeClassName)) return { auditAnnotations: { [AUDIT_EXEMPT]: 'runtimeClass' } };
     const results = new Map<string, string | undefined>();
@@ -297,7 +293,7 @@ export class PodSecurity implements AdmissionPlugin {
     if (samePolicy(next.enforce, before.enforce) || next.enforce.level === 'privileged') return;
     if (next.enforce.version === before.enforce.version && rank(next.enforce.level) <= rank(before.enforce.level)) return;
     if (exempt) return this.exemptWarning(name, next, labels);
-    const pods = this.state.cache<PodLike>('', 'pods').list(name);
+    const pods = this.state.cache<CheckedPod>('', 'pods').list(name);
     return { warnings: existingPodWarnings(name, next.enforce, pods, this.config.exemptions.runtimeClasses) };
   }
 

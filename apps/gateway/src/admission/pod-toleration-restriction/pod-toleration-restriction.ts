@@ -1,26 +1,14 @@
-import { Inject, Injectable } from '@nestjs/common';
-import type { KubeObject } from '@orch/apimachinery';
-import { AdmissionPluginProvider, admissionDenied, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResource } from '../../pipeline/admit';
-import { AdmissionState } from '../admission-state';
-import { annotation, brandSpellings, findNamespace, isPod } from '../namespace-annotations';
+import { Injectable } from '@nestjs/common';
+import { AdmissionPluginProvider, handling, admissionDenied, type AdmissionAttributes, type AdmissionPlugin } from '../../pipeline/admit';
+import { StateAdmissionPlugin } from '../admission-state';
+import type { AdmittedPod, Toleration } from '../api';
+import { annotation, brandSpellings, findNamespace } from '../namespace-annotations';
 
 export const POD_TOLERATION_RESTRICTION = 'PodTolerationRestriction';
 /** SPEC well-known namespace annotations (orch and upstream spellings). */
 export const DEFAULT_TOLERATIONS_KEYS = brandSpellings('scheduler.alpha.orch.io/defaultTolerations');
 export const TOLERATIONS_WHITELIST_KEYS = brandSpellings('scheduler.alpha.orch.io/tolerationsWhitelist');
 export const REASON_WHITELIST = 'pod tolerations (possibly merged with namespace default tolerations) conflict with its namespace whitelist';
-
-export interface Toleration {
-  key?: string;
-  operator?: string;
-  value?: string;
-  effect?: string;
-  tolerationSeconds?: number;
-}
-
-interface PodLike extends KubeObject {
-  spec?: { tolerations?: Toleration[]; [k: string]: unknown };
-}
 
 function same(a: Toleration, b: Toleration): boolean {
   return (a.key ?? '') === (b.key ?? '') && (a.operator ?? 'Equal') === (b.operator ?? 'Equal') && (a.value ?? '') === (b.value ?? '') && (a.effect ?? '') === (b.effect ?? '') && a.tolerationSeconds === b.tolerationSeconds;
@@ -61,24 +49,20 @@ function parseTolerations(text: string | undefined): Toleration[] | undefined {
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class PodTolerationRestriction implements AdmissionPlugin {
+export class PodTolerationRestriction extends StateAdmissionPlugin implements AdmissionPlugin {
   readonly name = POD_TOLERATION_RESTRICTION;
 
-  constructor(@Inject(AdmissionState) private readonly state: AdmissionState) {}
-
-  handles(operation: string, r: AdmissionResource, sub: string): boolean {
-    return (operation === 'CREATE' || operation === 'UPDATE') && isPod(r, sub);
-  }
+  readonly handles = handling({ CREATE: ['pods'], UPDATE: ['pods'] });
 
   async mutate(a: AdmissionAttributes): Promise<void> {
-    const pod = a.object as PodLike | undefined;
+    const pod = a.object as AdmittedPod | undefined;
     if (!pod || a.operation !== 'CREATE') return;
     const defaults = this.parse(a, annotation(await findNamespace(this.state, a.namespace), DEFAULT_TOLERATIONS_KEYS));
     if (defaults?.length) pod.spec = { ...(pod.spec ?? {}), tolerations: mergeTolerations(pod.spec?.tolerations ?? [], defaults) };
   }
 
   async validate(a: AdmissionAttributes): Promise<void> {
-    const pod = a.object as PodLike | undefined;
+    const pod = a.object as AdmittedPod | undefined;
     if (!pod) return;
     const whitelist = this.parse(a, annotation(await findNamespace(this.state, a.namespace), TOLERATIONS_WHITELIST_KEYS));
     if (!withinWhitelist(pod.spec?.tolerations ?? [], whitelist)) throw admissionDenied(a, REASON_WHITELIST);

@@ -1,10 +1,10 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { checkFields, objectSchemaOf, type ResourceDef } from '@orch/api';
 import { applyJsonPatch, mergeTyped, SchemaCursor, StatusError, type KubeObject, type ObjectSchema } from '@orch/apimachinery';
 import { analyseObjectLiterals, celToJson, JsonPatchLibrary } from '@orch/cel';
 import { AdmissionPluginProvider, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResponse } from '../../pipeline/admit';
 import { kindSchema } from '../admission-request';
-import { AdmissionState } from '../admission-state';
+import { StateAdmissionPlugin } from '../admission-state';
 import { mutatingPolicyEnv } from './policy-env';
 import { BudgetedRun } from './validating-admission-policy';
 import { PolicyRequest, PolicySource, type Compiled, type CompiledPolicy } from './policy-source';
@@ -126,19 +126,15 @@ function refusal(a: AdmissionAttributes, policy: string, binding: string, messag
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class MutatingAdmissionPolicyPlugin implements AdmissionPlugin {
+export class MutatingAdmissionPolicyPlugin extends StateAdmissionPlugin implements AdmissionPlugin {
   readonly name = MUTATING_ADMISSION_POLICY;
-  private readonly source: PolicySource<MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding, CompiledMutatingPolicy>;
-
-  constructor(@Inject(AdmissionState) private readonly state: AdmissionState) {
-    this.source = new PolicySource(state, GROUP, 'mutatingadmissionpolicies', 'mutatingadmissionpolicybindings', (policy, shared) => ({
-      ...shared,
-      mutations: (policy.spec?.mutations ?? []).map((m) => {
-        const expression = (m.patchType === 'JSONPatch' ? m.jsonPatch?.expression : m.applyConfiguration?.expression) ?? '';
-        return compileMutation(m.patchType === 'JSONPatch' ? 'JSONPatch' : 'ApplyConfiguration', expression);
-      }),
-    }));
-  }
+  private readonly source = new PolicySource<MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding, CompiledMutatingPolicy>(this.state, GROUP, 'mutatingadmissionpolicies', 'mutatingadmissionpolicybindings', (policy, shared) => ({
+    ...shared,
+    mutations: (policy.spec?.mutations ?? []).map((m) => {
+      const expression = (m.patchType === 'JSONPatch' ? m.jsonPatch?.expression : m.applyConfiguration?.expression) ?? '';
+      return compileMutation(m.patchType === 'JSONPatch' ? 'JSONPatch' : 'ApplyConfiguration', expression);
+    }),
+  }));
 
   handles(): boolean {
     return !!this.state.catalog.lookup(GROUP, VERSION, 'mutatingadmissionpolicies');

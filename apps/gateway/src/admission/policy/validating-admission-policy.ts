@@ -1,8 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { StatusError } from '@orch/apimachinery';
 import { celToJson, CelCostLimitError, PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET, type CelResult } from '@orch/cel';
 import { AdmissionPluginProvider, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResponse } from '../../pipeline/admit';
-import { AdmissionState } from '../admission-state';
+import { StateAdmissionPlugin } from '../admission-state';
 import { compileExpression, PolicyRequest, PolicySource, type Compiled, type CompiledPolicy, type PolicyObject } from './policy-source';
 import type { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from './policy-types';
 
@@ -66,12 +66,14 @@ function denial(a: AdmissionAttributes, policy: string, binding: string, message
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
+export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implements AdmissionPlugin {
   readonly name = VALIDATING_ADMISSION_POLICY;
-  private readonly source: PolicySource<ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding, CompiledValidatingPolicy>;
-
-  constructor(@Inject(AdmissionState) private readonly state: AdmissionState) {
-    this.source = new PolicySource(state, 'admissionregistration.orch.io', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings', (policy, shared) => {
+  private readonly source = new PolicySource<ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding, CompiledValidatingPolicy>(
+    this.state,
+    'admissionregistration.orch.io',
+    'validatingadmissionpolicies',
+    'validatingadmissionpolicybindings',
+    (policy, shared) => {
       const spec = policy.spec ?? {};
       return {
         ...shared,
@@ -83,12 +85,8 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
         })),
         auditAnnotations: (spec.auditAnnotations ?? []).map((x) => ({ key: x.key, ...compileExpression(x.valueExpression, ['string', 'null_type']) })),
       };
-    });
-  }
-
-  handles(): boolean {
-    return true;
-  }
+    },
+  );
 
   async validate(a: AdmissionAttributes): Promise<AdmissionResponse | void> {
     const candidates = this.source.candidates(a);

@@ -1,23 +1,14 @@
-import { Inject, Injectable } from '@nestjs/common';
-import type { KubeObject } from '@orch/apimachinery';
-import { AdmissionPluginProvider, admissionDenied, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResource } from '../../pipeline/admit';
-import { AdmissionState } from '../admission-state';
-import { isPod, newest } from '../namespace-annotations';
+import { Injectable } from '@nestjs/common';
+import { AdmissionPluginProvider, handling, admissionDenied, type AdmissionAttributes, type AdmissionPlugin } from '../../pipeline/admit';
+import { StateAdmissionPlugin } from '../admission-state';
+import type { AdmittedPod, PriorityClass } from '../api';
+import { newest } from '../namespace-annotations';
 
 export const PRIORITY = 'Priority';
 
-interface PriorityClassLike extends KubeObject {
-  value?: number;
-  globalDefault?: boolean;
-  preemptionPolicy?: string;
-}
-
-interface PodLike extends KubeObject {
-  spec?: { priorityClassName?: string; priority?: number; preemptionPolicy?: string; [k: string]: unknown };
-}
 
 /** The classes every cluster has (upstream creates them at start-up; here they exist even when not stored). */
-export const SYSTEM_PRIORITY_CLASSES: readonly PriorityClassLike[] = [
+export const SYSTEM_PRIORITY_CLASSES: readonly PriorityClass[] = [
   { apiVersion: 'scheduling.orch.io/v1', kind: 'PriorityClass', metadata: { name: 'system-node-critical' }, value: 2_000_001_000, preemptionPolicy: 'PreemptLowerPriority' },
   { apiVersion: 'scheduling.orch.io/v1', kind: 'PriorityClass', metadata: { name: 'system-cluster-critical' }, value: 2_000_000_000, preemptionPolicy: 'PreemptLowerPriority' },
 ];
@@ -28,7 +19,7 @@ export const SYSTEM_PRIORITY_CLASSES: readonly PriorityClassLike[] = [
  * policy different from its class's is refused; so is a class that does not exist.
  * Mutates `pod`; returns the refusal reason, if any.
  */
-export function resolvePriority(pod: PodLike, classes: readonly PriorityClassLike[]): string | undefined {
+export function resolvePriority(pod: AdmittedPod, classes: readonly PriorityClass[]): string | undefined {
   const spec = (pod.spec ??= {});
   const byName = (n: string) => classes.find((c) => c.metadata.name === n) ?? SYSTEM_PRIORITY_CLASSES.find((c) => c.metadata.name === n);
   let value = 0;
@@ -64,31 +55,26 @@ export function resolvePriority(pod: PodLike, classes: readonly PriorityClassLik
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class Priority implements AdmissionPlugin {
+export class Priority extends StateAdmissionPlugin implements AdmissionPlugin {
   readonly name = PRIORITY;
 
-  constructor(@Inject(AdmissionState) private readonly state: AdmissionState) {}
-
-  handles(operation: string, r: AdmissionResource, sub: string): boolean {
-    if (r.group === 'scheduling.orch.io' && r.resource === 'priorityclasses') return operation === 'CREATE' || operation === 'UPDATE';
-    return operation === 'CREATE' && isPod(r, sub);
-  }
+  readonly handles = handling({ CREATE: ['pods', 'priorityclasses.scheduling.orch.io'], UPDATE: ['priorityclasses.scheduling.orch.io'] });
 
   mutate(a: AdmissionAttributes): void {
     if (a.resource.resource !== 'pods' || !a.object) return;
-    const why = resolvePriority(a.object as PodLike, this.classes());
+    const why = resolvePriority(a.object as AdmittedPod, this.classes());
     if (why) throw admissionDenied(a, why);
   }
 
   validate(a: AdmissionAttributes): void {
     if (a.resource.resource !== 'priorityclasses') return;
-    const pc = a.object as PriorityClassLike | undefined;
+    const pc = a.object as PriorityClass | undefined;
     if (!pc?.globalDefault) return;
     const other = this.classes().find((c) => c.globalDefault && c.metadata.name !== pc.metadata.name);
     if (other) throw admissionDenied(a, `PriorityClass ${other.metadata.name} is already marked as default. Only one default can exist`);
   }
 
-  private classes(): PriorityClassLike[] {
-    return this.state.cache<PriorityClassLike>('scheduling.orch.io', 'priorityclasses').list();
+  private classes(): PriorityClass[] {
+    return this.state.cache<PriorityClass>('scheduling.orch.io', 'priorityclasses').list();
   }
 }

@@ -1,11 +1,11 @@
-import { quotaMatches, quotaUsage, type ResourceQuotaLike } from '@orch/api';
+import { quotaMatches, quotaUsage, type ResourceQuota } from '@orch/api';
 import type { KubeObject } from '@orch/apimachinery';
 import { quotaRefusal, usageDelta } from './resource-quota';
 
 const pods = { group: '', version: 'v1', resource: 'pods' };
 const pod = (requests: Record<string, string> = {}, limits: Record<string, string> = {}, spec: Record<string, unknown> = {}) =>
   ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'c', resources: { requests, limits } }], ...spec } }) as KubeObject;
-const quota = (hard: Record<string, string>, used: Record<string, string> = {}, spec: Record<string, unknown> = {}, status = true): ResourceQuotaLike => ({
+const quota = (hard: Record<string, string>, used: Record<string, string> = {}, spec: Record<string, unknown> = {}, status = true): ResourceQuota => ({
   apiVersion: 'v1',
   kind: 'ResourceQuota',
   metadata: { name: 'q' },

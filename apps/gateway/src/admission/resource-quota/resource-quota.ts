@@ -1,8 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { addUsage, quotaMatches, quotaUsage, requiredComputeResources, type ResourceList, type ResourceQuotaLike } from '@orch/api';
+import { Injectable } from '@nestjs/common';
+import { addUsage, quotaMatches, quotaUsage, requiredComputeResources, type ResourceList, type ResourceQuota as Quota } from '@orch/api';
 import { Quantity, StatusError, type KubeObject } from '@orch/apimachinery';
 import { AdmissionPluginProvider, admissionDenied, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResource } from '../../pipeline/admit';
-import { ADMISSION_CONTEXT, AdmissionState } from '../admission-state';
+import { ADMISSION_CONTEXT, StateAdmissionPlugin } from '../admission-state';
 
 export const RESOURCE_QUOTA = 'ResourceQuota';
 
@@ -36,7 +36,7 @@ export function usageDelta(resource: AdmissionResource, object: KubeObject, old:
  * The refusal of charging `delta` to `quota`, if it exceeds the quota or the quota cannot be
  * judged yet; `undefined` when it fits. Pure (upstream CheckRequest).
  */
-export function quotaRefusal(quota: ResourceQuotaLike, delta: Map<string, Quantity>, object: KubeObject, isPod: boolean): string | undefined {
+export function quotaRefusal(quota: Quota, delta: Map<string, Quantity>, object: KubeObject, isPod: boolean): string | undefined {
   const hard = quota.status?.hard;
   const specHard = quota.spec?.hard ?? {};
   const constrained = [...delta.keys()].filter((k) => specHard[k] !== undefined);
@@ -63,12 +63,10 @@ export function quotaRefusal(quota: ResourceQuotaLike, delta: Map<string, Quanti
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class ResourceQuota implements AdmissionPlugin {
+export class ResourceQuota extends StateAdmissionPlugin implements AdmissionPlugin {
   readonly name = RESOURCE_QUOTA;
   /** Charges to one quota are serialized within this replica (upstream batches them per namespace): only replicas race. */
   private readonly queues = new Map<string, Promise<void>>();
-
-  constructor(@Inject(AdmissionState) private readonly state: AdmissionState) {}
 
   handles(operation: string, r: AdmissionResource, sub: string): boolean {
     return (operation === 'CREATE' || operation === 'UPDATE') && sub === '' && !NOT_COUNTED.has(r.resource);
@@ -76,7 +74,7 @@ export class ResourceQuota implements AdmissionPlugin {
 
   async validate(a: AdmissionAttributes): Promise<void> {
     if (!a.object || !a.namespace) return;
-    const candidates = this.state.cache<ResourceQuotaLike>('', 'resourcequotas').list(a.namespace);
+    const candidates = this.state.cache<Quota>('', 'resourcequotas').list(a.namespace);
     if (candidates.length === 0) return;
     const delta = usageDelta(a.resource, a.object, a.oldObject);
     if (delta.size === 0) return;
@@ -104,9 +102,9 @@ export class ResourceQuota implements AdmissionPlugin {
   private async charge(a: AdmissionAttributes, name: string, delta: Map<string, Quantity>, isPodCreate: boolean): Promise<void> {
     const quotas = this.state.registry('', 'resourcequotas');
     for (let attempt = 1; ; attempt++) {
-      let quota: ResourceQuotaLike;
+      let quota: Quota;
       try {
-        quota = (await quotas.get(a.namespace, name)) as ResourceQuotaLike;
+        quota = (await quotas.get(a.namespace, name)) as Quota;
       } catch (err) {
         if (err instanceof StatusError && err.code === 404) return; // deleted meanwhile
         throw err;
@@ -115,7 +113,7 @@ export class ResourceQuota implements AdmissionPlugin {
       if (refusal) throw admissionDenied(a, refusal);
       const hard = quota.status?.hard ?? {};
       if (a.dryRun || ![...delta.keys()].some((k) => hard[k] !== undefined)) return;
-      const next: ResourceQuotaLike = { ...quota, status: { ...quota.status, used: addUsage(quota.status?.used, delta, hard as ResourceList) } };
+      const next: Quota = { ...quota, status: { ...quota.status, used: addUsage(quota.status?.used, delta, hard as ResourceList) } };
       try {
         await quotas.update(a.namespace, name, next, ADMISSION_CONTEXT, 'status');
         return;

@@ -1,6 +1,7 @@
-import { API_ACCESS_VOLUME_PREFIX, SERVICE_ACCOUNT_MOUNT_PATHS, apiAccessVolume, mountServiceAccountToken, shouldAutomount, unmountableSecret, type PodSpecLike, type ServiceAccountLike } from './service-account';
+import { API_ACCESS_VOLUME_PREFIX, SERVICE_ACCOUNT_MOUNT_PATHS, apiAccessVolume, mountServiceAccountToken, shouldAutomount, unmountableSecret, type AdmittedPodSpec } from './service-account';
+import type { ServiceAccount } from '../api';
 
-const account = (over: Partial<ServiceAccountLike> = {}, enforce = false): ServiceAccountLike => ({
+const account = (over: Partial<ServiceAccount> = {}, enforce = false): ServiceAccount => ({
   apiVersion: 'v1',
   kind: 'ServiceAccount',
   metadata: { name: 'builder', namespace: 'ns', ...(enforce ? { annotations: { 'orch.io/enforce-mountable-secrets': 'true' } } : {}) },
@@ -48,7 +49,7 @@ describe('ServiceAccount admission: the API-access volume', () => {
       want: { containers: [{ name: 'a', volumeMounts: mountsAt() }], ephemeralContainers: [{ name: 'debug' }], volumes: [apiAccessVolume(VOLUME)] },
     },
   ])('$name', ({ spec, want }) => {
-    const s = structuredClone(spec) as PodSpecLike;
+    const s = structuredClone(spec) as AdmittedPodSpec;
     mountServiceAccountToken(s, 'abcde');
     expect(s).toEqual(want);
   });
@@ -76,7 +77,7 @@ describe('ServiceAccount admission: orch.io/enforce-mountable-secrets', () => {
     { name: 'an ephemeral container env var', enforce: true, spec: { ephemeralContainers: [{ name: 'd', env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 'other' } } }] }] }, want: 'ephemeral container d with envVar X referencing secret.secretName="other" is not allowed because service account builder does not reference that secret' },
     { name: 'an image pull secret', enforce: true, spec: { imagePullSecrets: [{ name: 'pull-ok' }, { name: 'pull-other' }] }, want: 'imagePullSecrets[1].name="pull-other" is not allowed because service account builder does not reference that imagePullSecret' },
   ])('$name', ({ enforce, spec, want }) => {
-    expect(unmountableSecret(account(listed, enforce), spec as PodSpecLike)).toBe(want);
+    expect(unmountableSecret(account(listed, enforce), spec as AdmittedPodSpec)).toBe(want);
   });
 
   it('honours the kubernetes.io spelling', () => {

@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Inject, Injectable } from '@nestjs/common';
-import { StatusError, type KubeObject } from '@orch/apimachinery';
-import { AdmissionPluginProvider, admissionDenied, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResource } from '../../pipeline/admit';
-import { AdmissionState } from '../admission-state';
+import { Injectable } from '@nestjs/common';
+import { StatusError } from '@orch/apimachinery';
+import { AdmissionPluginProvider, handling, admissionDenied, type AdmissionAttributes, type AdmissionPlugin } from '../../pipeline/admit';
+import type { coreV1 } from '@orch/api';
+import { StateAdmissionPlugin } from '../admission-state';
+import type * as api from '../api';
+import type { AdmittedPod } from '../api';
 import { annotation } from '../namespace-annotations';
 
 export const SERVICE_ACCOUNT = 'ServiceAccount';
@@ -22,46 +25,12 @@ const MIRROR_ANNOTATIONS = ['orch.io/config.mirror', 'kubernetes.io/config.mirro
 /** How often a missing `default` account is looked up in the store before a pod is refused (upstream's 10). */
 export const DEFAULT_ACCOUNT_ATTEMPTS = 10;
 
-interface NameRef {
-  name?: string;
-}
-interface EnvVar {
-  name: string;
-  valueFrom?: { secretKeyRef?: NameRef };
-}
-interface Container {
-  name: string;
-  env?: EnvVar[];
-  envFrom?: { secretRef?: NameRef }[];
-  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
-}
-interface Volume {
-  name: string;
-  secret?: { secretName?: string };
-  projected?: { defaultMode?: number; sources?: ({ secret?: NameRef } & Record<string, unknown>)[] };
-  [source: string]: unknown;
-}
-export interface PodSpecLike {
-  serviceAccountName?: string;
-  serviceAccount?: string;
-  automountServiceAccountToken?: boolean;
-  imagePullSecrets?: NameRef[];
-  volumes?: Volume[];
-  containers?: Container[];
-  initContainers?: Container[];
-  ephemeralContainers?: Container[];
-}
-interface PodLike extends KubeObject {
-  spec?: PodSpecLike;
-}
-export interface ServiceAccountLike extends KubeObject {
-  automountServiceAccountToken?: boolean;
-  secrets?: NameRef[];
-  imagePullSecrets?: NameRef[];
-}
+/** What the plugin reads of a pod spec: the generated PodSpec, any part possibly absent (a body as admitted). */
+export type AdmittedPodSpec = NonNullable<AdmittedPod['spec']>;
+type Container = coreV1.Container | coreV1.EphemeralContainer;
 
 /** The projected volume of a pod's API credentials: a bound token, the root CA and the namespace (SPEC "Service account tokens" 1). */
-export function apiAccessVolume(name: string): Volume {
+export function apiAccessVolume(name: string): coreV1.Volume {
   return {
     name,
     projected: {
@@ -76,7 +45,7 @@ export function apiAccessVolume(name: string): Volume {
 }
 
 /** Whether the token is mounted: the pod's automountServiceAccountToken, else the account's, else yes (upstream shouldAutomount). */
-export function shouldAutomount(account: ServiceAccountLike, spec: PodSpecLike): boolean {
+export function shouldAutomount(account: api.ServiceAccount, spec: AdmittedPodSpec): boolean {
   return spec.automountServiceAccountToken ?? account.automountServiceAccountToken ?? true;
 }
 
@@ -86,7 +55,7 @@ export function shouldAutomount(account: ServiceAccountLike, spec: PodSpecLike):
  * mountServiceAccountToken; ephemeral containers get none). A volume the plugin added before
  * (its name prefix) is reused. `suffix` names a new volume.
  */
-export function mountServiceAccountToken(spec: PodSpecLike, suffix: string): void {
+export function mountServiceAccountToken(spec: AdmittedPodSpec, suffix: string): void {
   const existing = (spec.volumes ?? []).find((v) => v.name.startsWith(API_ACCESS_VOLUME_PREFIX));
   const volumeName = existing?.name ?? `${API_ACCESS_VOLUME_PREFIX}${suffix}`;
   let needed = false;
@@ -106,7 +75,7 @@ export function mountServiceAccountToken(spec: PodSpecLike, suffix: string): voi
  * secretKeyRef env vars and envFrom secretRefs of (init, ephemeral) containers, and
  * imagePullSecrets against the account's imagePullSecrets. Undefined when all are allowed.
  */
-export function unmountableSecret(account: ServiceAccountLike, spec: PodSpecLike, containers: 'all' | 'ephemeral' = 'all'): string | undefined {
+export function unmountableSecret(account: api.ServiceAccount, spec: AdmittedPodSpec, containers: 'all' | 'ephemeral' = 'all'): string | undefined {
   if (annotation(account, ENFORCE_MOUNTABLE_SECRETS) !== 'true') return undefined;
   const sa = account.metadata.name;
   const mountable = new Set((account.secrets ?? []).map((s) => s.name));
@@ -136,13 +105,13 @@ export function unmountableSecret(account: ServiceAccountLike, spec: PodSpecLike
   return undefined;
 }
 
-const isMirror = (pod: PodLike) => MIRROR_ANNOTATIONS.some((k) => pod.metadata.annotations?.[k] !== undefined);
-const usesSecrets = (spec: PodSpecLike) =>
+const isMirror = (pod: AdmittedPod) => MIRROR_ANNOTATIONS.some((k) => pod.metadata.annotations?.[k] !== undefined);
+const usesSecrets = (spec: AdmittedPodSpec) =>
   (spec.volumes ?? []).some((v) => v.secret || v.projected?.sources?.some((s) => s.secret)) ||
   [...(spec.initContainers ?? []), ...(spec.containers ?? []), ...(spec.ephemeralContainers ?? [])].some((c) => c.env?.some((e) => e.valueFrom?.secretKeyRef) || c.envFrom?.some((e) => e.secretRef));
 
 /**
- * ServiceAccount (upstream plugin of the same name; SPEC "Admission of a pod"): a pod without
+ * api.ServiceAccount (upstream plugin of the same name; SPEC "Admission of a pod"): a pod without
  * serviceAccountName runs as `default`; a pod naming an account that does not exist is
  * refused; unless automountServiceAccountToken is false on the pod or the account, a projected
  * volume (bound token, `orch-root-ca.crt`, namespace) is added and mounted at
@@ -159,18 +128,13 @@ const usesSecrets = (spec: PodSpecLike) =>
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class ServiceAccount implements AdmissionPlugin {
+export class ServiceAccount extends StateAdmissionPlugin implements AdmissionPlugin {
   readonly name = SERVICE_ACCOUNT;
 
-  constructor(@Inject(AdmissionState) private readonly state: AdmissionState) {}
-
-  handles(operation: string, r: AdmissionResource, sub: string): boolean {
-    if (r.group !== '' || r.resource !== 'pods') return false;
-    return (operation === 'CREATE' && sub === '') || (operation === 'UPDATE' && sub === 'ephemeralcontainers');
-  }
+  readonly handles = handling({ CREATE: ['pods'], UPDATE: ['pods/ephemeralcontainers'] });
 
   async mutate(a: AdmissionAttributes): Promise<void> {
-    const pod = a.object as PodLike | undefined;
+    const pod = a.object as AdmittedPod | undefined;
     if (!pod || a.operation !== 'CREATE' || isMirror(pod)) return;
     const spec = (pod.spec ??= {});
     if (!spec.serviceAccountName) spec.serviceAccountName = DEFAULT_SERVICE_ACCOUNT;
@@ -180,7 +144,7 @@ export class ServiceAccount implements AdmissionPlugin {
   }
 
   async validate(a: AdmissionAttributes): Promise<void> {
-    const pod = a.object as PodLike | undefined;
+    const pod = a.object as AdmittedPod | undefined;
     if (!pod) return;
     const spec = pod.spec ?? {};
     if (a.operation === 'CREATE' && isMirror(pod)) {
@@ -199,15 +163,15 @@ export class ServiceAccount implements AdmissionPlugin {
    * `default`, one random 100-199 ms pause between tries, as upstream); a missing account
    * refuses the pod, any other error of the lookup too.
    */
-  private async account(a: AdmissionAttributes, name: string): Promise<ServiceAccountLike> {
-    const cached = this.state.cache<ServiceAccountLike>('', 'serviceaccounts').get(a.namespace, name);
+  private async account(a: AdmissionAttributes, name: string): Promise<api.ServiceAccount> {
+    const cached = this.state.cache<api.ServiceAccount>('', 'serviceaccounts').get(a.namespace, name);
     if (cached) return cached;
     const attempts = name === DEFAULT_SERVICE_ACCOUNT ? DEFAULT_ACCOUNT_ATTEMPTS : 1;
     const pauseMs = 100 + Math.floor(Math.random() * 100);
     for (let i = 0; i < attempts; i++) {
       if (i > 0) await sleep(pauseMs);
       try {
-        return (await this.state.registry('', 'serviceaccounts').get(a.namespace, name)) as ServiceAccountLike;
+        return (await this.state.registry('', 'serviceaccounts').get(a.namespace, name)) as api.ServiceAccount;
       } catch (e) {
         if (!(e instanceof StatusError && e.code === 404)) throw admissionDenied(a, `error looking up service account ${a.namespace}/${name}: ${(e as Error).message}`);
       }

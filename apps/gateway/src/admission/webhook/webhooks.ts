@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { applyJsonPatch, StatusError, type KubeObject, type LabelSelectorObject, type StatusReason } from '@orch/apimachinery';
 import { CelCompileError, type CelEnvironment, type CelProgram } from '@orch/cel';
 import { AdmissionPluginProvider, ReinvocationContext, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResponse } from '../../pipeline/admit';
 import { admissionActivation, admissionEnvironment, admissionRequest, type VersionedAttributes } from '../admission-request';
-import { AdmissionState } from '../admission-state';
+import { StateAdmissionPlugin, type AdmissionState } from '../admission-state';
 import { matchingResource, namespaceSelectorMatches, objectSelectorMatches, type Rule } from '../matching';
 import { findNamespace } from '../namespace-annotations';
 import { WebhookError, type WebhookClientConfig } from '../../webhooks/webhook-client';
@@ -241,17 +241,9 @@ function collect(res: AdmissionReviewResponse, into: AdmissionResponse, w: Prepa
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class MutatingAdmissionWebhook implements AdmissionPlugin {
+export class MutatingAdmissionWebhook extends StateAdmissionPlugin implements AdmissionPlugin {
   readonly name = MUTATING_ADMISSION_WEBHOOK;
-  private readonly dispatcher: WebhookDispatcher;
-
-  constructor(@Inject(AdmissionState) private readonly state: AdmissionState) {
-    this.dispatcher = new WebhookDispatcher(state, 'mutatingwebhookconfigurations');
-  }
-
-  handles(): boolean {
-    return true;
-  }
+  private readonly dispatcher = new WebhookDispatcher(this.state, 'mutatingwebhookconfigurations');
 
   /**
    * First pass: every applicable webhook in order. When one changes the object, the chain runs
@@ -321,17 +313,9 @@ export class MutatingAdmissionWebhook implements AdmissionPlugin {
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class ValidatingAdmissionWebhook implements AdmissionPlugin {
+export class ValidatingAdmissionWebhook extends StateAdmissionPlugin implements AdmissionPlugin {
   readonly name = VALIDATING_ADMISSION_WEBHOOK;
-  private readonly dispatcher: WebhookDispatcher;
-
-  constructor(@Inject(AdmissionState) state: AdmissionState) {
-    this.dispatcher = new WebhookDispatcher(state, 'validatingwebhookconfigurations');
-  }
-
-  handles(): boolean {
-    return true;
-  }
+  private readonly dispatcher = new WebhookDispatcher(this.state, 'validatingwebhookconfigurations');
 
   async validate(a: AdmissionAttributes): Promise<AdmissionResponse | void> {
     const hooks = this.dispatcher.webhooks();

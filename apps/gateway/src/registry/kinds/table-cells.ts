@@ -1,4 +1,4 @@
-import { humanDuration, parseTime } from '@orch/apimachinery';
+import { humanDuration, parseTime, type LabelSelectorObject } from '@orch/apimachinery';
 
 // Cell formats shared by the kinds' tables (upstream's printers).
 
@@ -23,15 +23,10 @@ export function containerCells(spec: { containers?: Named[] } | undefined): [str
   return [cs.map((c) => c.name).join(','), cs.map((c) => c.image).join(',')];
 }
 
-interface SelectorLike {
-  matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
-}
-
 /** A label selector (or a plain label map) as kubectl prints it. */
-export function selectorText(sel: SelectorLike | Record<string, string> | undefined): string {
+export function selectorText(sel: LabelSelectorObject | Record<string, string> | undefined): string {
   if (!sel) return '<none>';
-  const s = sel as SelectorLike;
+  const s = sel as LabelSelectorObject;
   const parts = Object.entries(s.matchLabels ?? (s.matchExpressions ? {} : (sel as Record<string, string>))).map(([k, v]) => `${k}=${v}`);
   for (const e of s.matchExpressions ?? []) {
     const vals = (e.values ?? []).join(',');
