@@ -1,9 +1,9 @@
-import { isAlreadyExists, unwrapTombstone, type ResourceClient, type SharedInformer } from '@orch/client';
+import { isAlreadyExists, unwrapTombstone } from '@orch/client';
 import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { bootstrapTokens, isBootstrapToken, signingToken, tokenExpiration } from '../cluster-common/bootstrap-token';
-import { QueueController } from '../../framework/queue-controller';
+import { QueueController, selected } from '../../framework/queue-controller';
 import { CONFIGMAPS, PUBLIC_NAMESPACE, SECRETS } from '../../framework/resources';
-import type { ConfigMap, Secret } from '../../framework/api';
+import type { Secret } from '../../framework/api';
 import { CLUSTER_INFO, KUBECONFIG_KEY, clusterInfoKubeconfig, signedClusterInfoData } from './jws';
 
 /** Upstream's public namespace: cluster-info is kept there too under the compatibility option. */
@@ -19,23 +19,19 @@ export const UPSTREAM_PUBLIC_NAMESPACE = 'kube-public';
  * existing kubeconfig is never rewritten. Queue keys are `<namespace>/cluster-info`.
  */
 export class BootstrapSigner extends QueueController {
-  private readonly configMaps: SharedInformer<ConfigMap>;
-  private readonly secrets: SharedInformer<Secret>;
-  private readonly cmClient: ResourceClient<ConfigMap>;
+  private readonly cache = this.informersOf({ configMaps: selected(CONFIGMAPS, { fieldSelector: `metadata.name=${CLUSTER_INFO}` }), secrets: SECRETS });
+  private readonly api = this.clientsOf({ configMaps: CONFIGMAPS });
   private readonly keys: string[];
 
   constructor(ctx: ControllerContext) {
     super('bootstrapsigner', ctx);
     const namespaces = ctx.options.k8sCompatibility ? [PUBLIC_NAMESPACE, UPSTREAM_PUBLIC_NAMESPACE] : [PUBLIC_NAMESPACE];
     this.keys = namespaces.map((ns) => `${ns}/${CLUSTER_INFO}`);
-    this.cmClient = ctx.client.resource<ConfigMap>(CONFIGMAPS);
-    this.configMaps = this.informer<ConfigMap>(CONFIGMAPS, { fieldSelector: `metadata.name=${CLUSTER_INFO}` });
-    this.secrets = this.informer<Secret>(SECRETS);
-    this.enqueueOn(this.configMaps, (cm) => {
+    this.enqueueOn(this.cache.configMaps, (cm) => {
       const key = `${cm.metadata.namespace}/${CLUSTER_INFO}`;
       return this.keys.includes(key) ? key : undefined;
     });
-    this.secrets.addEventHandler({
+    this.cache.secrets.addEventHandler({
       onAdd: (s) => this.enqueueAll(s),
       onUpdate: (_o, s) => this.enqueueAll(s),
       onDelete: (s) => this.enqueueAll(unwrapTombstone(s)),
@@ -50,27 +46,27 @@ export class BootstrapSigner extends QueueController {
 
   protected async sync(key: string): Promise<void> {
     const namespace = key.slice(0, key.indexOf('/'));
-    const cm = this.configMaps.get(key);
+    const cm = this.cache.configMaps.get(key);
     if (!cm) {
       await this.createClusterInfo(namespace);
       return;
     }
     const now = Date.now();
-    const signers = bootstrapTokens(this.secrets).filter((s) => signingToken(s, now));
+    const signers = bootstrapTokens(this.cache.secrets).filter((s) => signingToken(s, now));
     // A token's expiry is no event: come back when the next signing token expires.
     const ttls = signers.flatMap((s) => tokenExpiration(s, now).ttlMs ?? []);
     if (ttls.length) this.queue.addAfter(key, Math.min(...ttls) + 1);
     const tokens = signers.flatMap((s) => signingToken(s, now) ?? []);
     const data = await signedClusterInfoData(cm, tokens);
     if (!data) return;
-    await this.cmClient.inNamespace(namespace).update({ ...structuredClone(cm), data });
+    await this.api.configMaps.inNamespace(namespace).update({ ...structuredClone(cm), data });
     this.logger.info('signed cluster-info', { namespace, tokens: tokens.map((t) => t.id) });
   }
 
   private async createClusterInfo(namespace: string): Promise<void> {
     const kubeconfig = clusterInfoKubeconfig(this.ctx.client.config.server, this.ctx.options.rootCaPem);
     try {
-      await this.cmClient.inNamespace(namespace).create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CLUSTER_INFO, namespace }, data: { [KUBECONFIG_KEY]: kubeconfig } });
+      await this.api.configMaps.inNamespace(namespace).create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: CLUSTER_INFO, namespace }, data: { [KUBECONFIG_KEY]: kubeconfig } });
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
     }

@@ -1,12 +1,8 @@
-import { aggregatedRules, sameRules, type RoleObject } from '@orch/auth';
-import type { GroupVersionResource, ResourceClient, SharedInformer } from '@orch/client';
-import type { KubeObject } from '@orch/apimachinery';
+import { aggregatedRules, sameRules } from '@orch/auth';
 import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { QueueController, ignoreNotFound } from '../../framework/queue-controller';
+import { CLUSTER_ROLES } from '../../framework/resources';
 
-export const CLUSTER_ROLES: GroupVersionResource = { group: 'rbac.authorization.orch.io', version: 'v1', resource: 'clusterroles' };
-
-type ClusterRole = KubeObject & RoleObject;
 
 /**
  * ClusterRole aggregation (upstream clusterrole-aggregation controller): a ClusterRole with an
@@ -16,26 +12,24 @@ type ClusterRole = KubeObject & RoleObject;
  * RBAC authorizer reads the rules written here.
  */
 export class ClusterRoleAggregationController extends QueueController {
-  private readonly roles: SharedInformer<ClusterRole>;
-  private readonly client: ResourceClient<ClusterRole>;
+  private readonly cache = this.informersOf({ roles: CLUSTER_ROLES });
+  private readonly api = this.clientsOf({ roles: CLUSTER_ROLES });
 
   constructor(ctx: ControllerContext) {
     super('clusterrole-aggregation', ctx);
-    this.client = ctx.client.resource<ClusterRole>(CLUSTER_ROLES);
-    this.roles = this.informer<ClusterRole>(CLUSTER_ROLES);
     const enqueueAggregated = () => {
-      for (const r of this.roles.list()) if (r.aggregationRule?.clusterRoleSelectors?.length) this.queue.add(r.metadata.name ?? '');
+      for (const r of this.cache.roles.list()) if (r.aggregationRule?.clusterRoleSelectors?.length) this.queue.add(r.metadata.name ?? '');
     };
-    this.roles.addEventHandler({ onAdd: enqueueAggregated, onUpdate: enqueueAggregated, onDelete: enqueueAggregated });
+    this.cache.roles.addEventHandler({ onAdd: enqueueAggregated, onUpdate: enqueueAggregated, onDelete: enqueueAggregated });
   }
 
   protected async sync(name: string): Promise<void> {
-    const role = this.roles.get(name);
+    const role = this.cache.roles.get(name);
     if (!role) return;
-    const rules = aggregatedRules(role, this.roles.list());
+    const rules = aggregatedRules(role, this.cache.roles.list());
     if (!rules || sameRules(rules, role.rules ?? [])) return;
     this.logger.info('updating aggregated rules', { clusterRole: name, rules: rules.length });
-    await ignoreNotFound(this.client.update({ ...structuredClone(role), rules }));
+    await ignoreNotFound(this.api.roles.update({ ...structuredClone(role), rules }));
   }
 }
 

@@ -1,10 +1,10 @@
 import { formatTime, parseTime } from '@orch/apimachinery';
-import { isAlreadyExists, isNotFound, objectKey, type ResourceClient, type SharedInformer } from '@orch/client';
+import { isAlreadyExists, isNotFound, objectKey } from '@orch/client';
 import type { ControllerContext } from '../../framework/controller';
-import { QueueController } from '../../framework/queue-controller';
+import { QueueController, byController } from '../../framework/queue-controller';
 import { controllerRefOf, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
 import { CRON_JOBS, JOBS } from '../../framework/resources';
-import { CONTROLLER_UID_INDEX, withControllerIndex } from '../../framework/informers';
+import { CONTROLLER_UID_INDEX } from '../../framework/informers';
 import type { CronJob, Job } from '../../framework/api';
 import { finishedType, jobFromTemplate, jobNameFor, jobsBeyondHistory, mostRecentScheduleTime, nextScheduleDelayMs, scheduleWithZone } from './cronjob-util';
 import { checkTimeZone, parseSchedule, ScheduleError, type Schedule } from './schedule';
@@ -27,10 +27,8 @@ interface Pass {
  * for the next activation.
  */
 export class CronJobController extends QueueController {
-  private readonly cronJobs: SharedInformer<CronJob>;
-  private readonly jobs: SharedInformer<Job>;
-  private readonly cronJobClient: ResourceClient<CronJob>;
-  private readonly jobClient: ResourceClient<Job>;
+  private readonly cache = this.informersOf({ cronJobs: CRON_JOBS, jobs: byController(JOBS) });
+  private readonly api = this.clientsOf({ cronJobs: CRON_JOBS, jobs: JOBS });
 
   /** `now` is the clock schedules are evaluated on (tests pass a fixed one). */
   constructor(
@@ -38,29 +36,25 @@ export class CronJobController extends QueueController {
     private readonly now: () => number = Date.now,
   ) {
     super('cronjob', ctx, { reportingController: 'cronjob-controller' });
-    this.cronJobs = this.informer<CronJob>(CRON_JOBS);
-    this.jobs = withControllerIndex(this.informer<Job>(JOBS));
-    this.cronJobClient = ctx.client.resource<CronJob>(CRON_JOBS);
-    this.jobClient = ctx.client.resource<Job>(JOBS);
-    this.enqueueOn(this.cronJobs, objectKey);
+    this.enqueueOn(this.cache.cronJobs, objectKey);
     // A job's cronjob; an update enqueues the old version's too (its controller may have changed).
-    this.enqueueOn(this.jobs, (job) => this.ownerKey(job));
+    this.enqueueOn(this.cache.jobs, (job) => this.ownerKey(job));
   }
 
   private ownerKey(job: Job): string | undefined {
-    const cj = resolveControllerRef(job.metadata.namespace, controllerRefOf(job), CRON_JOBS, this.cronJobs);
+    const cj = resolveControllerRef(job.metadata.namespace, controllerRefOf(job), CRON_JOBS, this.cache.cronJobs);
     return cj && objectKey(cj);
   }
 
   /** upstream ControllerV2.sync. */
   async sync(key: string): Promise<void> {
-    const cached = this.cronJobs.get(key);
+    const cached = this.cache.cronJobs.get(key);
     if (!cached) return;
     const cj = structuredClone(cached);
-    const jobs = this.jobs.byIndex(CONTROLLER_UID_INDEX, cj.metadata.uid ?? '').filter((j) => j.metadata.namespace === cj.metadata.namespace);
+    const jobs = this.cache.jobs.byIndex(CONTROLLER_UID_INDEX, cj.metadata.uid ?? '').filter((j) => j.metadata.namespace === cj.metadata.namespace);
     const pass = await this.syncCronJob(cj, jobs);
     if (await this.cleanupFinishedJobs(cj, jobs)) pass.updateStatus = true;
-    if (pass.updateStatus) await this.cronJobClient.updateStatus(cj);
+    if (pass.updateStatus) await this.api.cronJobs.updateStatus(cj);
     if (pass.requeueAfterMs !== undefined) this.queue.addAfter(key, Math.max(0, pass.requeueAfterMs));
   }
 
@@ -105,7 +99,7 @@ export class CronJobController extends QueueController {
     for (const ref of [...(status.active ?? [])]) {
       if (children.has(ref.uid ?? '')) continue;
       try {
-        await this.jobClient.inNamespace(ref.namespace ?? cj.metadata.namespace ?? '').get(ref.name ?? '');
+        await this.api.jobs.inNamespace(ref.namespace ?? cj.metadata.namespace ?? '').get(ref.name ?? '');
       } catch (err) {
         if (!isNotFound(err)) throw err;
         this.recorder.event(cj, 'Normal', 'MissingJob', 'Sync', `Active job went missing: ${ref.name}`);
@@ -199,14 +193,14 @@ export class CronJobController extends QueueController {
     request.metadata.ownerReferences = [newControllerRef(cj, CRON_JOBS)];
     let created: Job;
     try {
-      created = await this.jobClient.create(request);
+      created = await this.api.jobs.create(request);
       this.recorder.event(cj, 'Normal', 'SuccessfulCreate', 'Create', `Created job ${created.metadata.name}`);
     } catch (err) {
       if (!isAlreadyExists(err)) {
         this.recorder.event(cj, 'Warning', 'FailedCreate', 'Create', `Error creating job: ${(err as Error).message}`);
         throw err;
       }
-      created = await this.jobClient.inNamespace(cj.metadata.namespace ?? '').get(jobNameFor(cj, scheduled));
+      created = await this.api.jobs.inNamespace(cj.metadata.namespace ?? '').get(jobNameFor(cj, scheduled));
       // Created by someone else: assume they keep the status.
       if (controllerRefOf(created)?.uid !== cj.metadata.uid) return false;
       if ((status.active ?? []).some((r) => r.uid === created.metadata.uid)) return false;
@@ -236,7 +230,7 @@ export class CronJobController extends QueueController {
   /** upstream deleteJob: background deletion, then out of the active list. */
   private async deleteJob(cj: CronJob, namespace: string, name: string, uid: string | undefined): Promise<boolean> {
     try {
-      await this.jobClient.inNamespace(namespace).delete(name, { propagationPolicy: 'Background' });
+      await this.api.jobs.inNamespace(namespace).delete(name, { propagationPolicy: 'Background' });
     } catch (err) {
       if (!isNotFound(err)) {
         this.recorder.event(cj, 'Warning', 'FailedDelete', 'Delete', `Deleted job: ${(err as Error).message}`);

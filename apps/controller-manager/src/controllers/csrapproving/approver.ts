@@ -1,5 +1,4 @@
 import { formatTime } from '@orch/apimachinery';
-import type { ResourceClient, SharedInformer } from '@orch/client';
 import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { KUBELET_CLIENT_SIGNER, isDecided, kubeletClientCsrProblem, parseCsr, type ParsedCsr } from '../cluster-common/csr';
 import { QueueController } from '../../framework/queue-controller';
@@ -43,18 +42,16 @@ export function approvalReview(csr: CertificateSigningRequest, subresource: stri
  * alone; malformed ones are logged and left for a human.
  */
 export class CsrApprovingController extends QueueController {
-  private readonly csrs: SharedInformer<CertificateSigningRequest>;
-  private readonly csrClient: ResourceClient<CertificateSigningRequest>;
+  private readonly cache = this.informersOf({ csrs: CSRS });
+  private readonly api = this.clientsOf({ csrs: CSRS });
 
   constructor(ctx: ControllerContext) {
     super('csrapproving', ctx);
-    this.csrClient = ctx.client.resource<CertificateSigningRequest>(CSRS);
-    this.csrs = this.informer<CertificateSigningRequest>(CSRS);
-    this.enqueueOn(this.csrs, (csr) => csr.metadata.name);
+    this.enqueueOn(this.cache.csrs, (csr) => csr.metadata.name);
   }
 
   protected async sync(name: string): Promise<void> {
-    const csr = this.csrs.get(name);
+    const csr = this.cache.csrs.get(name);
     if (!csr || csr.status?.certificate || isDecided(csr)) return;
     let parsed: ParsedCsr;
     try {
@@ -72,7 +69,7 @@ export class CsrApprovingController extends QueueController {
     const next = structuredClone(csr) as CertificateSigningRequest;
     const now = formatTime(Date.now());
     next.status = { ...(next.status ?? {}), conditions: [...(next.status?.conditions ?? []), { type: 'Approved', status: 'True', reason: 'AutoApproved', message, lastUpdateTime: now, lastTransitionTime: now }] };
-    await this.csrClient.updateSubresource(name, 'approval', next);
+    await this.api.csrs.updateSubresource(name, 'approval', next);
     this.logger.info('approved certificate signing request', { csr: name, requester: csr.spec.username });
   }
 }

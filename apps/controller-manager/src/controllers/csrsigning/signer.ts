@@ -1,6 +1,5 @@
 import { formatTime } from '@orch/apimachinery';
 import { signCsr, type CertAndKey, type Pki } from '@orch/auth';
-import type { ResourceClient, SharedInformer } from '@orch/client';
 import { disabledController, type ControllerContext, type ControllerDescriptor } from '../../framework/controller';
 import { APISERVER_CLIENT_SIGNER, KUBELET_CLIENT_SIGNER, apiServerClientUsagesProblem, hasFailed, isApproved, kubeletClientCsrProblem, parseCsr } from '../cluster-common/csr';
 import { QueueController } from '../../framework/queue-controller';
@@ -49,21 +48,19 @@ export function signingDecision(csr: CertificateSigningRequest): { kind: 'skip' 
  * Failed/SignerValidationFailure. Both through the `status` subresource.
  */
 export class CsrSigningController extends QueueController {
-  private readonly csrs: SharedInformer<CertificateSigningRequest>;
-  private readonly csrClient: ResourceClient<CertificateSigningRequest>;
+  private readonly cache = this.informersOf({ csrs: CSRS });
+  private readonly api = this.clientsOf({ csrs: CSRS });
   /** signCsr reads only the CA of a Pki. */
   private readonly signingPki: Pki;
 
   constructor(ctx: ControllerContext, ca: CertAndKey) {
     super('csrsigning', ctx);
     this.signingPki = { ca } as Pki;
-    this.csrClient = ctx.client.resource<CertificateSigningRequest>(CSRS);
-    this.csrs = this.informer<CertificateSigningRequest>(CSRS);
-    this.enqueueOn(this.csrs, (csr) => csr.metadata.name);
+    this.enqueueOn(this.cache.csrs, (csr) => csr.metadata.name);
   }
 
   protected async sync(name: string): Promise<void> {
-    const csr = this.csrs.get(name);
+    const csr = this.cache.csrs.get(name);
     if (!csr) return;
     const decision = signingDecision(csr);
     if (decision.kind === 'skip') return;
@@ -77,7 +74,7 @@ export class CsrSigningController extends QueueController {
       };
       this.logger.info('refusing to sign certificate signing request', { csr: name, reason: failed });
     }
-    await this.csrClient.updateStatus(next);
+    await this.api.csrs.updateStatus(next);
   }
 
   /**

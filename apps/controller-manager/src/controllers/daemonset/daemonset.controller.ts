@@ -1,22 +1,15 @@
 import { labelSelectorFromObject, type KubeObject } from '@orch/apimachinery';
-import {
-  isAlreadyExists,
-  isNotFound,
-  objectKey,
-  unwrapTombstone,
-  type DeletedFinalStateUnknown,
-  type ResourceClient,
-  type SharedInformer,
-} from '@orch/client';
+import { isAlreadyExists, isNotFound, objectKey, unwrapTombstone, type DeletedFinalStateUnknown } from '@orch/client';
 import type { ControllerContext } from '../../framework/controller';
-import { QueueController } from '../../framework/queue-controller';
+import { QueueController, byController } from '../../framework/queue-controller';
 import { SLOW_START_INITIAL_BATCH_SIZE, slowStartBatch } from '../workload-common/batch';
 import { claimObjects, recheckOwner } from '../workload-common/claim';
+import { PodControl } from '../workload-common/pod-control';
 import { controllerRefOf, controllersSelecting, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
 import { UIDTrackingExpectations } from '../../framework/expectations';
 import { CONTROLLER_REVISIONS, DAEMON_SETS, NODES, PODS } from '../../framework/resources';
 import { CONTROLLER_REVISION_HASH_LABEL, byRevisionNumber, nextRevisionNumber, templatePatch } from '../workload-common/revisions';
-import { CONTROLLER_UID_INDEX, keyOf, withControllerIndex } from '../../framework/informers';
+import { CONTROLLER_UID_INDEX, keyOf } from '../../framework/informers';
 import type { ControllerRevision, DaemonSet, Node, Pod } from '../../framework/api';
 import { canonicalJson, computeHash } from '../workload-common/hash';
 import { daemonPodFor, targetNodeName } from './placement';
@@ -34,28 +27,17 @@ const BURST_REPLICAS = 250;
  * pods carry `controller-revision-hash`.
  */
 export class DaemonSetController extends QueueController {
+  private readonly cache = this.informersOf({ sets: DAEMON_SETS, pods: byController(PODS), nodes: NODES, revisions: byController(CONTROLLER_REVISIONS) });
+  private readonly api = this.clientsOf({ sets: DAEMON_SETS, pods: PODS, revisions: CONTROLLER_REVISIONS });
+  private readonly podControl = new PodControl(this.api.pods, () => this.recorder);
   private readonly expectations = new UIDTrackingExpectations();
-  private readonly sets: SharedInformer<DaemonSet>;
-  private readonly pods: SharedInformer<Pod>;
-  private readonly nodes: SharedInformer<Node>;
-  private readonly revisions: SharedInformer<ControllerRevision>;
-  private readonly setClient: ResourceClient<DaemonSet>;
-  private readonly podClient: ResourceClient<Pod>;
-  private readonly revisionClient: ResourceClient<ControllerRevision>;
 
   constructor(ctx: ControllerContext) {
     super('daemonset', ctx, { reportingController: 'daemonset-controller' });
-    this.sets = this.informer<DaemonSet>(DAEMON_SETS);
-    this.pods = withControllerIndex(this.informer<Pod>(PODS));
-    this.nodes = this.informer<Node>(NODES);
-    this.revisions = withControllerIndex(this.informer<ControllerRevision>(CONTROLLER_REVISIONS));
-    this.setClient = ctx.client.resource<DaemonSet>(DAEMON_SETS);
-    this.podClient = ctx.client.resource<Pod>(PODS);
-    this.revisionClient = ctx.client.resource<ControllerRevision>(CONTROLLER_REVISIONS);
     // A deleted set's expectations go before its key is enqueued.
-    this.sets.addEventHandler({ onDelete: (obj) => this.expectations.delete(keyOf(obj)) });
-    this.enqueueOn(this.sets, objectKey);
-    this.pods.addEventHandler({
+    this.cache.sets.addEventHandler({ onDelete: (obj) => this.expectations.delete(keyOf(obj)) });
+    this.enqueueOn(this.cache.sets, objectKey);
+    this.cache.pods.addEventHandler({
       onAdd: (pod) => {
         const ds = this.ownerOf(pod);
         if (ds && !pod.metadata.deletionTimestamp) this.expectations.creationObserved(objectKey(ds));
@@ -75,9 +57,9 @@ export class DaemonSetController extends QueueController {
       },
     });
     const allSets = () => {
-      for (const ds of this.sets.list()) this.queue.add(objectKey(ds));
+      for (const ds of this.cache.sets.list()) this.queue.add(objectKey(ds));
     };
-    this.nodes.addEventHandler({
+    this.cache.nodes.addEventHandler({
       onAdd: allSets,
       onUpdate: (old, cur) => {
         const relevant = (n: Node) => JSON.stringify([n.metadata.labels, n.spec?.taints, n.spec?.unschedulable]);
@@ -88,7 +70,7 @@ export class DaemonSetController extends QueueController {
   }
 
   private ownerOf(obj: KubeObject): DaemonSet | undefined {
-    return resolveControllerRef(obj.metadata.namespace, controllerRefOf(obj), DAEMON_SETS, this.sets);
+    return resolveControllerRef(obj.metadata.namespace, controllerRefOf(obj), DAEMON_SETS, this.cache.sets);
   }
 
   private enqueueFor(pod: Pod): void {
@@ -98,25 +80,25 @@ export class DaemonSetController extends QueueController {
       return;
     }
     if (controllerRefOf(pod)) return;
-    for (const set of controllersSelecting(this.sets, pod)) this.queue.add(objectKey(set));
+    for (const set of controllersSelecting(this.cache.sets, pod)) this.queue.add(objectKey(set));
   }
 
   /** upstream syncDaemonSet. */
   async sync(key: string): Promise<void> {
-    const cached = this.sets.get(key);
+    const cached = this.cache.sets.get(key);
     if (!cached) {
       this.expectations.delete(key);
       return;
     }
     const ds = structuredClone(cached);
     const hash = computeHash(ds.spec.template, ds.status?.collisionCount);
-    const nodes = this.nodes.list();
-    const pods = await claimObjects(this.pods.listInNamespace(ds.metadata.namespace ?? ''), {
+    const nodes = this.cache.nodes.list();
+    const pods = await claimObjects(this.cache.pods.listInNamespace(ds.metadata.namespace ?? ''), {
       owner: ds,
       ownerType: DAEMON_SETS,
       selector: labelSelectorFromObject(ds.spec.selector),
-      client: this.podClient,
-      canAdopt: recheckOwner(this.setClient, ds),
+      client: this.api.pods,
+      canAdopt: recheckOwner(this.api.sets, ds),
     });
     const byNode = podsByNode(pods);
     let observed = false;
@@ -135,7 +117,7 @@ export class DaemonSetController extends QueueController {
     const counts = daemonSetCounts(ds, nodes, byNode, hash, Date.now());
     const status = { ...(ds.status ?? {}), ...counts };
     if (observed) status.observedGeneration = ds.metadata.generation;
-    if (canonicalJson(status) !== canonicalJson(ds.status ?? {})) await this.setClient.updateStatus({ ...ds, status });
+    if (canonicalJson(status) !== canonicalJson(ds.status ?? {})) await this.api.sets.updateStatus({ ...ds, status });
     const minReady = ds.spec.minReadySeconds ?? 0;
     if (minReady > 0 && counts.numberReady !== counts.numberAvailable) this.queue.addAfter(key, minReady * 1000);
   }
@@ -148,28 +130,10 @@ export class DaemonSetController extends QueueController {
     this.expectations.expectDeletionsOf(key, toDelete.map((p) => objectKey(p)), toCreate.length);
     const errors: Error[] = [];
     const ref = newControllerRef(ds, DAEMON_SETS);
-    const { successes, error } = await slowStartBatch(toCreate.length, SLOW_START_INITIAL_BATCH_SIZE, async (i) => {
-      try {
-        const created = await this.podClient.create(daemonPodFor(ds, toCreate[i], hash, ref));
-        this.recorder.event(ds, 'Normal', 'SuccessfulCreate', 'Create', `Created pod: ${created.metadata.name}`);
-      } catch (err) {
-        this.recorder.event(ds, 'Warning', 'FailedCreate', 'Create', `Error creating: ${(err as Error).message}`);
-        throw err;
-      }
-    });
+    const { successes, error } = await slowStartBatch(toCreate.length, SLOW_START_INITIAL_BATCH_SIZE, (i) => this.podControl.create(ds, daemonPodFor(ds, toCreate[i], hash, ref)));
     for (let i = successes; i < toCreate.length; i++) this.expectations.creationObserved(key);
     if (error) errors.push(error);
-    await Promise.all(
-      toDelete.map(async (pod) => {
-        try {
-          await this.podClient.inNamespace(pod.metadata.namespace ?? '').delete(pod.metadata.name ?? '');
-          this.recorder.event(ds, 'Normal', 'SuccessfulDelete', 'Delete', `Deleted pod: ${pod.metadata.name}`);
-        } catch (err) {
-          this.expectations.deletionObservedOf(key, objectKey(pod));
-          if (!isNotFound(err)) errors.push(err as Error);
-        }
-      }),
-    );
+    await this.podControl.deleteAll(ds, toDelete, this.expectations, key).catch((err: Error) => errors.push(err));
     if (errors.length) throw errors[0];
   }
 
@@ -178,7 +142,7 @@ export class DaemonSetController extends QueueController {
    * newest; revisions no pod uses beyond revisionHistoryLimit are deleted.
    */
   private async syncHistory(ds: DaemonSet, hash: string, pods: Pod[]): Promise<void> {
-    const owned = this.revisions.byIndex(CONTROLLER_UID_INDEX, ds.metadata.uid ?? '').sort(byRevisionNumber);
+    const owned = this.cache.revisions.byIndex(CONTROLLER_UID_INDEX, ds.metadata.uid ?? '').sort(byRevisionNumber);
     const name = `${ds.metadata.name}-${hash}`;
     const next = nextRevisionNumber(owned);
     const current = owned.find((r) => r.metadata.name === name);
@@ -195,17 +159,17 @@ export class DaemonSetController extends QueueController {
         data: templatePatch(ds.spec.template),
         revision: next,
       };
-      await this.revisionClient.create(revision).catch((err: unknown) => {
+      await this.api.revisions.create(revision).catch((err: unknown) => {
         if (!isAlreadyExists(err)) throw err;
       });
     } else if (owned[owned.length - 1] !== current) {
-      await this.revisionClient.update({ ...structuredClone(current), revision: next });
+      await this.api.revisions.update({ ...structuredClone(current), revision: next });
     }
     const live = new Set([hash, ...pods.map((p) => p.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] ?? '')]);
     const historic = owned.filter((r) => !live.has(r.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] ?? ''));
     const excess = historic.length - (ds.spec.revisionHistoryLimit ?? 10);
     for (const r of historic.slice(0, Math.max(0, excess))) {
-      await this.revisionClient.inNamespace(r.metadata.namespace ?? '').delete(r.metadata.name ?? '').catch((err: unknown) => {
+      await this.api.revisions.inNamespace(r.metadata.namespace ?? '').delete(r.metadata.name ?? '').catch((err: unknown) => {
         if (!isNotFound(err)) throw err;
       });
     }

@@ -1,22 +1,13 @@
 import { mirrorUpstreamKeys, readWellKnown, upstreamKeysMissing } from '@orch/api';
 import { formatTime, labelSelectorFromObject } from '@orch/apimachinery';
-import {
-  isAlreadyExists,
-  isNotFound,
-  objectKey,
-  splitObjectKey,
-  unwrapTombstone,
-  type DeletedFinalStateUnknown,
-  type ResourceClient,
-  type SharedInformer,
-} from '@orch/client';
+import { isAlreadyExists, isNotFound, objectKey, splitObjectKey, unwrapTombstone, type DeletedFinalStateUnknown } from '@orch/client';
 import type { ControllerContext } from '../../framework/controller';
-import { QueueController } from '../../framework/queue-controller';
+import { QueueController, byController } from '../../framework/queue-controller';
 import { claimObjects, recheckOwner } from '../workload-common/claim';
 import { controllerRefOf, controllersSelecting, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
 import { findCondition } from '../workload-common/pods';
 import { DEPLOYMENTS, PODS, REPLICA_SETS } from '../../framework/resources';
-import { CONTROLLER_UID_INDEX, withControllerIndex } from '../../framework/informers';
+import { CONTROLLER_UID_INDEX } from '../../framework/informers';
 import type { Deployment, Pod, ReplicaSet } from '../../framework/api';
 import {
   activeSets,
@@ -64,33 +55,25 @@ interface SyncState {
  * an older one: the matching old ReplicaSet is reused and gets the next revision.
  */
 export class DeploymentController extends QueueController {
-  private readonly deployments: SharedInformer<Deployment>;
-  private readonly sets: SharedInformer<ReplicaSet>;
-  private readonly pods: SharedInformer<Pod>;
-  private readonly deploymentClient: ResourceClient<Deployment>;
-  private readonly setClient: ResourceClient<ReplicaSet>;
+  private readonly cache = this.informersOf({ deployments: DEPLOYMENTS, sets: byController(REPLICA_SETS), pods: byController(PODS) });
+  private readonly api = this.clientsOf({ deployments: DEPLOYMENTS, sets: REPLICA_SETS });
   /** Write the `deployment.kubernetes.io/*` twins kubectl rollout reads (compatibility option). */
   private readonly upstreamTwins: boolean;
 
   constructor(ctx: ControllerContext) {
     super('deployment', ctx, { reportingController: 'deployment-controller' });
     this.upstreamTwins = ctx.options.k8sCompatibility;
-    this.deployments = this.informer<Deployment>(DEPLOYMENTS);
-    this.sets = withControllerIndex(this.informer<ReplicaSet>(REPLICA_SETS));
-    this.pods = withControllerIndex(this.informer<Pod>(PODS));
-    this.deploymentClient = ctx.client.resource<Deployment>(DEPLOYMENTS);
-    this.setClient = ctx.client.resource<ReplicaSet>(REPLICA_SETS);
-    this.enqueueOn(this.deployments, objectKey);
-    this.sets.addEventHandler({
+    this.enqueueOn(this.cache.deployments, objectKey);
+    this.cache.sets.addEventHandler({
       onAdd: (rs) => this.addReplicaSet(rs),
       onUpdate: (old, cur) => this.updateReplicaSet(old, cur),
       onDelete: (obj) => this.enqueueOwner(unwrapTombstone(obj)),
     });
-    this.pods.addEventHandler({ onDelete: (obj) => this.deletePod(obj) });
+    this.cache.pods.addEventHandler({ onDelete: (obj) => this.deletePod(obj) });
   }
 
   private ownerOf(rs: ReplicaSet, ref = controllerRefOf(rs)): Deployment | undefined {
-    return resolveControllerRef(rs.metadata.namespace, ref, DEPLOYMENTS, this.deployments);
+    return resolveControllerRef(rs.metadata.namespace, ref, DEPLOYMENTS, this.cache.deployments);
   }
 
   private enqueueOwner(rs: ReplicaSet): void {
@@ -100,7 +83,7 @@ export class DeploymentController extends QueueController {
 
   /** Deployments whose non-empty selector matches an orphan set: they may adopt it. */
   private enqueueMatching(rs: ReplicaSet): void {
-    for (const d of controllersSelecting(this.deployments, rs)) this.queue.add(objectKey(d));
+    for (const d of controllersSelecting(this.cache.deployments, rs)) this.queue.add(objectKey(d));
   }
 
   private addReplicaSet(rs: ReplicaSet): void {
@@ -125,14 +108,14 @@ export class DeploymentController extends QueueController {
   /** A Recreate rollout waits for old pods to go: a pod deletion may let it continue. */
   private deletePod(obj: Pod | DeletedFinalStateUnknown<Pod>): void {
     const pod = unwrapTombstone(obj);
-    const rs = resolveControllerRef(pod.metadata.namespace, controllerRefOf(pod), REPLICA_SETS, this.sets);
+    const rs = resolveControllerRef(pod.metadata.namespace, controllerRefOf(pod), REPLICA_SETS, this.cache.sets);
     const d = rs && this.ownerOf(rs);
     if (d && d.spec.strategy?.type === 'Recreate') this.queue.add(objectKey(d));
   }
 
   /** upstream syncDeployment. */
   async sync(key: string): Promise<void> {
-    const cached = this.deployments.get(key);
+    const cached = this.cache.deployments.get(key);
     if (!cached) return;
     const state: SyncState = { d: structuredClone(cached) };
     const d = state.d;
@@ -156,17 +139,17 @@ export class DeploymentController extends QueueController {
   /** upstream getReplicaSetsForDeployment: claim (adopt / release) sets by the selector. */
   private async replicaSetsFor(d: Deployment): Promise<ReplicaSet[]> {
     const { namespace } = splitObjectKey(objectKey(d));
-    return claimObjects(this.sets.listInNamespace(namespace ?? ''), {
+    return claimObjects(this.cache.sets.listInNamespace(namespace ?? ''), {
       owner: d,
       ownerType: DEPLOYMENTS,
       selector: labelSelectorFromObject(d.spec.selector),
-      client: this.setClient,
-      canAdopt: recheckOwner(this.deploymentClient, d),
+      client: this.api.sets,
+      canAdopt: recheckOwner(this.api.deployments, d),
     });
   }
 
   private async writeStatus(state: SyncState, status: Deployment['status']): Promise<void> {
-    state.d = await this.deploymentClient.updateStatus({ ...state.d, status });
+    state.d = await this.api.deployments.updateStatus({ ...state.d, status });
   }
 
   /**
@@ -191,7 +174,7 @@ export class DeploymentController extends QueueController {
       const minReadyChanged = (copy.spec.minReadySeconds ?? 0) !== (d.spec.minReadySeconds ?? 0);
       if (annotationsChanged || minReadyChanged) {
         copy.spec.minReadySeconds = d.spec.minReadySeconds;
-        return this.setClient.update(copy);
+        return this.api.sets.update(copy);
       }
       const status = structuredClone(d.status ?? {});
       this.recordRevision(state, readWellKnown(copy.metadata.annotations, REVISION_ANNOTATION));
@@ -226,10 +209,10 @@ export class DeploymentController extends QueueController {
     let created: ReplicaSet;
     let alreadyExisted = false;
     try {
-      created = await this.setClient.create(rs);
+      created = await this.api.sets.create(rs);
     } catch (err) {
       if (isAlreadyExists(err)) {
-        const found = await this.setClient.inNamespace(d.metadata.namespace ?? '').get(rs.metadata.name ?? '');
+        const found = await this.api.sets.inNamespace(d.metadata.namespace ?? '').get(rs.metadata.name ?? '');
         if (controllerRefOf(found)?.uid === d.metadata.uid && equalIgnoreHash(d.spec.template, found.spec.template)) {
           created = found;
           alreadyExisted = true;
@@ -280,7 +263,7 @@ export class DeploymentController extends QueueController {
     state.revision = undefined;
     const annotations = { [REVISION_ANNOTATION]: revision };
     mirrorUpstreamKeys(annotations, this.upstreamTwins);
-    state.d = await this.deploymentClient.inNamespace(state.d.metadata.namespace ?? '').patch(state.d.metadata.name ?? '', 'merge', {
+    state.d = await this.api.deployments.inNamespace(state.d.metadata.namespace ?? '').patch(state.d.metadata.name ?? '', 'merge', {
       metadata: { resourceVersion: state.d.metadata.resourceVersion, annotations },
     });
   }
@@ -391,7 +374,7 @@ export class DeploymentController extends QueueController {
     if (oldSets.some((rs) => (rs.status?.replicas ?? 0) > 0)) return true;
     return oldSets.some((rs) =>
       rs.metadata.uid !== newRS?.metadata.uid &&
-      this.pods.byIndex(CONTROLLER_UID_INDEX, rs.metadata.uid ?? '').some((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed'),
+      this.cache.pods.byIndex(CONTROLLER_UID_INDEX, rs.metadata.uid ?? '').some((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed'),
     );
   }
 
@@ -423,7 +406,7 @@ export class DeploymentController extends QueueController {
     const copy = structuredClone(rs);
     copy.spec.replicas = replicas;
     setReplicasAnnotations(copy, specReplicas(d), max, this.upstreamTwins);
-    const updated = await this.setClient.update(copy);
+    const updated = await this.api.sets.update(copy);
     if (sizeChanged) {
       this.recorder.event(d, 'Normal', 'ScalingReplicaSet', 'Scale', `Scaled ${operation} replica set ${rs.metadata.name} from ${specReplicas(rs)} to ${replicas}`);
     }
@@ -434,7 +417,7 @@ export class DeploymentController extends QueueController {
   private async cleanup(d: Deployment, oldSets: ReplicaSet[]): Promise<void> {
     for (const rs of replicaSetsToCleanUp(d, oldSets)) {
       try {
-        await this.setClient.inNamespace(rs.metadata.namespace ?? '').delete(rs.metadata.name ?? '', { preconditions: { uid: rs.metadata.uid } });
+        await this.api.sets.inNamespace(rs.metadata.namespace ?? '').delete(rs.metadata.name ?? '', { preconditions: { uid: rs.metadata.uid } });
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }

@@ -1,18 +1,11 @@
 import { parseApiVersion } from '@orch/api';
 import { formatTime, labelSelectorFromObject, type OwnerReference } from '@orch/apimachinery';
-import {
-  isConflict,
-  objectKey,
-  unwrapTombstone,
-  type DeletedFinalStateUnknown,
-  type ResourceClient,
-  type SharedInformer,
-} from '@orch/client';
+import { isConflict, objectKey, unwrapTombstone, type DeletedFinalStateUnknown } from '@orch/client';
 import type { ControllerContext } from '../../framework/controller';
 import { QueueController } from '../../framework/queue-controller';
 import { controllerRefOf, resolveControllerRef } from '../../framework/controller-ref';
 import { DEPLOYMENTS, POD_DISRUPTION_BUDGETS, PODS, REPLICA_SETS, REPLICATION_CONTROLLERS, STATEFUL_SETS } from '../../framework/resources';
-import type { Deployment, Pod, PodDisruptionBudget, ReplicaSet, ReplicationController, StatefulSet } from '../../framework/api';
+import type { Pod, PodDisruptionBudget } from '../../framework/api';
 import { canonicalJson } from '../workload-common/hash';
 import { budgetStatus, countHealthy, expectedPodCount, failSafeStatus, pendingDisruptions } from './budget';
 
@@ -31,25 +24,13 @@ interface ControllerScale {
  * two minutes if the pod was not deleted.
  */
 export class DisruptionController extends QueueController {
-  private readonly budgets: SharedInformer<PodDisruptionBudget>;
-  private readonly pods: SharedInformer<Pod>;
-  private readonly replicaSets: SharedInformer<ReplicaSet>;
-  private readonly deployments: SharedInformer<Deployment>;
-  private readonly statefulSets: SharedInformer<StatefulSet>;
-  private readonly replicationControllers: SharedInformer<ReplicationController>;
-  private readonly client: ResourceClient<PodDisruptionBudget>;
+  private readonly cache = this.informersOf({ budgets: POD_DISRUPTION_BUDGETS, pods: PODS, replicaSets: REPLICA_SETS, deployments: DEPLOYMENTS, statefulSets: STATEFUL_SETS, replicationControllers: REPLICATION_CONTROLLERS });
+  private readonly api = this.clientsOf({ budgets: POD_DISRUPTION_BUDGETS });
 
   constructor(ctx: ControllerContext) {
     super('disruption', ctx, { reportingController: 'disruption-controller' });
-    this.budgets = this.informer<PodDisruptionBudget>(POD_DISRUPTION_BUDGETS);
-    this.pods = this.informer<Pod>(PODS);
-    this.replicaSets = this.informer<ReplicaSet>(REPLICA_SETS);
-    this.deployments = this.informer<Deployment>(DEPLOYMENTS);
-    this.statefulSets = this.informer<StatefulSet>(STATEFUL_SETS);
-    this.replicationControllers = this.informer<ReplicationController>(REPLICATION_CONTROLLERS);
-    this.client = ctx.client.resource<PodDisruptionBudget>(POD_DISRUPTION_BUDGETS);
-    this.enqueueOn(this.budgets, objectKey);
-    this.pods.addEventHandler({
+    this.enqueueOn(this.cache.budgets, objectKey);
+    this.cache.pods.addEventHandler({
       onAdd: (pod) => this.enqueueBudgetsOf(pod),
       onUpdate: (old, cur) => {
         this.enqueueBudgetsOf(cur);
@@ -61,7 +42,7 @@ export class DisruptionController extends QueueController {
 
   /** upstream getPdbForPod: budgets in the pod's namespace whose selector matches it. */
   private enqueueBudgetsOf(pod: Pod): void {
-    for (const pdb of this.budgets.listInNamespace(pod.metadata.namespace ?? '')) {
+    for (const pdb of this.cache.budgets.listInNamespace(pod.metadata.namespace ?? '')) {
       try {
         if (labelSelectorFromObject(pdb.spec.selector).matches(pod.metadata.labels)) this.queue.add(objectKey(pdb));
       } catch {
@@ -71,7 +52,7 @@ export class DisruptionController extends QueueController {
   }
 
   async sync(key: string): Promise<void> {
-    const pdb = this.budgets.get(key);
+    const pdb = this.cache.budgets.get(key);
     if (!pdb) return;
     const now = Date.now();
     const nowIso = formatTime(now);
@@ -88,7 +69,7 @@ export class DisruptionController extends QueueController {
   /** upstream trySync. */
   private async trySync(pdb: PodDisruptionBudget, now: number, nowIso: string): Promise<void> {
     const selector = labelSelectorFromObject(pdb.spec.selector);
-    const pods = this.pods.listInNamespace(pdb.metadata.namespace ?? '').filter((p) => selector.matches(p.metadata.labels));
+    const pods = this.cache.pods.listInNamespace(pdb.metadata.namespace ?? '').filter((p) => selector.matches(p.metadata.labels));
     if (!pods.length) this.recorder.event(pdb, 'Normal', 'NoPods', 'Sync', 'No matching pods found');
     const unmanaged: string[] = [];
     const { expected, desiredHealthy } = expectedPodCount(pdb, pods.length, () => this.controllerScale(pdb, pods, unmanaged));
@@ -109,7 +90,7 @@ export class DisruptionController extends QueueController {
 
   private async writeStatus(pdb: PodDisruptionBudget, status: NonNullable<PodDisruptionBudget['status']>): Promise<void> {
     if (canonicalJson(status) === canonicalJson(pdb.status ?? {})) return;
-    await this.client.updateStatus({ ...pdb, status });
+    await this.api.budgets.updateStatus({ ...pdb, status });
   }
 
   /**
@@ -138,15 +119,15 @@ export class DisruptionController extends QueueController {
 
   /** upstream finders: ReplicaSet (or its Deployment), ReplicationController, StatefulSet. */
   private findController(namespace: string, ref: OwnerReference): ControllerScale | undefined {
-    const rs = resolveControllerRef(namespace, ref, REPLICA_SETS, this.replicaSets);
+    const rs = resolveControllerRef(namespace, ref, REPLICA_SETS, this.cache.replicaSets);
     if (rs) {
-      const d = resolveControllerRef(namespace, controllerRefOf(rs), DEPLOYMENTS, this.deployments);
+      const d = resolveControllerRef(namespace, controllerRefOf(rs), DEPLOYMENTS, this.cache.deployments);
       return d ? { uid: d.metadata.uid ?? '', replicas: d.spec.replicas ?? 1 } : { uid: rs.metadata.uid ?? '', replicas: rs.spec.replicas ?? 1 };
     }
     const group = parseApiVersion(ref.apiVersion).group;
     const found =
-      resolveControllerRef(namespace, ref, STATEFUL_SETS, this.statefulSets) ??
-      (group === '' ? resolveControllerRef(namespace, ref, REPLICATION_CONTROLLERS, this.replicationControllers) : undefined);
+      resolveControllerRef(namespace, ref, STATEFUL_SETS, this.cache.statefulSets) ??
+      (group === '' ? resolveControllerRef(namespace, ref, REPLICATION_CONTROLLERS, this.cache.replicationControllers) : undefined);
     return found ? { uid: found.metadata.uid ?? '', replicas: found.spec.replicas ?? 1 } : undefined;
   }
 }

@@ -1,9 +1,9 @@
-import { ApiError, NAMESPACE_INDEX, objectKey, splitObjectKey, unwrapTombstone, type ResourceClient, type SharedInformer } from '@orch/client';
+import { ApiError, NAMESPACE_INDEX, objectKey, splitObjectKey, unwrapTombstone, type SharedInformer } from '@orch/client';
 import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { selectorMatches, serviceSelector } from '../cluster-common/labels';
 import { QueueController, ignoreNotFound } from '../../framework/queue-controller';
 import { ENDPOINTS, PODS, SERVICES } from '../../framework/resources';
-import type { Endpoints, Pod, Service } from '../../framework/api';
+import type { Pod, Service } from '../../framework/api';
 import { desiredEndpoints } from './subsets';
 
 /** Keys of the services in `pod`'s namespace whose selector matches it (upstream GetPodServiceMemberships). */
@@ -37,38 +37,32 @@ export function enqueueServicesOfPods(pods: SharedInformer<Pod>, services: Share
  * selector are left alone (their Endpoints are written by users).
  */
 export class EndpointsController extends QueueController {
-  private readonly services: SharedInformer<Service>;
-  private readonly pods: SharedInformer<Pod>;
-  private readonly endpoints: SharedInformer<Endpoints>;
-  private readonly epClient: ResourceClient<Endpoints>;
+  private readonly cache = this.informersOf({ services: SERVICES, pods: PODS, endpoints: ENDPOINTS });
+  private readonly api = this.clientsOf({ endpoints: ENDPOINTS });
 
   constructor(ctx: ControllerContext) {
     super('endpoint', ctx);
-    this.epClient = ctx.client.resource<Endpoints>(ENDPOINTS);
-    this.services = this.informer<Service>(SERVICES);
-    this.pods = this.informer<Pod>(PODS);
-    this.endpoints = this.informer<Endpoints>(ENDPOINTS);
-    this.enqueueOn(this.services, (svc) => objectKey(svc));
-    this.enqueueOn(this.endpoints, (ep) => objectKey(ep));
-    enqueueServicesOfPods(this.pods, this.services, (key) => this.queue.add(key));
+    this.enqueueOn(this.cache.services, (svc) => objectKey(svc));
+    this.enqueueOn(this.cache.endpoints, (ep) => objectKey(ep));
+    enqueueServicesOfPods(this.cache.pods, this.cache.services, (key) => this.queue.add(key));
   }
 
   protected async sync(key: string): Promise<void> {
     const { namespace = '', name } = splitObjectKey(key);
-    const svc = this.services.get(key);
+    const svc = this.cache.services.get(key);
     if (!svc) {
-      if (this.endpoints.get(key)) await ignoreNotFound(this.epClient.inNamespace(namespace).delete(name));
+      if (this.cache.endpoints.get(key)) await ignoreNotFound(this.api.endpoints.inNamespace(namespace).delete(name));
       return;
     }
     const selector = serviceSelector(svc);
     if (!selector) return;
-    const pods = this.pods.byIndex(NAMESPACE_INDEX, namespace).filter((p) => selectorMatches(selector, p.metadata.labels));
-    const current = this.endpoints.get(key);
+    const pods = this.cache.pods.byIndex(NAMESPACE_INDEX, namespace).filter((p) => selectorMatches(selector, p.metadata.labels));
+    const current = this.cache.endpoints.get(key);
     const desired = desiredEndpoints(svc, pods, current);
     if (!desired) return;
     try {
-      if (current) await this.epClient.update(desired);
-      else await this.epClient.create(desired);
+      if (current) await this.api.endpoints.update(desired);
+      else await this.api.endpoints.create(desired);
     } catch (err) {
       // A terminating namespace refuses new content; the namespace controller is removing it all.
       if (err instanceof ApiError && err.code === 403 && !current) return;

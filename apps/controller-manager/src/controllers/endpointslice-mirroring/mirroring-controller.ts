@@ -1,4 +1,4 @@
-import { objectKey, type SharedInformer } from '@orch/client';
+import { objectKey } from '@orch/client';
 import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { SKIP_MIRROR_LABEL, serviceSelector } from '../cluster-common/labels';
 import { QueueController } from '../../framework/queue-controller';
@@ -23,22 +23,19 @@ export function shouldMirror(svc: Service | undefined, endpoints: Endpoints | un
  * applying. Keys are `namespace/name` of the Endpoints (= the service).
  */
 export class EndpointSliceMirroringController extends QueueController {
-  private readonly services: SharedInformer<Service>;
-  private readonly endpoints: SharedInformer<Endpoints>;
+  private readonly cache = this.informersOf({ services: SERVICES, endpoints: ENDPOINTS });
   private readonly slices: ManagedSlices;
 
   constructor(ctx: ControllerContext) {
     super('endpointslicemirroring', ctx);
-    this.services = this.informer<Service>(SERVICES);
-    this.endpoints = this.informer<Endpoints>(ENDPOINTS);
     this.slices = new ManagedSlices(ctx.client, this.informer<EndpointSlice>(ENDPOINTSLICES), MIRRORING_CONTROLLER_NAME, (key) => this.queue.add(key));
-    this.enqueueOn(this.services, (svc) => objectKey(svc));
-    this.enqueueOn(this.endpoints, (ep) => objectKey(ep));
+    this.enqueueOn(this.cache.services, (svc) => objectKey(svc));
+    this.enqueueOn(this.cache.endpoints, (ep) => objectKey(ep));
   }
 
   protected async sync(key: string): Promise<void> {
-    const endpoints = this.endpoints.get(key);
-    if (!shouldMirror(this.services.get(key), endpoints)) {
+    const endpoints = this.cache.endpoints.get(key);
+    if (!shouldMirror(this.cache.services.get(key), endpoints)) {
       if (this.slices.of(key).length) await this.slices.deleteAll(key);
       return;
     }

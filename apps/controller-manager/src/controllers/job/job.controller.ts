@@ -1,22 +1,15 @@
 import { mirrorUpstreamKeys } from '@orch/api';
 import { formatTime, labelSelectorFromObject } from '@orch/apimachinery';
-import {
-  isNotFound,
-  objectKey,
-  unwrapTombstone,
-  type DeletedFinalStateUnknown,
-  type ResourceClient,
-  type SharedInformer,
-} from '@orch/client';
+import { isNotFound, objectKey, unwrapTombstone, type DeletedFinalStateUnknown } from '@orch/client';
 import type { ControllerContext } from '../../framework/controller';
-import { QueueController } from '../../framework/queue-controller';
+import { QueueController, byController } from '../../framework/queue-controller';
 import { SLOW_START_INITIAL_BATCH_SIZE, slowStartBatch } from '../workload-common/batch';
 import { claimObjects, recheckOwner } from '../workload-common/claim';
+import { PodControl } from '../workload-common/pod-control';
 import { controllerRefOf, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
 import { UIDTrackingExpectations } from '../../framework/expectations';
 import { findCondition, isPodActive, isPodTerminating, podFromTemplate } from '../workload-common/pods';
 import { JOBS, PODS } from '../../framework/resources';
-import { withControllerIndex } from '../../framework/informers';
 import type { Container, Job, JobStatus, Pod } from '../../framework/api';
 import { canonicalJson } from '../workload-common/hash';
 import { addCompletionIndexEnv, countIndexes, firstPendingIndexes, formatIndexes, JOB_COMPLETION_INDEX, type Interval } from './indexes';
@@ -69,23 +62,18 @@ function recordedEnding(status: JobStatus): Ending | undefined {
  * Complete follow once no pod is left running or uncounted.
  */
 export class JobController extends QueueController {
+  private readonly cache = this.informersOf({ jobs: JOBS, pods: byController(PODS) });
+  private readonly api = this.clientsOf({ jobs: JOBS, pods: PODS });
+  private readonly podControl = new PodControl(this.api.pods, () => this.recorder);
   private readonly expectations = new UIDTrackingExpectations();
-  private readonly jobs: SharedInformer<Job>;
-  private readonly pods: SharedInformer<Pod>;
-  private readonly jobClient: ResourceClient<Job>;
-  private readonly podClient: ResourceClient<Pod>;
   /** Pods (uids) whose tracking finalizer we removed and the informer may still show. */
   private readonly released = new Set<string>();
   private readonly backoff = new Map<string, BackoffRecord>();
 
   constructor(ctx: ControllerContext) {
     super('job', ctx, { reportingController: 'job-controller' });
-    this.jobs = this.informer<Job>(JOBS);
-    this.pods = withControllerIndex(this.informer<Pod>(PODS));
-    this.jobClient = ctx.client.resource<Job>(JOBS);
-    this.podClient = ctx.client.resource<Pod>(PODS);
-    this.enqueueOn(this.jobs, objectKey);
-    this.pods.addEventHandler({
+    this.enqueueOn(this.cache.jobs, objectKey);
+    this.cache.pods.addEventHandler({
       onAdd: (pod) => this.podChanged(pod, true),
       onUpdate: (_old, cur) => this.podChanged(cur, false),
       onDelete: (obj) => this.podDeleted(obj),
@@ -93,7 +81,7 @@ export class JobController extends QueueController {
   }
 
   private jobOf(pod: Pod): Job | undefined {
-    return resolveControllerRef(pod.metadata.namespace, controllerRefOf(pod), JOBS, this.jobs);
+    return resolveControllerRef(pod.metadata.namespace, controllerRefOf(pod), JOBS, this.cache.jobs);
   }
 
   private podChanged(pod: Pod, added: boolean): void {
@@ -121,26 +109,26 @@ export class JobController extends QueueController {
 
   /** An orphan pod may be adopted by a job whose selector matches it. */
   private enqueueMatching(pod: Pod): void {
-    for (const job of this.jobs.listInNamespace(pod.metadata.namespace ?? '')) {
+    for (const job of this.cache.jobs.listInNamespace(pod.metadata.namespace ?? '')) {
       if (labelSelectorFromObject(jobSelector(job)).matches(pod.metadata.labels)) this.queue.add(objectKey(job));
     }
   }
 
   async sync(key: string): Promise<void> {
     if (key.startsWith(ORPHAN_POD_PREFIX)) return this.releaseOrphanPod(key.slice(ORPHAN_POD_PREFIX.length));
-    const cached = this.jobs.get(key);
+    const cached = this.cache.jobs.get(key);
     if (!cached) {
       this.expectations.delete(key);
       this.backoff.delete(key);
       return;
     }
     const job = structuredClone(cached);
-    const owned = await claimObjects(this.pods.listInNamespace(job.metadata.namespace ?? ''), {
+    const owned = await claimObjects(this.cache.pods.listInNamespace(job.metadata.namespace ?? ''), {
       owner: job,
       ownerType: JOBS,
       selector: labelSelectorFromObject(jobSelector(job)),
-      client: this.podClient,
-      canAdopt: recheckOwner(this.jobClient, job),
+      client: this.api.pods,
+      canAdopt: recheckOwner(this.api.jobs, job),
     });
     // A finished job counts nothing more, and a job being deleted lets its pods go.
     if (isJobFinished(job) || job.metadata.deletionTimestamp) {
@@ -164,7 +152,7 @@ export class JobController extends QueueController {
         status.succeeded = countIndexes(track.succeededIndexes);
       }
       job.status = status;
-      Object.assign(job, await this.jobClient.updateStatus(job));
+      Object.assign(job, await this.api.jobs.updateStatus(job));
     }
     await this.releasePods(track.release);
     const withFinalizer = new Set(owned.filter((p) => p.metadata.finalizers?.includes(JOB_TRACKING_FINALIZER) && !this.released.has(p.metadata.uid ?? '')).map((p) => p.metadata.uid ?? ''));
@@ -212,7 +200,7 @@ export class JobController extends QueueController {
       }
     }
     status.active = activeCount;
-    if (canonicalJson(status) !== canonicalJson(job.status ?? {})) await this.jobClient.updateStatus({ ...job, status });
+    if (canonicalJson(status) !== canonicalJson(job.status ?? {})) await this.api.jobs.updateStatus({ ...job, status });
   }
 
   /** Counts failures since the last success for the pod-failure backoff. */
@@ -283,31 +271,13 @@ export class JobController extends QueueController {
       addCompletionIndexEnv(pod.spec.initContainers as Container[] | undefined);
       addCompletionIndexEnv(pod.spec.containers);
     }
-    try {
-      const created = await this.podClient.create(pod);
-      this.recorder.event(job, 'Normal', 'SuccessfulCreate', 'Create', `Created pod: ${created.metadata.name}`);
-    } catch (err) {
-      this.recorder.event(job, 'Warning', 'FailedCreate', 'Create', `Error creating: ${(err as Error).message}`);
-      throw err;
-    }
+    await this.podControl.create(job, pod);
   }
 
   private async deletePods(job: Job, pods: Pod[]): Promise<void> {
     const key = objectKey(job);
     this.expectations.expectDeletionsOf(key, pods.map((p) => objectKey(p)));
-    const results = await Promise.allSettled(
-      pods.map(async (pod) => {
-        try {
-          await this.podClient.inNamespace(pod.metadata.namespace ?? '').delete(pod.metadata.name ?? '');
-          this.recorder.event(job, 'Normal', 'SuccessfulDelete', 'Delete', `Deleted pod: ${pod.metadata.name}`);
-        } catch (err) {
-          this.expectations.deletionObservedOf(key, objectKey(pod));
-          if (!isNotFound(err)) throw err;
-        }
-      }),
-    );
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
+    await this.podControl.deleteAll(job, pods, this.expectations, key);
   }
 
   /**
@@ -319,7 +289,7 @@ export class JobController extends QueueController {
       pods.map(async (pod) => {
         const at = (pod.metadata.finalizers ?? []).indexOf(JOB_TRACKING_FINALIZER);
         try {
-          await this.podClient.inNamespace(pod.metadata.namespace ?? '').patch(pod.metadata.name ?? '', 'json', [
+          await this.api.pods.inNamespace(pod.metadata.namespace ?? '').patch(pod.metadata.name ?? '', 'json', [
             { op: 'test', path: '/metadata/uid', value: pod.metadata.uid },
             { op: 'test', path: `/metadata/finalizers/${at}`, value: JOB_TRACKING_FINALIZER },
             { op: 'remove', path: `/metadata/finalizers/${at}` },
@@ -336,7 +306,7 @@ export class JobController extends QueueController {
 
   /** A pod holding the tracking finalizer whose job is gone or finished loses the finalizer. */
   private async releaseOrphanPod(podKey: string): Promise<void> {
-    const pod = this.pods.get(podKey);
+    const pod = this.cache.pods.get(podKey);
     if (!pod?.metadata.finalizers?.includes(JOB_TRACKING_FINALIZER)) return;
     const job = this.jobOf(pod);
     if (job && !isJobFinished(job)) return;

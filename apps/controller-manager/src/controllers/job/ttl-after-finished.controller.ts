@@ -1,4 +1,4 @@
-import { isNotFound, objectKey, splitObjectKey, type ResourceClient, type SharedInformer } from '@orch/client';
+import { isNotFound, objectKey, splitObjectKey } from '@orch/client';
 import type { ControllerContext } from '../../framework/controller';
 import { QueueController } from '../../framework/queue-controller';
 import { JOBS } from '../../framework/resources';
@@ -22,35 +22,33 @@ export function ttlExpiry(job: Job): number | undefined {
  * first), after re-reading it so a TTL changed meanwhile is honoured.
  */
 export class TtlAfterFinishedController extends QueueController {
-  private readonly jobs: SharedInformer<Job>;
-  private readonly client: ResourceClient<Job>;
+  private readonly cache = this.informersOf({ jobs: JOBS });
+  private readonly api = this.clientsOf({ jobs: JOBS });
 
   constructor(ctx: ControllerContext) {
     super('ttl-after-finished', ctx);
-    this.jobs = this.informer<Job>(JOBS);
-    this.client = ctx.client.resource<Job>(JOBS);
     const enqueue = (job: Job) => {
       if (!job.metadata.deletionTimestamp && ttlExpiry(job) !== undefined) this.queue.add(objectKey(job));
     };
-    this.jobs.addEventHandler({ onAdd: enqueue, onUpdate: (_old, cur) => enqueue(cur) });
+    this.cache.jobs.addEventHandler({ onAdd: enqueue, onUpdate: (_old, cur) => enqueue(cur) });
   }
 
   async sync(key: string): Promise<void> {
-    const cached = this.jobs.get(key);
+    const cached = this.cache.jobs.get(key);
     if (!cached || cached.metadata.deletionTimestamp) return;
     if (!this.expired(key, cached)) return;
     // The cache may be stale: decide on the job as it is now.
     const { namespace, name } = splitObjectKey(key);
     let fresh: Job;
     try {
-      fresh = await this.client.inNamespace(namespace ?? '').get(name);
+      fresh = await this.api.jobs.inNamespace(namespace ?? '').get(name);
     } catch (err) {
       if (isNotFound(err)) return;
       throw err;
     }
     if (fresh.metadata.deletionTimestamp || !this.expired(key, fresh)) return;
     try {
-      await this.client.inNamespace(namespace ?? '').delete(name, { propagationPolicy: 'Foreground', preconditions: { uid: fresh.metadata.uid } });
+      await this.api.jobs.inNamespace(namespace ?? '').delete(name, { propagationPolicy: 'Foreground', preconditions: { uid: fresh.metadata.uid } });
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }

@@ -1,6 +1,5 @@
 import type { ResourceDef } from '@orch/api';
 import { formatTime, type KubeObject } from '@orch/apimachinery';
-import type { ResourceClient, SharedInformer } from '@orch/client';
 import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { QueueController, ignoreNotFound } from '../../framework/queue-controller';
 import { NAMESPACES } from '../../framework/resources';
@@ -16,30 +15,28 @@ import { NAMESPACE_FINALIZER, deletionConditions, mergeConditions, namespacedRes
  * the namespace; the gateway removes it once nothing holds it.
  */
 export class NamespaceController extends QueueController {
-  private readonly namespaces: SharedInformer<Namespace>;
-  private readonly nsClient: ResourceClient<Namespace>;
+  private readonly cache = this.informersOf({ namespaces: NAMESPACES });
+  private readonly api = this.clientsOf({ namespaces: NAMESPACES });
 
   constructor(ctx: ControllerContext) {
     super('namespace', ctx);
-    this.nsClient = ctx.client.resource<Namespace>(NAMESPACES);
-    this.namespaces = this.informer<Namespace>(NAMESPACES);
-    this.enqueueOn(this.namespaces, (ns) => (ns.metadata.deletionTimestamp ? ns.metadata.name : undefined));
+    this.enqueueOn(this.cache.namespaces, (ns) => (ns.metadata.deletionTimestamp ? ns.metadata.name : undefined));
   }
 
   protected async sync(name: string): Promise<void> {
-    const cached = this.namespaces.get(name);
+    const cached = this.cache.namespaces.get(name);
     if (!cached?.metadata.deletionTimestamp) return;
     // Work from the latest state, not the cache: finalizing twice or on a stale copy conflicts.
-    let ns = await ignoreNotFound(this.nsClient.get(name));
+    let ns = await ignoreNotFound(this.api.namespaces.get(name));
     if (!ns?.metadata.deletionTimestamp) return;
     if (ns.status?.phase !== 'Terminating') {
-      ns = await this.nsClient.updateStatus({ ...structuredClone(ns), status: { ...(ns.status ?? {}), phase: 'Terminating' } });
+      ns = await this.api.namespaces.updateStatus({ ...structuredClone(ns), status: { ...(ns.status ?? {}), phase: 'Terminating' } });
     }
     if (!(ns.spec?.finalizers ?? []).includes(NAMESPACE_FINALIZER)) return;
 
     const outcomes = await this.deleteAllContent(name);
     const conditions = mergeConditions(ns.status?.conditions ?? [], deletionConditions(outcomes, formatTime(Date.now())));
-    if (conditions) ns = await this.nsClient.updateStatus({ ...structuredClone(ns), status: { ...(ns.status ?? {}), conditions } });
+    if (conditions) ns = await this.api.namespaces.updateStatus({ ...structuredClone(ns), status: { ...(ns.status ?? {}), conditions } });
     const errors = outcomes.filter((o) => o.error).map((o) => o.error);
     if (errors.length) throw new Error(`namespace ${name}: ${errors.join('; ')}`);
     const estimate = Math.max(0, ...outcomes.map((o) => o.estimateSeconds));
@@ -50,9 +47,9 @@ export class NamespaceController extends QueueController {
     }
 
     const finalizers = (ns.spec?.finalizers ?? []).filter((f) => f !== NAMESPACE_FINALIZER);
-    const finalized = await this.nsClient.updateSubresource<Namespace>(name, 'finalize', { ...structuredClone(ns), spec: { ...(ns.spec ?? {}), finalizers } });
+    const finalized = await this.api.namespaces.updateSubresource<Namespace>(name, 'finalize', { ...structuredClone(ns), spec: { ...(ns.spec ?? {}), finalizers } });
     if (finalized && (finalized.metadata.finalizers ?? []).length === 0 && (finalized.spec?.finalizers ?? []).length === 0) {
-      await ignoreNotFound(this.nsClient.delete(name, { preconditions: { uid: ns.metadata.uid } }));
+      await ignoreNotFound(this.api.namespaces.delete(name, { preconditions: { uid: ns.metadata.uid } }));
     }
     this.logger.info('namespace finalized', { namespace: name });
   }

@@ -1,9 +1,9 @@
 import { formatTime, parseTime } from '@orch/apimachinery';
-import { isConflict, objectKey, unwrapTombstone, type ResourceClient, type SharedInformer } from '@orch/client';
+import { isConflict, objectKey, unwrapTombstone } from '@orch/client';
 import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
-import { QueueController, ignoreNotFound, periodically } from '../../framework/queue-controller';
+import { QueueController, selected, ignoreNotFound, periodically } from '../../framework/queue-controller';
 import { LEASES, NODES, NODE_LEASE_NAMESPACE, PODS } from '../../framework/resources';
-import type { Lease, Node, Pod, Taint } from '../../framework/api';
+import type { Node, Pod, Taint } from '../../framework/api';
 import { evictionTime } from './eviction';
 import { observeNode, readyCondition, reconcileTaints, silentNodeConditions, zoneKey, zoneState, type NodeHealth, type NoExecuteMode } from './health';
 
@@ -33,11 +33,8 @@ const noExecuteTaints = (node: Node | undefined): Taint[] => (node?.spec?.taints
  * earliest runs out, after adding the DisruptionTarget condition.
  */
 export class NodeLifecycleController extends QueueController {
-  private readonly nodes: SharedInformer<Node>;
-  private readonly leases: SharedInformer<Lease>;
-  private readonly pods: SharedInformer<Pod>;
-  private readonly nodeClient: ResourceClient<Node>;
-  private readonly podClient: ResourceClient<Pod>;
+  private readonly cache = this.informersOf({ nodes: NODES, leases: selected(LEASES, { namespace: NODE_LEASE_NAMESPACE }), pods: PODS });
+  private readonly api = this.clientsOf({ nodes: NODES, pods: PODS });
   private readonly health = new Map<string, NodeHealth>();
   /** First time a NoExecute taint without `timeAdded` was seen, by `node|key`. */
   private readonly taintSeen = new Map<string, number>();
@@ -48,18 +45,13 @@ export class NodeLifecycleController extends QueueController {
     super('nodelifecycle', ctx);
     this.monitorPeriodMs = ctx.options.nodeMonitorPeriodMs ?? DEFAULT_MONITOR_PERIOD_MS;
     this.startupGraceMs = ctx.options.nodeStartupGracePeriodMs ?? DEFAULT_STARTUP_GRACE_MS;
-    this.nodeClient = ctx.client.resource<Node>(NODES);
-    this.podClient = ctx.client.resource<Pod>(PODS);
-    this.nodes = this.informer<Node>(NODES);
-    this.leases = this.informer<Lease>(LEASES, { namespace: NODE_LEASE_NAMESPACE });
-    this.pods = this.informer<Pod>(PODS);
-    this.pods.addIndexer(PODS_BY_NODE, (p) => (p.spec?.nodeName ? [p.spec.nodeName] : []));
-    this.pods.addEventHandler({
+    this.cache.pods.addIndexer(PODS_BY_NODE, (p) => (p.spec?.nodeName ? [p.spec.nodeName] : []));
+    this.cache.pods.addEventHandler({
       onAdd: (p) => this.enqueuePod(p),
       onUpdate: (_o, p) => this.enqueuePod(p),
     });
-    const podsOf = (node: Node) => this.pods.byIndex(PODS_BY_NODE, node.metadata.name ?? '').forEach((p) => this.queue.add(objectKey(p)));
-    this.nodes.addEventHandler({
+    const podsOf = (node: Node) => this.cache.pods.byIndex(PODS_BY_NODE, node.metadata.name ?? '').forEach((p) => this.queue.add(objectKey(p)));
+    this.cache.nodes.addEventHandler({
       onAdd: podsOf,
       onUpdate: (oldNode, node) => {
         if (JSON.stringify(noExecuteTaints(oldNode)) !== JSON.stringify(noExecuteTaints(node))) podsOf(node);
@@ -73,7 +65,7 @@ export class NodeLifecycleController extends QueueController {
   }
 
   private enqueuePod(pod: Pod): void {
-    if (pod.spec?.nodeName && !pod.metadata.deletionTimestamp && noExecuteTaints(this.nodes.get(pod.spec.nodeName)).length) this.queue.add(objectKey(pod));
+    if (pod.spec?.nodeName && !pod.metadata.deletionTimestamp && noExecuteTaints(this.cache.nodes.get(pod.spec.nodeName)).length) this.queue.add(objectKey(pod));
   }
 
   protected override loops(signal: AbortSignal): Promise<void>[] {
@@ -83,7 +75,7 @@ export class NodeLifecycleController extends QueueController {
   /** One pass of upstream monitorNodeHealth over every node. */
   private async monitorNodes(): Promise<void> {
     const observed: { node: Node; zone: string; ready?: string }[] = [];
-    for (const cached of this.nodes.list()) {
+    for (const cached of this.cache.nodes.list()) {
       const node = await this.updateNodeHealth(cached).catch((err: Error) => {
         this.logger.warn('updating node health failed', { node: cached.metadata.name, error: err.message });
         return cached;
@@ -107,7 +99,7 @@ export class NodeLifecycleController extends QueueController {
     const name = cached.metadata.name ?? '';
     const now = Date.now();
     const prev = this.health.get(name);
-    const record = observeNode(prev, cached, this.leases.get(`${NODE_LEASE_NAMESPACE}/${name}`), now);
+    const record = observeNode(prev, cached, this.cache.leases.get(`${NODE_LEASE_NAMESPACE}/${name}`), now);
     this.health.set(name, record);
     let node = cached;
     const grace = readyCondition(cached) ? this.ctx.options.nodeMonitorGracePeriodMs : this.startupGraceMs;
@@ -115,7 +107,7 @@ export class NodeLifecycleController extends QueueController {
       const conditions = silentNodeConditions(cached, formatTime(now));
       if (conditions) {
         this.logger.info('node stopped posting status, marking it Unknown', { node: name, silentForMs: now - record.probeMs });
-        node = await this.nodeClient.updateStatus({ ...structuredClone(cached), status: { ...(cached.status ?? {}), conditions } });
+        node = await this.api.nodes.updateStatus({ ...structuredClone(cached), status: { ...(cached.status ?? {}), conditions } });
         this.recorder.event(node, 'Normal', 'NodeNotReady', 'NodeNotReady', `Node ${name} status is now: NodeNotReady`);
       }
     }
@@ -128,12 +120,12 @@ export class NodeLifecycleController extends QueueController {
   /** upstream MarkPodsNotReady: the pods' Ready condition becomes False. */
   private async markPodsNotReady(nodeName: string): Promise<void> {
     const now = formatTime(Date.now());
-    for (const pod of this.pods.byIndex(PODS_BY_NODE, nodeName)) {
+    for (const pod of this.cache.pods.byIndex(PODS_BY_NODE, nodeName)) {
       const conditions = (pod.status?.conditions ?? []).map((c) => ({ ...c }));
       const ready = conditions.find((c) => c.type === 'Ready');
       if (!ready || ready.status === 'False') continue;
       Object.assign(ready, { status: 'False', lastTransitionTime: now });
-      await ignoreNotFound(this.podClient.updateStatus({ ...structuredClone(pod), status: { ...(pod.status ?? {}), conditions } })).catch((err: Error) =>
+      await ignoreNotFound(this.api.pods.updateStatus({ ...structuredClone(pod), status: { ...(pod.status ?? {}), conditions } })).catch((err: Error) =>
         this.logger.warn('marking pod not ready failed', { pod: objectKey(pod), error: err.message }),
       );
     }
@@ -143,15 +135,15 @@ export class NodeLifecycleController extends QueueController {
     const taints = reconcileTaints(node, mode, formatTime(Date.now()));
     if (!taints) return;
     this.logger.info('updating node taints', { node: node.metadata.name, taints: taints.map((t) => `${t.key}:${t.effect}`) });
-    await this.nodeClient.update({ ...structuredClone(node), spec: { ...(node.spec ?? {}), taints } });
+    await this.api.nodes.update({ ...structuredClone(node), spec: { ...(node.spec ?? {}), taints } });
   }
 
   /** Taint manager: evict the pod once a NoExecute taint of its node is no longer tolerated. */
   protected async sync(key: string): Promise<void> {
-    const pod = this.pods.get(key);
+    const pod = this.cache.pods.get(key);
     if (!pod?.spec?.nodeName || pod.metadata.deletionTimestamp) return;
     const nodeName = pod.spec.nodeName;
-    const taints = noExecuteTaints(this.nodes.get(nodeName));
+    const taints = noExecuteTaints(this.cache.nodes.get(nodeName));
     const now = Date.now();
     const at = evictionTime(taints, pod.spec.tolerations ?? [], (t) => this.taintAddedAt(nodeName, t, now));
     if (at === undefined) return;
@@ -179,7 +171,7 @@ export class NodeLifecycleController extends QueueController {
   private async evict(pod: Pod, taints: Taint[]): Promise<void> {
     const conditions = (pod.status?.conditions ?? []).filter((c) => c.type !== 'DisruptionTarget');
     conditions.push({ type: 'DisruptionTarget', status: 'True', reason: 'DeletionByTaintManager', message: 'Taint manager: deleting due to NoExecute taint', lastTransitionTime: formatTime(Date.now()) });
-    const client = this.podClient.inNamespace(pod.metadata.namespace ?? '');
+    const client = this.api.pods.inNamespace(pod.metadata.namespace ?? '');
     const updated = await ignoreNotFound(client.updateStatus({ ...structuredClone(pod), status: { ...(pod.status ?? {}), conditions } }));
     if (!updated) return;
     this.recorder.event(pod, 'Normal', 'TaintManagerEviction', 'Delete', `Marking for deletion Pod ${objectKey(pod)}`);

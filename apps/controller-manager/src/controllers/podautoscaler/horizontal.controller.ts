@@ -1,6 +1,6 @@
 import { parseApiVersion } from '@orch/api';
 import { Quantity, labelSelectorObjectToString, parseLabelSelector } from '@orch/apimachinery';
-import { isNotFound, unwrapTombstone, type SharedInformer } from '@orch/client';
+import { isNotFound, unwrapTombstone } from '@orch/client';
 import type { ControllerContext } from '../../framework/controller';
 import { QueueController } from '../../framework/queue-controller';
 import type { HorizontalPodAutoscaler, HorizontalPodAutoscalerCondition, MetricIdentifier, MetricSpec, MetricStatus, Pod, Scale } from '../../framework/api';
@@ -124,8 +124,7 @@ function goDurationMs(window: string): number {
  * through its scale subresource and reports status, conditions and events.
  */
 export class HorizontalPodAutoscalerController extends QueueController {
-  private readonly hpas: SharedInformer<HorizontalPodAutoscaler>;
-  private readonly pods: SharedInformer<Pod>;
+  private readonly cache = this.informersOf({ hpas: HPAS, pods: PODS });
   private readonly recommendations = new Map<string, Recommendation[]>();
   private readonly scaleEvents = new Map<string, ScaleEvent[]>();
 
@@ -134,11 +133,9 @@ export class HorizontalPodAutoscalerController extends QueueController {
     private readonly opts: AutoscalerOptions,
   ) {
     super('horizontal-pod-autoscaler', ctx);
-    this.hpas = this.informer<HorizontalPodAutoscaler>(HPAS);
-    this.pods = this.informer<Pod>(PODS);
     // Status writes (this controller's own) do not trigger a sync: autoscalers are looked at every sync period.
     const key = (h: HorizontalPodAutoscaler) => `${h.metadata.namespace}/${h.metadata.name}`;
-    this.hpas.addEventHandler({
+    this.cache.hpas.addEventHandler({
       onAdd: (h) => this.queue.add(key(h)),
       onUpdate: (old, cur) => old.metadata.generation !== cur.metadata.generation && this.queue.add(key(cur)),
       onDelete: (h) => this.queue.add(key(unwrapTombstone(h))),
@@ -147,7 +144,7 @@ export class HorizontalPodAutoscalerController extends QueueController {
 
   protected async sync(key: string): Promise<void> {
     const namespace = key.slice(0, key.indexOf('/'));
-    const hpa = this.hpas.get(key);
+    const hpa = this.cache.hpas.get(key);
     if (!hpa) {
       this.recommendations.delete(key);
       this.scaleEvents.delete(key);
@@ -157,7 +154,7 @@ export class HorizontalPodAutoscalerController extends QueueController {
       await this.reconcile(key, structuredClone(hpa), namespace);
     } finally {
       // Level-triggered on a period, as upstream: every autoscaler is looked at again.
-      if (this.hpas.get(key)) this.queue.addAfter(key, this.opts.syncPeriodMs);
+      if (this.cache.hpas.get(key)) this.queue.addAfter(key, this.opts.syncPeriodMs);
     }
   }
 
@@ -262,7 +259,7 @@ export class HorizontalPodAutoscalerController extends QueueController {
     const selectorText = scale.status?.selector;
     if (!selectorText) throw new MetricsUnavailableError('the scale target has no selector');
     const selector = parseLabelSelector(selectorText);
-    const target: ScaleTargetState = { namespace, selectorText, pods: this.pods.list().filter((p) => p.metadata.namespace === namespace && selector.matches(p.metadata.labels ?? {})), current, statusReplicas: scale.status?.replicas ?? current, now };
+    const target: ScaleTargetState = { namespace, selectorText, pods: this.cache.pods.list().filter((p) => p.metadata.namespace === namespace && selector.matches(p.metadata.labels ?? {})), current, statusReplicas: scale.status?.replicas ?? current, now };
     let best: MetricReplicas | undefined;
     const metrics: MetricStatus[] = [];
     let failure: Error | undefined;

@@ -1,9 +1,9 @@
 import { formatTime } from '@orch/apimachinery';
-import { objectKey, type ResourceClient, type SharedInformer } from '@orch/client';
+import { objectKey } from '@orch/client';
 import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { ignoreNotFound, periodically, QueueController } from '../../framework/queue-controller';
 import { NODES, PODS } from '../../framework/resources';
-import type { Node, Pod, PodCondition } from '../../framework/api';
+import type { Pod, PodCondition } from '../../framework/api';
 import { failedStatus, missingNodes, outOfServicePodsToDelete, terminatedPodsToDelete, unscheduledTerminatingPods } from './gc';
 
 export interface PodGcTimings {
@@ -23,10 +23,8 @@ const DEFAULT_TIMINGS: PodGcTimings = { periodMs: 20_000, quarantineMs: 40_000 }
  * with DisruptionTarget `DeletionByPodGC` first); terminating pods that were never scheduled.
  */
 export class PodGcController extends QueueController {
-  private readonly pods: SharedInformer<Pod>;
-  private readonly nodes: SharedInformer<Node>;
-  private readonly podClient: ResourceClient<Pod>;
-  private readonly nodeClient: ResourceClient<Node>;
+  private readonly cache = this.informersOf({ pods: PODS, nodes: NODES });
+  private readonly api = this.clientsOf({ pods: PODS, nodes: NODES });
   /** Nodes pods are bound to but not in the cache, with the time first noticed. */
   private readonly missingSince = new Map<string, number>();
 
@@ -35,10 +33,6 @@ export class PodGcController extends QueueController {
     private readonly timings: PodGcTimings = DEFAULT_TIMINGS,
   ) {
     super('podgc', ctx, { workers: 0 });
-    this.podClient = ctx.client.resource<Pod>(PODS);
-    this.nodeClient = ctx.client.resource<Node>(NODES);
-    this.pods = this.informer<Pod>(PODS);
-    this.nodes = this.informer<Node>(NODES);
   }
 
   /** No keys: pod GC works in periodic passes over the caches (upstream gcCheckPeriod). */
@@ -50,9 +44,9 @@ export class PodGcController extends QueueController {
 
   /** One pass (upstream PodGCController.gc). */
   async gc(): Promise<void> {
-    const pods = this.pods.list();
+    const pods = this.cache.pods.list();
     for (const pod of terminatedPodsToDelete(pods, this.ctx.options.terminatedPodGcThreshold)) await this.deletePod(pod, 'terminated pods above threshold');
-    for (const pod of outOfServicePodsToDelete(pods, (n) => this.nodes.get(n))) await this.deletePod(pod, 'terminating on an out-of-service node');
+    for (const pod of outOfServicePodsToDelete(pods, (n) => this.cache.nodes.get(n))) await this.deletePod(pod, 'terminating on an out-of-service node');
     const gone = await this.deletedNodes(pods);
     for (const pod of pods) {
       if (!pod.spec?.nodeName || !gone.has(pod.spec.nodeName)) continue;
@@ -70,21 +64,21 @@ export class PodGcController extends QueueController {
   /** Nodes missing for the quarantine time and confirmed absent (404) by the gateway. */
   private async deletedNodes(pods: readonly Pod[]): Promise<Set<string>> {
     const now = Date.now();
-    const missing = missingNodes(pods, (n) => this.nodes.get(n) !== undefined);
+    const missing = missingNodes(pods, (n) => this.cache.nodes.get(n) !== undefined);
     for (const n of [...this.missingSince.keys()]) if (!missing.has(n)) this.missingSince.delete(n);
     const gone = new Set<string>();
     for (const n of missing) {
       const since = this.missingSince.get(n) ?? now;
       this.missingSince.set(n, since);
       if (now - since < this.timings.quarantineMs) continue;
-      if ((await ignoreNotFound(this.nodeClient.get(n))) === undefined) gone.add(n);
+      if ((await ignoreNotFound(this.api.nodes.get(n))) === undefined) gone.add(n);
     }
     return gone;
   }
 
   /** upstream markFailedAndDeletePodWithCondition; failures are logged, the pass goes on. */
   private async deletePod(pod: Pod, why: string, condition?: PodCondition): Promise<void> {
-    const client = this.podClient.inNamespace(pod.metadata.namespace ?? '');
+    const client = this.api.pods.inNamespace(pod.metadata.namespace ?? '');
     try {
       const status = failedStatus(pod, condition);
       if (status && !(await ignoreNotFound(client.updateStatus({ ...structuredClone(pod), status })))) return;

@@ -1,22 +1,15 @@
 import { labelSelectorFromObject } from '@orch/apimachinery';
-import {
-  isNotFound,
-  objectKey,
-  splitObjectKey,
-  unwrapTombstone,
-  type DeletedFinalStateUnknown,
-  type ResourceClient,
-  type SharedInformer,
-} from '@orch/client';
+import { objectKey, splitObjectKey, unwrapTombstone, type DeletedFinalStateUnknown } from '@orch/client';
 import type { ControllerContext } from '../../framework/controller';
-import { QueueController } from '../../framework/queue-controller';
+import { QueueController, byController } from '../../framework/queue-controller';
 import { SLOW_START_INITIAL_BATCH_SIZE, slowStartBatch } from '../workload-common/batch';
 import { claimObjects, recheckOwner } from '../workload-common/claim';
+import { PodControl } from '../workload-common/pod-control';
 import { controllerRefOf, controllersSelecting, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
 import { UIDTrackingExpectations } from '../../framework/expectations';
 import { isPodActive, isPodReady, podFromTemplate } from '../workload-common/pods';
 import { PODS, REPLICA_SETS } from '../../framework/resources';
-import { CONTROLLER_UID_INDEX, keyOf, withControllerIndex } from '../../framework/informers';
+import { CONTROLLER_UID_INDEX, keyOf } from '../../framework/informers';
 import type { Pod, ReplicaSet } from '../../framework/api';
 import { podsToDelete } from './ranking';
 import { calculateReplicaSetStatus, replicaSetStatusChanged } from './status';
@@ -31,19 +24,14 @@ export const BURST_REPLICAS = 500;
  * expectations: a set is not managed again until the informer saw them (or 5 min passed).
  */
 export class ReplicaSetController extends QueueController {
+  private readonly cache = this.informersOf({ sets: REPLICA_SETS, pods: byController(PODS) });
+  private readonly api = this.clientsOf({ sets: REPLICA_SETS, pods: PODS });
+  private readonly podControl = new PodControl(this.api.pods, () => this.recorder);
   private readonly expectations = new UIDTrackingExpectations();
-  private readonly sets: SharedInformer<ReplicaSet>;
-  private readonly pods: SharedInformer<Pod>;
-  private readonly setClient: ResourceClient<ReplicaSet>;
-  private readonly podClient: ResourceClient<Pod>;
 
   constructor(ctx: ControllerContext) {
     super('replicaset', ctx, { reportingController: 'replicaset-controller' });
-    this.sets = this.informer<ReplicaSet>(REPLICA_SETS);
-    this.pods = withControllerIndex(this.informer<Pod>(PODS));
-    this.setClient = ctx.client.resource<ReplicaSet>(REPLICA_SETS);
-    this.podClient = ctx.client.resource<Pod>(PODS);
-    this.sets.addEventHandler({
+    this.cache.sets.addEventHandler({
       onAdd: (rs) => this.queue.add(objectKey(rs)),
       onUpdate: (old, cur) => {
         if (old.metadata.uid !== cur.metadata.uid) this.expectations.delete(objectKey(old));
@@ -55,7 +43,7 @@ export class ReplicaSetController extends QueueController {
         this.queue.add(key);
       },
     });
-    this.pods.addEventHandler({
+    this.cache.pods.addEventHandler({
       onAdd: (pod) => this.addPod(pod),
       onUpdate: (old, cur) => this.updatePod(old, cur),
       onDelete: (obj) => this.deletePod(obj),
@@ -63,12 +51,12 @@ export class ReplicaSetController extends QueueController {
   }
 
   private setOf(pod: Pod, ref = controllerRefOf(pod)): ReplicaSet | undefined {
-    return resolveControllerRef(pod.metadata.namespace, ref, REPLICA_SETS, this.sets);
+    return resolveControllerRef(pod.metadata.namespace, ref, REPLICA_SETS, this.cache.sets);
   }
 
   /** Sets whose (non-empty) selector matches the pod's labels: candidates to adopt an orphan. */
   private setsMatching(pod: Pod): ReplicaSet[] {
-    return controllersSelecting(this.sets, pod);
+    return controllersSelecting(this.cache.sets, pod);
   }
 
   private addPod(pod: Pod): void {
@@ -127,7 +115,7 @@ export class ReplicaSetController extends QueueController {
 
   /** upstream syncReplicaSet: claim pods, create or delete toward spec.replicas, update status. */
   async sync(key: string): Promise<void> {
-    const cached = this.sets.get(key);
+    const cached = this.cache.sets.get(key);
     if (!cached) {
       this.expectations.delete(key);
       return;
@@ -135,13 +123,13 @@ export class ReplicaSetController extends QueueController {
     const needsSync = this.expectations.satisfied(key);
     const selector = labelSelectorFromObject(cached.spec.selector);
     const { namespace } = splitObjectKey(key);
-    const active = this.pods.listInNamespace(namespace ?? '').filter(isPodActive);
+    const active = this.cache.pods.listInNamespace(namespace ?? '').filter(isPodActive);
     const pods = await claimObjects(active, {
       owner: cached,
       ownerType: REPLICA_SETS,
       selector,
-      client: this.podClient,
-      canAdopt: recheckOwner(this.setClient, cached),
+      client: this.api.pods,
+      canAdopt: recheckOwner(this.api.sets, cached),
     });
     let manageError: Error | undefined;
     if (needsSync && !cached.metadata.deletionTimestamp) {
@@ -176,47 +164,26 @@ export class ReplicaSetController extends QueueController {
       const count = Math.min(diff, BURST_REPLICAS);
       const victims = podsToDelete(pods, this.relatedPods(rs), count, Date.now());
       this.expectations.expectDeletionsOf(key, victims.map((p) => objectKey(p)));
-      const results = await Promise.allSettled(victims.map((p) => this.deletePodOf(rs, p)));
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) throw failed.reason;
+      await this.podControl.deleteAll(rs, victims, this.expectations, key);
     }
   }
 
   private async createPod(rs: ReplicaSet, ref: ReturnType<typeof newControllerRef>): Promise<void> {
     const pod = podFromTemplate(rs.spec.template, rs, ref);
     if (!Object.keys(pod.metadata.labels ?? {}).length) throw new Error('unable to create pods, no labels');
-    try {
-      const created = await this.podClient.create(pod);
-      this.recorder.event(rs, 'Normal', 'SuccessfulCreate', 'Create', `Created pod: ${created.metadata.name}`);
-    } catch (err) {
-      this.recorder.event(rs, 'Warning', 'FailedCreate', 'Create', `Error creating: ${(err as Error).message}`);
-      throw err;
-    }
-  }
-
-  private async deletePodOf(rs: ReplicaSet, pod: Pod): Promise<void> {
-    try {
-      await this.podClient.inNamespace(pod.metadata.namespace ?? '').delete(pod.metadata.name ?? '');
-      this.recorder.event(rs, 'Normal', 'SuccessfulDelete', 'Delete', `Deleted pod: ${pod.metadata.name}`);
-    } catch (err) {
-      // The informer will not see this deletion.
-      this.expectations.deletionObservedOf(objectKey(rs), objectKey(pod));
-      if (isNotFound(err)) return;
-      this.recorder.event(rs, 'Warning', 'FailedDelete', 'Delete', `Error deleting: ${(err as Error).message}`);
-      throw err;
-    }
+    await this.podControl.create(rs, pod);
   }
 
   /** upstream getIndirectlyRelatedPods: pods of every set with the same controller as `rs`. */
   private relatedPods(rs: ReplicaSet): Pod[] {
     const ref = controllerRefOf(rs);
     const family = ref
-      ? this.sets.listInNamespace(rs.metadata.namespace ?? '').filter((s) => controllerRefOf(s)?.uid === ref.uid)
+      ? this.cache.sets.listInNamespace(rs.metadata.namespace ?? '').filter((s) => controllerRefOf(s)?.uid === ref.uid)
       : [rs];
     const seen = new Set<string>();
     const out: Pod[] = [];
     for (const s of family) {
-      for (const pod of this.pods.byIndex(CONTROLLER_UID_INDEX, s.metadata.uid ?? '')) {
+      for (const pod of this.cache.pods.byIndex(CONTROLLER_UID_INDEX, s.metadata.uid ?? '')) {
         if (seen.has(pod.metadata.uid ?? '')) continue;
         seen.add(pod.metadata.uid ?? '');
         out.push(pod);
@@ -232,10 +199,10 @@ export class ReplicaSetController extends QueueController {
     for (let attempt = 0; ; attempt++) {
       const next: ReplicaSet = { ...structuredClone(current), status: { ...status, observedGeneration: current.metadata.generation } };
       try {
-        return await this.setClient.updateStatus(next);
+        return await this.api.sets.updateStatus(next);
       } catch (err) {
         if (attempt >= 1) throw err;
-        current = await this.setClient.inNamespace(rs.metadata.namespace ?? '').get(rs.metadata.name ?? '');
+        current = await this.api.sets.inNamespace(rs.metadata.namespace ?? '').get(rs.metadata.name ?? '');
       }
     }
   }

@@ -1,4 +1,4 @@
-import { ApiError, isAlreadyExists, type ResourceClient, type SharedInformer } from '@orch/client';
+import { ApiError, isAlreadyExists, type SharedInformer } from '@orch/client';
 import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { QueueController } from '../../framework/queue-controller';
 import { CONFIGMAPS, NAMESPACES } from '../../framework/resources';
@@ -46,16 +46,14 @@ export function publishAction(namespace: Namespace | undefined, current: ConfigM
  * every active namespace; edits and deletions are undone.
  */
 export class RootCaPublisher extends QueueController {
-  private readonly namespaces: SharedInformer<Namespace>;
+  private readonly cache = this.informersOf({ namespaces: NAMESPACES });
+  private readonly api = this.clientsOf({ cms: CONFIGMAPS });
   /** One informer per published name (a field selector names one). */
   private readonly configMaps = new Map<string, SharedInformer<ConfigMap>>();
-  private readonly cmClient: ResourceClient<ConfigMap>;
 
   constructor(ctx: ControllerContext) {
     super('root-ca-cert-publisher', ctx);
-    this.cmClient = ctx.client.resource<ConfigMap>(CONFIGMAPS);
-    this.namespaces = this.informer<Namespace>(NAMESPACES);
-    this.enqueueOn(this.namespaces, (ns) => ns.metadata.name);
+    this.enqueueOn(this.cache.namespaces, (ns) => ns.metadata.name);
     for (const name of ctx.options.k8sCompatibility ? [ROOT_CA_CONFIGMAP, UPSTREAM_ROOT_CA_CONFIGMAP] : [ROOT_CA_CONFIGMAP]) {
       const informer = this.informer<ConfigMap>(CONFIGMAPS, { fieldSelector: `metadata.name=${name}` });
       this.configMaps.set(name, informer);
@@ -66,14 +64,14 @@ export class RootCaPublisher extends QueueController {
   protected async sync(namespace: string): Promise<void> {
     if (!namespace) return;
     for (const [name, informer] of this.configMaps) {
-      const action = publishAction(this.namespaces.get(namespace), informer.get(`${namespace}/${name}`), this.ctx.options.rootCaPem, name);
+      const action = publishAction(this.cache.namespaces.get(namespace), informer.get(`${namespace}/${name}`), this.ctx.options.rootCaPem, name);
       try {
-        if (action.kind === 'create') await this.cmClient.create(action.configMap);
-        else if (action.kind === 'update') await this.cmClient.update(action.configMap);
+        if (action.kind === 'create') await this.api.cms.create(action.configMap);
+        else if (action.kind === 'update') await this.api.cms.update(action.configMap);
       } catch (err) {
         // The map exists but the cache lags (its add event requeues), or the namespace began terminating.
         if (isAlreadyExists(err)) continue;
-        if (err instanceof ApiError && err.code === 403 && this.namespaces.get(namespace)?.metadata.deletionTimestamp) return;
+        if (err instanceof ApiError && err.code === 403 && this.cache.namespaces.get(namespace)?.metadata.deletionTimestamp) return;
         throw err;
       }
     }

@@ -1,5 +1,5 @@
 import { generateName } from '@orch/apimachinery';
-import { ApiError, isConflict, unwrapTombstone, type ResourceClient, type SharedInformer } from '@orch/client';
+import { ApiError, isConflict, unwrapTombstone } from '@orch/client';
 import { disabledController, type ControllerContext, type ControllerDescriptor } from '../../framework/controller';
 import { QueueController, ignoreNotFound } from '../../framework/queue-controller';
 import { SECRETS, SERVICEACCOUNTS } from '../../framework/resources';
@@ -29,27 +29,21 @@ const REFERENCE_UPDATE_ATTEMPTS = 5;
  * secret, and the account's reference updated (SPEC "Tokens", older auto-created model).
  */
 export class TokensController extends QueueController {
-  private readonly accounts: SharedInformer<ServiceAccount>;
-  private readonly secrets: SharedInformer<Secret>;
-  private readonly saClient: ResourceClient<ServiceAccount>;
-  private readonly secretClient: ResourceClient<Secret>;
+  private readonly cache = this.informersOf({ accounts: SERVICEACCOUNTS, secrets: SECRETS });
+  private readonly api = this.clientsOf({ accounts: SERVICEACCOUNTS, secrets: SECRETS });
 
   constructor(
     ctx: ControllerContext,
     private readonly tokens: TokenGenerator,
   ) {
     super('serviceaccount-token', ctx);
-    this.saClient = ctx.client.resource<ServiceAccount>(SERVICEACCOUNTS);
-    this.secretClient = ctx.client.resource<Secret>(SECRETS);
-    this.accounts = this.informer<ServiceAccount>(SERVICEACCOUNTS);
-    this.secrets = this.informer<Secret>(SECRETS);
-    this.accounts.addEventHandler({
+    this.cache.accounts.addEventHandler({
       onDelete: (obj) => {
         const sa = unwrapTombstone(obj);
         this.queue.add(encode({ kind: 'sa', namespace: sa.metadata.namespace ?? '', name: sa.metadata.name ?? '', uid: sa.metadata.uid ?? '' }));
       },
     });
-    this.enqueueOn(this.secrets, (s) => {
+    this.enqueueOn(this.cache.secrets, (s) => {
       const ref = secretAccount(s);
       if (!ref) return undefined;
       return encode({ kind: 'secret', namespace: s.metadata.namespace ?? '', name: s.metadata.name ?? '', uid: s.metadata.uid ?? '', saName: ref.name, saUid: ref.uid });
@@ -64,16 +58,16 @@ export class TokensController extends QueueController {
 
   /** A deleted account takes its token secrets with it (upstream deleteTokens). */
   private async syncServiceAccount(key: Extract<TokenKey, { kind: 'sa' }>): Promise<void> {
-    const sa = this.accounts.get(`${key.namespace}/${key.name}`);
+    const sa = this.cache.accounts.get(`${key.namespace}/${key.name}`);
     if (sa && sa.metadata.uid === key.uid) return;
     const gone = { metadata: { name: key.name, uid: key.uid } };
-    for (const secret of this.secrets.byIndex('namespace', key.namespace)) {
+    for (const secret of this.cache.secrets.byIndex('namespace', key.namespace)) {
       if (isTokenSecretOf(secret, gone)) await this.deleteSecret(secret);
     }
   }
 
   private async syncSecret(key: Extract<TokenKey, { kind: 'secret' }>): Promise<void> {
-    const cached = this.secrets.get(`${key.namespace}/${key.name}`);
+    const cached = this.cache.secrets.get(`${key.namespace}/${key.name}`);
     const secret = cached && cached.metadata.uid === key.uid ? cached : undefined;
     if (!secret) {
       // Deleted (a secret re-created under the same name is not a deletion to repair).
@@ -90,12 +84,12 @@ export class TokensController extends QueueController {
     }
     if (!Object.values(tokenSecretNeeds(secret, this.ctx.options.rootCaPem)).some(Boolean)) return;
     // Write from the live copy: the cache may lag behind a token written moments ago.
-    const live = await ignoreNotFound(this.secretClient.inNamespace(key.namespace).get(key.name));
+    const live = await ignoreNotFound(this.api.secrets.inNamespace(key.namespace).get(key.name));
     if (!live || live.metadata.uid !== key.uid) return;
     const needs = tokenSecretNeeds(live, this.ctx.options.rootCaPem);
     if (!Object.values(needs).some(Boolean)) return;
     const token = needs.token ? await this.tokenFor(sa, live.metadata.name ?? '') : undefined;
-    await this.secretClient.inNamespace(key.namespace).update(completeTokenSecret(live, sa, this.ctx.options.rootCaPem, needs, token));
+    await this.api.secrets.inNamespace(key.namespace).update(completeTokenSecret(live, sa, this.ctx.options.rootCaPem, needs, token));
   }
 
   private tokenFor(sa: ServiceAccount, secretName: string): Promise<string> {
@@ -105,18 +99,18 @@ export class TokensController extends QueueController {
   }
 
   private cachedAccount(namespace: string, name: string, uid: string): ServiceAccount | undefined {
-    const sa = this.accounts.get(`${namespace}/${name}`);
+    const sa = this.cache.accounts.get(`${namespace}/${name}`);
     return sa && (!uid || sa.metadata.uid === uid) ? sa : undefined;
   }
 
   /** The account from the gateway, for an account created so recently the cache lacks it. */
   private async liveAccount(namespace: string, name: string, uid: string): Promise<ServiceAccount | undefined> {
-    const sa = await ignoreNotFound(this.saClient.inNamespace(namespace).get(name));
+    const sa = await ignoreNotFound(this.api.accounts.inNamespace(namespace).get(name));
     return sa && (!uid || sa.metadata.uid === uid) ? sa : undefined;
   }
 
   private async deleteSecret(secret: Secret): Promise<void> {
-    await ignoreNotFound(this.secretClient.inNamespace(secret.metadata.namespace ?? '').delete(secret.metadata.name ?? '', { preconditions: { uid: secret.metadata.uid } }));
+    await ignoreNotFound(this.api.secrets.inNamespace(secret.metadata.namespace ?? '').delete(secret.metadata.name ?? '', { preconditions: { uid: secret.metadata.uid } }));
   }
 
   /**
@@ -130,7 +124,7 @@ export class TokensController extends QueueController {
     const blank: Secret = { apiVersion: 'v1', kind: 'Secret', type: SERVICE_ACCOUNT_TOKEN_TYPE, metadata: { name, namespace } };
     const complete = completeTokenSecret(blank, sa, this.ctx.options.rootCaPem, { ca: true, namespace: true, token: true }, await this.tokenFor(sa, name));
     try {
-      await this.secretClient.inNamespace(namespace).create(complete);
+      await this.api.secrets.inNamespace(namespace).create(complete);
     } catch (err) {
       // A terminating namespace refuses new content: the account is going away too.
       if (err instanceof ApiError && err.code === 403) return;
@@ -140,19 +134,19 @@ export class TokensController extends QueueController {
       await this.repointReference(namespace, sa.metadata.name ?? '', sa.metadata.uid ?? '', oldName, name);
       this.logger.info('replaced deleted token secret', { namespace, serviceAccount: sa.metadata.name, deleted: oldName, created: name });
     } catch (err) {
-      await ignoreNotFound(this.secretClient.inNamespace(namespace).delete(name));
+      await ignoreNotFound(this.api.secrets.inNamespace(namespace).delete(name));
       throw err;
     }
   }
 
   private async repointReference(namespace: string, saName: string, saUid: string, oldName: string, newName: string): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const sa = await this.saClient.inNamespace(namespace).get(saName);
+      const sa = await this.api.accounts.inNamespace(namespace).get(saName);
       if (sa.metadata.uid !== saUid) throw new Error(`service account ${namespace}/${saName} was re-created`);
       const refs = (sa.secrets ?? []).filter((r) => r.name !== oldName);
       refs.push({ name: newName });
       try {
-        await this.saClient.inNamespace(namespace).update({ ...structuredClone(sa), secrets: refs });
+        await this.api.accounts.inNamespace(namespace).update({ ...structuredClone(sa), secrets: refs });
         return;
       } catch (err) {
         if (!isConflict(err) || attempt >= REFERENCE_UPDATE_ATTEMPTS) throw err;

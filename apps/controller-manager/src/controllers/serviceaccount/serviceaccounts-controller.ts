@@ -1,8 +1,8 @@
-import { ApiError, isAlreadyExists, unwrapTombstone, type ResourceClient, type SharedInformer } from '@orch/client';
+import { ApiError, isAlreadyExists, unwrapTombstone } from '@orch/client';
 import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
-import { QueueController } from '../../framework/queue-controller';
+import { QueueController, selected } from '../../framework/queue-controller';
 import { NAMESPACES, SERVICEACCOUNTS } from '../../framework/resources';
-import type { Namespace, ServiceAccount } from '../../framework/api';
+import type { Namespace } from '../../framework/api';
 
 /** The account every namespace gets (SPEC "Service account tokens" 4). */
 export const DEFAULT_SERVICE_ACCOUNT = 'default';
@@ -19,29 +19,25 @@ export function missingServiceAccounts(namespace: Namespace | undefined, existin
  * names; account events enqueue their namespace.
  */
 export class ServiceAccountsController extends QueueController {
-  private readonly namespaces: SharedInformer<Namespace>;
-  private readonly accounts: SharedInformer<ServiceAccount>;
-  private readonly saClient: ResourceClient<ServiceAccount>;
+  private readonly cache = this.informersOf({ namespaces: NAMESPACES, accounts: selected(SERVICEACCOUNTS, { fieldSelector: `metadata.name=${DEFAULT_SERVICE_ACCOUNT}` }) });
+  private readonly api = this.clientsOf({ accounts: SERVICEACCOUNTS });
 
   constructor(ctx: ControllerContext) {
     super('serviceaccount', ctx);
-    this.saClient = ctx.client.resource<ServiceAccount>(SERVICEACCOUNTS);
-    this.namespaces = this.informer<Namespace>(NAMESPACES);
-    this.accounts = this.informer<ServiceAccount>(SERVICEACCOUNTS, { fieldSelector: `metadata.name=${DEFAULT_SERVICE_ACCOUNT}` });
-    this.enqueueOn(this.namespaces, (ns) => ns.metadata.name);
-    this.accounts.addEventHandler({ onDelete: (obj) => this.queue.add(unwrapTombstone(obj).metadata.namespace ?? '') });
+    this.enqueueOn(this.cache.namespaces, (ns) => ns.metadata.name);
+    this.cache.accounts.addEventHandler({ onDelete: (obj) => this.queue.add(unwrapTombstone(obj).metadata.namespace ?? '') });
   }
 
   protected async sync(namespace: string): Promise<void> {
     if (!namespace) return;
-    const missing = missingServiceAccounts(this.namespaces.get(namespace), (name) => this.accounts.get(`${namespace}/${name}`) !== undefined);
+    const missing = missingServiceAccounts(this.cache.namespaces.get(namespace), (name) => this.cache.accounts.get(`${namespace}/${name}`) !== undefined);
     for (const name of missing) {
       try {
-        await this.saClient.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
+        await this.api.accounts.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
       } catch (err) {
         if (isAlreadyExists(err)) continue;
         // A namespace that started terminating meanwhile refuses new content: nothing to do.
-        if (err instanceof ApiError && err.code === 403 && this.namespaces.get(namespace)?.metadata.deletionTimestamp) continue;
+        if (err instanceof ApiError && err.code === 403 && this.cache.namespaces.get(namespace)?.metadata.deletionTimestamp) continue;
         throw err;
       }
     }

@@ -6,7 +6,7 @@
 import type { OwnerReference } from '@orch/apimachinery';
 import { podFromTemplate } from '../workload-common/pods';
 import { CONTROLLER_REVISION_HASH_LABEL } from '../workload-common/revisions';
-import type { Pod, PodTemplateSpec, StatefulSet } from '../../framework/api';
+import type { PersistentVolumeClaim, Pod, PodTemplateSpec, StatefulSet } from '../../framework/api';
 
 /** SPEC: name of the pod, set by the stateful set controller. */
 export const POD_NAME_LABEL = 'statefulset.orch.io/pod-name';
@@ -39,17 +39,12 @@ export function claimName(templateName: string, pod: string): string {
   return `${templateName}-${pod}`;
 }
 
-interface ClaimTemplate {
-  metadata?: { name?: string; labels?: Record<string, string> };
-  spec?: unknown;
-}
-
-function claimTemplates(set: StatefulSet): ClaimTemplate[] {
-  return ((set.spec as { volumeClaimTemplates?: ClaimTemplate[] }).volumeClaimTemplates ?? []).filter((t) => t.metadata?.name);
+function claimTemplates(set: StatefulSet): NonNullable<StatefulSet['spec']['volumeClaimTemplates']> {
+  return (set.spec.volumeClaimTemplates ?? []).filter((t) => t.metadata?.name);
 }
 
 /** upstream getPersistentVolumeClaims: the claims the pod needs, created before the pod. */
-export function podClaims(set: StatefulSet, pod: string): { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels: Record<string, string> }; spec: unknown }[] {
+export function podClaims(set: StatefulSet, pod: string): PersistentVolumeClaim[] {
   return claimTemplates(set).map((t) => ({
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',

@@ -1,26 +1,16 @@
 import { labelSelectorFromObject, type KubeObject } from '@orch/apimachinery';
-import {
-  isAlreadyExists,
-  isNotFound,
-  objectKey,
-  unwrapTombstone,
-  type DeletedFinalStateUnknown,
-  type ResourceClient,
-  type SharedInformer,
-} from '@orch/client';
+import { isAlreadyExists, isNotFound, objectKey, unwrapTombstone, type DeletedFinalStateUnknown } from '@orch/client';
 import type { ControllerContext } from '../../framework/controller';
-import { QueueController } from '../../framework/queue-controller';
+import { QueueController, byController } from '../../framework/queue-controller';
 import { claimObjects, recheckOwner } from '../workload-common/claim';
 import { controllerRefOf, controllersSelecting, newControllerRef, resolveControllerRef } from '../../framework/controller-ref';
-import { CONTROLLER_REVISIONS, PODS, STATEFUL_SETS } from '../../framework/resources';
+import { CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS, STATEFUL_SETS } from '../../framework/resources';
 import { newRevision, nextRevisionNumber, revisionDecision, revisionsToPrune, templateOf } from '../workload-common/revisions';
-import { CONTROLLER_UID_INDEX, withControllerIndex } from '../../framework/informers';
+import { CONTROLLER_UID_INDEX } from '../../framework/informers';
 import type { ControllerRevision, Pod, StatefulSet } from '../../framework/api';
 import { canonicalJson } from '../workload-common/hash';
 import { isMemberOf, podClaims, podRevision, POD_INDEX_LABEL, POD_NAME_LABEL } from './identity';
 import { planStatefulSet, type RevisionInfo, type SetAction } from './plan';
-
-const PERSISTENT_VOLUME_CLAIMS = { group: '', version: 'v1', resource: 'persistentvolumeclaims' };
 
 /**
  * The StatefulSet controller (upstream pkg/controller/statefulset): pods `<set>-<ordinal>`
@@ -30,25 +20,13 @@ const PERSISTENT_VOLUME_CLAIMS = { group: '', version: 'v1', resource: 'persiste
  * with ControllerRevisions (currentRevision / updateRevision).
  */
 export class StatefulSetController extends QueueController {
-  private readonly sets: SharedInformer<StatefulSet>;
-  private readonly pods: SharedInformer<Pod>;
-  private readonly revisions: SharedInformer<ControllerRevision>;
-  private readonly setClient: ResourceClient<StatefulSet>;
-  private readonly podClient: ResourceClient<Pod>;
-  private readonly revisionClient: ResourceClient<ControllerRevision>;
-  private readonly claimClient: ResourceClient;
+  private readonly cache = this.informersOf({ sets: STATEFUL_SETS, pods: byController(PODS), revisions: byController(CONTROLLER_REVISIONS) });
+  private readonly api = this.clientsOf({ sets: STATEFUL_SETS, pods: PODS, revisions: CONTROLLER_REVISIONS, claims: PERSISTENT_VOLUME_CLAIMS });
 
   constructor(ctx: ControllerContext) {
     super('statefulset', ctx, { reportingController: 'statefulset-controller' });
-    this.sets = this.informer<StatefulSet>(STATEFUL_SETS);
-    this.pods = withControllerIndex(this.informer<Pod>(PODS));
-    this.revisions = withControllerIndex(this.informer<ControllerRevision>(CONTROLLER_REVISIONS));
-    this.setClient = ctx.client.resource<StatefulSet>(STATEFUL_SETS);
-    this.podClient = ctx.client.resource<Pod>(PODS);
-    this.revisionClient = ctx.client.resource<ControllerRevision>(CONTROLLER_REVISIONS);
-    this.claimClient = ctx.client.resource(PERSISTENT_VOLUME_CLAIMS);
-    this.enqueueOn(this.sets, objectKey);
-    this.pods.addEventHandler({
+    this.enqueueOn(this.cache.sets, objectKey);
+    this.cache.pods.addEventHandler({
       onAdd: (pod) => this.enqueueFor(pod),
       onUpdate: (old, cur) => {
         if (controllerRefOf(old)?.uid !== controllerRefOf(cur)?.uid) this.enqueueFor(old);
@@ -56,7 +34,7 @@ export class StatefulSetController extends QueueController {
       },
       onDelete: (obj: Pod | DeletedFinalStateUnknown<Pod>) => this.enqueueFor(unwrapTombstone(obj)),
     });
-    this.revisions.addEventHandler({
+    this.cache.revisions.addEventHandler({
       onAdd: (r) => this.enqueueFor(r),
       onUpdate: (_old, cur) => this.enqueueFor(cur),
       onDelete: (obj: ControllerRevision | DeletedFinalStateUnknown<ControllerRevision>) => this.enqueueFor(unwrapTombstone(obj)),
@@ -67,28 +45,28 @@ export class StatefulSetController extends QueueController {
   private enqueueFor(obj: KubeObject): void {
     const ref = controllerRefOf(obj);
     if (ref) {
-      const set = resolveControllerRef(obj.metadata.namespace, ref, STATEFUL_SETS, this.sets);
+      const set = resolveControllerRef(obj.metadata.namespace, ref, STATEFUL_SETS, this.cache.sets);
       if (set) this.queue.add(objectKey(set));
       return;
     }
     if (obj.kind === 'ControllerRevision') return;
-    for (const set of controllersSelecting(this.sets, obj)) this.queue.add(objectKey(set));
+    for (const set of controllersSelecting(this.cache.sets, obj)) this.queue.add(objectKey(set));
   }
 
   /** upstream StatefulSetController.sync + defaultStatefulSetControl.UpdateStatefulSet. */
   async sync(key: string): Promise<void> {
-    const cached = this.sets.get(key);
+    const cached = this.cache.sets.get(key);
     if (!cached) return;
     const set = structuredClone(cached);
-    const pods = await claimObjects(this.pods.listInNamespace(set.metadata.namespace ?? ''), {
+    const pods = await claimObjects(this.cache.pods.listInNamespace(set.metadata.namespace ?? ''), {
       owner: set,
       ownerType: STATEFUL_SETS,
       selector: labelSelectorFromObject(set.spec.selector),
-      client: this.podClient,
-      canAdopt: recheckOwner(this.setClient, set),
+      client: this.api.pods,
+      canAdopt: recheckOwner(this.api.sets, set),
       filter: (pod) => isMemberOf(set, pod),
     });
-    const owned = this.revisions.byIndex(CONTROLLER_UID_INDEX, set.metadata.uid ?? '');
+    const owned = this.cache.revisions.byIndex(CONTROLLER_UID_INDEX, set.metadata.uid ?? '');
     const { current, update, collisionCount } = await this.syncRevisions(set, owned);
     const ref = newControllerRef(set, STATEFUL_SETS);
     const plan = planStatefulSet(set, pods, current, update, ref, Date.now(), set.status?.currentReplicas ?? 0);
@@ -102,11 +80,11 @@ export class StatefulSetController extends QueueController {
       status.currentReplicas = status.updatedReplicas;
       status.currentRevision = status.updateRevision;
     }
-    if (canonicalJson(status) !== canonicalJson(set.status ?? {})) await this.setClient.updateStatus({ ...set, status });
+    if (canonicalJson(status) !== canonicalJson(set.status ?? {})) await this.api.sets.updateStatus({ ...set, status });
 
     const live = new Set([current.name, update.name, status.currentRevision ?? '', ...pods.map((p) => podRevision(p) ?? '')]);
     for (const old of revisionsToPrune(owned, live, set.spec.revisionHistoryLimit ?? 10)) {
-      await this.revisionClient.inNamespace(old.metadata.namespace ?? '').delete(old.metadata.name ?? '').catch((err: unknown) => {
+      await this.api.revisions.inNamespace(old.metadata.namespace ?? '').delete(old.metadata.name ?? '').catch((err: unknown) => {
         if (!isNotFound(err)) throw err;
       });
     }
@@ -120,15 +98,15 @@ export class StatefulSetController extends QueueController {
     const decision = revisionDecision(owned, candidate);
     let update: ControllerRevision;
     if (decision.action === 'reuse') update = decision.revision;
-    else if (decision.action === 'bump') update = await this.revisionClient.update({ ...structuredClone(decision.revision), revision: candidate.revision });
+    else if (decision.action === 'bump') update = await this.api.revisions.update({ ...structuredClone(decision.revision), revision: candidate.revision });
     else {
       for (let created: ControllerRevision | undefined; ; ) {
         const attempt = newRevision(set, STATEFUL_SETS, set.spec.template, candidate.revision, collisionCount);
         try {
-          created = await this.revisionClient.create(attempt);
+          created = await this.api.revisions.create(attempt);
         } catch (err) {
           if (!isAlreadyExists(err)) throw err;
-          const existing = await this.revisionClient.inNamespace(set.metadata.namespace ?? '').get(attempt.metadata.name ?? '');
+          const existing = await this.api.revisions.inNamespace(set.metadata.namespace ?? '').get(attempt.metadata.name ?? '');
           if (JSON.stringify(existing.data) === JSON.stringify(attempt.data) && controllerRefOf(existing)?.uid === set.metadata.uid) created = existing;
           else collisionCount = (collisionCount ?? 0) + 1;
         }
@@ -146,11 +124,11 @@ export class StatefulSetController extends QueueController {
   private async apply(set: StatefulSet, action: SetAction): Promise<void> {
     const pod = action.pod;
     const name = pod.metadata.name ?? '';
-    const pods = this.podClient.inNamespace(set.metadata.namespace ?? '');
+    const pods = this.api.pods.inNamespace(set.metadata.namespace ?? '');
     switch (action.type) {
       case 'create':
         for (const claim of podClaims(set, name)) {
-          await this.claimClient.inNamespace(set.metadata.namespace ?? '').create(claim).catch((err: unknown) => {
+          await this.api.claims.inNamespace(set.metadata.namespace ?? '').create(claim).catch((err: unknown) => {
             if (!isAlreadyExists(err)) throw err;
           });
         }

@@ -6,7 +6,7 @@ export const SLOW_START_INITIAL_BATCH_SIZE = 1;
  * parallel, stopping after the first batch with a failure. Returns how many calls succeeded
  * and the first error, so callers can forget the expectations of calls never made.
  */
-export async function slowStartBatch(count: number, initialBatchSize: number, fn: (index: number) => Promise<void>): Promise<{ successes: number; error?: Error }> {
+export async function slowStartBatch(count: number, initialBatchSize: number, fn: (index: number) => Promise<unknown>): Promise<{ successes: number; error?: Error }> {
   let remaining = count;
   let successes = 0;
   let started = 0;
