@@ -1,6 +1,5 @@
 import { readWellKnown } from '@orch/api';
-import { ItemExponentialFailureRateLimiter, RateLimitingQueue, runWorkers, unwrapTombstone, type DeletedFinalStateUnknown, type SharedInformer, type SharedInformerFactory } from '@orch/client';
-import type { KubeObject } from '@orch/apimachinery';
+import { enqueueOnEvents, ItemExponentialFailureRateLimiter, RateLimitingQueue, runWorkers, type SharedInformer, type SharedInformerFactory } from '@orch/client';
 import type { Logger } from '@orch/server-common';
 import type { ProxyMetrics } from './metrics';
 import { HEADLESS_LABEL, SERVICE_NAME_LABEL, SERVICE_PROXY_NAME_LABEL, type EndpointSlice, type Service } from './model';
@@ -40,8 +39,8 @@ export class ProxyController {
       const svc = readWellKnown(s.metadata.labels, SERVICE_NAME_LABEL);
       return svc ? [`${s.metadata.namespace ?? ''}/${svc}`] : [];
     });
-    this.enqueueOn(this.services, (s) => `${s.metadata.namespace ?? ''}/${s.metadata.name}`);
-    this.enqueueOn(this.slices, (s) => {
+    enqueueOnEvents(this.services, this.queue, (s) => `${s.metadata.namespace ?? ''}/${s.metadata.name}`);
+    enqueueOnEvents(this.slices, this.queue, (s) => {
       const svc = readWellKnown(s.metadata.labels, SERVICE_NAME_LABEL);
       return svc ? `${s.metadata.namespace ?? ''}/${svc}` : undefined;
     });
@@ -76,20 +75,5 @@ export class ProxyController {
       this.metrics.syncDuration.observe((performance.now() - started) / 1000);
       this.metrics.lastSync.setToCurrentTime();
     }
-  }
-
-  private enqueueOn<T extends KubeObject>(inf: SharedInformer<T>, keyOf: (obj: T) => string | undefined): void {
-    const add = (obj: T) => {
-      const key = keyOf(obj);
-      if (key) this.queue.add(key);
-    };
-    inf.addEventHandler({
-      onAdd: add,
-      onUpdate: (oldObj, newObj) => {
-        add(oldObj);
-        add(newObj);
-      },
-      onDelete: (obj: T | DeletedFinalStateUnknown<T>) => add(unwrapTombstone(obj)),
-    });
   }
 }

@@ -43,6 +43,30 @@ export function unwrapTombstone<T>(obj: T | DeletedFinalStateUnknown<T>): T {
   return obj instanceof DeletedFinalStateUnknown ? obj.obj : obj;
 }
 
+/**
+ * Registers handlers on `informer` that add `keyOf(obj)` to `queue`: on add, on update (the old
+ * object's key and the new one's: a change may move the object to another key) and on delete
+ * (tombstones unwrapped). An undefined key is skipped.
+ */
+export function enqueueOnEvents<T>(
+  informer: { addEventHandler(handler: ResourceEventHandler<T>): unknown },
+  queue: { add(key: string): void },
+  keyOf: (obj: T) => string | undefined,
+): void {
+  const add = (obj: T) => {
+    const key = keyOf(obj);
+    if (key !== undefined) queue.add(key);
+  };
+  informer.addEventHandler({
+    onAdd: add,
+    onUpdate: (oldObj, newObj) => {
+      add(oldObj);
+      add(newObj);
+    },
+    onDelete: (obj) => add(unwrapTombstone(obj)),
+  });
+}
+
 export interface ReflectorOptions {
   labelSelector?: string;
   fieldSelector?: string;

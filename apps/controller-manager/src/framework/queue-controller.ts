@@ -1,11 +1,10 @@
 import type { KubeObject } from '@orch/apimachinery';
 import {
   RateLimitingQueue,
+  enqueueOnEvents,
   isNotFound,
   runWorkers,
   sleep,
-  unwrapTombstone,
-  type DeletedFinalStateUnknown,
   type EventRecorder,
   type GroupVersionResource,
   type InformerSelection,
@@ -112,18 +111,7 @@ export abstract class QueueController implements Controller {
 
   /** Registers add/update/delete handlers that enqueue `keyOf(obj)` (skipped when undefined). */
   protected enqueueOn<T extends KubeObject>(inf: SharedInformer<T>, keyOf: (obj: T) => string | undefined): void {
-    const add = (obj: T) => {
-      const key = keyOf(obj);
-      if (key !== undefined) this.queue.add(key);
-    };
-    inf.addEventHandler({
-      onAdd: add,
-      onUpdate: (oldObj, newObj) => {
-        add(oldObj);
-        add(newObj);
-      },
-      onDelete: (obj: T | DeletedFinalStateUnknown<T>) => add(unwrapTombstone(obj)),
-    });
+    enqueueOnEvents(inf, this.queue, keyOf);
   }
 
   /** The controller's event recorder (created on first use, stopped when run() ends). */

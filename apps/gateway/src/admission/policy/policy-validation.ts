@@ -56,6 +56,15 @@ export function validatePolicy(p: ValidatingAdmissionPolicy): FieldError[] {
   return errs;
 }
 
+/** A binding's spec.paramRef: a name or a selector (not both), parameterNotFoundAction Allow or Deny. */
+function paramRefErrors(ref: NonNullable<NonNullable<ValidatingAdmissionPolicyBinding['spec']>['paramRef']>): FieldError[] {
+  const errs: FieldError[] = [];
+  if (ref.name && ref.selector) errs.push(FieldError.forbidden('spec.paramRef.name', 'name and selector are mutually exclusive'));
+  if (!ref.name && !ref.selector) errs.push(FieldError.required('spec.paramRef', 'one of name or selector must be specified'));
+  if (ref.parameterNotFoundAction !== undefined && !['Allow', 'Deny'].includes(ref.parameterNotFoundAction)) errs.push(FieldError.notSupported('spec.paramRef.parameterNotFoundAction', ref.parameterNotFoundAction, ['Allow', 'Deny']));
+  return errs;
+}
+
 export function validateBinding(b: ValidatingAdmissionPolicyBinding): FieldError[] {
   const errs: FieldError[] = [];
   const s = b.spec ?? {};
@@ -67,12 +76,7 @@ export function validateBinding(b: ValidatingAdmissionPolicyBinding): FieldError
     if (actions.indexOf(a) !== i) errs.push(FieldError.duplicate(`spec.validationActions[${i}]`, a));
   });
   if (actions.includes('Deny') && actions.includes('Warn')) errs.push(FieldError.invalid('spec.validationActions', actions, 'must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)'));
-  const ref = s.paramRef;
-  if (ref) {
-    if (ref.name && ref.selector) errs.push(FieldError.forbidden('spec.paramRef.name', 'name and selector are mutually exclusive'));
-    if (!ref.name && !ref.selector) errs.push(FieldError.required('spec.paramRef', 'one of name or selector must be specified'));
-    if (ref.parameterNotFoundAction !== undefined && !['Allow', 'Deny'].includes(ref.parameterNotFoundAction)) errs.push(FieldError.notSupported('spec.paramRef.parameterNotFoundAction', ref.parameterNotFoundAction, ['Allow', 'Deny']));
-  }
+  if (s.paramRef) errs.push(...paramRefErrors(s.paramRef));
   return errs;
 }
 
@@ -152,11 +156,6 @@ export function validateMutatingBinding(b: MutatingAdmissionPolicyBinding): Fiel
   const errs: FieldError[] = [];
   const s = b.spec ?? {};
   if (!s.policyName) errs.push(FieldError.required('spec.policyName', ''));
-  const ref = s.paramRef;
-  if (ref) {
-    if (ref.name && ref.selector) errs.push(FieldError.forbidden('spec.paramRef.name', 'name and selector are mutually exclusive'));
-    if (!ref.name && !ref.selector) errs.push(FieldError.required('spec.paramRef', 'one of name or selector must be specified'));
-    if (ref.parameterNotFoundAction !== undefined && !['Allow', 'Deny'].includes(ref.parameterNotFoundAction)) errs.push(FieldError.notSupported('spec.paramRef.parameterNotFoundAction', ref.parameterNotFoundAction, ['Allow', 'Deny']));
-  }
+  if (s.paramRef) errs.push(...paramRefErrors(s.paramRef));
   return errs;
 }
