@@ -1,13 +1,11 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { SharedInformerFactory, unwrapTombstone, type DeletedFinalStateUnknown, type SharedInformer } from '@orch/client';
-import type { coreV1 } from '@orch/api';
+import type { coreV1, Namespace, Served } from '@orch/api';
 import type { KubeObject } from '@orch/apimachinery';
 import { ANNOTATION_NAMESPACE_NODE_SELECTOR, PriorityResolver, Scheduler, type NamespaceLister, type Node, type Pod, type PriorityClass } from './framework';
 import { NAMESPACES, NODES, PODS, PRIORITY_CLASSES } from './resources';
 
 type Labels = Record<string, string>;
-/** An object as the API serves it (what informers hold). */
-type Served<T> = T & KubeObject;
 
 /**
  * The namespaces' labels (pod affinity `namespaceSelector`) and their
@@ -76,7 +74,7 @@ export class SchedulerInformers implements OnApplicationShutdown {
       const selectorChanged = namespaces.set(ns);
       scheduler.onNamespaceChange(old, ns.metadata.labels ?? {}, selectorChanged);
     };
-    onEvents(factory.informerFor<Served<coreV1.Namespace>>(NAMESPACES), {
+    onEvents(factory.informerFor<Namespace>(NAMESPACES), {
       add: (ns) => onNamespace(undefined, ns),
       update: (old, ns) => onNamespace(old.metadata.labels ?? {}, ns),
       delete: (ns) => namespaces.delete(ns.metadata.name!),

@@ -9,4 +9,5 @@ export * from './well-known';
 export * from './conversion';
 export { HPA_BEHAVIOR_ANNOTATION, HPA_CONDITIONS_ANNOTATION, HPA_CURRENT_METRICS_ANNOTATION, HPA_METRICS_ANNOTATION } from './conversions/autoscaling';
 export * from './quota';
+export type * from './served';
 export * from './custom';

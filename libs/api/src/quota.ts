@@ -6,11 +6,10 @@
 import { Quantity, type KubeObject } from '@orch/apimachinery';
 import { upstreamGroup } from './catalog';
 import type * as coreV1 from './types/generated/core-v1';
+import type { ResourceQuota } from './served';
 
 export type ResourceList = Record<string, string | number>;
 
-/** A ResourceQuota as served (the generated type). */
-export type ResourceQuota = coreV1.ResourceQuota & KubeObject;
 /** The objects quotas count, as admitted or stored: any part of their spec may be absent. */
 type Pod = KubeObject & { spec?: Partial<coreV1.PodSpec>; status?: coreV1.PodStatus };
 type Service = KubeObject & { spec?: coreV1.ServiceSpec };

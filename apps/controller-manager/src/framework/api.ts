@@ -1,5 +1,4 @@
-import type { KubeObject } from '@orch/apimachinery';
-import type { appsV1, authenticationV1, autoscalingV1, autoscalingV2, batchV1, certificatesV1, coordinationV1, coreV1, discoveryV1, intstr, metaV1, policyV1, rbacV1 } from '@orch/api';
+import type { appsV1, authenticationV1, autoscalingV1, autoscalingV2, batchV1, coreV1, discoveryV1, intstr, metaV1, policyV1, Served } from '@orch/api';
 
 // The API types the controllers read and write, by the names they use: the generated types of
 // libs/api (libs/api/src/types/generated), narrowed only where a controller relies on more than
@@ -7,9 +6,9 @@ import type { appsV1, authenticationV1, autoscalingV1, autoscalingV2, batchV1, c
 // @orch/client's informers and clients take, a KubeObject), and a workload always has a spec
 // (defaulting fills it).
 
-/** An object of a kind as the API serves it. */
-type Served<T> = T & KubeObject;
-/** ... whose spec the API always serves. */
+export type { CertificateSigningRequest, ClusterRole, ConfigMap, Endpoints, EndpointSlice, Lease, Namespace, Node, PersistentVolumeClaim, ResourceQuota, Secret, Service, ServiceAccount } from '@orch/api';
+
+/** An object as the API serves it (@orch/api's Served) whose spec the API always serves. */
 type WithSpec<T extends { spec?: unknown }> = Served<T> & { spec: NonNullable<T['spec']> };
 
 export type IntOrString = intstr.IntOrString;
@@ -23,27 +22,14 @@ export type Toleration = coreV1.Toleration;
 export type Taint = coreV1.Taint;
 export type NodeSelectorRequirement = coreV1.NodeSelectorRequirement;
 export type NodeSelectorTerm = coreV1.NodeSelectorTerm;
-export type Node = Served<coreV1.Node>;
 export type NodeCondition = coreV1.NodeCondition;
-export type Namespace = Served<coreV1.Namespace>;
 export type NamespaceCondition = coreV1.NamespaceCondition;
-export type Service = Served<coreV1.Service>;
 export type ServicePort = coreV1.ServicePort;
-export type Endpoints = Served<coreV1.Endpoints>;
 export type EndpointSubset = coreV1.EndpointSubset;
 export type EndpointAddress = coreV1.EndpointAddress;
 export type EndpointPort = coreV1.EndpointPort;
-export type Secret = Served<coreV1.Secret>;
-export type ConfigMap = Served<coreV1.ConfigMap>;
-export type ServiceAccount = Served<coreV1.ServiceAccount>;
-export type Lease = Served<coordinationV1.Lease>;
-export type EndpointSlice = Served<discoveryV1.EndpointSlice>;
 export type SliceEndpoint = discoveryV1.Endpoint;
 export type SlicePort = discoveryV1.EndpointPort;
-export type CertificateSigningRequest = Served<certificatesV1.CertificateSigningRequest>;
-export type ClusterRole = Served<rbacV1.ClusterRole>;
-export type ResourceQuota = Served<coreV1.ResourceQuota>;
-export type PersistentVolumeClaim = Served<coreV1.PersistentVolumeClaim>;
 
 export type ReplicaSet = WithSpec<appsV1.ReplicaSet>;
 export type Deployment = WithSpec<appsV1.Deployment>;

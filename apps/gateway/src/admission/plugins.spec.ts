@@ -33,4 +33,30 @@ describe('--enable-admission-plugins / --disable-admission-plugins', () => {
     expect(orderPlugins(['ResourceQuota', 'ValidatingAdmissionWebhook', 'NamespaceLifecycle', 'ValidatingAdmissionPolicy', 'MutatingAdmissionWebhook'])).toEqual(['NamespaceLifecycle', 'MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook', 'ResourceQuota']);
     expect(DEFAULT_ENABLED_PLUGINS).toContain('ServiceAccount');
   });
+
+  it("is on by default: upstream's default-on plugins, in upstream's order", () => {
+    expect(DEFAULT_ENABLED_PLUGINS).toEqual([
+      'NamespaceLifecycle',
+      'LimitRanger',
+      'ServiceAccount',
+      'TaintNodesByCondition',
+      'PodSecurity',
+      'Priority',
+      'DefaultTolerationSeconds',
+      'DefaultStorageClass',
+      'StorageObjectInUseProtection',
+      'PersistentVolumeClaimResize',
+      'RuntimeClass',
+      'CertificateApproval',
+      'CertificateSigning',
+      'ClusterTrustBundleAttest',
+      'CertificateSubjectRestriction',
+      'DefaultIngressClass',
+      'MutatingAdmissionPolicy',
+      'MutatingAdmissionWebhook',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionWebhook',
+      'ResourceQuota',
+    ]);
+  });
 });

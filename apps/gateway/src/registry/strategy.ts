@@ -36,11 +36,11 @@ export interface WriteAdmission {
 export type NameRule = 'dns1123Subdomain' | 'dns1123Label' | 'dns1035Label' | 'pathSegment';
 
 /**
- * An object of a generated API type (`coreV1.Pod` from @orch/api) as the registry handles it:
- * apiVersion, kind and metadata are always there. Hooks still check what they rely on: a body
- * may hold anything its schema check let through.
+ * Served (@orch/api): an object of a generated API type (`coreV1.Pod`) as the registry handles
+ * it: apiVersion, kind and metadata are always there. Hooks still check what they rely on: a
+ * body may hold anything its schema check let through.
  */
-export type Served<T> = T & KubeObject;
+export type { Served } from '@orch/api';
 
 /**
  * Per-kind behaviour of the generic store (STYLE 1-2), typed by the kind's object

@@ -2,8 +2,7 @@ import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { StatusError, type StatusReason } from '@orch/apimachinery';
-import type { coreV1 } from '@orch/api';
-import type { Served } from '../registry/strategy';
+import type { coreV1, Endpoints, Node, Served, Service } from '@orch/api';
 import { issueClientCert, type CertAndKey, type Pki } from '@orch/auth';
 import type { GenericStore } from '../registry/generic-store';
 import type { SubresourceRequest } from './subresources';
@@ -13,7 +12,6 @@ import { queryBool } from '../pipeline/query';
 export const NODE_CLIENT_USER = 'system:orch-apiserver-node-client';
 const DEFAULT_AGENT_PORT = 10250;
 
-type Node = Served<coreV1.Node>;
 type Pod = Served<coreV1.Pod>;
 
 /** An upgrade request for a streaming subresource (pods/exec, pods/attach, pods/portforward). */
@@ -38,8 +36,6 @@ export function rejectStream(socket: Duplex, err: StatusError): void {
 }
 
 const FLAG_VALUES = new Set(['', '1', 'true', 'True']);
-type Service = Served<coreV1.Service>;
-type Endpoints = Served<coreV1.Endpoints>;
 
 /** Headers never forwarded (hop-by-hop, and the caller's own credentials). */
 const DROP_HEADERS = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'authorization', 'content-length']);

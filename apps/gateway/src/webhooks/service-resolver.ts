@@ -1,10 +1,6 @@
 import { StatusError } from '@orch/apimachinery';
-import type { coreV1 } from '@orch/api';
+import type { Endpoints, Service } from '@orch/api';
 import type { GenericStore } from '../registry/generic-store';
-import type { Served } from '../registry/strategy';
-
-type Service = Served<coreV1.Service>;
-type Endpoints = Served<coreV1.Endpoints>;
 
 /** Where to connect for a Service port: an endpoint address (or the external name) and its port. */
 export interface ResolvedService {

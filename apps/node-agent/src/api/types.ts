@@ -1,22 +1,15 @@
-import type { KubeObject } from '@orch/apimachinery';
-import type { coordinationV1, coreV1 } from '@orch/api';
+import type { coreV1, Served } from '@orch/api';
 
 // The API types the node agent reads and writes, by the names it uses: the generated types of
 // libs/api (libs/api/src/types/generated), narrowed only where the agent relies on more than the
 // wire promises: an object as the API serves it has apiVersion, kind and metadata (what
 // @orch/client's informers and clients take, a KubeObject), and a pod always has a spec.
 
-/** An object of a kind as the API serves it. */
-type Served<T> = T & KubeObject;
+export type { ConfigMap, Lease, Node, Secret, Service } from '@orch/api';
 
 export type Pod = Served<coreV1.Pod> & { spec: coreV1.PodSpec };
 /** A container's status as the agent reports it: state and lastState always set. */
 export type ContainerStatus = coreV1.ContainerStatus & { state: coreV1.ContainerState; lastState: coreV1.ContainerState };
-export type Node = Served<coreV1.Node>;
-export type Service = Served<coreV1.Service>;
-export type ConfigMap = Served<coreV1.ConfigMap>;
-export type Secret = Served<coreV1.Secret>;
-export type Lease = Served<coordinationV1.Lease>;
 
 // Pod and container types several parts of the agent use, as generated.
 export type Container = coreV1.Container;

@@ -1,8 +1,7 @@
-import type { coreV1 } from '@orch/api';
-import type { Served } from '../strategy';
+import type { coreV1, Service } from '@orch/api';
 
 /** A core/v1 Service as allocation and validation read it. */
-export type Service = Served<coreV1.Service>;
+export type { Service };
 export type ServicePort = coreV1.ServicePort;
 
 export const CLUSTER_IP_NONE = 'None';

@@ -1,10 +1,8 @@
-import { mirrorUpstreamKeys, type coreV1 } from '@orch/api';
+import { mirrorUpstreamKeys, type coreV1, type Namespace } from '@orch/api';
 import { FieldError } from '@orch/apimachinery';
-import type { Served, Strategy } from '../../strategy';
+import type { Strategy } from '../../strategy';
 import { col, defineKind, part, resetExcept, statusSubresource } from '../binding';
 import { age } from '../table-cells';
-
-type Namespace = Served<coreV1.Namespace>;
 
 /** Label set by the service on every namespace, equal to its name (SPEC well-known labels). */
 export const NAMESPACE_NAME_LABEL = 'orch.io/metadata.name';

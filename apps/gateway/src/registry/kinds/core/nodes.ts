@@ -1,10 +1,7 @@
-import type { coreV1 } from '@orch/api';
+import type { coreV1, Node } from '@orch/api';
 import { FieldError, isQualifiedName } from '@orch/apimachinery';
-import type { Served } from '../../strategy';
 import { STATUS, col, defineKind, validatedBy, handled } from '../binding';
 import { age, orNone } from '../table-cells';
-
-type Node = Served<coreV1.Node>;
 
 const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
 

@@ -1,10 +1,8 @@
-import type { coreV1 } from '@orch/api';
+import type { coreV1, Secret } from '@orch/api';
 import { FieldError } from '@orch/apimachinery';
-import type { Served, Strategy } from '../../strategy';
+import type { Strategy } from '../../strategy';
 import { col, defaultStrategy, defineKind } from '../binding';
 import { age } from '../table-cells';
-
-type Secret = Served<coreV1.Secret>;
 
 export const BOOTSTRAP_TOKEN_TYPE = 'bootstrap.orch.io/token';
 export const SERVICE_ACCOUNT_TOKEN_TYPE = 'orch.io/service-account-token';
