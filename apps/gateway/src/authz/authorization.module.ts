@@ -19,55 +19,51 @@ import { AuthorizerProvider } from '../pipeline/authorize';
 import { RbacAuthorization } from './rbac-authorization';
 import { RbacEscalationPrevention } from './rbac-escalation';
 
+/**
+ * A mode answered by an authorizer of @orch/auth, `impl`: set when the provider is built, or in
+ * onModuleInit when the mode is chosen (unset, the mode has no opinion). Its rules are the
+ * authorizer's.
+ */
+abstract class AuthorizerMode implements Authorizer {
+  abstract readonly name: string;
+  protected impl?: Authorizer;
+
+  authorize(a: AuthorizationAttributes) {
+    return this.impl ? this.impl.authorize(a) : NO_OPINION();
+  }
+
+  rulesFor(user: UserInfo, namespace: string) {
+    return this.impl!.rulesFor!(user, namespace);
+  }
+}
+
 /** Node (`--authorization-mode=Node`): node identities reach what their pods use, plus the node rules. */
 @Injectable()
 @AuthorizerProvider({ mode: 'Node' })
-export class NodeAuthorization implements Authorizer {
+export class NodeAuthorization extends AuthorizerMode {
   readonly name = 'Node';
-  private readonly impl: Authorizer;
 
   constructor(@Inject(Gateway) gateway: Gateway) {
+    super();
     this.impl = nodeAuthorizer(async (namespace, node) => {
       const list = await gateway.registry('', 'pods').list(namespace, { fieldSelector: `spec.nodeName=${node}` });
       return list.items as PodReferences[];
     });
   }
-
-  authorize(a: AuthorizationAttributes) {
-    return this.impl.authorize(a);
-  }
-
-  rulesFor(user: UserInfo, namespace: string) {
-    return this.impl.rulesFor!(user, namespace);
-  }
 }
 
 @Injectable()
 @AuthorizerProvider({ mode: 'AlwaysAllow' })
-export class AlwaysAllowAuthorization implements Authorizer {
+export class AlwaysAllowAuthorization extends AuthorizerMode {
   readonly name = 'AlwaysAllow';
-  private readonly impl = alwaysAllowAuthorizer();
-  authorize(a: AuthorizationAttributes) {
-    return this.impl.authorize(a);
-  }
-
-  rulesFor(user: UserInfo, namespace: string) {
-    return this.impl.rulesFor!(user, namespace);
-  }
+  protected override impl = alwaysAllowAuthorizer();
 }
 
 @Injectable()
 @AuthorizerProvider({ mode: 'AlwaysDeny' })
-export class AlwaysDenyAuthorization implements Authorizer {
+export class AlwaysDenyAuthorization extends AuthorizerMode {
   readonly name = 'AlwaysDeny';
-  private readonly impl = alwaysDenyAuthorizer();
-  authorize(a: AuthorizationAttributes) {
-    return this.impl.authorize(a);
-  }
-
-  rulesFor(user: UserInfo, namespace: string) {
-    return this.impl.rulesFor!(user, namespace);
-  }
+  protected override impl = alwaysDenyAuthorizer();
 }
 
 /**
@@ -76,11 +72,12 @@ export class AlwaysDenyAuthorization implements Authorizer {
  */
 @Injectable()
 @AuthorizerProvider({ mode: 'ABAC' })
-export class AbacAuthorization implements Authorizer, OnModuleInit {
+export class AbacAuthorization extends AuthorizerMode implements OnModuleInit {
   readonly name = 'ABAC';
-  private impl?: Authorizer;
 
-  constructor(@Inject(Gateway) private readonly gateway: Gateway) {}
+  constructor(@Inject(Gateway) private readonly gateway: Gateway) {
+    super();
+  }
 
   async onModuleInit(): Promise<void> {
     const o = this.gateway.options;
@@ -88,14 +85,6 @@ export class AbacAuthorization implements Authorizer, OnModuleInit {
     const file = o['authorization-policy-file'];
     if (!file) throw new Error('--authorization-policy-file must be set when --authorization-mode includes ABAC');
     this.impl = abacAuthorizer(parseAbacPolicyFile(await readFile(file, 'utf8'), file));
-  }
-
-  authorize(a: AuthorizationAttributes) {
-    return this.impl ? this.impl.authorize(a) : NO_OPINION();
-  }
-
-  rulesFor(user: UserInfo, namespace: string) {
-    return this.impl!.rulesFor!(user, namespace);
   }
 }
 

@@ -1,4 +1,4 @@
-import { isScalar, type FieldSchema, type FieldType, type ListType, type MapType, type PatchStrategy, type StructType } from './model';
+import { isScalar, type FieldSchema, type FieldType } from './model';
 import { jsonFields, schemaForKind, typeSchema } from './registry';
 
 /** A position in a schema tree: the type found there and the field that led to it (none for the root, list items and map values). */
@@ -7,17 +7,11 @@ export interface SchemaNode {
   readonly field?: FieldSchema;
 }
 
-/** Merge and apply metadata of one field, as strategic merge patch and server-side apply need it. */
-export interface FieldSemantics {
-  readonly type: FieldType;
-  readonly listType?: ListType;
-  readonly listMapKeys?: readonly string[];
-  readonly patchStrategy?: PatchStrategy;
-  readonly patchMergeKey?: string;
-  readonly mapType?: MapType;
-  /** The field's `+structType`, else the struct type's own. */
-  readonly structType?: StructType;
-}
+/**
+ * Merge and apply metadata of one field, as strategic merge patch and server-side apply need it:
+ * the field schema's, except `structType`: the field's `+structType`, else the struct type's own.
+ */
+export type FieldSemantics = Pick<FieldSchema, 'type' | 'listType' | 'listMapKeys' | 'patchStrategy' | 'patchMergeKey' | 'mapType' | 'structType'>;
 
 /** Root node of a kind, or undefined when the kind has no schema. */
 export function rootNode(group: string, version: string, kind: string): SchemaNode | undefined {
