@@ -187,44 +187,13 @@ export class Framework implements Handle {
       const refs = this.expand(point, set, multi, multiByName, `${path}.${point}`, errs);
       for (const ref of refs) {
         const pl = this.plugins.get(ref.name)!;
-        switch (point) {
-          case 'queueSort':
-            if (isQueueSort(pl)) queueSorts.push(pl);
-            break;
-          case 'preFilter':
-            if (isPreFilter(pl)) this.preFilterPlugins.push(pl);
-            break;
-          case 'filter':
-            if (isFilter(pl)) this.filterPlugins.push(pl);
-            break;
-          case 'postFilter':
-            if (isPostFilter(pl)) this.postFilterPlugins.push(pl);
-            break;
-          case 'preScore':
-            if (isPreScore(pl)) this.preScorePlugins.push(pl);
-            break;
-          case 'score':
-            if (isScore(pl)) {
-              this.scorePlugins.push(pl);
-              const w = ref.weight ?? multiByName.get(ref.name)?.weight ?? 0;
-              this.scoreWeights.set(ref.name, w === 0 ? 1 : w);
-            }
-            break;
-          case 'reserve':
-            if (isReserve(pl)) this.reservePlugins.push(pl);
-            break;
-          case 'permit':
-            if (isPermit(pl)) this.permitPlugins.push(pl);
-            break;
-          case 'preBind':
-            if (isPreBind(pl)) this.preBindPlugins.push(pl);
-            break;
-          case 'bind':
-            if (isBind(pl)) this.bindPlugins.push(pl);
-            break;
-          case 'postBind':
-            if (isPostBind(pl)) this.postBindPlugins.push(pl);
-            break;
+        if (!IMPLEMENTS[point](pl)) continue;
+        if (point === 'queueSort') queueSorts.push(pl as QueueSortPlugin);
+        // The framework keeps each point's plugins in `<point>Plugins`.
+        else (this[`${point}Plugins` as const] as Plugin[]).push(pl);
+        if (point === 'score') {
+          const w = ref.weight ?? multiByName.get(ref.name)?.weight ?? 0;
+          this.scoreWeights.set(ref.name, w === 0 ? 1 : w);
         }
       }
     }
@@ -255,10 +224,10 @@ export class Framework implements Handle {
       if (seen.has(r.name)) errs.push(FieldError.duplicate(path, r.name));
       seen.add(r.name);
       const pl = this.plugins.get(r.name);
-      if (pl && !implementsPoint(pl, point)) errs.push(FieldError.invalid(path, r.name, `plugin does not extend the ${point} extension point`));
+      if (pl && !IMPLEMENTS[point](pl)) errs.push(FieldError.invalid(path, r.name, `plugin does not extend the ${point} extension point`));
     }
     const disabled = new Set((set.disabled ?? []).map((d) => d.name));
-    const fromMulti = disabled.has('*') ? [] : multi.filter((r) => !disabled.has(r.name) && !seen.has(r.name) && implementsPoint(this.plugins.get(r.name)!, point));
+    const fromMulti = disabled.has('*') ? [] : multi.filter((r) => !disabled.has(r.name) && !seen.has(r.name) && IMPLEMENTS[point](this.plugins.get(r.name)!));
     return [...explicit.filter((r) => multiByName.has(r.name)), ...fromMulti, ...explicit.filter((r) => !multiByName.has(r.name))];
   }
 
@@ -370,19 +339,20 @@ export class Framework implements Handle {
   }
 
   runPreFilterExtensionAddPod(state: CycleState, podToSchedule: PodInfo, podToAdd: PodInfo, nodeInfo: NodeInfo): Status {
-    for (const pl of this.preFilterPlugins) {
-      if (!pl.addPod || state.skipFilterPlugins.has(pl.name)) continue;
-      const s = pl.addPod(state, podToSchedule, podToAdd, nodeInfo);
-      if (!s.isSuccess()) return wrapError(s, 'AddPod', pl.name);
-    }
-    return Status.success();
+    return this.runPreFilterExtension('addPod', 'AddPod', state, podToSchedule, podToAdd, nodeInfo);
   }
 
   runPreFilterExtensionRemovePod(state: CycleState, podToSchedule: PodInfo, podToRemove: PodInfo, nodeInfo: NodeInfo): Status {
+    return this.runPreFilterExtension('removePod', 'RemovePod', state, podToSchedule, podToRemove, nodeInfo);
+  }
+
+  /** The PreFilter extensions `hook` of the plugins not skipped, in order; the first failure is returned. */
+  private runPreFilterExtension(hook: 'addPod' | 'removePod', name: string, state: CycleState, podToSchedule: PodInfo, pod: PodInfo, nodeInfo: NodeInfo): Status {
     for (const pl of this.preFilterPlugins) {
-      if (!pl.removePod || state.skipFilterPlugins.has(pl.name)) continue;
-      const s = pl.removePod(state, podToSchedule, podToRemove, nodeInfo);
-      if (!s.isSuccess()) return wrapError(s, 'RemovePod', pl.name);
+      const extension = pl[hook];
+      if (!extension || state.skipFilterPlugins.has(pl.name)) continue;
+      const s = extension.call(pl, state, podToSchedule, pod, nodeInfo);
+      if (!s.isSuccess()) return wrapError(s, name, pl.name);
     }
     return Status.success();
   }
@@ -516,32 +486,20 @@ export class Framework implements Handle {
   }
 }
 
-function implementsPoint(pl: Plugin, point: ExtensionPoint): boolean {
-  switch (point) {
-    case 'queueSort':
-      return isQueueSort(pl);
-    case 'preFilter':
-      return isPreFilter(pl);
-    case 'filter':
-      return isFilter(pl);
-    case 'postFilter':
-      return isPostFilter(pl);
-    case 'preScore':
-      return isPreScore(pl);
-    case 'score':
-      return isScore(pl);
-    case 'reserve':
-      return isReserve(pl);
-    case 'permit':
-      return isPermit(pl);
-    case 'preBind':
-      return isPreBind(pl);
-    case 'bind':
-      return isBind(pl);
-    case 'postBind':
-      return isPostBind(pl);
-  }
-}
+/** Whether a plugin extends an extension point: it has the point's method. */
+const IMPLEMENTS: { readonly [P in ExtensionPoint]: (pl: Plugin) => boolean } = {
+  queueSort: isQueueSort,
+  preFilter: isPreFilter,
+  filter: isFilter,
+  postFilter: isPostFilter,
+  preScore: isPreScore,
+  score: isScore,
+  reserve: isReserve,
+  permit: isPermit,
+  preBind: isPreBind,
+  bind: isBind,
+  postBind: isPostBind,
+};
 
 /** An Error status naming the point and plugin (non-error statuses are passed through with the plugin set). */
 function wrapError(s: Status, point: string, plugin: string): Status {
