@@ -246,13 +246,18 @@ export class PodTopologySpread implements PreFilterPlugin, FilterPlugin, PreScor
     return filterConstraints(defaults, pod.labels, action).map((c) => ({ ...c, selector }));
   }
 
-  preFilter(state: CycleState, pod: PodInfo): Status {
-    let constraints: SpreadConstraint[];
+  /** The pod's constraints of `action`, or the Error status of reading them (hard: DoNotSchedule, soft: ScheduleAnyway). */
+  private constraintsOrError(pod: PodInfo, action: Action): SpreadConstraint[] | Status {
     try {
-      constraints = this.constraintsFor(pod, 'DoNotSchedule');
+      return this.constraintsFor(pod, action);
     } catch (e) {
-      return Status.error(`obtaining pod's hard topology spread constraints: ${(e as Error).message}`);
+      return Status.error(`obtaining pod's ${action === 'DoNotSchedule' ? 'hard' : 'soft'} topology spread constraints: ${(e as Error).message}`);
     }
+  }
+
+  preFilter(state: CycleState, pod: PodInfo): Status {
+    const constraints = this.constraintsOrError(pod, 'DoNotSchedule');
+    if (constraints instanceof Status) return constraints;
     if (constraints.length === 0) return Status.skip();
     const required = new RequiredNodeAffinity(pod);
     const counts = constraints.map(() => new Map<string, number>());
@@ -295,12 +300,8 @@ export class PodTopologySpread implements PreFilterPlugin, FilterPlugin, PreScor
   preScore(state: CycleState, pod: PodInfo, filteredNodes: readonly NodeInfo[]): Status {
     const allNodes = this.handle.snapshot().nodeInfoList;
     if (allNodes.length === 0) return Status.skip();
-    let constraints: SpreadConstraint[];
-    try {
-      constraints = this.constraintsFor(pod, 'ScheduleAnyway');
-    } catch (e) {
-      return Status.error(`obtaining pod's soft topology spread constraints: ${(e as Error).message}`);
-    }
+    const constraints = this.constraintsOrError(pod, 'ScheduleAnyway');
+    if (constraints instanceof Status) return constraints;
     if (constraints.length === 0) return Status.skip();
     // Only non-system-default spreading requires nodes to have every topology key.
     const requireAll = !!pod.pod.spec.topologySpreadConstraints?.length || !this.systemDefaulted;
