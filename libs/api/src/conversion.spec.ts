@@ -121,6 +121,57 @@ describe('HorizontalPodAutoscaler: autoscaling/v1 ↔ autoscaling/v2 (its storag
     expect(convertObject(v1, 'autoscaling/v2')).toEqual(v2);
   });
 
+  const service = { kind: 'Service', name: 's', apiVersion: 'v1' };
+  it.each([
+    {
+      name: 'Object',
+      spec: { type: 'Object', object: { describedObject: service, metric: { name: 'rps' }, target: { type: 'AverageValue', averageValue: '5' } } },
+      specV1: { type: 'Object', object: { target: service, metricName: 'rps', averageValue: '5' } },
+      status: { type: 'Object', object: { describedObject: service, metric: { name: 'rps' }, current: { value: '90' } } },
+      statusV1: { type: 'Object', object: { target: service, metricName: 'rps', currentValue: '90' } },
+    },
+    {
+      name: 'Pods',
+      spec: { type: 'Pods', pods: { metric: { name: 'qps', selector: { matchLabels: { a: 'b' } } }, target: { type: 'AverageValue', averageValue: '10' } } },
+      specV1: { type: 'Pods', pods: { metricName: 'qps', selector: { matchLabels: { a: 'b' } }, targetAverageValue: '10' } },
+      status: { type: 'Pods', pods: { metric: { name: 'qps' }, current: { averageValue: '9' } } },
+      statusV1: { type: 'Pods', pods: { metricName: 'qps', currentAverageValue: '9' } },
+    },
+    {
+      name: 'Resource',
+      spec: { type: 'Resource', resource: { name: 'memory', target: { type: 'Utilization', averageUtilization: 60 } } },
+      specV1: { type: 'Resource', resource: { name: 'memory', targetAverageUtilization: 60 } },
+      status: { type: 'Resource', resource: { name: 'memory', current: { averageValue: '400Mi' } } },
+      statusV1: { type: 'Resource', resource: { name: 'memory', currentAverageValue: '400Mi' } },
+    },
+    {
+      name: 'ContainerResource',
+      spec: { type: 'ContainerResource', containerResource: { name: 'cpu', container: 'app', target: { type: 'AverageValue', averageValue: '300m' } } },
+      specV1: { type: 'ContainerResource', containerResource: { name: 'cpu', container: 'app', targetAverageValue: '300m' } },
+      status: { type: 'ContainerResource', containerResource: { name: 'cpu', container: 'app', current: { averageUtilization: 45 } } },
+      statusV1: { type: 'ContainerResource', containerResource: { name: 'cpu', container: 'app', currentAverageUtilization: 45 } },
+    },
+    {
+      name: 'External',
+      spec: { type: 'External', external: { metric: { name: 'queue', selector: { matchLabels: { q: 'a' } } }, target: { type: 'AverageValue', averageValue: '3' } } },
+      specV1: { type: 'External', external: { metricName: 'queue', metricSelector: { matchLabels: { q: 'a' } }, targetAverageValue: '3' } },
+      status: { type: 'External', external: { metric: { name: 'queue' }, current: { value: '25' } } },
+      statusV1: { type: 'External', external: { metricName: 'queue', currentValue: '25' } },
+    },
+  ])('a $name metric: the v1 metric format in the annotations, and back', ({ spec, specV1, status, statusV1 }) => {
+    const v2 = {
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: meta,
+      spec: { scaleTargetRef: ref, maxReplicas: 4, metrics: [spec, cpu(50)] },
+      status: { currentReplicas: 1, desiredReplicas: 1, currentMetrics: [status] },
+    };
+    const v1 = convertObject(v2, 'autoscaling/v1') as Record<string, any>;
+    expect(JSON.parse(v1.metadata.annotations[HPA_METRICS_ANNOTATION])).toEqual([specV1]);
+    expect(JSON.parse(v1.metadata.annotations[HPA_CURRENT_METRICS_ANNOTATION])).toEqual([statusV1]);
+    expect(convertObject(v1, 'autoscaling/v2')).toEqual(v2);
+  });
+
   it('a malformed round-trip annotation is a ConversionError naming it', () => {
     const v1 = { apiVersion: 'autoscaling/v1', kind: 'HorizontalPodAutoscaler', metadata: { ...meta, annotations: { [HPA_METRICS_ANNOTATION]: '[' } }, spec: { scaleTargetRef: ref, maxReplicas: 2 } };
     expect(() => convertObject(v1, 'autoscaling/v2')).toThrow(ConversionError);

@@ -26,16 +26,19 @@ function isCpuUtilization(m: Json, field: 'target' | 'current'): boolean {
 
 // ---------------------------------------------------------------- metric specs
 
-function specV2ToV1(m: Json): Json {
+/**
+ * A v2 metric as v1 spells it: a spec's `target` (side `target`) or a status's `current` (side
+ * `current`) flattened into `<side>Value`, `<side>AverageValue`, `<side>AverageUtilization`.
+ */
+function metricV2ToV1(m: Json, side: 'target' | 'current'): Json {
   const out: Json = { type: m.type };
-  if (m.object) out.object = compact({ target: m.object.describedObject, metricName: m.object.metric?.name, selector: m.object.metric?.selector, targetValue: m.object.target?.value, averageValue: m.object.target?.averageValue });
-  if (m.pods) out.pods = compact({ metricName: m.pods.metric?.name, selector: m.pods.metric?.selector, targetAverageValue: m.pods.target?.averageValue });
-  if (m.resource) out.resource = compact({ name: m.resource.name, targetAverageUtilization: m.resource.target?.averageUtilization, targetAverageValue: m.resource.target?.averageValue });
-  if (m.containerResource) {
-    const c = m.containerResource;
-    out.containerResource = compact({ name: c.name, container: c.container, targetAverageUtilization: c.target?.averageUtilization, targetAverageValue: c.target?.averageValue });
+  if (m.object) out.object = compact({ target: m.object.describedObject, metricName: m.object.metric?.name, selector: m.object.metric?.selector, [`${side}Value`]: m.object[side]?.value, averageValue: m.object[side]?.averageValue });
+  if (m.pods) out.pods = compact({ metricName: m.pods.metric?.name, selector: m.pods.metric?.selector, [`${side}AverageValue`]: m.pods[side]?.averageValue });
+  for (const kind of ['resource', 'containerResource'] as const) {
+    const r = m[kind];
+    if (r) out[kind] = compact({ name: r.name, container: r.container, [`${side}AverageUtilization`]: r[side]?.averageUtilization, [`${side}AverageValue`]: r[side]?.averageValue });
   }
-  if (m.external) out.external = compact({ metricName: m.external.metric?.name, metricSelector: m.external.metric?.selector, targetValue: m.external.target?.value, targetAverageValue: m.external.target?.averageValue });
+  if (m.external) out.external = compact({ metricName: m.external.metric?.name, metricSelector: m.external.metric?.selector, [`${side}Value`]: m.external[side]?.value, [`${side}AverageValue`]: m.external[side]?.averageValue });
   return out;
 }
 
@@ -67,19 +70,6 @@ function specV1ToV2(m: Json): Json {
 }
 
 // ---------------------------------------------------------------- metric statuses
-
-function statusV2ToV1(m: Json): Json {
-  const out: Json = { type: m.type };
-  if (m.object) out.object = compact({ target: m.object.describedObject, metricName: m.object.metric?.name, selector: m.object.metric?.selector, currentValue: m.object.current?.value, averageValue: m.object.current?.averageValue });
-  if (m.pods) out.pods = compact({ metricName: m.pods.metric?.name, selector: m.pods.metric?.selector, currentAverageValue: m.pods.current?.averageValue });
-  if (m.resource) out.resource = compact({ name: m.resource.name, currentAverageUtilization: m.resource.current?.averageUtilization, currentAverageValue: m.resource.current?.averageValue });
-  if (m.containerResource) {
-    const c = m.containerResource;
-    out.containerResource = compact({ name: c.name, container: c.container, currentAverageUtilization: c.current?.averageUtilization, currentAverageValue: c.current?.averageValue });
-  }
-  if (m.external) out.external = compact({ metricName: m.external.metric?.name, metricSelector: m.external.metric?.selector, currentValue: m.external.current?.value, currentAverageValue: m.external.current?.averageValue });
-  return out;
-}
 
 function statusV1ToV2(m: Json): Json {
   const out: Json = { type: m.type };
@@ -116,7 +106,7 @@ export function convertHpaV2ToV1(obj: Json): Json {
   const others = metrics.filter((m) => !isCpuUtilization(m, 'target'));
   const annotations: Record<string, string> = { ...(obj.metadata?.annotations ?? {}) };
   for (const k of ROUND_TRIP_ANNOTATIONS) delete annotations[k];
-  if (others.length) annotations[HPA_METRICS_ANNOTATION] = JSON.stringify(others.map(specV2ToV1));
+  if (others.length) annotations[HPA_METRICS_ANNOTATION] = JSON.stringify(others.map((m) => metricV2ToV1(m, 'target')));
   if (spec.behavior) annotations[HPA_BEHAVIOR_ANNOTATION] = JSON.stringify(spec.behavior);
   const out: Json = { ...obj, metadata: { ...obj.metadata } };
   out.spec = compact({ scaleTargetRef: spec.scaleTargetRef, minReplicas: spec.minReplicas, maxReplicas: spec.maxReplicas, targetCPUUtilizationPercentage: cpu?.resource?.target?.averageUtilization });
@@ -124,7 +114,7 @@ export function convertHpaV2ToV1(obj: Json): Json {
     const current: Json[] = status.currentMetrics ?? [];
     const cpuNow = current.find((m) => isCpuUtilization(m, 'current'));
     // Every current metric is kept (the CPU one too: its raw value is not in the v1 field).
-    if (current.length) annotations[HPA_CURRENT_METRICS_ANNOTATION] = JSON.stringify(current.map(statusV2ToV1));
+    if (current.length) annotations[HPA_CURRENT_METRICS_ANNOTATION] = JSON.stringify(current.map((m) => metricV2ToV1(m, 'current')));
     if (status.conditions?.length) annotations[HPA_CONDITIONS_ANNOTATION] = JSON.stringify(status.conditions);
     out.status = compact({
       observedGeneration: status.observedGeneration,
