@@ -11,8 +11,13 @@ const POD: PodReferences = {
     nodeName: 'n1',
     serviceAccountName: 'runner',
     imagePullSecrets: [{ name: 'registry' }],
-    volumes: [{ secret: { secretName: 'tls' } }, { configMap: { name: 'settings' } }, { persistentVolumeClaim: { claimName: 'data' } }, { projected: { sources: [{ secret: { name: 'projected-secret' } }] } }],
-    containers: [{ env: [{ valueFrom: { secretKeyRef: { name: 'env-secret' } } }], envFrom: [{ configMapRef: { name: 'env-cm' } }] }],
+    volumes: [
+      { name: 'v1', secret: { secretName: 'tls' } },
+      { name: 'v2', configMap: { name: 'settings' } },
+      { name: 'v3', persistentVolumeClaim: { claimName: 'data' } },
+      { name: 'v4', projected: { sources: [{ secret: { name: 'projected-secret' } }] } },
+    ],
+    containers: [{ name: 'c', env: [{ name: 'E', valueFrom: { secretKeyRef: { name: 'env-secret', key: 'k' } } }], envFrom: [{ configMapRef: { name: 'env-cm' } }] }],
   },
 };
 
@@ -39,6 +44,27 @@ describe('Node authorizer', () => {
     { name: 'not a node (group missing)', a: res(impostor, 'get', 'secrets', 'team', 'tls'), want: 'no-opinion' },
   ])('$name → $want', async ({ a, want }) => {
     expect((await authz.authorize(a)).decision).toBe(want);
+  });
+
+  // Every place a pod names a secret or a config map, in app, init and ephemeral containers.
+  const everywhere: PodReferences = {
+    spec: {
+      imagePullSecrets: [{ name: 'pull' }],
+      volumes: [
+        { name: 'a', secret: { secretName: 's-volume' } },
+        { name: 'b', configMap: { name: 'cm-volume' } },
+        { name: 'c', projected: { sources: [{ secret: { name: 's-projected' } }, { configMap: { name: 'cm-projected' } }] } },
+      ],
+      containers: [{ name: 'app', envFrom: [{ secretRef: { name: 's-envfrom' } }, { configMapRef: { name: 'cm-envfrom' } }] }],
+      initContainers: [{ name: 'init', env: [{ name: 'A', valueFrom: { secretKeyRef: { name: 's-env', key: 'k' } } }] }],
+      ephemeralContainers: [{ name: 'debug', env: [{ name: 'B', valueFrom: { configMapKeyRef: { name: 'cm-env', key: 'k' } } }] }],
+    },
+  };
+  it.each([
+    { kind: 'secrets' as const, want: ['pull', 's-volume', 's-projected', 's-envfrom', 's-env'] },
+    { kind: 'configmaps' as const, want: ['orch-root-ca.crt', 'kube-root-ca.crt', 'cm-volume', 'cm-projected', 'cm-envfrom', 'cm-env'] },
+  ])('the $kind a pod names', ({ kind, want }) => {
+    expect([...podReferences(everywhere, kind)].sort()).toEqual([...want].sort());
   });
 
   it('automountServiceAccountToken: false drops the root CA config map', () => {

@@ -1,3 +1,4 @@
+import type { coreV1 } from '@orch/api';
 import { NODE_RULES, NODES_GROUP } from './bootstrap-policy';
 import { ALLOW, NO_OPINION, subjectRules, type AuthorizationAttributes, type Authorizer } from './authz';
 import { ruleAllows } from './rbac';
@@ -12,29 +13,23 @@ export function nodeNameOf(user: UserInfo): string | undefined {
   return name || undefined;
 }
 
-/** What the Node authorizer reads of a pod. */
+/** What the Node authorizer reads of a pod: the generated Pod's spec, any part of it absent. */
 export interface PodReferences {
-  spec?: {
-    nodeName?: string;
-    serviceAccountName?: string;
-    automountServiceAccountToken?: boolean;
-    imagePullSecrets?: { name?: string }[];
-    volumes?: {
-      secret?: { secretName?: string };
-      configMap?: { name?: string };
-      persistentVolumeClaim?: { claimName?: string };
-      projected?: { sources?: { secret?: { name?: string }; configMap?: { name?: string } }[] };
-    }[];
-    containers?: ContainerRefs[];
-    initContainers?: ContainerRefs[];
-    ephemeralContainers?: ContainerRefs[];
-  };
+  spec?: Partial<coreV1.PodSpec>;
 }
 
-interface ContainerRefs {
-  envFrom?: { secretRef?: { name?: string }; configMapRef?: { name?: string } }[];
-  env?: { valueFrom?: { secretKeyRef?: { name?: string }; configMapKeyRef?: { name?: string } } }[];
+/** Where a pod names an object of a kind: a volume, a projected volume's source, a container's envFrom and env. */
+interface NamedIn {
+  volume(v: coreV1.Volume): string | undefined;
+  projected(p: coreV1.VolumeProjection): string | undefined;
+  envFrom(e: coreV1.EnvFromSource): string | undefined;
+  env(e: coreV1.EnvVar): string | undefined;
 }
+
+const NAMED_IN: Readonly<Record<'secrets' | 'configmaps', NamedIn>> = {
+  secrets: { volume: (v) => v.secret?.secretName, projected: (p) => p.secret?.name, envFrom: (e) => e.secretRef?.name, env: (e) => e.valueFrom?.secretKeyRef?.name },
+  configmaps: { volume: (v) => v.configMap?.name, projected: (p) => p.configMap?.name, envFrom: (e) => e.configMapRef?.name, env: (e) => e.valueFrom?.configMapKeyRef?.name },
+};
 
 /** The root CA bundle config maps of every namespace (orch and upstream spellings). */
 const ROOT_CA_CONFIGMAPS = ['orch-root-ca.crt', 'kube-root-ca.crt'];
@@ -55,28 +50,21 @@ export function podReferences(pod: PodReferences, kind: Referenced): Set<string>
       for (const v of spec.volumes ?? []) add(v.persistentVolumeClaim?.claimName);
       break;
     case 'secrets':
-      for (const s of spec.imagePullSecrets ?? []) add(s.name);
-      for (const v of spec.volumes ?? []) {
-        add(v.secret?.secretName);
-        for (const p of v.projected?.sources ?? []) add(p.secret?.name);
-      }
-      for (const c of containers) {
-        for (const e of c.envFrom ?? []) add(e.secretRef?.name);
-        for (const e of c.env ?? []) add(e.valueFrom?.secretKeyRef?.name);
-      }
-      break;
-    case 'configmaps':
+    case 'configmaps': {
+      if (kind === 'secrets') for (const s of spec.imagePullSecrets ?? []) add(s.name);
       // The service-account volume (ca.crt from the root CA config map) unless automounting is off.
-      if (spec.automountServiceAccountToken !== false) ROOT_CA_CONFIGMAPS.forEach(add);
+      else if (spec.automountServiceAccountToken !== false) ROOT_CA_CONFIGMAPS.forEach(add);
+      const named = NAMED_IN[kind];
       for (const v of spec.volumes ?? []) {
-        add(v.configMap?.name);
-        for (const p of v.projected?.sources ?? []) add(p.configMap?.name);
+        add(named.volume(v));
+        for (const p of v.projected?.sources ?? []) add(named.projected(p));
       }
       for (const c of containers) {
-        for (const e of c.envFrom ?? []) add(e.configMapRef?.name);
-        for (const e of c.env ?? []) add(e.valueFrom?.configMapKeyRef?.name);
+        for (const e of c.envFrom ?? []) add(named.envFrom(e));
+        for (const e of c.env ?? []) add(named.env(e));
       }
       break;
+    }
   }
   return out;
 }
