@@ -486,9 +486,8 @@ export class ProcessRuntime implements Runtime {
     const dir = join(this.opts.rootDir, 'pods', uid);
     await mkdir(join(dir, 'run'), { recursive: true });
     // Host-network pods share the node's address (upstream: podIP = hostIP); adopted
-    // containers keep the address they listen on.
-    const adoptedIP = [...(this.leftovers.get(uid)?.values() ?? [])].find((l) => shimAlive(l.state))?.state.podIP;
-    const ip = pod.spec.hostNetwork ? this.opts.hostIP : this.opts.ips.allocate(uid, adoptedIP ?? pod.status?.podIP);
+    // containers keep the address they listen on (findLeftovers reserved it for their pod).
+    const ip = pod.spec.hostNetwork ? this.opts.hostIP : this.opts.ips.allocate(uid, pod.status?.podIP);
     rec = {
       uid,
       key: podKey(pod),
