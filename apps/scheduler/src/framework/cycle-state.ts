@@ -4,6 +4,14 @@ export interface StateData {
   clone(): StateData;
 }
 
+/** A value no plugin changes after writing it: every clone of the cycle state shares it. */
+class ImmutableState<T> implements StateData {
+  constructor(readonly value: T) {}
+  clone(): StateData {
+    return this;
+  }
+}
+
 /**
  * The state of one scheduling cycle (upstream framework.CycleState): plugin data by key and
  * the plugins whose PreFilter/PreScore returned Skip. Only the scheduling goroutine touches it.
@@ -21,6 +29,16 @@ export class CycleState {
 
   write(key: string, value: StateData): void {
     this.data.set(key, value);
+  }
+
+  /** Writes `value` as {@link ImmutableState}: the writer and every reader leave it unchanged, so clones share it. */
+  writeImmutable<T>(key: string, value: T): void {
+    this.data.set(key, new ImmutableState(value));
+  }
+
+  /** What {@link writeImmutable} wrote under `key`. */
+  readImmutable<T>(key: string): T | undefined {
+    return (this.data.get(key) as ImmutableState<T> | undefined)?.value;
   }
 
   delete(key: string): void {

@@ -1,4 +1,4 @@
-import type { CycleState, StateData } from '../../framework/cycle-state';
+import type { CycleState } from '../../framework/cycle-state';
 import { MAX_NODE_SCORE, type Handle, type PluginFactory, type PreScorePlugin, type ScorePlugin } from '../../framework/interface';
 import { Status } from '../../framework/status';
 import type { NodeInfo, PodInfo } from '../../framework/types';
@@ -48,13 +48,6 @@ export function imageLocalityScore(p: PodImages, node: NodeInfo): number {
 
 const PRE_SCORE_KEY = `PreScore${IMAGE_LOCALITY}`;
 
-class PreScoreState implements StateData {
-  constructor(readonly images: PodImages) {}
-  clone(): StateData {
-    return this;
-  }
-}
-
 /** Score: prefers nodes that already have the pod's images (upstream ImageLocality). */
 export class ImageLocality implements PreScorePlugin, ScorePlugin {
   readonly name = IMAGE_LOCALITY;
@@ -66,17 +59,17 @@ export class ImageLocality implements PreScorePlugin, ScorePlugin {
     const snap = this.handle.snapshot();
     const images = podImages(pod, snap.imageNumNodes, snap.numNodes());
     if (images.images.length === 0) return Status.skip();
-    state.write(PRE_SCORE_KEY, new PreScoreState(images));
+    state.writeImmutable(PRE_SCORE_KEY, images);
     return Status.success();
   }
 
   score(state: CycleState, pod: PodInfo, nodeInfo: NodeInfo): number {
-    const s = state.read<PreScoreState>(PRE_SCORE_KEY);
-    if (!s) {
+    const images = state.readImmutable<PodImages>(PRE_SCORE_KEY);
+    if (!images) {
       const snap = this.handle.snapshot();
       return imageLocalityScore(podImages(pod, snap.imageNumNodes, snap.numNodes()), nodeInfo);
     }
-    return imageLocalityScore(s.images, nodeInfo);
+    return imageLocalityScore(images, nodeInfo);
   }
 }
 

@@ -1,5 +1,5 @@
 import { FieldError, type Labels } from '@orch/apimachinery';
-import type { CycleState, StateData } from '../../framework/cycle-state';
+import type { CycleState } from '../../framework/cycle-state';
 import { ActionType } from '../../framework/events';
 import {
   MAX_NODE_SCORE,
@@ -122,13 +122,6 @@ class PreFilterState implements PodCountingState {
 /** Topology key → value → score (upstream scoreMap). */
 type ScoreMap = Map<string, Map<string, number>>;
 
-class PreScoreState implements StateData {
-  constructor(readonly topologyScore: ScoreMap) {}
-  clone(): StateData {
-    return this;
-  }
-}
-
 function addScore(m: ScoreMap, term: AffinityTerm, weight: number, pod: PodInfo, nsLabels: Labels | undefined, node: NodeInfo): void {
   if (!term.matches(pod, nsLabels)) return;
   const v = node.labels[term.topologyKey];
@@ -247,16 +240,16 @@ export class InterPodAffinity implements PreFilterPlugin, FilterPlugin, PreScore
       if (node) addScore(scores, ref.term, weight, pod, nsLabels, node);
     }
     if (scores.size === 0) return Status.skip();
-    state.write(PRE_SCORE_KEY, new PreScoreState(scores));
+    state.writeImmutable(PRE_SCORE_KEY, scores);
     return Status.success();
   }
 
   score(state: CycleState, _pod: PodInfo, nodeInfo: NodeInfo): number | Status {
-    const s = state.read<PreScoreState>(PRE_SCORE_KEY);
-    if (!s) return stateNotFound(PRE_SCORE_KEY);
+    const topologyScore = state.readImmutable<ScoreMap>(PRE_SCORE_KEY);
+    if (!topologyScore) return stateNotFound(PRE_SCORE_KEY);
     let score = 0;
     const labels = nodeInfo.labels;
-    for (const [key, byValue] of s.topologyScore) {
+    for (const [key, byValue] of topologyScore) {
       const v = labels[key];
       if (v !== undefined) score += byValue.get(v) ?? 0;
     }

@@ -1,6 +1,6 @@
 import { FieldError } from '@orch/apimachinery';
 import type { Node, NodeAffinity as NodeAffinitySpec, Pod } from '../../framework/api';
-import type { CycleState, StateData } from '../../framework/cycle-state';
+import type { CycleState } from '../../framework/cycle-state';
 import { ActionType, Events } from '../../framework/events';
 import {
   PreFilterResult,
@@ -33,20 +33,6 @@ const REJECT_ENFORCED = Status.unresolvable(ERR_REASON_ENFORCED).withPlugin(NODE
 
 const PRE_FILTER_KEY = `PreFilter${NODE_AFFINITY}`;
 const PRE_SCORE_KEY = `PreScore${NODE_AFFINITY}`;
-
-class PreFilterState implements StateData {
-  constructor(readonly required: RequiredNodeAffinity) {}
-  clone(): StateData {
-    return this;
-  }
-}
-
-class PreScoreState implements StateData {
-  constructor(readonly preferred: PreferredSchedulingTerms) {}
-  clone(): StateData {
-    return this;
-  }
-}
 
 /**
  * The node names a pod is restricted to by `matchFields: metadata.name In [...]` in every
@@ -93,7 +79,7 @@ export class NodeAffinity implements PreFilterPlugin, FilterPlugin, PreScorePlug
   preFilter(state: CycleState, pod: PodInfo): Status | PreFilterResult {
     const required = new RequiredNodeAffinity(pod);
     if (required.isEmpty() && !this.addedRequired) return Status.skip();
-    state.write(PRE_FILTER_KEY, new PreFilterState(required));
+    state.writeImmutable(PRE_FILTER_KEY, required);
     const names = preFilterNodeNames(pod.pod.spec.affinity?.nodeAffinity);
     if (!names) return Status.success();
     if (names.size === 0) return Status.unresolvable(ERR_REASON_CONFLICT);
@@ -102,21 +88,20 @@ export class NodeAffinity implements PreFilterPlugin, FilterPlugin, PreScorePlug
 
   filter(state: CycleState, pod: PodInfo, nodeInfo: NodeInfo): Status {
     if (this.addedRequired && !this.addedRequired.matches(nodeInfo.name, nodeInfo.labels)) return REJECT_ENFORCED;
-    const s = state.read<PreFilterState>(PRE_FILTER_KEY);
-    const required = s?.required ?? new RequiredNodeAffinity(pod);
+    const required = state.readImmutable<RequiredNodeAffinity>(PRE_FILTER_KEY) ?? new RequiredNodeAffinity(pod);
     return required.match(nodeInfo) ? Status.success() : REJECT_POD;
   }
 
   preScore(state: CycleState, pod: PodInfo): Status {
     const terms = pod.pod.spec.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? [];
     if (terms.length === 0 && !this.addedPreferred) return Status.skip();
-    state.write(PRE_SCORE_KEY, new PreScoreState(new PreferredSchedulingTerms(terms)));
+    state.writeImmutable(PRE_SCORE_KEY, new PreferredSchedulingTerms(terms));
     return Status.success();
   }
 
   score(state: CycleState, pod: PodInfo, nodeInfo: NodeInfo): number | Status {
-    const s = state.read<PreScoreState>(PRE_SCORE_KEY);
-    const preferred = s?.preferred ?? new PreferredSchedulingTerms(pod.pod.spec.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []);
+    const preferred =
+      state.readImmutable<PreferredSchedulingTerms>(PRE_SCORE_KEY) ?? new PreferredSchedulingTerms(pod.pod.spec.affinity?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []);
     return preferred.score(nodeInfo) + (this.addedPreferred?.score(nodeInfo) ?? 0);
   }
 

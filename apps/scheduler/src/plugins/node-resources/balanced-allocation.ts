@@ -1,5 +1,5 @@
 import { FieldError } from '@orch/apimachinery';
-import type { CycleState, StateData } from '../../framework/cycle-state';
+import type { CycleState } from '../../framework/cycle-state';
 import { MAX_NODE_SCORE, type PluginRegistration, type PreScorePlugin, type ScorePlugin } from '../../framework/interface';
 import { Status } from '../../framework/status';
 import type { NodeInfo, PodInfo } from '../../framework/types';
@@ -44,13 +44,6 @@ export function balancedScore(requested: ArrayLike<number>, allocatable: ArrayLi
 
 const PRE_SCORE_KEY = `PreScore${NODE_RESOURCES_BALANCED_ALLOCATION}`;
 
-class PreScoreState implements StateData {
-  constructor(readonly podRequests: readonly number[]) {}
-  clone(): StateData {
-    return this;
-  }
-}
-
 /** Score: favors nodes whose cpu/memory (or configured resources) stay balanced with the pod (upstream NodeResourcesBalancedAllocation). */
 export class BalancedAllocation implements PreScorePlugin, ScorePlugin {
   readonly name = NODE_RESOURCES_BALANCED_ALLOCATION;
@@ -66,12 +59,12 @@ export class BalancedAllocation implements PreScorePlugin, ScorePlugin {
   preScore(state: CycleState, pod: PodInfo): Status {
     const requests = this.resources.map((r) => podRequestFor(pod, r.name, true));
     if (requests.every((r) => r === 0)) return Status.skip();
-    state.write(PRE_SCORE_KEY, new PreScoreState(requests));
+    state.writeImmutable(PRE_SCORE_KEY, requests);
     return Status.success();
   }
 
   score(state: CycleState, pod: PodInfo, nodeInfo: NodeInfo): number {
-    const requests = state.read<PreScoreState>(PRE_SCORE_KEY)?.podRequests ?? this.resources.map((r) => podRequestFor(pod, r.name, true));
+    const requests = state.readImmutable<readonly number[]>(PRE_SCORE_KEY) ?? this.resources.map((r) => podRequestFor(pod, r.name, true));
     return this.scorer.score(nodeInfo, requests);
   }
 }

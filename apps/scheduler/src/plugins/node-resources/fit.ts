@@ -1,6 +1,6 @@
 import { FieldError } from '@orch/apimachinery';
 import type { Node, Pod } from '../../framework/api';
-import type { CycleState, StateData } from '../../framework/cycle-state';
+import type { CycleState } from '../../framework/cycle-state';
 import { ActionType, Events } from '../../framework/events';
 import type {
   ClusterEventWithHint,
@@ -105,20 +105,6 @@ function fitsFast(request: Resource, node: NodeInfo): boolean {
 const PRE_FILTER_KEY = `PreFilter${NODE_RESOURCES_FIT}`;
 const PRE_SCORE_KEY = `PreScore${NODE_RESOURCES_FIT}`;
 
-class PreFilterState implements StateData {
-  constructor(readonly request: Resource) {}
-  clone(): StateData {
-    return this;
-  }
-}
-
-class PreScoreState implements StateData {
-  constructor(readonly podRequests: readonly number[]) {}
-  clone(): StateData {
-    return this;
-  }
-}
-
 /**
  * Filter: the node has room for the pod's requests (cpu, memory, ephemeral-storage, extended
  * resources, pod count). Score: LeastAllocated (spread) or MostAllocated (bin-pack) over the
@@ -141,24 +127,24 @@ export class NodeResourcesFit implements PreFilterPlugin, FilterPlugin, PreScore
   }
 
   preFilter(state: CycleState, pod: PodInfo): Status {
-    state.write(PRE_FILTER_KEY, new PreFilterState(pod.requests));
+    state.writeImmutable(PRE_FILTER_KEY, pod.requests);
     return Status.success();
   }
 
   filter(state: CycleState, pod: PodInfo, nodeInfo: NodeInfo): Status {
-    const request = state.read<PreFilterState>(PRE_FILTER_KEY)?.request ?? pod.requests;
+    const request = state.readImmutable<Resource>(PRE_FILTER_KEY) ?? pod.requests;
     if (fitsFast(request, nodeInfo)) return Status.success();
     const missing = fitsRequest(request, nodeInfo, this.ignored, this.ignoredGroups);
     return missing.length ? Status.unschedulable(...missing.map((m) => m.reason)) : Status.success();
   }
 
   preScore(state: CycleState, pod: PodInfo): Status {
-    state.write(PRE_SCORE_KEY, new PreScoreState(this.resources.map((r) => podRequestFor(pod, r.name, false))));
+    state.writeImmutable(PRE_SCORE_KEY, this.resources.map((r) => podRequestFor(pod, r.name, false)));
     return Status.success();
   }
 
   score(state: CycleState, pod: PodInfo, nodeInfo: NodeInfo): number {
-    const requests = state.read<PreScoreState>(PRE_SCORE_KEY)?.podRequests ?? this.resources.map((r) => podRequestFor(pod, r.name, false));
+    const requests = state.readImmutable<readonly number[]>(PRE_SCORE_KEY) ?? this.resources.map((r) => podRequestFor(pod, r.name, false));
     return this.scorer.score(nodeInfo, requests);
   }
 

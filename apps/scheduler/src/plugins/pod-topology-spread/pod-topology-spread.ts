@@ -1,6 +1,6 @@
 import { FieldError, LabelSelector, labelSelectorFromObject, type LabelRequirement } from '@orch/apimachinery';
 import { doNotScheduleTaint, findUntoleratedTaint, LABEL_HOSTNAME, LABEL_ZONE, type NodeInclusionPolicy, type TopologySpreadConstraint } from '../../framework/api';
-import type { CycleState, StateData } from '../../framework/cycle-state';
+import type { CycleState } from '../../framework/cycle-state';
 import { ActionType } from '../../framework/events';
 import {
   MAX_NODE_SCORE,
@@ -186,19 +186,14 @@ class PreFilterState implements PodCountingState {
   }
 }
 
-class PreScoreState implements StateData {
-  constructor(
-    readonly constraints: SpreadConstraint[],
-    readonly ignoredNodes: Set<string>,
-    /** Per constraint: topology value → matching pods (hostname constraints are counted per node at Score). */
-    readonly tpValueToPodCounts: Map<string, number>[],
-    readonly normalizingWeights: number[],
-    /** Per constraint: matching pods on one node. */
-    readonly counters: Array<(node: NodeInfo) => number>,
-  ) {}
-  clone(): StateData {
-    return this;
-  }
+interface PreScoreState {
+  readonly constraints: SpreadConstraint[];
+  readonly ignoredNodes: Set<string>;
+  /** Per constraint: topology value → matching pods (hostname constraints are counted per node at Score). */
+  readonly tpValueToPodCounts: Map<string, number>[];
+  readonly normalizingWeights: number[];
+  /** Per constraint: matching pods on one node. */
+  readonly counters: Array<(node: NodeInfo) => number>;
 }
 
 /** upstream topologyNormalizingWeight: log(size + 2), so small topologies are not watered down. */
@@ -337,12 +332,12 @@ export class PodTopologySpread implements PreFilterPlugin, FilterPlugin, PreScor
         counts[i].set(v, cur + counters[i](node));
       }
     }
-    state.write(PRE_SCORE_KEY, new PreScoreState(constraints, ignored, counts, weights, counters));
+    state.writeImmutable<PreScoreState>(PRE_SCORE_KEY, { constraints, ignoredNodes: ignored, tpValueToPodCounts: counts, normalizingWeights: weights, counters });
     return Status.success();
   }
 
   score(state: CycleState, pod: PodInfo, nodeInfo: NodeInfo): number | Status {
-    const s = state.read<PreScoreState>(PRE_SCORE_KEY);
+    const s = state.readImmutable<PreScoreState>(PRE_SCORE_KEY);
     if (!s) return stateNotFound(PRE_SCORE_KEY);
     if (s.ignoredNodes.has(nodeInfo.name)) return 0;
     let score = 0;
@@ -358,7 +353,7 @@ export class PodTopologySpread implements PreFilterPlugin, FilterPlugin, PreScor
 
   /** upstream NormalizeScore: fewer matching pods → higher score; ignored nodes get 0. */
   normalizeScore(state: CycleState, _pod: PodInfo, nodes: readonly NodeInfo[], scores: number[]): Status {
-    const s = state.read<PreScoreState>(PRE_SCORE_KEY);
+    const s = state.readImmutable<PreScoreState>(PRE_SCORE_KEY);
     if (!s) return Status.success();
     let min = Number.MAX_SAFE_INTEGER;
     let max = 0;

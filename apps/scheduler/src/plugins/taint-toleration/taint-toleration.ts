@@ -1,5 +1,5 @@
 import { doNotScheduleTaint, findUntoleratedTaint, taintToleratedBy, type Taint, type Toleration } from '../../framework/api';
-import type { CycleState, StateData } from '../../framework/cycle-state';
+import type { CycleState } from '../../framework/cycle-state';
 import { ActionType, Events } from '../../framework/events';
 import type { ClusterEventWithHint, EnqueueExtensions, FilterPlugin, PluginFactory, PreScorePlugin, ScorePlugin } from '../../framework/interface';
 import { Status } from '../../framework/status';
@@ -26,13 +26,6 @@ export function countIntolerablePreferNoSchedule(taints: readonly Taint[], toler
 
 const PRE_SCORE_KEY = `PreScore${TAINT_TOLERATION}`;
 
-class PreScoreState implements StateData {
-  constructor(readonly tolerations: readonly Toleration[]) {}
-  clone(): StateData {
-    return this;
-  }
-}
-
 /**
  * Filter: rejects nodes with an untolerated NoSchedule/NoExecute taint. Score: fewer
  * untolerated PreferNoSchedule taints score higher (upstream TaintToleration).
@@ -47,14 +40,14 @@ export class TaintToleration implements FilterPlugin, PreScorePlugin, ScorePlugi
 
   preScore(state: CycleState, pod: PodInfo): Status {
     const tolerations = (pod.pod.spec.tolerations ?? []).filter((t) => !t.effect || t.effect === 'PreferNoSchedule');
-    state.write(PRE_SCORE_KEY, new PreScoreState(tolerations));
+    state.writeImmutable(PRE_SCORE_KEY, tolerations);
     return Status.success();
   }
 
   score(state: CycleState, _pod: PodInfo, nodeInfo: NodeInfo): number | Status {
-    const s = state.read<PreScoreState>(PRE_SCORE_KEY);
-    if (!s) return stateNotFound(PRE_SCORE_KEY);
-    return countIntolerablePreferNoSchedule(nodeInfo.taints, s.tolerations);
+    const tolerations = state.readImmutable<readonly Toleration[]>(PRE_SCORE_KEY);
+    if (!tolerations) return stateNotFound(PRE_SCORE_KEY);
+    return countIntolerablePreferNoSchedule(nodeInfo.taints, tolerations);
   }
 
   normalizeScore(_state: CycleState, _pod: PodInfo, _nodes: readonly NodeInfo[], scores: number[]): Status {
