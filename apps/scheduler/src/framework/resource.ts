@@ -29,6 +29,14 @@ export function isExtendedResourceName(name: string): boolean {
   return !(domain === 'orch.io' || domain.endsWith('.orch.io') || domain === 'kubernetes.io' || domain.endsWith('.kubernetes.io'));
 }
 
+/** The field of {@link Resource} that holds each native resource; other names are scalar. */
+const NATIVE_FIELDS: ReadonlyMap<string, 'milliCPU' | 'memory' | 'ephemeralStorage' | 'allowedPodNumber'> = new Map([
+  [CPU, 'milliCPU'],
+  [MEMORY, 'memory'],
+  [EPHEMERAL_STORAGE, 'ephemeralStorage'],
+  [PODS, 'allowedPodNumber'],
+]);
+
 /** A mutable resource vector. */
 export class Resource {
   milliCPU = 0;
@@ -47,41 +55,19 @@ export class Resource {
 
   /** Adds `amount` (already in this vector's units) of `name`. */
   addQuantity(name: string, amount: number): void {
-    switch (name) {
-      case CPU:
-        this.milliCPU += amount;
-        return;
-      case MEMORY:
-        this.memory += amount;
-        return;
-      case EPHEMERAL_STORAGE:
-        this.ephemeralStorage += amount;
-        return;
-      case PODS:
-        this.allowedPodNumber += amount;
-        return;
-      default:
-        if (isScalarResourceName(name)) {
-          this.scalar ??= new Map();
-          this.scalar.set(name, (this.scalar.get(name) ?? 0) + amount);
-        }
+    const field = NATIVE_FIELDS.get(name);
+    if (field !== undefined) {
+      this[field] += amount;
+    } else if (isScalarResourceName(name)) {
+      this.scalar ??= new Map();
+      this.scalar.set(name, (this.scalar.get(name) ?? 0) + amount);
     }
   }
 
   /** The amount of `name` (0 when absent). */
   get(name: string): number {
-    switch (name) {
-      case CPU:
-        return this.milliCPU;
-      case MEMORY:
-        return this.memory;
-      case EPHEMERAL_STORAGE:
-        return this.ephemeralStorage;
-      case PODS:
-        return this.allowedPodNumber;
-      default:
-        return this.scalar?.get(name) ?? 0;
-    }
+    const field = NATIVE_FIELDS.get(name);
+    return field !== undefined ? this[field] : (this.scalar?.get(name) ?? 0);
   }
 
   /** this += sign × other. */
