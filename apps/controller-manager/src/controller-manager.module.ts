@@ -1,8 +1,8 @@
-import { Global, Inject, Injectable, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { Catalog } from '@orch/api';
 import { SharedInformerFactory } from '@orch/client';
-import { COMPONENT_CONTEXT, ComponentTasks } from '@orch/component';
+import { COMPONENT_CONTEXT, ComponentTasks, globalModule } from '@orch/component';
 import { ControllerIdentities, eventRecorders } from './controller-credentials';
 import { ClusterControllersModule } from './controllers/cluster';
 import { WorkloadControllersModule } from './controllers/workloads';
@@ -44,45 +44,45 @@ export class ControllerRunner implements OnApplicationBootstrap, OnApplicationSh
  * What every controller shares, visible to the controller modules (beside the component's
  * context and loops, libs/component's COMPONENT_CONTEXT and ComponentTasks): the options, the catalog, the shared informer factory, discovery
  * (read once before any controller is built, then kept fresh until the component stops), the
- * controller-manager's own controller context and the controller identities.
+ * controller-manager's own controller context and the controller identities: a
+ * {@link globalModule} of {@link coreProviders}.
  */
-@Global()
 @Module({})
-class ControllerManagerCoreModule {
-  static forRoot(options: ControllerManagerOptions): DynamicModule {
-    const providers = [
-      { provide: CONTROLLER_MANAGER_OPTIONS, useValue: options },
-      { provide: Catalog, useFactory: () => new Catalog() },
-      { provide: SharedInformerFactory, useFactory: (component: ControllerManagerComponent) => new SharedInformerFactory(component.client), inject: [COMPONENT_CONTEXT] },
-      {
-        provide: DiscoveryRefresher,
-        useFactory: async (component: ControllerManagerComponent, catalog: Catalog, informers: SharedInformerFactory, tasks: ComponentTasks) => {
-          const discovery = new DiscoveryRefresher(component.client, catalog, component.logger);
-          // Custom resources served now are known before the controllers are built.
-          await discovery.refresh();
-          discovery.start(informers, tasks.signal);
-          return discovery;
-        },
-        inject: [COMPONENT_CONTEXT, Catalog, SharedInformerFactory, ComponentTasks],
+class ControllerManagerCoreModule {}
+
+/** The providers of {@link ControllerManagerCoreModule}. */
+function coreProviders(options: ControllerManagerOptions): Provider[] {
+  return [
+    { provide: CONTROLLER_MANAGER_OPTIONS, useValue: options },
+    { provide: Catalog, useFactory: () => new Catalog() },
+    { provide: SharedInformerFactory, useFactory: (component: ControllerManagerComponent) => new SharedInformerFactory(component.client), inject: [COMPONENT_CONTEXT] },
+    {
+      provide: DiscoveryRefresher,
+      useFactory: async (component: ControllerManagerComponent, catalog: Catalog, informers: SharedInformerFactory, tasks: ComponentTasks) => {
+        const discovery = new DiscoveryRefresher(component.client, catalog, component.logger);
+        // Custom resources served now are known before the controllers are built.
+        await discovery.refresh();
+        discovery.start(informers, tasks.signal);
+        return discovery;
       },
-      {
-        provide: SHARED_CONTROLLER_CONTEXT,
-        useFactory: (component: ControllerManagerComponent, catalog: Catalog, informers: SharedInformerFactory, discovery: DiscoveryRefresher): ControllerContext => ({
-          client: component.client,
-          informers,
-          catalog,
-          discovery,
-          recorder: eventRecorders(component.client, component.identity),
-          logger: component.logger,
-          metrics: component.metrics,
-          options: options.controller,
-        }),
-        inject: [COMPONENT_CONTEXT, Catalog, SharedInformerFactory, DiscoveryRefresher],
-      },
-      { provide: ControllerContexts, useClass: ControllerIdentities },
-    ];
-    return { module: ControllerManagerCoreModule, providers, exports: providers.map((p) => p.provide) };
-  }
+      inject: [COMPONENT_CONTEXT, Catalog, SharedInformerFactory, ComponentTasks],
+    },
+    {
+      provide: SHARED_CONTROLLER_CONTEXT,
+      useFactory: (component: ControllerManagerComponent, catalog: Catalog, informers: SharedInformerFactory, discovery: DiscoveryRefresher): ControllerContext => ({
+        client: component.client,
+        informers,
+        catalog,
+        discovery,
+        recorder: eventRecorders(component.client, component.identity),
+        logger: component.logger,
+        metrics: component.metrics,
+        options: options.controller,
+      }),
+      inject: [COMPONENT_CONTEXT, Catalog, SharedInformerFactory, DiscoveryRefresher],
+    },
+    { provide: ControllerContexts, useClass: ControllerIdentities },
+  ];
 }
 
 /**
@@ -95,7 +95,7 @@ export class ControllerManagerModule {
   static forRoot(options: ControllerManagerOptions): DynamicModule {
     return {
       module: ControllerManagerModule,
-      imports: [ControllerManagerCoreModule.forRoot(options), WorkloadControllersModule.register(options.controllers), ClusterControllersModule.register(options.controllers)],
+      imports: [globalModule(ControllerManagerCoreModule, coreProviders(options)), WorkloadControllersModule.register(options.controllers), ClusterControllersModule.register(options.controllers)],
       providers: [ControllerRunner],
     };
   }

@@ -1,5 +1,6 @@
-import { Global, Inject, Injectable, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { globalModule } from '@orch/component';
 import { AdmissionModule } from './admission/admission.module';
 import { AuthenticationModule } from './authn/authentication.module';
 import { AuthorizationModule } from './authz/authorization.module';
@@ -25,17 +26,13 @@ class GatewayLifecycle implements BeforeApplicationShutdown, OnApplicationShutdo
   }
 }
 
-/** The configuration and the Gateway composition root, visible to every feature module. */
-@Global()
+/** The configuration and the Gateway composition root, visible to every feature module (a {@link globalModule} of {@link coreProviders}). */
 @Module({})
-class GatewayCoreModule {
-  static forRoot(config: GatewayConfig): DynamicModule {
-    return {
-      module: GatewayCoreModule,
-      providers: [{ provide: GATEWAY_CONFIG, useValue: config }, { provide: Gateway, useFactory: () => Gateway.create(config.options, config.pki) }],
-      exports: [GATEWAY_CONFIG, Gateway],
-    };
-  }
+class GatewayCoreModule {}
+
+/** The providers of {@link GatewayCoreModule}. */
+function coreProviders(config: GatewayConfig): Provider[] {
+  return [{ provide: GATEWAY_CONFIG, useValue: config }, { provide: Gateway, useFactory: () => Gateway.create(config.options, config.pki) }];
 }
 
 /**
@@ -47,7 +44,7 @@ export class GatewayModule {
   static forRoot(config: GatewayConfig): DynamicModule {
     return {
       module: GatewayModule,
-      imports: [GatewayCoreModule.forRoot(config), DiscoveryModule, AuthenticationModule, AuthorizationModule, AdmissionModule],
+      imports: [globalModule(GatewayCoreModule, coreProviders(config)), DiscoveryModule, AuthenticationModule, AuthorizationModule, AdmissionModule],
       providers: [PipelineComposer, GatewayLifecycle],
     };
   }

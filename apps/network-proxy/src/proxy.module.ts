@@ -1,6 +1,6 @@
-import { Global, Inject, Injectable, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import { SharedInformerFactory } from '@orch/client';
-import { COMPONENT_CONTEXT, ComponentTasks } from '@orch/component';
+import { COMPONENT_CONTEXT, ComponentTasks, globalModule } from '@orch/component';
 import { startComponentServer, type ComponentServer } from '@orch/server-common';
 import { ProxyController } from './controller';
 import type { FrontendContext, FrontendFactory } from './frontend';
@@ -19,20 +19,16 @@ const UDP_FRONTENDS = Symbol('UdpFrontends');
 const CONNECT_TIMEOUT_MS = 2000;
 const DROP_IDLE_MS = 60_000;
 
-/** The options and metrics every part of the proxy reads. */
-@Global()
+/** The options and metrics every part of the proxy reads (a {@link globalModule} of {@link coreProviders}). */
 @Module({})
-class ProxyCoreModule {
-  static forRoot(options: ProxyOptions): DynamicModule {
-    return {
-      module: ProxyCoreModule,
-      providers: [
-        { provide: ProxyOptions, useValue: options },
-        { provide: ProxyMetrics, useFactory: (ctx: ProxyContext) => new ProxyMetrics(ctx.metrics), inject: [COMPONENT_CONTEXT] },
-      ],
-      exports: [ProxyOptions, ProxyMetrics],
-    };
-  }
+class ProxyCoreModule {}
+
+/** The providers of {@link ProxyCoreModule}. */
+function coreProviders(options: ProxyOptions): Provider[] {
+  return [
+    { provide: ProxyOptions, useValue: options },
+    { provide: ProxyMetrics, useFactory: (ctx: ProxyContext) => new ProxyMetrics(ctx.metrics), inject: [COMPONENT_CONTEXT] },
+  ];
 }
 
 /** Closes every listener and ends every proxied connection, once the controller stopped. */
@@ -132,7 +128,7 @@ export class ProxyModule {
   static forRoot(options: ProxyOptions): DynamicModule {
     return {
       module: ProxyModule,
-      imports: [ProxyCoreModule.forRoot(options), DataPlaneModule],
+      imports: [globalModule(ProxyCoreModule, coreProviders(options)), DataPlaneModule],
       providers: [
         { provide: SharedInformerFactory, useFactory: (ctx: ProxyContext) => new SharedInformerFactory(ctx.client), inject: [COMPONENT_CONTEXT] },
         { provide: ProxyController, useFactory: proxyController, inject: [ProxyOptions, COMPONENT_CONTEXT, SharedInformerFactory, Proxier, ProxyMetrics] },

@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { globalModule } from '@orch/component';
 import { AgentInformers } from './informers';
 import { NodeMachine } from './node/machine';
 import { NodeAgentOptions } from './options';
@@ -8,28 +9,17 @@ import { PodQueue } from './pods/pod-worker';
 import { PodsModule } from './pods/pods.module';
 import { RuntimeModule } from './runtime/runtime.module';
 
-/** What every part of the agent reads: its options, the machine, the informers and the pod queue. */
-@Global()
+/** What every part of the agent reads: its options, the machine, the informers and the pod queue (a {@link globalModule} of {@link coreProviders}). */
 @Module({})
-class NodeAgentCoreModule {
-  static forRoot(options: NodeAgentOptions): DynamicModule {
-    return {
-      module: NodeAgentCoreModule,
-      providers: [
-        { provide: NodeAgentOptions, useValue: options },
-        {
-          provide: NodeMachine,
-          useFactory: async () => {
-            await mkdir(join(options.rootDir, 'pods'), { recursive: true });
-            return NodeMachine.detect(options.simulated, options.rootDir);
-          },
-        },
-        AgentInformers,
-        PodQueue,
-      ],
-      exports: [NodeAgentOptions, NodeMachine, AgentInformers, PodQueue],
-    };
-  }
+class NodeAgentCoreModule {}
+
+/** The providers of {@link NodeAgentCoreModule}. */
+function coreProviders(options: NodeAgentOptions): Provider[] {
+  const machine = async () => {
+    await mkdir(join(options.rootDir, 'pods'), { recursive: true });
+    return NodeMachine.detect(options.simulated, options.rootDir);
+  };
+  return [{ provide: NodeAgentOptions, useValue: options }, { provide: NodeMachine, useFactory: machine }, AgentInformers, PodQueue];
 }
 
 /**
@@ -46,6 +36,6 @@ class NodeAgentCoreModule {
 @Module({})
 export class NodeAgentModule {
   static forRoot(options: NodeAgentOptions): DynamicModule {
-    return { module: NodeAgentModule, imports: [NodeAgentCoreModule.forRoot(options), RuntimeModule.forRoot(options), PodsModule] };
+    return { module: NodeAgentModule, imports: [globalModule(NodeAgentCoreModule, coreProviders(options)), RuntimeModule.forRoot(options), PodsModule] };
   }
 }

@@ -1,5 +1,5 @@
-import { Inject, Injectable, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { COMPONENT_CONTEXT, ComponentTasks, runComponentModule } from './nest';
+import { Inject, Injectable, Module, type BeforeApplicationShutdown, type Provider, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { COMPONENT_CONTEXT, ComponentTasks, createComponentApplication, globalModule, runComponentModule } from './nest';
 import { testComponentContext } from './testing';
 
 /** What a test component does, in order: hooks and loop steps. */
@@ -76,5 +76,36 @@ describe('runComponentModule', () => {
     const failing = component(journal, until, () => Promise.reject(new Error('--port: address in use')));
     await expect(runComponentModule(ctx, new AbortController().signal, failing)).rejects.toThrow('--port: address in use');
     expect(journal).toEqual(['init test-component']);
+  });
+});
+
+describe('globalModule', () => {
+  const TOKEN = Symbol('Shared');
+  @Injectable()
+  class SharedClass {
+    readonly from = 'class';
+  }
+
+  it.each<{ kind: string; provider: Provider; token: unknown; want: unknown }>([
+    { kind: 'a class', provider: SharedClass, token: SharedClass, want: { from: 'class' } },
+    { kind: 'a value', provider: { provide: TOKEN, useValue: { from: 'value' } }, token: TOKEN, want: { from: 'value' } },
+    { kind: 'a factory', provider: { provide: TOKEN, useFactory: (c: { name: string }) => ({ from: c.name }), inject: [COMPONENT_CONTEXT] }, token: TOKEN, want: { from: 'test-component' } },
+  ])('exports $kind provider to a module that does not import it', async ({ provider, token, want }) => {
+    @Injectable()
+    class Reader {
+      constructor(@Inject(token as symbol) readonly shared: unknown) {}
+    }
+    @Module({ providers: [Reader] })
+    class ReaderModule {}
+    @Module({})
+    class SharedModule {}
+    @Module({})
+    class AppModule {}
+    const app = await createComponentApplication(ctx, new AbortController().signal, { module: AppModule, imports: [globalModule(SharedModule, [provider]), ReaderModule] });
+    try {
+      expect(app.get(Reader).shared).toMatchObject(want as object);
+    } finally {
+      await app.close();
+    }
   });
 });

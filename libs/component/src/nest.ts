@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { Global, Inject, Injectable, Module, type DynamicModule, type INestApplicationContext, type LogLevel, type Type } from '@nestjs/common';
+import { Inject, Injectable, Module, type DynamicModule, type INestApplicationContext, type LogLevel, type Provider, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { FlagDefs } from '@orch/server-common';
 import type { ComponentContext } from './component';
@@ -53,18 +53,19 @@ export class ComponentTasks {
   }
 }
 
-/** What the component runtime gives every provider: the context, the run signal and the loops. */
-@Global()
-@Module({})
-class ComponentCoreModule {
-  static forRoot(ctx: ComponentContext<FlagDefs>, signal: AbortSignal): DynamicModule {
-    return {
-      module: ComponentCoreModule,
-      providers: [{ provide: COMPONENT_CONTEXT, useValue: ctx }, { provide: RUN_SIGNAL, useValue: signal }, ComponentTasks],
-      exports: [COMPONENT_CONTEXT, RUN_SIGNAL, ComponentTasks],
-    };
-  }
+/**
+ * A global dynamic module (Nest's `global: true`) named by `module`, one class per use: every
+ * provider of `providers` is exported, so every module of the application can inject it without
+ * importing the module. For what every part of an application reads (its options, context and
+ * composition root).
+ */
+export function globalModule(module: Type, providers: Provider[]): DynamicModule {
+  return { module, global: true, providers, exports: providers.map((p) => ('provide' in p ? p.provide : p)) };
 }
+
+/** What the component runtime gives every provider: the context, the run signal and the loops. */
+@Module({})
+class ComponentCoreModule {}
 
 @Module({})
 class ComponentRootModule {}
@@ -82,7 +83,13 @@ export async function createComponentApplication<D extends FlagDefs>(
   app: DynamicModule | Type,
   logger: LogLevel[] | false = ['error', 'warn'],
 ): Promise<INestApplicationContext> {
-  const root: DynamicModule = { module: ComponentRootModule, imports: [ComponentCoreModule.forRoot(ctx as unknown as ComponentContext<FlagDefs>, signal), app] };
+  const root: DynamicModule = {
+    module: ComponentRootModule,
+    imports: [
+      globalModule(ComponentCoreModule, [{ provide: COMPONENT_CONTEXT, useValue: ctx }, { provide: RUN_SIGNAL, useValue: signal }, ComponentTasks]),
+      app,
+    ],
+  };
   return NestFactory.createApplicationContext(root, { logger, abortOnError: false });
 }
 
