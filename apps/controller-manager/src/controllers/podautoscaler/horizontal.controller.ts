@@ -276,25 +276,20 @@ export class HorizontalPodAutoscalerController extends QueueController {
     return { replicas: best.replicas, metrics, reason: best.reason, from: best.name };
   }
 
+  /** Per metric source type: the replicas its source asks for, undefined when the spec lacks that source. */
+  private readonly replicasBySourceType: Readonly<Record<string, (spec: MetricSpec, t: ScaleTargetState) => Promise<MetricReplicas> | undefined>> = {
+    Resource: (spec, t) => spec.resource && this.resourceMetricReplicas(spec.resource, t),
+    Pods: (spec, t) => spec.pods && this.podsMetricReplicas(spec.pods, t),
+    Object: (spec, t) => spec.object && this.objectMetricReplicas(spec.object, t),
+    External: (spec, t) => spec.external && this.externalMetricReplicas(spec.external, t),
+  };
+
   /** The replicas one metric asks for. */
   private async metricReplicas(spec: MetricSpec, t: ScaleTargetState): Promise<MetricReplicas> {
-    switch (spec.type) {
-      case 'Resource':
-        if (spec.resource) return this.resourceMetricReplicas(spec.resource, t);
-        break;
-      case 'Pods':
-        if (spec.pods) return this.podsMetricReplicas(spec.pods, t);
-        break;
-      case 'Object':
-        if (spec.object) return this.objectMetricReplicas(spec.object, t);
-        break;
-      case 'External':
-        if (spec.external) return this.externalMetricReplicas(spec.external, t);
-        break;
-      default:
-        throw new MetricsUnavailableError(`unknown metric source type "${spec.type}"`, 'InvalidMetricSourceType');
-    }
-    throw new MetricsUnavailableError(`metric type ${spec.type} has no ${spec.type.toLowerCase()} source`, 'InvalidMetricSourceType');
+    if (!Object.hasOwn(this.replicasBySourceType, spec.type)) throw new MetricsUnavailableError(`unknown metric source type "${spec.type}"`, 'InvalidMetricSourceType');
+    const replicas = this.replicasBySourceType[spec.type](spec, t);
+    if (!replicas) throw new MetricsUnavailableError(`metric type ${spec.type} has no ${spec.type.toLowerCase()} source`, 'InvalidMetricSourceType');
+    return replicas;
   }
 
   private async resourceMetricReplicas(source: NonNullable<MetricSpec['resource']>, t: ScaleTargetState): Promise<MetricReplicas> {
