@@ -78,6 +78,50 @@ describe('QueueSet', () => {
     expect(qs.executingRequests).toBe(0);
   });
 
+  /** Two flows whose queues (of 8, hand size 1) differ, the heavy one's first in index order (where round robin starts). */
+  const [heavy, light] = (() => {
+    const flows = Array.from({ length: 20 }, (_, i) => `flow-${i}`);
+    const q = (f: string) => dealHand(f, 8, 1)[0];
+    const h = flows.find((f) => q(f) === 0)!;
+    return [h, flows.find((f) => q(f) > 0)!];
+  })();
+
+  /** Queues the requests of `flows` (name, flow, ms it runs) on `qs`, recording the order they are dispatched in. */
+  const dispatchOrder = (qs: QueueSet, requests: [name: string, flow: string, ms: number][]) => {
+    const order: string[] = [];
+    const done = requests.map(([name, flow, ms]) =>
+      qs.acquire(flow, 10_000).then((seat) => {
+        order.push(name);
+        setTimeout(() => seat.release(), ms);
+      }),
+    );
+    return { order, done: Promise.all(done) };
+  };
+
+  it('dispatches a light flow’s request before the queued ones of a flow holding the seats', async () => {
+    const qs = new QueueSet({ concurrency: 1, queues: 8, handSize: 1, queueLengthLimit: 10 });
+    const running = await qs.acquire(heavy, 1000);
+    const { order, done } = dispatchOrder(qs, [['h1', heavy, 0], ['h2', heavy, 0], ['h3', heavy, 0], ['l1', light, 0]]);
+    await tick();
+    running.release();
+    await done;
+    expect(order[0]).toBe('l1');
+  });
+
+  it('shares seat time, not turns: a flow of long requests waits while a flow of short ones catches up', async () => {
+    const qs = new QueueSet({ concurrency: 1, queues: 8, handSize: 1, queueLengthLimit: 10 });
+    const running = await qs.acquire(heavy, 1000);
+    const heavies = Array.from({ length: 3 }, (_, i): [string, string, number] => [`h${i}`, heavy, 60]);
+    const lights = Array.from({ length: 5 }, (_, i): [string, string, number] => [`l${i}`, light, 0]);
+    const { order, done } = dispatchOrder(qs, [...heavies, ...lights]);
+    await new Promise((r) => setTimeout(r, 60));
+    running.release();
+    await done;
+    // The heavy flow used 60 seat-ms; the light one's requests take next to none: all of them go
+    // before the heavy flow's next (turn by turn, they would alternate).
+    expect(order.slice(0, 5)).toEqual(lights.map(([name]) => name));
+  });
+
   it.each<{ name: string; queues: number; limit: number; reason: string }>([
     { name: 'rejects at once without queues (limitResponse Reject)', queues: 0, limit: 0, reason: 'concurrency-limit' },
     { name: 'rejects when the flow’s queue is full', queues: 4, limit: 1, reason: 'queue-full' },

@@ -2,11 +2,15 @@ import { createHash } from 'node:crypto';
 
 // The queues of one priority level (upstream apiserver/pkg/util/flowcontrol/fairqueuing): a
 // request that finds every seat taken waits in one of `queues` queues, picked by shuffle
-// sharding (its flow is dealt a hand of `handSize` queues and joins the shortest); when seats
-// free, the non-empty queue whose requests hold the fewest seats goes next, so flows share
-// the seats fairly. A request may take several seats (its width: a big list costs more, as
-// upstream's work estimator says); it starts only when that many are free (at most all of
-// them). A full queue, or a wait past the timeout, is a rejection.
+// sharding (its flow is dealt a hand of `handSize` queues and joins the shortest). Seats are
+// handed out by fair queuing in virtual time, as upstream's queueset: every queue (running or
+// waiting requests) is charged the seat-milliseconds its requests use, the virtual clock R runs
+// at the seats in use divided among the active queues, and the non-empty queue that has used
+// the least (its next dispatch time in R) goes next. A light flow's request is so dispatched
+// before a heavy flow's queued ones, however long the heavy flow waited. A request may take
+// several seats (its width: a big list costs more, as upstream's work estimator says); it
+// starts only when that many are free (at most all of them). A full queue, or a wait past the
+// timeout, is a rejection.
 
 export interface QueueSetConfig {
   /** Seats: requests of this level that may run at once. */
@@ -45,13 +49,34 @@ export interface Seat {
 }
 
 interface Waiting {
-  queue: number;
+  queue: Queue;
   width: number;
   enqueuedAt: number;
   resolve: (seat: Seat) => void;
   reject: (err: RequestRejected) => void;
   timer?: NodeJS.Timeout;
 }
+
+/** One queue of a level, with what fair queuing knows of it. */
+interface Queue {
+  readonly index: number;
+  waiting: Waiting[];
+  /** Seats held by the requests that came through it. */
+  seats: number;
+  /**
+   * Virtual time (seat-ms, the clock R) at which its next request is due: R when it last became
+   * active, plus the work of the requests it dispatched since (estimated while they run,
+   * corrected to what they took when they finish).
+   */
+  nextR: number;
+}
+
+/**
+ * Seat-ms a running request is charged per seat until it finishes (upstream's estimated service
+ * duration; the real duration replaces it then). Generous, so that a flow's running requests
+ * count against it for as long as they run.
+ */
+const ESTIMATED_SERVICE_MS = 1000;
 
 /** Deals a hand of `handSize` distinct queues out of `deck` from a flow's hash (upstream shufflesharding.Dealer). */
 export function dealHand(flow: string, deck: number, handSize: number): number[] {
@@ -73,10 +98,15 @@ export class QueueSet {
   private executing = 0;
   /** Running requests (each holds one or more seats). */
   private running = 0;
-  private queues: Waiting[][] = [];
-  /** Seats held by the requests that came through each queue (fairness between queues). */
-  private seatsByQueue: number[] = [];
+  private queued = 0;
+  private queues: Queue[] = [];
   private readonly hands = new Map<string, number[]>();
+  /** Queues with requests waiting or running (those R is shared among). */
+  private active = 0;
+  /** The virtual clock R (seat-ms each active queue has been entitled to) and when it was last advanced. */
+  private virtualR = 0;
+  private advancedAt = performance.now();
+  /** Where the search for the next queue starts (round robin among equals). */
   private next = 0;
 
   constructor(private config: QueueSetConfig) {
@@ -92,7 +122,7 @@ export class QueueSet {
   }
 
   get queuedRequests(): number {
-    return this.queues.reduce((n, q) => n + q.length, 0);
+    return this.queued;
   }
 
   get concurrency(): number {
@@ -105,13 +135,16 @@ export class QueueSet {
     this.config = config;
     if (queuesChanged) {
       // Requests waiting in queues that no longer exist are moved to the new ones.
-      const waiting = this.queues.flat();
+      const waiting = this.queues.flatMap((q) => q.waiting.splice(0));
       this.hands.clear();
       this.resize();
       for (const w of waiting) {
-        w.queue = w.queue % Math.max(1, config.queues);
-        this.queues[w.queue]?.push(w);
+        w.queue = this.queues[w.queue.index % this.queues.length];
+        w.queue.waiting.push(w);
       }
+      this.advance();
+      this.active = 0;
+      for (const q of this.queues) if (this.isActive(q)) this.active++;
     }
     this.dispatch();
   }
@@ -122,89 +155,133 @@ export class QueueSet {
    */
   acquire(flow: string, timeoutMs: number, onGone?: OnGone, seats = 1): Promise<Seat> {
     const width = Math.max(1, Math.min(seats, this.config.concurrency));
-    if (this.executing + width <= this.config.concurrency && this.queuedRequests === 0) return Promise.resolve(this.seat(-1, 0, width));
-    if (this.config.queues === 0) return Promise.reject(REJECTED['concurrency-limit']);
+    const free = this.executing + width <= this.config.concurrency && this.queued === 0;
+    if (this.config.queues === 0) return free ? Promise.resolve(this.seat(undefined, 0, width)) : Promise.reject(REJECTED['concurrency-limit']);
     const queue = this.chooseQueue(flow);
-    if (this.queues[queue].length >= this.config.queueLengthLimit) return Promise.reject(REJECTED['queue-full']);
+    if (free) {
+      this.activate(queue);
+      return Promise.resolve(this.seat(queue, 0, width));
+    }
+    if (queue.waiting.length >= this.config.queueLengthLimit) return Promise.reject(REJECTED['queue-full']);
     return new Promise<Seat>((resolve, reject) => {
       const w: Waiting = { queue, width, enqueuedAt: performance.now(), resolve, reject };
       const leave = (reason: RejectReason) => {
-        const q = this.queues[w.queue];
-        const i = q ? q.indexOf(w) : -1;
+        const q = w.queue;
+        const i = q.waiting.indexOf(w);
         if (i < 0) return;
-        q.splice(i, 1);
+        this.advance();
+        q.waiting.splice(i, 1);
+        this.queued--;
+        this.deactivateIfIdle(q);
         clearTimeout(w.timer);
         reject(REJECTED[reason]);
+        // A wide request that left the head of its queue may have held back narrower ones.
+        if (i === 0) this.dispatch();
       };
       w.timer = setTimeout(() => leave('time-out'), timeoutMs);
       w.timer.unref?.();
       onGone?.(() => leave('cancelled'));
-      this.queues[queue].push(w);
+      this.activate(queue);
+      queue.waiting.push(w);
+      this.queued++;
     });
   }
 
   private resize(): void {
     const n = Math.max(0, this.config.queues);
-    this.queues = Array.from({ length: n }, (_, i) => this.queues[i] ?? []);
-    this.seatsByQueue = Array.from({ length: n }, (_, i) => this.seatsByQueue[i] ?? 0);
+    this.queues = Array.from({ length: n }, (_, i) => this.queues[i] ?? { index: i, waiting: [], seats: 0, nextR: this.virtualR });
   }
 
   /** The shortest queue (counting the seats its requests hold) of the flow's hand. */
-  private chooseQueue(flow: string): number {
+  private chooseQueue(flow: string): Queue {
     let hand = this.hands.get(flow);
     if (!hand) {
       hand = dealHand(flow, this.config.queues, this.config.handSize);
       if (this.hands.size > 10_000) this.hands.clear();
       this.hands.set(flow, hand);
     }
-    let best = hand[0];
-    for (const q of hand) if (this.load(q) < this.load(best)) best = q;
+    let best = this.queues[hand[0]];
+    for (const i of hand) {
+      const q = this.queues[i];
+      if (q.waiting.length + q.seats < best.waiting.length + best.seats) best = q;
+    }
     return best;
   }
 
-  private load(q: number): number {
-    return this.queues[q].length + this.seatsByQueue[q];
+  /** Moves R on: the seats in use, shared among the active queues, for the time since it last moved. */
+  private advance(): void {
+    const now = performance.now();
+    if (this.active > 0) this.virtualR += ((now - this.advancedAt) * Math.min(this.executing, this.config.concurrency)) / this.active;
+    this.advancedAt = now;
   }
 
-  private seat(queue: number, waitedMs: number, width: number): Seat {
+  private isActive(q: Queue): boolean {
+    return q.waiting.length > 0 || q.seats > 0;
+  }
+
+  /** Before a request joins `q`: an idle queue starts at R (no credit for the time it had nothing to do). */
+  private activate(q: Queue): void {
+    if (this.isActive(q)) return;
+    this.advance();
+    q.nextR = Math.max(q.nextR, this.virtualR);
+    this.active++;
+  }
+
+  private deactivateIfIdle(q: Queue): void {
+    // A queue of an earlier configuration (resized away) is no longer counted.
+    if (!this.isActive(q) && this.queues[q.index] === q) this.active--;
+  }
+
+  private seat(queue: Queue | undefined, waitedMs: number, width: number): Seat {
+    this.advance();
     this.executing += width;
     this.running++;
-    if (queue >= 0) this.seatsByQueue[queue] += width;
+    const started = performance.now();
+    if (queue) {
+      queue.seats += width;
+      queue.nextR += width * ESTIMATED_SERVICE_MS;
+    }
     let released = false;
     return {
       waitedMs,
       release: () => {
         if (released) return;
         released = true;
+        this.advance();
         this.executing -= width;
         this.running--;
-        if (queue >= 0 && queue < this.seatsByQueue.length) this.seatsByQueue[queue] -= width;
+        if (queue) {
+          queue.seats -= width;
+          // The estimate it was charged gives way to the seat-ms it really used.
+          queue.nextR += width * (performance.now() - started - ESTIMATED_SERVICE_MS);
+          this.deactivateIfIdle(queue);
+        }
         this.dispatch();
       },
     };
   }
 
   /**
-   * Hands free seats to waiting requests: the non-empty queue holding the fewest seats first
-   * (round robin among equals); when its first request is wider than the free seats, dispatch
-   * waits for more to free (no overtaking, as upstream).
+   * Hands free seats to waiting requests: the non-empty queue due first in virtual time (round
+   * robin among equals); when its first request is wider than the free seats, dispatch waits for
+   * more to free (no overtaking, as upstream).
    */
   private dispatch(): void {
-    while (this.executing < this.config.concurrency) {
-      let pick = -1;
+    while (this.executing < this.config.concurrency && this.queued > 0) {
+      let pick: Queue | undefined;
       const n = this.queues.length;
       for (let k = 0; k < n; k++) {
-        const q = (this.next + k) % n;
-        if (this.queues[q].length === 0) continue;
-        if (pick < 0 || this.seatsByQueue[q] < this.seatsByQueue[pick]) pick = q;
+        const q = this.queues[(this.next + k) % n];
+        if (q.waiting.length > 0 && (!pick || q.nextR < pick.nextR)) pick = q;
       }
-      if (pick < 0) return;
-      const head = this.queues[pick][0];
+      if (!pick) return;
+      const head = pick.waiting[0];
       // A queued request keeps the width it asked for; a smaller concurrency since then caps it.
       const width = Math.min(head.width, this.config.concurrency);
       if (this.executing + width > this.config.concurrency) return;
-      this.next = (pick + 1) % n;
-      this.queues[pick].shift();
+      this.next = (pick.index + 1) % n;
+      pick.waiting.shift();
+      this.queued--;
       clearTimeout(head.timer);
       head.resolve(this.seat(pick, performance.now() - head.enqueuedAt, width));
     }
