@@ -184,6 +184,8 @@ export class QueueSet {
       this.activate(queue);
       queue.waiting.push(w);
       this.queued++;
+      // A free seat the request due first cannot use (it is wider) may go to this one.
+      if (this.executing < this.config.concurrency) this.dispatch();
     });
   }
 
