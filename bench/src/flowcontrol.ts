@@ -83,13 +83,44 @@ async function startFlooder(job: FloodJob): Promise<{ process: ChildProcess; sto
   };
 }
 
-/** The victim in a level of its own (precedence before the shared schema). */
+/** The victim in a level of its own. */
 const VICTIM_LEVEL = { ...LEVEL, metadata: { name: 'bench-victim' } };
-const VICTIM_SCHEMA = {
+
+/**
+ * The victim's FlowSchema (precedence before the shared one), to `level`: in the shared level it
+ * is a flow of that level like any other, and the gateway's queue-wait histogram has its own.
+ */
+const victimSchema = (level: string) => ({
   ...SCHEMA,
   metadata: { name: 'bench-victim' },
-  spec: { ...SCHEMA.spec, priorityLevelConfiguration: { name: 'bench-victim' }, matchingPrecedence: 400, rules: [{ ...SCHEMA.spec.rules[0], subjects: [{ kind: 'User', user: { name: 'victim' } }] }] },
-};
+  spec: { ...SCHEMA.spec, priorityLevelConfiguration: { name: level }, matchingPrecedence: 400, rules: [{ ...SCHEMA.spec.rules[0], subjects: [{ kind: 'User', user: { name: 'victim' } }] }] },
+});
+
+const WAIT_METRIC = 'apiserver_flowcontrol_request_wait_duration_seconds';
+
+/** The cumulative buckets (upper bound in s → requests) and sum of the victim's queue waits, from the gateway's /metrics. */
+async function victimWaits(admin: HttpsTarget): Promise<{ buckets: Map<number, number>; sum: number }> {
+  const text = (await call(admin, 'GET', '/metrics')).body;
+  const buckets = new Map<number, number>();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(WAIT_METRIC) || !line.includes('flow_schema="bench-victim"') || !line.includes('execute="true"')) continue;
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    const le = /le="([^"]+)"/.exec(line)?.[1];
+    if (le) buckets.set(le === '+Inf' ? Infinity : Number(le), value);
+    else if (line.startsWith(`${WAIT_METRIC}_sum`)) sum = value;
+  }
+  return { buckets, sum };
+}
+
+/** The victim's queue waits between two scrapes: how many, their mean, and the bucket bound 99% of them are within. */
+function waitNote(before: Awaited<ReturnType<typeof victimWaits>>, after: Awaited<ReturnType<typeof victimWaits>>): string {
+  const count = (after.buckets.get(Infinity) ?? 0) - (before.buckets.get(Infinity) ?? 0);
+  if (count === 0) return 'no queue waits of the victim reported';
+  const within99 = [...after.buckets.keys()].sort((a, b) => a - b).find((le) => (after.buckets.get(le) ?? 0) - (before.buckets.get(le) ?? 0) >= 0.99 * count);
+  const ms = (s: number) => `${(s * 1000).toFixed(1)} ms`;
+  return `the victim's ${count} requests waited for a seat ${ms((after.sum - before.sum) / count)} on average, 99% of them at most ${within99 === Infinity ? 'more than the last bucket' : ms(within99!)} (the gateway's ${WAIT_METRIC})`;
+}
 
 /**
  * The flooder either ignores Retry-After (retries each 429 at once: the worst case, an abusive
@@ -133,10 +164,8 @@ export async function flowControlBench(opts: { durationMs: number; listSize: num
       const flood: FloodJob = { url: gateway.url, ca: gateway.creds.ca, cert: flooderCert.certPem, key: flooderCert.keyPem, path: '/api/v1/namespaces/flood/configmaps', concurrency: flooders, honourRetryAfter };
       await call(admin, 'POST', `${FC}/prioritylevelconfigurations`, JSON.stringify(LEVEL));
       await call(admin, 'POST', `${FC}/flowschemas`, JSON.stringify(SCHEMA));
-      if (ownLevel) {
-        await call(admin, 'POST', `${FC}/prioritylevelconfigurations`, JSON.stringify(VICTIM_LEVEL));
-        await call(admin, 'POST', `${FC}/flowschemas`, JSON.stringify(VICTIM_SCHEMA));
-      }
+      if (ownLevel) await call(admin, 'POST', `${FC}/prioritylevelconfigurations`, JSON.stringify(VICTIM_LEVEL));
+      await call(admin, 'POST', `${FC}/flowschemas`, JSON.stringify(victimSchema(ownLevel ? VICTIM_LEVEL.metadata.name : LEVEL.metadata.name)));
       // Both users may read ConfigMaps (RBAC is on).
       await call(admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', JSON.stringify({ metadata: { name: 'bench-reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }] }));
       await call(admin, 'POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', JSON.stringify({ metadata: { name: 'bench-reader' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'bench-reader' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'bench-users' }] }));
@@ -148,12 +177,14 @@ export async function flowControlBench(opts: { durationMs: number; listSize: num
       await new Promise((r) => setTimeout(r, 500));
       const unloaded = await phase(victim, opts.durationMs);
       const from = monotonicMicros();
+      const waitsBefore = apf ? await victimWaits(admin) : undefined;
       const flooded = await phase(victim, opts.durationMs, flood);
       const window = { from, to: monotonicMicros() };
+      const waits = waitsBefore && waitNote(waitsBefore, await victimWaits(admin));
       const { ok, rejected } = flooded.flood!;
       rows.push({ metric: `victim get p99 while flooded (${mode})`, orch: flooded.victimP99, baseline: unloaded.victimP99, baselineName: 'victim get p99 unloaded, same gateway', unit: 'ms', higherIsBetter: false });
       rows.push({ metric: `victim get p50 while flooded (${mode})`, orch: flooded.victimP50, baseline: unloaded.victimP50, baselineName: 'victim get p50 unloaded, same gateway', unit: 'ms', higherIsBetter: false });
-      notes.push(`${mode}: ${flooders} flooding lists of ${opts.listSize} ConfigMaps (10x a fair share of ${seats / 2} of ${seats} seats): flooder got ${rejected} 429s and ${ok} lists; the victim got ${flooded.victim429} 429s`);
+      notes.push(`${mode}: ${flooders} flooding lists of ${opts.listSize} ConfigMaps (10x a fair share of ${seats / 2} of ${seats} seats): flooder got ${rejected} 429s and ${ok} lists; the victim got ${flooded.victim429} 429s${waits ? `; ${waits}` : ''}`);
       for (const t of [admin, victim]) t.agent.destroy();
       if (opts.profile) {
         // A clean exit (SIGINT) writes the profile.
