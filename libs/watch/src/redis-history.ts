@@ -15,6 +15,9 @@ export interface RedisHistoryOptions {
   now?: () => number;
 }
 
+/** Granularity of the trim's marks (ms). */
+const MARK_MS = 100;
+
 const TYPES: Record<string, StoreEvent['type']> = { c: 'create', u: 'update', d: 'delete' };
 const CODES: Record<StoreEvent['type'], string> = { create: 'c', update: 'u', delete: 'd' };
 
@@ -33,6 +36,12 @@ export class RedisHistory implements EventHistory {
   private readonly key: string;
   private readonly now: () => number;
   private lastTrim = 0;
+  /**
+   * The last revision of each batch this client appended and when, oldest first: every stream
+   * entry up to such a revision was added by then (stream IDs only grow), so the trim finds its
+   * cutoff here without reading entries back.
+   */
+  private marks: { revision: number; time: number }[] = [];
 
   private constructor(
     private readonly redis: Redis,
@@ -70,7 +79,8 @@ export class RedisHistory implements EventHistory {
 
   async append(after: number, events: StoreEvent[]): Promise<void> {
     if (events.length === 0) return;
-    const time = String(this.now());
+    const now = this.now();
+    const time = String(now);
     const pipeline = this.redis.pipeline();
     let prev = after;
     for (const e of events) {
@@ -85,6 +95,11 @@ export class RedisHistory implements EventHistory {
       // Another writer (an earlier leader) appended this revision already: skipping is the contract.
       if (err && !/equal or smaller than the target stream top item/.test(err.message)) throw err;
     }
+    // One mark per MARK_MS (the newest batch's): the trim is that precise, the marks few.
+    const revision = events[events.length - 1].revision;
+    const last = this.marks[this.marks.length - 1];
+    if (last && now - last.time < MARK_MS) this.marks[this.marks.length - 1] = { revision, time: now };
+    else this.marks.push({ revision, time: now });
     if (this.now() - this.lastTrim > 1000) {
       this.lastTrim = this.now();
       await this.trim();
@@ -111,9 +126,28 @@ export class RedisHistory implements EventHistory {
     return { events, through, more: rows.length === limit };
   }
 
-  /** Drops entries older than the retention (oldest first, a page per call). */
+  /**
+   * Drops entries older than the retention. The cutoff comes from what this client appended
+   * (marks); only entries another writer (an earlier pump leader) appended before this one's
+   * oldest mark are read back for their times, a page per call.
+   */
   async trim(): Promise<void> {
     const cutoff = this.now() - this.opts.retentionMs;
+    let expired = -1;
+    while (expired + 1 < this.marks.length && this.marks[expired + 1].time < cutoff) expired++;
+    if (expired >= 0) {
+      const minId = `${this.marks[expired].revision + 1}-0`;
+      this.marks = this.marks.slice(expired + 1);
+      await this.redis.xtrim(this.key, 'MINID', minId);
+      return;
+    }
+    const [oldest] = await this.redis.xrange(this.key, '-', '+', 'COUNT', 1);
+    if (!oldest || Number(toRecord(oldest[1]).t) >= cutoff) return;
+    await this.trimByScan(cutoff);
+  }
+
+  /** Trims by reading the oldest entries' times (a page per call). */
+  private async trimByScan(cutoff: number): Promise<void> {
     const rows = await this.redis.xrange(this.key, '-', '+', 'COUNT', 512);
     let keepFrom: string | undefined;
     for (const [id, fields] of rows) {

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
-import { openEtcdStore, openSqliteStore, type Store } from '@orch/storage';
+import { openEtcdStore, openSqliteStore, type Store, type StoreEvent } from '@orch/storage';
 import { removeDir, startEtcd, startNats, startRedis, tempDir, type EtcdServer, type NatsServer, type RedisServer } from '@orch/testing';
 import { LocalBus, type WatchBus } from './bus';
 import { clusterIdentity, watchChannels, type WatchChannels } from './cluster-identity';
 import { describeWatchConformance, type WatchBackends } from './conformance';
-import { MemoryHistory, type EventHistory } from './history';
+import { HistoryExpiredError, MemoryHistory, type EventHistory } from './history';
 import { NatsBus } from './nats-bus';
 import { RedisHistory } from './redis-history';
 
@@ -91,6 +91,34 @@ describe('cluster identity (etcd)', () => {
       expect(channels[0].historyKey).not.toBe(channels[3].historyKey);
     } finally {
       await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+});
+
+describe('redis history trim', () => {
+  const ev = (revision: number): StoreEvent => ({ type: 'create', key: `/registry/core/configmaps/ns/k${revision}`, revision, value: `v${revision}` });
+  // Retention 10 s; times move by hand. `earlier` is a deposed pump leader, `later` its successor.
+  it.each([
+    { name: 'its own appends, by the times it noted', earlierUntil: 0 },
+    { name: "an earlier writer's older appends, by the times in the entries", earlierUntil: 102 },
+    { name: 'a stream only an earlier writer appended to', earlierUntil: 104 },
+  ])('trims $name', async ({ earlierUntil }) => {
+    let now = 1_000_000;
+    const key = `trim-${earlierUntil}`;
+    const open = () => RedisHistory.connect({ url: redis.url, key, retentionMs: 10_000, now: () => now, log: () => undefined });
+    const [earlier, later] = await Promise.all([open(), open()]);
+    try {
+      // 101 and 102 at t0, 103 and 104 at t0 + 6 s; each by `earlier` up to earlierUntil, else by `later`.
+      for (const [revision, at] of [[101, 0], [102, 0], [103, 6_000], [104, 6_000]]) {
+        now = 1_000_000 + at;
+        await (revision <= earlierUntil ? earlier : later).append(revision - 1, [ev(revision)]);
+      }
+      now = 1_000_000 + 12_000; // 101 and 102 are 12 s old, 103 and 104 6 s
+      await later.trim();
+      await expect(later.read(100, 10)).rejects.toBeInstanceOf(HistoryExpiredError);
+      expect((await later.read(102, 10)).events.map((e) => e.revision)).toEqual([103, 104]);
+    } finally {
+      await Promise.all([earlier.close(), later.close()]);
     }
   });
 });
