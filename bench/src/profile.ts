@@ -15,7 +15,7 @@ export interface ProfileWindow {
 }
 
 interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[];
   startTime: number;
   samples: number[];
   timeDeltas: number[];
@@ -53,4 +53,35 @@ export async function profileSummary(dir: string, window?: ProfileWindow, top = 
     .sort((a, b) => b[1] - a[1])
     .slice(0, top)
     .map(([k, v]) => `${((100 * v) / Math.max(1, total)).toFixed(1)}% ${k}`);
+}
+
+/**
+ * Shares of the busy (non-idle) time spent under each labelled kind of work: a sample counts for
+ * a label when a frame of its stack (`<function> <url>`) matches the label's pattern (inclusive
+ * time, so shares may overlap). Same files and window as profileSummary.
+ */
+export async function inclusiveShares(dir: string, labels: Record<string, RegExp>, window?: ProfileWindow, mainThreadOnly = false): Promise<string[]> {
+  const hits = new Map<string, number>(Object.keys(labels).map((l) => [l, 0]));
+  let total = 0;
+  for (const f of (await readdir(dir)).filter((n) => n.endsWith('.cpuprofile') && (!mainThreadOnly || MAIN_THREAD_PROFILE.test(n)))) {
+    const prof = JSON.parse(await readFile(join(dir, f), 'utf8')) as CpuProfile;
+    const parent = new Map<number, number>();
+    const matched = new Map<number, string[]>();
+    for (const n of prof.nodes) {
+      for (const c of n.children ?? []) parent.set(c, n.id);
+      const frame = `${n.callFrame.functionName} ${n.callFrame.url}`;
+      matched.set(n.id, Object.keys(labels).filter((l) => labels[l].test(frame)));
+    }
+    const idle = new Set(prof.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
+    let at = prof.startTime;
+    prof.samples.forEach((id, i) => {
+      at += prof.timeDeltas[i];
+      if ((window && (at < window.from || at > window.to)) || idle.has(id)) return;
+      total++;
+      const seen = new Set<string>();
+      for (let n: number | undefined = id; n !== undefined; n = parent.get(n)) for (const l of matched.get(n)!) seen.add(l);
+      for (const l of seen) hits.set(l, hits.get(l)! + 1);
+    });
+  }
+  return [...hits].map(([l, v]) => `${((100 * v) / Math.max(1, total)).toFixed(1)}% ${l}`);
 }

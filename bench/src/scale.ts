@@ -10,9 +10,9 @@ import { startEtcd, startNats, startRedis, type EtcdServer, type NatsServer, typ
 import { startBenchGateway, startBenchWatchPump, type BenchGateway } from './gateway-process';
 import type { EtcdFeedConfig, EtcdFeedReport } from './etcd-feed';
 import type { WatchClientConfig, WatchClientReport } from './watch-client';
-import { call, percentile, rssMiB, runLoad, target } from './load';
+import { call, percentile, rssMiB, runLoad, target, type LoadResult } from './load';
 import type { Row } from './report';
-import { monotonicMicros, profileSummary } from './profile';
+import { inclusiveShares, monotonicMicros, profileSummary } from './profile';
 
 export interface ScaleBenchOptions {
   durationMs: number;
@@ -48,9 +48,9 @@ async function startReplicas(dir: string, engines: Engines, count: number, pkiDi
   return [first, ...rest];
 }
 
-/** CPU seconds (user + system) a process has used so far (Linux /proc). */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+/** CPU seconds (user + system) a process has used so far (Linux /proc); `mainThread`: its main thread's only. */
+async function cpuSeconds(pid: number, mainThread = false): Promise<number> {
+  const stat = (await readFile(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
   return (Number(stat[11]) + Number(stat[12])) / 100;
 }
 
@@ -130,13 +130,13 @@ async function watchDelivery(
     await sleep(500);
     const t0 = performance.now();
     const from = monotonicMicros();
-    const observedBefore = await Promise.all(opts.observe.map(cpuSeconds));
+    const observedBefore = await Promise.all(opts.observe.map((pid) => cpuSeconds(pid)));
     writer.proc.send('start');
     const written = await writer.next<EtcdFeedReport>('done');
     // The last events need a moment to arrive (bounded: a lost delivery shows in the count).
     await sleep(2000);
     const seconds = (performance.now() - t0) / 1000;
-    const observedAfter = await Promise.all(opts.observe.map(cpuSeconds));
+    const observedAfter = await Promise.all(opts.observe.map((pid) => cpuSeconds(pid)));
     const to = monotonicMicros();
     const [onFeed, ...reports] = await Promise.all([probe, ...clients].map((c) => (c.proc.send('stop'), c.next<EtcdFeedReport & WatchClientReport>('done'))));
     const endToEnd: number[] = [];
@@ -212,6 +212,82 @@ async function natsDelivery(url: string, opts: { watchers: number; namespaces: n
   return { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
+interface CreateRun {
+  load: LoadResult;
+  /** CPU (user + system) each process spent per create during the load. */
+  cpuMsPerCreate: { gateways: number[]; gatewayMainThreads: number[]; etcd: number; nats: number; redis: number; client: number };
+  /** Cores busy in all (gateways, engines, bench client) during the load. */
+  cores: number;
+  load1: number;
+  profile: string[];
+  /** Shares of the gateways' busy time by kind of work (CREATE_WORK). */
+  work: string[];
+}
+
+/** The kinds of work of the gateways and the pump while watch events flow (inclusive shares of their busy time). */
+const WATCH_WORK: Record<string, RegExp> = {
+  'etcd client (gRPC: the feed, leases)': /@grpc\/grpc-js/,
+  'NATS client': /node_modules\/nats\//,
+  'bus batch encode/decode and cache apply': /nats-bus\.js|watch\/src\/bus\.js|watch-cache\.js/,
+  'pump publish': /watch\/src\/pump\.js/,
+  'Redis history': /redis-history\.js|node_modules\/ioredis\//,
+  'watch serving (events to watchers, socket writes)': /pipeline\/watch\.js|registry\/watches\.js/,
+  'garbage collector': /^\(garbage collector\)/,
+};
+
+/** Creates before the measured ones, through the same gateways. */
+const CREATE_WARM_UP_MS = 3000;
+
+/** The kinds of work of a gateway serving creates (inclusive shares of its busy time). */
+const CREATE_WORK: Record<string, RegExp> = {
+  'request pipeline (runPipeline)': /^runPipeline .*pipeline\/pipeline\.js/,
+  'watch feed in (NATS receive and decode, store feed, cache apply)': /nats-bus\.js|watch-cache\.js|node_modules\/nats\/|^onResponse .*storage\/src\/etcd\.js/,
+  'pump out (publish, Redis append)': /watch\/src\/pump\.js|redis-history\.js|node_modules\/ioredis\//,
+  'etcd client (gRPC)': /@grpc\/grpc-js/,
+  'garbage collector': /^\(garbage collector\)/,
+};
+
+/**
+ * Creates of ConfigMaps for opts.durationMs through `count` fresh gateways (etcd, NATS, Redis;
+ * the clients spread evenly), with each process's CPU per create and the gateways' profile of
+ * the load's window.
+ */
+async function createRun(dir: string, engines: Engines, pkiDir: string, count: number, opts: ScaleBenchOptions, children: ChildProcess[]): Promise<CreateRun> {
+  const profDir = join(dir, 'prof');
+  const gws = await startReplicas(dir, engines, count, pkiDir, () => ['--cpu-prof', `--cpu-prof-dir=${profDir}`]);
+  children.push(...gws.map((g) => g.process));
+  const targets = gws.map((g) => target(g.url, g.creds, Math.ceil(opts.concurrency / count)));
+  // 201 the first time, 409 after: either way the namespace exists.
+  await call(targets[0], 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } }));
+  const pids = [...gws.map((g) => g.process.pid!), engines.etcd.pid, engines.nats.pid, engines.redis.pid];
+  const create = (name: string) => async (i: number) => (await call(targets[i % count], 'POST', '/api/v1/namespaces/bench/configmaps', configMap('bench', `${count}-${name}-${i}`))).status === 201;
+  // Fresh processes compile their hot code first (V8's compiler threads): not part of a create's cost.
+  await runLoad(opts.concurrency, CREATE_WARM_UP_MS, create('warm'));
+  const mainThreads = () => Promise.all(gws.map((g) => cpuSeconds(g.process.pid!, true)));
+  const [cpuBefore, mainBefore] = await Promise.all([Promise.all(pids.map((pid) => cpuSeconds(pid))), mainThreads()]);
+  const selfBefore = process.cpuUsage();
+  const from = monotonicMicros();
+  const t0 = performance.now();
+  const load = await runLoad(opts.concurrency, opts.durationMs, create('run'));
+  const wall = (performance.now() - t0) / 1000;
+  const to = monotonicMicros();
+  const [cpuAfter, mainAfter] = await Promise.all([Promise.all(pids.map((pid) => cpuSeconds(pid))), mainThreads()]);
+  const self = process.cpuUsage(selfBefore);
+  const load1 = loadavg()[0];
+  const used = cpuAfter.map((c, i) => c - cpuBefore[i]);
+  const client = (self.user + self.system) / 1e6;
+  const perCreate = (seconds: number) => (1000 * seconds) / Math.max(1, load.ops);
+  await stopGateways(gws);
+  return {
+    load,
+    cpuMsPerCreate: { gateways: used.slice(0, count).map(perCreate), gatewayMainThreads: mainAfter.map((c, i) => perCreate(c - mainBefore[i])), etcd: perCreate(used[count]), nats: perCreate(used[count + 1]), redis: perCreate(used[count + 2]), client: perCreate(client) },
+    cores: (used.reduce((a, b) => a + b, 0) + client) / wall,
+    load1,
+    profile: await profileSummary(profDir, { from, to }, 16, true),
+    work: await inclusiveShares(profDir, CREATE_WORK, { from, to }, true),
+  };
+}
+
 export const SCALE_PHASES = ['creates', 'watch', 'list', 'rss'] as const;
 export type ScalePhase = (typeof SCALE_PHASES)[number];
 
@@ -236,39 +312,28 @@ export async function scaleBench(opts: ScaleBenchOptions): Promise<{ rows: Row[]
   const direct = await openEtcdStore({ endpoints: [etcd.endpoint], prefix: '/registry' });
   try {
     if (opts.phases.has('creates')) {
-      // --- creates/s through one gateway, then through three (same etcd), with CPU shares and a profile
-      const one = await startBenchGateway(join(dir, 'one'), ['--storage-backend=etcd', `--etcd-servers=${etcd.endpoint}`, `--nats-url=${nats.url}`, `--redis-url=${redis.url}`, `--pki-dir=${pkiDir}`]);
-      children.push(one.process);
-      const t1 = target(one.url, one.creds, opts.concurrency);
-      await call(t1, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } }));
-      const single = await runLoad(opts.concurrency, opts.durationMs, async (i) => (await call(t1, 'POST', '/api/v1/namespaces/bench/configmaps', configMap('bench', `one-${i}`))).status === 201);
-      one.process.kill('SIGKILL');
-
-      const profDir = join(dir, 'prof-creates');
-      const gws = await startReplicas(join(dir, 'creates'), engines, 3, pkiDir, () => ['--cpu-prof', `--cpu-prof-dir=${profDir}`]);
-      children.push(...gws.map((g) => g.process));
-      const targets = gws.map((g) => target(g.url, g.creds, Math.ceil(opts.concurrency / 3)));
-      const pids = [...gws.map((g) => g.process.pid!), etcd.pid, nats.pid, redis.pid];
-      const cpuBefore = await Promise.all(pids.map(cpuSeconds));
-      const selfBefore = process.cpuUsage();
-      const t0 = performance.now();
-      const triple = await runLoad(opts.concurrency, opts.durationMs, async (i) => (await call(targets[i % 3], 'POST', '/api/v1/namespaces/bench/configmaps', configMap('bench', `three-${i}`))).status === 201);
-      const wall = (performance.now() - t0) / 1000;
-      const cpuAfter = await Promise.all(pids.map(cpuSeconds));
-      const self = process.cpuUsage(selfBefore);
-      const share = (i: number) => (cpuAfter[i] - cpuBefore[i]) / wall;
-      rows.push({ metric: `creates/s through 3 gateways (${opts.concurrency} clients)`, orch: triple.opsPerSecond, baseline: single.opsPerSecond, baselineName: '1 gateway, same etcd', unit: '/s', higherIsBetter: true });
+      // --- creates/s through one gateway, then through three (same etcd, same flags), each with
+      // the CPU each process spent per create and the gateways' profile during the creates
+      const run = (count: number, name: string) => createRun(join(dir, `creates-${name}`), engines, pkiDir, count, opts, children);
+      const single = await run(1, 'one');
+      const triple = await run(3, 'three');
+      rows.push({ metric: `creates/s through 3 gateways (${opts.concurrency} clients)`, orch: triple.load.opsPerSecond, baseline: single.load.opsPerSecond, baselineName: '1 gateway, same etcd', unit: '/s', higherIsBetter: true });
+      const gatewayMs = (r: CreateRun) => r.cpuMsPerCreate.gateways.reduce((a, b) => a + b, 0);
+      rows.push({ metric: 'gateway CPU per create, 3 gateways (all of them)', orch: gatewayMs(triple), baseline: gatewayMs(single), baselineName: '1 gateway', unit: 'ms', higherIsBetter: false });
       // The ceiling below them: the same number of concurrent creates straight into etcd.
       const rawEtcd = await runLoad(opts.concurrency, opts.durationMs, async (i) => {
         await direct.create(`/registry/core/configmaps/raw/r-${i}`, configMap('raw', `r-${i}`));
         return true;
       });
-      rows.push({ metric: 'creates/s through 3 gateways vs raw etcd', orch: triple.opsPerSecond, baseline: rawEtcd.opsPerSecond, baselineName: `EtcdStore.create, ${opts.concurrency} concurrent, no gateway`, unit: '/s', higherIsBetter: true });
-      notes.push(
-        `CPU during the 3-gateway create run (cores busy, of 2): gateways ${[0, 1, 2].map(share).map((c) => c.toFixed(2)).join(' + ')}, etcd ${share(3).toFixed(2)}, nats ${share(4).toFixed(2)}, redis ${share(5).toFixed(2)}, bench client ${((self.user + self.system) / 1e6 / wall).toFixed(2)}`,
-      );
-      await stopGateways(gws);
-      notes.push(`gateway CPU profile of the create run (self time of the busy time, 3 replicas, start-up and creates):\n    ${(await profileSummary(profDir)).join('\n    ')}`);
+      rows.push({ metric: 'creates/s through 3 gateways vs raw etcd', orch: triple.load.opsPerSecond, baseline: rawEtcd.opsPerSecond, baselineName: `EtcdStore.create, ${opts.concurrency} concurrent, no gateway`, unit: '/s', higherIsBetter: true });
+      for (const [label, r] of [['1 gateway', single], ['3 gateways', triple]] as const) {
+        const c = r.cpuMsPerCreate;
+        const f = (v: number) => v.toFixed(2);
+        notes.push(
+          `creates through ${label}: ${r.load.opsPerSecond.toFixed(0)}/s, p50 ${r.load.p50Ms.toFixed(1)} ms, p99 ${r.load.p99Ms.toFixed(1)} ms; CPU ms per create: gateways ${c.gateways.map(f).join(' + ')} (main threads ${c.gatewayMainThreads.map(f).join(' + ')}), etcd ${f(c.etcd)}, nats ${f(c.nats)}, redis ${f(c.redis)}, bench client ${f(c.client)}; cores busy ${r.cores.toFixed(2)} of ${cpus().length}, load average ${r.load1.toFixed(1)}`,
+        );
+        notes.push(`gateway CPU profile of the creates through ${label} (the load's window), inclusive shares of the busy time: ${r.work.join(', ')}; top frames by self time:\n    ${r.profile.join('\n    ')}`);
+      }
     }
 
     if (opts.phases.has('watch')) {
@@ -316,7 +381,8 @@ export async function scaleBench(opts: ScaleBenchOptions): Promise<{ rows: Row[]
         if (pump && pump.exitCode === null) await new Promise((r) => pump.once('exit', r));
         if (opts.profile) {
           for (const who of ['gateways', ...(own ? ['pump'] : []), 'watcher']) {
-            notes.push(`${who} CPU profile while events flowed (${placement.name}; self time of the busy time):\n    ${(await profileSummary(join(profDir, who), delivery.window)).join('\n    ')}`);
+            const work = who === 'watcher' ? '' : ` inclusive shares of the busy time: ${(await inclusiveShares(join(profDir, who), WATCH_WORK, delivery.window)).join(', ')};`;
+            notes.push(`${who} CPU profile while events flowed (${placement.name}),${work} top frames by self time:\n    ${(await profileSummary(join(profDir, who), delivery.window)).join('\n    ')}`);
           }
         }
       }
