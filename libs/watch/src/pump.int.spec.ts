@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { openSqliteStore, type Store, type WatchCallbacks } from '@orch/storage';
 import { removeDir, tempDir } from '@orch/testing';
 import { LocalBus, type EventBatch } from './bus';
+import { MemoryHistory, type EventHistory } from './history';
 import { Pump } from './pump';
 
 /**
@@ -41,6 +42,44 @@ describe('pump batching (real SQLite store)', () => {
       // The writer commits concurrent writes in groups: one batch per group, not one per event.
       expect(batches.length).toBeLessThan(20);
       batches.forEach((b, i) => expect(b.after).toBe(i === 0 ? 0 : batches[i - 1].events.at(-1)!.revision));
+    } finally {
+      await pump.stop();
+    }
+  });
+
+  it('batches published while a history append is in flight go to the history together, in order, with no gap', async () => {
+    const bus = new LocalBus();
+    const batches: EventBatch[] = [];
+    bus.subscribe((b) => b.events.length > 0 && batches.push(b));
+    // A real in-memory history behind a slow connection: each append takes 30 ms.
+    const memory = new MemoryHistory({ retentionMs: 60_000 });
+    const appends: { after: number; revisions: number[] }[] = [];
+    const history: EventHistory = {
+      name: 'slow',
+      scope: 'cluster',
+      append: async (after, events) => {
+        appends.push({ after, revisions: events.map((e) => e.revision) });
+        await new Promise((r) => setTimeout(r, 30));
+        await memory.append(after, events);
+      },
+      read: (after, limit) => memory.read(after, limit),
+      close: () => memory.close(),
+    };
+    const start = await store.currentRevision();
+    const pump = new Pump(store, bus, history, { prefix: '/registry/', startPosition: () => start, heartbeatMs: 60_000 });
+    pump.start();
+    try {
+      for (let i = 0; i < 30; i++) {
+        await store.create(`/registry/core/configmaps/h/c${String(i).padStart(2, '0')}`, '{}');
+        await new Promise((r) => setImmediate(r));
+      }
+      const last = await store.currentRevision();
+      await pump.stop(); // waits for the appends
+      const all = Array.from({ length: last - start }, (_, i) => start + 1 + i);
+      expect((await memory.read(start, 1000)).events.map((e) => e.revision)).toEqual(all);
+      expect(appends.flatMap((a) => a.revisions)).toEqual(all);
+      appends.forEach((a, i) => expect(a.after).toBe(i === 0 ? start : appends[i - 1].revisions.at(-1)));
+      expect(appends.length).toBeLessThan(batches.length);
     } finally {
       await pump.stop();
     }

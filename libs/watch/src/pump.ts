@@ -26,7 +26,7 @@ export interface PumpOptions {
   election?: PumpElection;
   /** A heartbeat batch goes out when nothing was published for this long (default 1 s). */
   heartbeatMs?: number;
-  /** Shared history appends allowed in flight before the pump skips some (a hole readers detect). */
+  /** Published batches allowed to wait for the shared history before the pump skips some (a hole readers detect). */
   maxPendingAppends?: number;
   log?: (message: string) => void;
 }
@@ -56,8 +56,14 @@ export class Pump {
   /** Events read from the feed in this turn of the event loop, published together at its end. */
   private pending: StoreEvent[] = [];
   private flushing?: NodeJS.Immediate;
-  private appendChain: Promise<void> = Promise.resolve();
+  /**
+   * Published batches waiting for the history, as runs of contiguous ones (each run goes out as
+   * one append): while an append is in flight, the batches published meanwhile join the next.
+   */
+  private appendQueue: { after: number; events: StoreEvent[]; batches: number }[] = [];
+  /** Batches queued or being appended. */
   private pendingAppends = 0;
+  private appending?: Promise<void>;
   private readonly log: (message: string) => void;
 
   constructor(
@@ -115,7 +121,7 @@ export class Pump {
     this.abort.abort();
     this.unlead();
     await this.campaign;
-    await this.appendChain;
+    await this.appending;
   }
 
   private lead(): void {
@@ -214,13 +220,30 @@ export class Pump {
   }
 
   private appendToHistory(after: number, events: StoreEvent[]): void {
-    const history = this.history;
-    if (!history) return;
+    if (!this.history) return;
     if (this.pendingAppends >= (this.opts.maxPendingAppends ?? 1000)) return; // a hole, detected by readers
     this.pendingAppends++;
-    this.appendChain = this.appendChain
-      .then(() => history.append(after, events))
-      .catch((err: Error) => this.log(`watch pump: history append failed after ${after}: ${err.message}`))
-      .finally(() => this.pendingAppends--);
+    const run = this.appendQueue[this.appendQueue.length - 1];
+    if (run && run.events[run.events.length - 1].revision === after) {
+      for (const e of events) run.events.push(e);
+      run.batches++;
+    } else {
+      this.appendQueue.push({ after, events: events.slice(), batches: 1 });
+    }
+    this.appending ??= this.drainAppends(this.history);
+  }
+
+  /** Appends the queued runs one after another, until none is left. */
+  private async drainAppends(history: EventHistory): Promise<void> {
+    for (let run = this.appendQueue.shift(); run; run = this.appendQueue.shift()) {
+      try {
+        await history.append(run.after, run.events);
+      } catch (err) {
+        this.log(`watch pump: history append failed after ${run.after}: ${(err as Error).message}`);
+      } finally {
+        this.pendingAppends -= run.batches;
+      }
+    }
+    this.appending = undefined;
   }
 }

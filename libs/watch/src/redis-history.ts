@@ -15,6 +15,26 @@ export interface RedisHistoryOptions {
   now?: () => number;
 }
 
+/**
+ * XADDs of a batch: ARGV is, per event, its entry ID, its number of field arguments, then those.
+ * An ID at or below the stream's top (another writer, an earlier leader, appended it) is
+ * skipped, as the history contract says; any other error ends the script with it.
+ */
+const APPEND_SCRIPT = `
+local i = 1
+while i <= #ARGV do
+  local count = tonumber(ARGV[i + 1])
+  local r = redis.pcall('XADD', KEYS[1], ARGV[i], unpack(ARGV, i + 2, i + 1 + count))
+  if type(r) == 'table' and r.err and not string.find(r.err, 'equal or smaller than the target stream top item', 1, true) then return r end
+  i = i + 2 + count
+end
+return 0`;
+
+/** Events per append command (bounds its arguments and how long the script holds Redis). */
+const APPEND_CHUNK = 256;
+
+type RedisWithAppend = Redis & { orchHistoryAppend(key: string, ...args: string[]): Promise<number> };
+
 /** Granularity of the trim's marks (ms). */
 const MARK_MS = 100;
 
@@ -74,6 +94,7 @@ export class RedisHistory implements EventHistory {
       redis.disconnect();
       throw new Error(`cannot connect to redis at ${opts.url}: ${(err as Error).message}`);
     }
+    redis.defineCommand('orchHistoryAppend', { numberOfKeys: 1, lua: APPEND_SCRIPT });
     return new RedisHistory(redis, opts);
   }
 
@@ -81,20 +102,22 @@ export class RedisHistory implements EventHistory {
     if (events.length === 0) return;
     const now = this.now();
     const time = String(now);
-    const pipeline = this.redis.pipeline();
+    // A command per APPEND_CHUNK events (a script of XADDs), not one per event: per event, the
+    // client's work for a command costs the pump more than the XADD costs Redis.
+    const sent: Promise<number>[] = [];
     let prev = after;
-    for (const e of events) {
-      const fields = ['a', String(prev), 't', time, 'y', CODES[e.type], 'k', e.key];
-      if (e.value !== undefined) fields.push('v', e.value);
-      if (e.prevValue !== undefined) fields.push('p', e.prevValue);
-      pipeline.xadd(this.key, `${e.revision}-0`, ...fields);
-      prev = e.revision;
+    for (let from = 0; from < events.length; from += APPEND_CHUNK) {
+      const args: string[] = [];
+      for (const e of events.slice(from, from + APPEND_CHUNK)) {
+        const fields = ['a', String(prev), 't', time, 'y', CODES[e.type], 'k', e.key];
+        if (e.value !== undefined) fields.push('v', e.value);
+        if (e.prevValue !== undefined) fields.push('p', e.prevValue);
+        args.push(`${e.revision}-0`, String(fields.length), ...fields);
+        prev = e.revision;
+      }
+      sent.push((this.redis as RedisWithAppend).orchHistoryAppend(this.key, ...args));
     }
-    const results = (await pipeline.exec()) ?? [];
-    for (const [err] of results) {
-      // Another writer (an earlier leader) appended this revision already: skipping is the contract.
-      if (err && !/equal or smaller than the target stream top item/.test(err.message)) throw err;
-    }
+    await Promise.all(sent);
     // One mark per MARK_MS (the newest batch's): the trim is that precise, the marks few.
     const revision = events[events.length - 1].revision;
     const last = this.marks[this.marks.length - 1];
