@@ -5,7 +5,7 @@
 import { schemaForKind, typeSchema, type GroupVersionKind } from '@orch/api';
 import type { KubeObject } from '@orch/apimachinery';
 import type { Authorizer } from '@orch/auth';
-import { AuthorizerValue, CelEnvironment, project, type CelAuthorizer, type CelSchema, type CelVariable, type Projection } from '@orch/cel';
+import { AuthorizerValue, CelEnvironment, mergeProjections, project, type CelAuthorizer, type CelProgram, type CelSchema, type CelVariable, type Projection } from '@orch/cel';
 import { definition, SCHEMA_REF_PREFIX } from '../openapi/schemas';
 import type { AdmissionAttributes, AdmissionResource } from '../pipeline/admit';
 
@@ -112,25 +112,43 @@ export function celAuthorizer(authorizer: Authorizer): CelAuthorizer {
   };
 }
 
-/** Expression values of one request, converted once and shared by every hook and policy that evaluates it. */
+/** Expression values of one request, converted once and shared by every hook and policy that evaluates it (null: not read by the expressions it was made for). */
 export interface AdmissionActivation {
   object: unknown;
   oldObject: unknown;
   request: unknown;
-  authorizer: AuthorizerValue;
+  authorizer: AuthorizerValue | null;
 }
 
-/** What a set of expressions reads of `object` and `oldObject` (undefined: nothing; see CelProgram.readsOf). */
-export interface ObjectReads {
+/**
+ * What a set of expressions reads of the request's values (undefined: nothing; see
+ * CelProgram.readsOf): of `object`, `oldObject` and `request` (and, for policies,
+ * `namespaceObject` and `params`) the parts they can read, and whether they use `authorizer`.
+ */
+export interface ActivationReads {
   object?: Projection;
   oldObject?: Projection;
+  request?: Projection;
+  namespaceObject?: Projection;
+  params?: Projection;
+  authorizer?: Projection;
 }
 
+/** The variables an ActivationReads covers. */
+export const READ_VARIABLES = ['object', 'oldObject', 'request', 'namespaceObject', 'params', 'authorizer'] as const satisfies readonly (keyof ActivationReads)[];
+
 /** Reads of everything: the activation every expression can use. */
-const ALL_READS: ObjectReads = { object: true, oldObject: true };
+export const ALL_READS: ActivationReads = Object.fromEntries(READ_VARIABLES.map((v) => [v, true]));
+
+/** What `programs` together read (see ActivationReads). */
+export function readsOfPrograms(programs: Iterable<CelProgram>): ActivationReads {
+  const reads: ActivationReads = {};
+  for (const p of programs) for (const v of READ_VARIABLES) reads[v] = mergeProjections(reads[v], p.readsOf(v));
+  return reads;
+}
 
 /** A request's activations, per what they were converted for. */
-const activations = new WeakMap<AdmissionAttributes, Map<ObjectReads, AdmissionActivation>>();
+const activations = new WeakMap<AdmissionAttributes, Map<ActivationReads, AdmissionActivation>>();
 
 /** Drops the request's expression values after a mutation changed its object (they read the object as it was). */
 export function forgetActivation(a: AdmissionAttributes): void {
@@ -139,23 +157,23 @@ export function forgetActivation(a: AdmissionAttributes): void {
 
 /**
  * The request's expression values (`object` and `oldObject` typed by the kind's schema), made
- * once per request and `reads`. With `reads`, only the parts of the objects those expressions
- * can read are converted (the rest is left out: no expression of theirs can tell), so pass the
- * same ObjectReads value for the same expressions.
+ * once per request and `reads`. With `reads`, only the parts of the values those expressions
+ * can read are converted (the rest is left out, a value they do not use is null: no expression
+ * of theirs can tell), so pass the same ActivationReads value for the same expressions.
  */
-export function admissionActivation(env: CelEnvironment, a: AdmissionAttributes, authorizer: Authorizer, reads: ObjectReads = ALL_READS): AdmissionActivation {
+export function admissionActivation(env: CelEnvironment, a: AdmissionAttributes, authorizer: Authorizer, reads: ActivationReads = ALL_READS): AdmissionActivation {
   let byReads = activations.get(a);
   const cached = byReads?.get(reads);
   if (cached) return cached;
   const converter = env.converter();
   const schema = kindSchema(a.kind);
-  const request = admissionRequest(a, '');
+  const request = reads.request || reads.authorizer ? admissionRequest(a, '') : undefined;
   const convert = (o: KubeObject | undefined, p: Projection | undefined) => (o && p ? converter.convert(p === true ? o : project(o, p), schema) : null);
   const act: AdmissionActivation = {
     object: convert(a.object, reads.object),
     oldObject: convert(a.oldObject, reads.oldObject),
-    request: converter.convert({ ...request, object: undefined, oldObject: undefined, uid: undefined }),
-    authorizer: new AuthorizerValue(celAuthorizer(authorizer), request.userInfo, { group: a.resource.group, resource: a.resource.resource, subresource: a.subresource || undefined, namespace: a.namespace || undefined, name: a.name || undefined }),
+    request: request && reads.request ? converter.convert(project({ ...request, object: undefined, oldObject: undefined, uid: undefined }, reads.request)) : null,
+    authorizer: request && reads.authorizer ? new AuthorizerValue(celAuthorizer(authorizer), request.userInfo, { group: a.resource.group, resource: a.resource.resource, subresource: a.subresource || undefined, namespace: a.namespace || undefined, name: a.name || undefined }) : null,
   };
   if (!byReads) activations.set(a, (byReads = new Map()));
   byReads.set(reads, act);

@@ -4,9 +4,9 @@
 
 import { parseApiVersion, type ResourceDef } from '@orch/api';
 import { StatusError, type KubeObject, type LabelSelectorObject } from '@orch/apimachinery';
-import { CelCompileError, mergeProjections, type CelProgram } from '@orch/cel';
+import { CelCompileError, project, type CelProgram } from '@orch/cel';
 import type { AdmissionAttributes } from '../../pipeline/admit';
-import { admissionActivation, type ObjectReads } from '../admission-request';
+import { admissionActivation, ALL_READS, readsOfPrograms, type ActivationReads } from '../admission-request';
 import type { AdmissionState } from '../admission-state';
 import { matchingResource, namespaceSelectorMatches, objectSelectorMatches, selectorMatches, type MatchedAs, type RuleTarget } from '../matching';
 import { findNamespace } from '../namespace-annotations';
@@ -79,7 +79,7 @@ export class PolicySource<P extends PolicyObject, B extends BindingObject, C ext
   private compiled = new Map<string, C>();
   private generations = '';
   private index = new Map<string, Candidate<P, B, C>[]>();
-  private readonly reads = new WeakMap<Candidate<P, B, C>[], ObjectReads>();
+  private readonly reads = new WeakMap<Candidate<P, B, C>[], ActivationReads>();
 
   constructor(
     private readonly state: AdmissionState,
@@ -121,19 +121,12 @@ export class PolicySource<P extends PolicyObject, B extends BindingObject, C ext
 
   /**
    * What the expressions of the candidates' policies (`expressions` lists a compiled policy's)
-   * read of `object` and `oldObject`, the same value for the same candidates (see ObjectReads).
+   * read of the request's values, the same value for the same candidates (see ActivationReads).
    */
-  readsOf(candidates: Candidate<P, B, C>[], expressions: (c: C) => (Compiled | undefined)[]): ObjectReads {
+  readsOf(candidates: Candidate<P, B, C>[], expressions: (c: C) => (Compiled | undefined)[]): ActivationReads {
     let reads = this.reads.get(candidates);
     if (!reads) {
-      reads = {};
-      for (const c of candidates) {
-        for (const e of expressions(c.compiled)) {
-          if (!e?.program) continue;
-          reads.object = mergeProjections(reads.object, e.program.readsOf('object'));
-          reads.oldObject = mergeProjections(reads.oldObject, e.program.readsOf('oldObject'));
-        }
-      }
+      reads = readsOfPrograms(candidates.flatMap((c) => expressions(c.compiled).flatMap((e) => (e?.program ? [e.program] : []))));
       this.reads.set(candidates, reads);
     }
     return reads;
@@ -234,7 +227,8 @@ export class PolicySource<P extends PolicyObject, B extends BindingObject, C ext
  * The expression values of one request for policies: the request's own (shared with
  * webhooks) plus `namespaceObject`, converted once and shared by every policy the request
  * meets; `params` and `variables` are per binding. `reads`: what those policies' expressions
- * read of the objects (only that is converted). Call `load` once before `activation`.
+ * read of these values (only that is converted; a value none reads is null). Call `load` once
+ * before `activation`.
  */
 export class PolicyRequest {
   private namespaceObject: unknown = null;
@@ -244,13 +238,14 @@ export class PolicyRequest {
   constructor(
     private readonly state: AdmissionState,
     readonly attributes: AdmissionAttributes,
-    private readonly reads?: ObjectReads,
+    private readonly reads: ActivationReads = ALL_READS,
   ) {}
 
-  /** Reads the request's namespace (from the replica's cache unless it is missing there). */
+  /** Reads the request's namespace (from the replica's cache unless it is missing there), when an expression reads it. */
   async load(): Promise<void> {
     const a = this.attributes;
-    if (a.namespace) this.namespaceObject = policyEnv().toCel(await findNamespace(this.state, a.namespace));
+    const p = this.reads.namespaceObject;
+    if (a.namespace && p) this.namespaceObject = policyEnv().toCel(project(await findNamespace(this.state, a.namespace), p));
   }
 
   /** The activation for one binding (versioned: the request as the policy matched it); `variables` receives the policy's variables. */
@@ -261,7 +256,8 @@ export class PolicyRequest {
       if (shared) return shared;
     }
     const env = policyEnv();
-    const act = { ...admissionActivation(env, versioned, this.state.authorizer, this.reads), params: param ? env.toCel(param) : null, namespaceObject: this.namespaceObject, variables: Object.create(null) as Record<string, unknown> };
+    const p = this.reads.params;
+    const act = { ...admissionActivation(env, versioned, this.state.authorizer, this.reads), params: param && p ? env.toCel(project(param, p)) : null, namespaceObject: this.namespaceObject, variables: Object.create(null) as Record<string, unknown> };
     if (shareable) this.plain.set(versioned, act);
     return act;
   }

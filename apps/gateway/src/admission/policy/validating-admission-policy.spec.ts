@@ -1,0 +1,110 @@
+import { Catalog } from '@orch/api';
+import { StatusError, type KubeObject } from '@orch/apimachinery';
+import { ALLOW, NO_OPINION, type AuthorizationAttributes } from '@orch/auth';
+import type { AdmissionAttributes } from '../../pipeline/admit';
+import type { AdmissionState } from '../admission-state';
+import { ValidatingAdmissionPolicyPlugin } from './validating-admission-policy';
+
+const GROUP = 'admissionregistration.orch.io';
+const POLICIES = `${GROUP}/validatingadmissionpolicies`;
+const BINDINGS = `${GROUP}/validatingadmissionpolicybindings`;
+
+/** The replica's caches as lists the test edits; each edit bumps the generation, as the watch cache does. */
+function cluster(objects: Record<string, KubeObject[]>) {
+  const lists = new Map(Object.entries(objects));
+  const generations = new Map<string, number>();
+  const cache = (group: string, resource: string) => {
+    const key = `${group}/${resource}`;
+    const list = () => lists.get(key) ?? [];
+    return { generation: generations.get(key) ?? 1, list: () => [...list()], get: (_ns: string, name: string) => list().find((o) => o.metadata.name === name) };
+  };
+  const state = { catalog: new Catalog(), cache, authorizer: { authorize: async (x: AuthorizationAttributes) => (x.user.username === 'alice' && x.verb === 'get' ? ALLOW() : NO_OPINION()) }, versioned: async (a: AdmissionAttributes) => a } as unknown as AdmissionState;
+  const edit = (key: string, next: KubeObject[]) => {
+    lists.set(key, next);
+    generations.set(key, (generations.get(key) ?? 1) + 1);
+  };
+  return { state, edit, list: (key: string) => lists.get(key) ?? [] };
+}
+
+const policy = (name: string, expression: string, resourceVersion = '1', extra: Record<string, unknown> = {}): KubeObject => ({
+  apiVersion: `${GROUP}/v1`,
+  kind: 'ValidatingAdmissionPolicy',
+  metadata: { name, resourceVersion },
+  spec: { failurePolicy: 'Fail', matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }] }, validations: [{ expression, message: `${name} refused` }], ...extra },
+});
+const binding = (name: string, policyName: string, extra: Record<string, unknown> = {}): KubeObject => ({ apiVersion: `${GROUP}/v1`, kind: 'ValidatingAdmissionPolicyBinding', metadata: { name }, spec: { policyName, validationActions: ['Deny'], ...extra } });
+
+function create(name: string, data: Record<string, string> = {}): AdmissionAttributes {
+  return {
+    operation: 'CREATE',
+    object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'team-a', labels: { app: 'x' } }, data } as KubeObject,
+    kind: { group: '', version: 'v1', kind: 'ConfigMap' },
+    resource: { group: '', version: 'v1', resource: 'configmaps' },
+    subresource: '',
+    namespace: 'team-a',
+    name,
+    userInfo: { username: 'alice', groups: ['devs'] },
+    dryRun: false,
+  };
+}
+
+/** The denial message, or 'admitted'. */
+async function outcome(plugin: ValidatingAdmissionPolicyPlugin, a: AdmissionAttributes): Promise<string> {
+  try {
+    await plugin.validate(a);
+    return 'admitted';
+  } catch (e) {
+    if (e instanceof StatusError) return e.message.replace(/^.*denied request: /, '');
+    throw e;
+  }
+}
+
+const NAMESPACE: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { tier: 'gold' } } };
+const LIMITS: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'limits', namespace: 'team-a' }, data: { maxKeys: '1' } };
+
+describe('ValidatingAdmissionPolicy: policies compiled once per generation', () => {
+  it('a policy update: the next request is judged by the new expression', async () => {
+    const c = cluster({ [POLICIES]: [policy('p', "object.metadata.name != 'a'")], [BINDINGS]: [binding('b', 'p')], '/namespaces': [NAMESPACE] });
+    const plugin = new ValidatingAdmissionPolicyPlugin(c.state);
+    expect([await outcome(plugin, create('a')), await outcome(plugin, create('b'))]).toEqual(['p refused', 'admitted']);
+    c.edit(POLICIES, [policy('p', "object.metadata.name != 'b'", '2')]);
+    expect([await outcome(plugin, create('a')), await outcome(plugin, create('b'))]).toEqual(['admitted', 'p refused']);
+  });
+
+  it('a binding removed: its policy stops applying; bound again, it applies again', async () => {
+    const c = cluster({ [POLICIES]: [policy('p', "object.metadata.name != 'a'")], [BINDINGS]: [binding('b', 'p')], '/namespaces': [NAMESPACE] });
+    const plugin = new ValidatingAdmissionPolicyPlugin(c.state);
+    expect(await outcome(plugin, create('a'))).toBe('p refused');
+    c.edit(BINDINGS, []);
+    expect(await outcome(plugin, create('a'))).toBe('admitted');
+    c.edit(BINDINGS, [binding('b2', 'p')]);
+    expect(await outcome(plugin, create('a'))).toBe('p refused');
+  });
+});
+
+describe('ValidatingAdmissionPolicy: each expression sees the values it reads, whatever the other policies read', () => {
+  // Policies that read nothing but `object` beside each one that reads another value: that value is converted for the request all the same.
+  const plain = [policy('plain-1', 'object.metadata.name.size() < 64'), policy('plain-2', "has(object.data) || object.kind == 'ConfigMap'")];
+  it.each([
+    ['request', "request.userInfo.username == 'alice' && request.operation == 'CREATE'", {}, 'admitted'],
+    ['request (refusing)', "request.userInfo.groups.exists(g, g == 'admins')", {}, 'reads refused'],
+    ['the whole request', "request.namespace == 'team-a' && request.uid == null && !request.dryRun", {}, 'admitted'],
+    ['namespaceObject', "namespaceObject.metadata.labels.tier == 'gold'", {}, 'admitted'],
+    ['namespaceObject (refusing)', "namespaceObject.metadata.name == 'team-b'", {}, 'reads refused'],
+    ['authorizer', "authorizer.group('').resource('configmaps').check('get').allowed()", {}, 'admitted'],
+    ['authorizer (refusing)', "authorizer.group('').resource('configmaps').check('delete').allowed()", {}, 'reads refused'],
+    ['params', 'object.data.size() <= int(params.data.maxKeys)', { paramKind: { apiVersion: 'v1', kind: 'ConfigMap' } }, 'reads refused'],
+    ['variables reading request', "variables.user == 'alice'", { variables: [{ name: 'user', expression: 'request.userInfo.username' }] }, 'admitted'],
+    ['oldObject (null on CREATE)', 'oldObject == null', {}, 'admitted'],
+  ])('%s', async (_name, expression, extra, want) => {
+    const reads = policy('reads', expression, '1', extra);
+    const c = cluster({
+      [POLICIES]: [...plain, reads],
+      [BINDINGS]: [binding('b-plain-1', 'plain-1'), binding('b-plain-2', 'plain-2'), binding('b-reads', 'reads', 'paramKind' in extra ? { paramRef: { name: 'limits', namespace: 'team-a' } } : {})],
+      '/namespaces': [NAMESPACE],
+      '/configmaps': [LIMITS],
+    });
+    const plugin = new ValidatingAdmissionPolicyPlugin(c.state);
+    expect(await outcome(plugin, create('cm', { a: '1', b: '2' }))).toBe(want);
+  });
+});
