@@ -1,4 +1,5 @@
-import { createMetricsRegistry, httpRequestMetrics, renderMetrics, REQUEST_DURATION_BUCKETS } from './metrics';
+import { Counter, Histogram, Registry } from 'prom-client';
+import { createMetricsRegistry, httpRequestMetrics, renderMetrics, REQUEST_DURATION_BUCKETS, type HttpRequestMetrics, type RequestLabels } from './metrics';
 
 describe('metrics', () => {
   const registry = createMetricsRegistry();
@@ -42,5 +43,83 @@ describe('metrics', () => {
 
   it('does not observe watches in the histogram', async () => {
     expect((await renderMetrics(registry)).body).not.toMatch(/apiserver_request_duration_seconds_count\{verb="WATCH"/);
+  });
+});
+
+describe('httpRequestMetrics', () => {
+  /** prom-client's own counter and histogram with the same names, labels and buckets: what the series must read as. */
+  function reference() {
+    const registry = new Registry();
+    const labelNames = ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component'];
+    const total = new Counter({ name: 'apiserver_request_total', help: HELP_TOTAL, labelNames: [...labelNames, 'code'], registers: [registry] });
+    const duration = new Histogram({ name: 'apiserver_request_duration_seconds', help: HELP_DURATION, labelNames, buckets: REQUEST_DURATION_BUCKETS, registers: [registry] });
+    const full = (l: RequestLabels) => ({ verb: l.verb, dry_run: l.dry_run ?? '', group: l.group, version: l.version, resource: l.resource, subresource: l.subresource, scope: l.scope, component: l.component });
+    return {
+      registry,
+      observe: (l: RequestLabels, code: number, s: number) => {
+        total.inc({ ...full(l), code: String(code) });
+        duration.observe(full(l), s);
+      },
+      count: (l: RequestLabels, code: number) => total.inc({ ...full(l), code: String(code) }),
+    };
+  }
+  const HELP_TOTAL = 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.';
+  const HELP_DURATION = 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.';
+  const get = { verb: 'GET', group: '', version: 'v1', resource: 'configmaps', subresource: '', scope: 'resource', component: 'apiserver' };
+  const requests: Array<[RequestLabels, number, number | 'watch']> = [
+    [get, 200, 0.0004],
+    [{ ...get, verb: 'POST', scope: 'namespace' }, 201, 0.012],
+    [get, 404, 0.005], // on a bucket bound
+    [{ ...get, group: 'apps', version: 'v1', resource: 'deployments', subresource: 'scale' }, 200, 0.3],
+    [{ ...get, verb: 'WATCH', scope: 'namespace' }, 200, 'watch'],
+    [get, 200, 61], // above the last bucket
+    [{ ...get, verb: 'PATCH', dry_run: 'All' }, 422, 0.02],
+    [{ ...get, resource: 'a"b\\c' }, 403, 0.1], // escaped in the text
+    [get, 200, 0.7],
+    [{ ...get, verb: 'POST', scope: 'namespace' }, 409, 2.5],
+  ];
+  const feed = (m: Pick<HttpRequestMetrics, 'observe' | 'count'>, from: number, to: number) => {
+    for (const [labels, code, seconds] of requests.slice(from, to)) {
+      if (seconds === 'watch') m.count(labels, code);
+      else m.observe(labels, code, seconds);
+    }
+  };
+
+  it.each([
+    { name: 'scraped once at the end', scrapes: [requests.length] },
+    { name: 'scraped between requests (the counter catches up at each scrape)', scrapes: [1, 3, 6, 6, requests.length] },
+  ])('renders the same text as prom-client fed the same requests: $name', async ({ scrapes }) => {
+    const want = reference();
+    const registry = new Registry();
+    const m = httpRequestMetrics(registry);
+    let done = 0;
+    for (const upTo of scrapes) {
+      feed(want, done, upTo);
+      feed(m, done, upTo);
+      done = upTo;
+      expect(await registry.metrics()).toBe(await want.registry.metrics());
+    }
+  });
+
+  it('gives the same JSON as prom-client', async () => {
+    const want = reference();
+    const registry = new Registry();
+    feed(want, 0, requests.length);
+    feed(httpRequestMetrics(registry), 0, requests.length);
+    expect(await registry.getMetricsAsJSON()).toEqual(await want.registry.getMetricsAsJSON());
+  });
+
+  it('starts again from zero after a reset', async () => {
+    const want = reference();
+    const registry = new Registry();
+    const m = httpRequestMetrics(registry);
+    feed(want, 0, 4);
+    feed(m, 0, 4);
+    await registry.metrics();
+    want.registry.resetMetrics();
+    registry.resetMetrics();
+    feed(want, 4, requests.length);
+    feed(m, 4, requests.length);
+    expect(await registry.metrics()).toBe(await want.registry.metrics());
   });
 });

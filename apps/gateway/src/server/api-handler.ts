@@ -112,7 +112,7 @@ export class ApiHandler {
       scope: !info.isResourceRequest ? '' : info.name ? 'resource' : info.namespace ? 'namespace' : 'cluster',
       component: 'apiserver',
     };
-    if (info.verb === 'watch') this.deps.requestMetrics.total.inc({ ...labels, code: String(code) });
+    if (info.verb === 'watch') this.deps.requestMetrics.count(labels, code);
     else this.deps.requestMetrics.observe(labels, code, seconds);
   }
 }
