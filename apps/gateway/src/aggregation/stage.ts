@@ -8,14 +8,17 @@ import type { Aggregator } from './aggregator';
  * (discovery of that group version included) are proxied to its extension server and answered
  * from there; everything else goes on to the local registry.
  */
-export function aggregateStage(aggregator: Aggregator | undefined): (r: ApiRequest) => Promise<void> {
-  return async (r) => {
+export function aggregateStage(aggregator: Aggregator | undefined): (r: ApiRequest) => void | Promise<void> {
+  // Synchronous unless proxied: the pipeline does not await a stage that returns nothing.
+  return (r) => {
     const { info } = r;
     // Upgrade requests (no reply) to aggregated APIs are not proxied.
     if (!aggregator || !r.reply || info.apiPrefix !== 'apis' || !info.apiGroup || !info.apiVersion) return;
     const remote = aggregator.remoteFor(info.apiGroup, info.apiVersion);
     if (!remote) return;
-    r.status = await aggregator.proxy(remote, r.req, r.reply, requestUser(r));
-    r.done = true;
+    return aggregator.proxy(remote, r.req, r.reply, requestUser(r)).then((status) => {
+      r.status = status;
+      r.done = true;
+    });
   };
 }

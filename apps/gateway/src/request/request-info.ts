@@ -129,6 +129,7 @@ function isWatch(v: string | null): boolean {
 }
 
 function safeDecode(s: string): string {
+  if (!s.includes('%')) return s;
   try {
     return decodeURIComponent(s);
   } catch {
