@@ -1,9 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type { KubeObject } from '@orch/apimachinery';
 
-/** metav1.Time: RFC 3339 with second precision. */
-export function nowTime(date = new Date()): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** The second nowTime() last formatted, and its text (a create asks several times a second). */
+let lastSecond = NaN;
+let lastSecondText = '';
+
+/** metav1.Time: RFC 3339 with second precision; now when `date` is not given. */
+export function nowTime(date?: Date): string {
+  if (date) return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== lastSecond) {
+    lastSecondText = nowTime(new Date(second * 1000));
+    lastSecond = second;
+  }
+  return lastSecondText;
 }
 
 export function newUid(): string {
