@@ -119,9 +119,10 @@ export class GenericStore {
   /**
    * POST: creates the object in the namespace of the URL (rest.BeforeCreate order, STYLE 2).
    * `applied`: the input comes from a server-side apply and already carries its managedFields.
+   * The input is taken over, not copied (a request's decoded body has no other user): it is
+   * changed as the object is made and may be the result; pass a copy of an object you keep.
    */
-  async create(namespace: string, input: KubeObject, ctx: RequestContext, applied = false): Promise<CreateResult> {
-    const obj = deepCopy(input);
+  async create(namespace: string, obj: KubeObject, ctx: RequestContext, applied = false): Promise<CreateResult> {
     this.objects.checkTypeMeta(obj);
     const meta = obj.metadata;
     this.objects.checkNamespace(meta, namespace);
