@@ -26,6 +26,12 @@ describe('decodeJson', () => {
     { name: 'top-level array', input: '[{"a":1,"a":1}]', want: { value: [{ a: 1 }], duplicates: ['[0].a'] } },
     { name: 'scalars and whitespace', input: ' \n\t[1, -2.5e3, "x\\"y", true, false, null, {}, []] \r\n', want: { value: [1, -2500, 'x"y', true, false, null, {}, []], duplicates: [] } },
     { name: 'buffer input', input: Buffer.from('{"k":"é"}'), want: { value: { k: 'é' }, duplicates: [] } },
+    // A ':' in a string: the keys cannot be counted by the ':' alone, the scan decides.
+    { name: 'duplicate with a ":" in a value', input: '{"t":"12:00","t":"13:00"}', want: { value: { t: '13:00' }, duplicates: ['.t'] } },
+    { name: 'duplicate with a ":" in a key', input: '{"a:b":1,"c":{"d":2,"d":3}}', want: { value: { 'a:b': 1, c: { d: 3 } }, duplicates: ['.c.d'] } },
+    { name: 'a ":" in a key and a value, no duplicate', input: '{"a:b":"c:d"}', want: { value: { 'a:b': 'c:d' }, duplicates: [] } },
+    { name: 'duplicate in an empty-keyed object', input: '{"":1,"":2}', want: { value: { '': 2 }, duplicates: ['.'] } },
+    { name: 'as deep as allowed', input: '['.repeat(256) + ']'.repeat(256), want: { value: JSON.parse('['.repeat(256) + ']'.repeat(256)), duplicates: [] } },
   ])('$name', ({ input, want }) => {
     expect(decodeJson(input)).toEqual(want);
   });
@@ -53,6 +59,7 @@ describe('decodeJson', () => {
     { name: 'position on a later line', input: '{\n  "a": 1,\n  "b":\n}', want: "line 4, column 1: invalid character '}' looking for beginning of value" },
     { name: 'too deep', input: '['.repeat(257) + ']'.repeat(257), want: 'line 1, column 257: exceeded max depth of 256' },
     { name: 'far too deep (no stack overflow)', input: '['.repeat(100_000) + ']'.repeat(100_000), want: 'line 1, column 257: exceeded max depth of 256' },
+    { name: 'too deep in objects, no ":" in strings', input: '{"a":'.repeat(257) + '1' + '}'.repeat(257), want: "line 1, column 1281: exceeded max depth of 256" },
   ])('rejects $name', ({ input, want }) => {
     const err = statusOf(() => decodeJson(input));
     expect({ code: err.code, message: err.message }).toEqual({ code: 400, message: `json parse error at ${want}` });

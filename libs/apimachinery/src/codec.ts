@@ -35,18 +35,58 @@ export function decodeJson(buf: Buffer | string): Decoded {
     scanJson(text); // throws the positioned error
     throw StatusError.badRequest(`json parse error: ${(e as Error).message}`);
   }
-  const duplicates = scanJson(text);
-  checkValueCount(value);
+  // Every object key in the text is followed by a ':', so as many ':' as keys parsed means no key
+  // was given twice (JSON.parse keeps the last): the scan, which finds duplicates and the nesting
+  // error, runs only when a ':' is in a string or the value is too deep.
+  const shape = jsonShape(value);
+  const duplicates = shape.tooDeep || colonsIn(text) !== shape.keys ? scanJson(text) : [];
+  if (shape.values > MAX_BODY_VALUES) throw tooManyValues();
   return { value, duplicates };
 }
 
-/** A 400 when a decoded body holds more than MAX_BODY_VALUES values (counted without recursion). */
+/**
+ * The values and object keys of a parsed JSON value (a tree: JSON has no aliases), and whether a
+ * container has MAX_DEPTH containers around it (where the scanner stops with its depth error).
+ */
+function jsonShape(value: unknown): { values: number; keys: number; tooDeep: boolean } {
+  const pending: unknown[] = [value];
+  const depths: number[] = [0];
+  let values = 0;
+  let keys = 0;
+  while (pending.length) {
+    const v = pending.pop();
+    const depth = depths.pop()!;
+    values++;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= MAX_DEPTH) return { values, keys, tooDeep: true };
+    const children = Array.isArray(v) ? v : Object.values(v);
+    if (!Array.isArray(v)) keys += children.length;
+    for (const x of children) {
+      pending.push(x);
+      depths.push(depth + 1);
+    }
+  }
+  return { values, keys, tooDeep: false };
+}
+
+/** How many ':' a text holds. */
+function colonsIn(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf(':'); i >= 0; i = text.indexOf(':', i + 1)) n++;
+  return n;
+}
+
+function tooManyValues(): StatusError {
+  return StatusError.badRequest(`the body holds more than ${MAX_BODY_VALUES} values (objects, lists and scalars); split it or make it smaller`);
+}
+
+/** A 400 when a decoded body holds more than MAX_BODY_VALUES values (counted without recursion, stopping there: YAML aliases may repeat a value many times). */
 function checkValueCount(value: unknown): void {
   const pending: unknown[] = [value];
   let count = 0;
   while (pending.length) {
     const v = pending.pop();
-    if (++count > MAX_BODY_VALUES) throw StatusError.badRequest(`the body holds more than ${MAX_BODY_VALUES} values (objects, lists and scalars); split it or make it smaller`);
+    if (++count > MAX_BODY_VALUES) throw tooManyValues();
     if (Array.isArray(v)) for (const x of v) pending.push(x);
     else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) pending.push(x);
   }
