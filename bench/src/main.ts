@@ -13,7 +13,7 @@ import { codecBench, protobufHttpBench } from './codec';
 import { crdBench } from './crd';
 import { dashboardBench } from './dashboard';
 import { flowControlBench } from './flowcontrol';
-import { call, percentile, rssMiB, runLoad, target, type HttpsTarget } from './load';
+import { call, cpuSeconds, percentile, rssMiB, runLoad, target, type HttpsTarget, type LoadResult } from './load';
 import { benchProcessPodStartup, benchSandboxPodStartup, benchSimulatedRuntime, benchStreaming } from './node-agent';
 import { runProxyBench } from './proxy';
 import { startBenchGateway } from './gateway-process';
@@ -170,11 +170,19 @@ async function gatewayBench(opts: BenchOptions): Promise<{ rows: Row[]; notes: s
     };
     const { process: base, target: bare } = await startBaseline(pki, opts['list-size']);
 
+    // CPU time of the server process per request: steadier than requests/s on a shared machine.
+    const cpuPerOp = async (pid: number | undefined, run: () => Promise<LoadResult>): Promise<{ load: LoadResult; cpuUs: number }> => {
+      const before = cpuSeconds(pid ?? -1);
+      const load = await run();
+      return { load, cpuUs: ((cpuSeconds(pid ?? -1) - before) * 1e6) / Math.max(1, load.ops) };
+    };
+
     // 1. creates/s over HTTPS, 64 clients
-    const created = await phase('creates', () => runLoad(opts.concurrency, opts.duration, async (i) => (await call(orch, 'POST', '/api/v1/namespaces/bench/configmaps', configMap(`c-${i}`))).status === 201));
-    const bareCreated = await runLoad(opts.concurrency, opts.duration, async (i) => (await call(bare, 'POST', '/api/v1/namespaces/bench/configmaps', configMap(`c-${i}`))).status === 201);
+    const { load: created, cpuUs: createCpu } = await cpuPerOp(gw.pid, () => phase('creates', () => runLoad(opts.concurrency, opts.duration, async (i) => (await call(orch, 'POST', '/api/v1/namespaces/bench/configmaps', configMap(`c-${i}`))).status === 201)));
+    const { load: bareCreated, cpuUs: bareCreateCpu } = await cpuPerOp(base.pid, () => runLoad(opts.concurrency, opts.duration, async (i) => (await call(bare, 'POST', '/api/v1/namespaces/bench/configmaps', configMap(`c-${i}`))).status === 201));
     rows.push({ metric: `creates/s (HTTPS, ${opts.concurrency} clients)`, orch: created.opsPerSecond, baseline: bareCreated.opsPerSecond, baselineName: 'bare Fastify HTTPS', unit: '/s', higherIsBetter: true });
     rows.push({ metric: 'create p99 latency', orch: created.p99Ms, baseline: bareCreated.p99Ms, baselineName: 'bare Fastify HTTPS', unit: 'ms', higherIsBetter: false });
+    rows.push({ metric: 'server CPU per create', orch: createCpu, baseline: bareCreateCpu, baselineName: 'bare Fastify HTTPS', unit: 'µs', higherIsBetter: false });
 
     // 1b. the store alone with the same durability: raw SQLite creates, 64 concurrent writers
     const raw = await openSqliteStore(join(dir, 'raw.db'));
@@ -187,10 +195,11 @@ async function gatewayBench(opts: BenchOptions): Promise<{ rows: Row[]; notes: s
 
     // 2. gets/s
     const n = Math.max(1, created.ops);
-    const gets = await phase('gets', () => runLoad(opts.concurrency, opts.duration, async (i) => (await call(orch, 'GET', `/api/v1/namespaces/bench/configmaps/c-${i % n}`)).status === 200));
-    const bareGets = await runLoad(opts.concurrency, opts.duration, async (i) => (await call(bare, 'GET', `/api/v1/namespaces/bench/configmaps/c-${i % n}`)).status === 200);
+    const { load: gets, cpuUs: getCpu } = await cpuPerOp(gw.pid, () => phase('gets', () => runLoad(opts.concurrency, opts.duration, async (i) => (await call(orch, 'GET', `/api/v1/namespaces/bench/configmaps/c-${i % n}`)).status === 200)));
+    const { load: bareGets, cpuUs: bareGetCpu } = await cpuPerOp(base.pid, () => runLoad(opts.concurrency, opts.duration, async (i) => (await call(bare, 'GET', `/api/v1/namespaces/bench/configmaps/c-${i % n}`)).status === 200));
     rows.push({ metric: `gets/s (HTTPS, ${opts.concurrency} clients)`, orch: gets.opsPerSecond, baseline: bareGets.opsPerSecond, baselineName: 'bare Fastify HTTPS', unit: '/s', higherIsBetter: true });
     rows.push({ metric: 'get p99 latency', orch: gets.p99Ms, baseline: bareGets.p99Ms, baselineName: 'bare Fastify HTTPS', unit: 'ms', higherIsBetter: false });
+    rows.push({ metric: 'server CPU per get', orch: getCpu, baseline: bareGetCpu, baselineName: 'bare Fastify HTTPS', unit: 'µs', higherIsBetter: false });
 
     // 2b. server-side apply patches/s beside merge patches/s, both changing data.key of the same objects
     const cmPath = (i: number) => `/api/v1/namespaces/bench/configmaps/c-${i % n}`;
