@@ -1,5 +1,10 @@
+import { request, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { StatusError } from '@orch/apimachinery';
-import { errorInRequestedGroup, inRequestedGroup } from './encode';
+import { BODY_CHUNK_BYTES } from './body-stream';
+import { Encoder, errorInRequestedGroup, inRequestedGroup } from './encode';
 
 const SERVED = 'rbac.authorization.orch.io';
 const ALIAS = 'rbac.authorization.k8s.io';
@@ -27,5 +32,65 @@ describe('replies in the group the client asked for (*.k8s.io alias paths)', () 
     const got = errorInRequestedGroup(err, SERVED, ALIAS) as StatusError;
     expect(got.toStatus()).toMatchObject({ code: 404, reason: 'NotFound', message: `roles.${ALIAS} "r" not found`, details: { group: ALIAS, name: 'r' } });
     expect(errorInRequestedGroup(err, SERVED, SERVED)).toBe(err);
+  });
+});
+
+describe('Encoder.sendText', () => {
+  const json = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'é' }, data: { k: '✓' } });
+  const big = JSON.stringify({ data: { k: 'x'.repeat(BODY_CHUNK_BYTES) } });
+  let app: FastifyInstance;
+  let port: number;
+  let body: string | Buffer = '';
+
+  beforeAll(async () => {
+    app = Fastify({ logger: false });
+    const encoder = new Encoder({ compression: true });
+    app.get('/', (req, reply) => encoder.sendText(req, reply, 200, body, 'application/json'));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    port = (app.server.address() as AddressInfo).port;
+  });
+  afterAll(() => app.close());
+
+  const get = (headers: Record<string, string> = {}) =>
+    new Promise<{ headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      request({ port, host: '127.0.0.1', path: '/', headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+      })
+        .on('error', reject)
+        .end();
+    });
+
+  it.each([
+    { name: 'text', send: json },
+    { name: 'bytes', send: Buffer.from(json) },
+  ])('writes $name with the content type as given and its length in bytes', async ({ send }) => {
+    body = send;
+    const res = await get();
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(res.headers['content-length']).toBe(String(Buffer.byteLength(json)));
+    expect(res.body.toString('utf8')).toBe(json);
+  });
+
+  it.each([
+    { name: 'text', send: json },
+    { name: 'bytes', send: Buffer.from(json) },
+  ])('gzips $name when asked', async ({ send }) => {
+    body = send;
+    const res = await get({ 'accept-encoding': 'gzip' });
+    expect(res.headers['content-encoding']).toBe('gzip');
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(gunzipSync(res.body).toString('utf8')).toBe(json);
+  });
+
+  it.each([
+    { name: 'text', send: big },
+    { name: 'bytes', send: Buffer.from(big) },
+  ])('writes $name of more than one chunk in chunks', async ({ send }) => {
+    body = send;
+    const res = await get();
+    expect(res.headers['transfer-encoding']).toBe('chunked');
+    expect(res.headers['content-type']).toBe('application/json');
+    expect(res.body.toString('utf8')).toBe(big);
   });
 });

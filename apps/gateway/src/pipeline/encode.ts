@@ -12,6 +12,7 @@ import { queryBool } from './query';
 import { StoredProtobuf } from './stored-protobuf';
 
 const gzipAsync = promisify(gzip);
+const asIs = (text: string): string => text;
 
 /** `Warning` header values (RFC 7234, code 299, as upstream sends them). */
 export function warningHeader(warnings: readonly string[]): string[] {
@@ -92,14 +93,19 @@ export class Encoder {
    * one chunk (BODY_CHUNK_BYTES) is written as sendChunks writes it, in slices.
    */
   async sendText(req: FastifyRequest, reply: FastifyReply, status: number, text: string | Buffer, contentType: string): Promise<number> {
-    const body = typeof text === 'string' ? Buffer.from(text) : text;
-    if (body.length > BODY_CHUNK_BYTES) return this.sendChunks(req, reply, status, slices(body), contentType);
+    const length = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
+    if (length > BODY_CHUNK_BYTES) return this.sendChunks(req, reply, status, slices(typeof text === 'string' ? Buffer.from(text) : text), contentType);
     reply.code(status).header('content-type', contentType);
-    if (this.gzips(req) && body.length > 0) {
-      const zipped = await gzipAsync(body);
+    if (this.gzips(req) && length > 0) {
+      const zipped = await gzipAsync(text);
       reply.header('content-encoding', 'gzip').header('vary', 'Accept-Encoding').send(zipped);
+    } else if (typeof text === 'string') {
+      // Text is written as it is, no Buffer made: Node sends head and body as one string (one
+      // write; a Buffer body is a second chunk of a writev). The identity serializer keeps
+      // Fastify from adding `; charset=utf-8` to a JSON content type, as it does for strings.
+      reply.serializer(asIs).send(text);
     } else {
-      reply.send(body);
+      reply.send(text);
     }
     return status;
   }
