@@ -29,6 +29,27 @@ interface Row {
 describe('applyDefaults', () => {
   it.each<Row>([
     {
+      // A recursive schema (JSONSchemaProps) on the way, and a defaulter deep below it.
+      name: 'CustomResourceDefinition: nested schema properties, webhook conversion service port',
+      gvk: ['apiextensions.orch.io', 'v1', 'CustomResourceDefinition'],
+      obj: {
+        spec: {
+          group: 'x.io',
+          names: { plural: 'widgets', kind: 'Widget' },
+          scope: 'Namespaced',
+          versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { a: { type: 'string' } } } } } } }],
+          conversion: { strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { namespace: 'n', name: 's' } } } },
+        },
+      },
+      want: {
+        'spec.conversion.webhook.clientConfig.service.port': 443,
+        'spec.names.singular': 'widget',
+        'spec.names.listKind': 'WidgetList',
+        'spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.a.type': 'string',
+        'status.storedVersions': ['v1'],
+      },
+    },
+    {
       name: 'Deployment (SPEC Versioning)',
       gvk: ['apps', 'v1', 'Deployment'],
       obj: { spec: { selector: { matchLabels: { app: 'a' } }, template: template() } },

@@ -364,7 +364,7 @@ function typeKey(schema: TypeSchema): string {
 }
 
 function defaultValue(type: FieldType, value: unknown, opts: Required<DefaultsOptions>): void {
-  if (unset(value) || isScalar(type)) return;
+  if (unset(value) || isScalar(type) || !mayDefault(type)) return;
   if ('array' in type) {
     if (Array.isArray(value)) for (const item of value) defaultValue(type.array, item, opts);
     return;
@@ -374,23 +374,68 @@ function defaultValue(type: FieldType, value: unknown, opts: Required<DefaultsOp
     return;
   }
   const schema = typeSchema(type.ref)!;
-  if (schema.scalar || schema.items) return;
   if (schema.union) {
     const alt = schema.fields.find((f) => (Array.isArray(value) ? !isScalar(f.type) && 'array' in f.type : !isScalar(f.type) && 'ref' in f.type));
     if (alt && (isObject(value) || Array.isArray(value))) defaultValue(alt.type, value, opts);
     return;
   }
-  if (isObject(value)) defaultStruct(schema, value, opts);
+  if (isObject(value)) defaultStruct(STRUCT_PLANS.get(schema)!, value, opts);
 }
 
-function defaultStruct(schema: TypeSchema, obj: Json, opts: Required<DefaultsOptions>): void {
-  for (const t of [schema, ...inlineTypes(schema)]) DEFAULTERS[typeKey(t)]?.(obj, opts);
-  const fields = jsonFields(schema);
-  for (const [name, field] of fields) {
-    // An empty-string default is invisible upstream (omitted on output), so it is not materialized.
-    if (field.default !== undefined && field.default !== '') setIf(obj, name, field.default, (v) => unset(v) || v === '');
+/** What defaulting does at a struct type, worked out once per type instead of on every object. */
+interface StructPlan {
+  /** upstream's SetDefaults_* of the type and of the types inlined in it. */
+  defaulters: Defaulter[];
+  /** `+default` values; an empty-string default is invisible upstream (omitted on output), so it is not materialized. */
+  defaults: Array<[string, unknown]>;
+  /** The fields whose values may hold something to default, in field order. */
+  children: Array<[string, FieldType]>;
+}
+
+const STRUCT_PLANS = new WeakMap<TypeSchema, StructPlan>();
+const MAY_DEFAULT = new WeakMap<TypeSchema, boolean>();
+
+/**
+ * Whether a value of `type` may have anything to default: false for scalars and for types with
+ * no defaults anywhere below them (the walk skips those). Makes the StructPlan of a struct type.
+ */
+function mayDefault(type: FieldType): boolean {
+  if (isScalar(type)) return false;
+  if ('array' in type) return mayDefault(type.array);
+  if ('map' in type) return mayDefault(type.map);
+  const schema = typeSchema(type.ref)!;
+  if (schema.scalar || schema.items) return false;
+  let may = MAY_DEFAULT.get(schema);
+  if (may === undefined) {
+    // A type reached again while its own answer is being found (recursive schemas) may default: the safe answer.
+    MAY_DEFAULT.set(schema, true);
+    may = schema.union ? schema.fields.some((f) => mayDefault(f.type)) : planHasWork(structPlan(schema));
+    MAY_DEFAULT.set(schema, may);
   }
-  for (const [name, field] of fields) defaultValue(field.type, obj[name], opts);
+  return may;
+}
+
+function structPlan(schema: TypeSchema): StructPlan {
+  const fields = [...jsonFields(schema)];
+  const plan: StructPlan = {
+    defaulters: [schema, ...inlineTypes(schema)].flatMap((t) => DEFAULTERS[typeKey(t)] ?? []),
+    defaults: fields.filter(([, f]) => f.default !== undefined && f.default !== '').map(([name, f]) => [name, f.default]),
+    children: fields.filter(([, f]) => mayDefault(f.type)).map(([name, f]) => [name, f.type]),
+  };
+  STRUCT_PLANS.set(schema, plan);
+  return plan;
+}
+
+function planHasWork(plan: StructPlan): boolean {
+  return plan.defaulters.length > 0 || plan.defaults.length > 0 || plan.children.length > 0;
+}
+
+const unsetOrEmptyString = (v: unknown): boolean => unset(v) || v === '';
+
+function defaultStruct(plan: StructPlan, obj: Json, opts: Required<DefaultsOptions>): void {
+  for (const d of plan.defaulters) d(obj, opts);
+  for (const [name, value] of plan.defaults) setIf(obj, name, value, unsetOrEmptyString);
+  for (const [name, type] of plan.children) defaultValue(type, obj[name], opts);
 }
 
 /**
