@@ -77,6 +77,14 @@ describe('httpRequestMetrics', () => {
     [{ ...get, resource: 'a"b\\c' }, 403, 0.1], // escaped in the text
     [get, 200, 0.7],
     [{ ...get, verb: 'POST', scope: 'namespace' }, 409, 2.5],
+    // The same verb and resource, one other label different: series of their own.
+    [{ ...get, scope: 'namespace' }, 200, 0.001],
+    [{ ...get, group: 'example.io' }, 200, 0.002],
+    [{ ...get, version: 'v2' }, 200, 0.003],
+    [{ ...get, subresource: 'status' }, 200, 0.004],
+    [{ ...get, dry_run: 'All' }, 200, 0.005],
+    [{ ...get, component: 'other' }, 200, 0.006],
+    [get, 200, 0.007],
   ];
   const feed = (m: Pick<HttpRequestMetrics, 'observe' | 'count'>, from: number, to: number) => {
     for (const [labels, code, seconds] of requests.slice(from, to)) {

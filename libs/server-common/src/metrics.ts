@@ -67,14 +67,17 @@ interface RequestSeries {
  * Registers upstream's `apiserver_request_total` counter and
  * `apiserver_request_duration_seconds` histogram on `registry`. Call once per registry.
  *
- * A request resolves its label set once (one map lookup by a key of its values) and adds to
+ * A request finds its label set (by verb and resource, then comparing the other labels) and adds to
  * plain numbers: prom-client hashes and validates the labels on every `inc`/`observe`, which
  * was ~8 % of a get. The counter is brought up to date when it is scraped; the histogram is
  * rendered from the series directly, in prom-client's format (metrics.spec checks the text is
  * the same as prom-client's own counter and histogram fed the same requests).
  */
 export function httpRequestMetrics(registry: Registry): HttpRequestMetrics {
-  const series = new Map<string, RequestSeries>();
+  /** Every label set in the order first seen (prom-client renders its series in that order). */
+  const series: RequestSeries[] = [];
+  /** The label sets by verb and resource; the few of one verb and resource are told apart by comparing their other labels. */
+  const byVerb = new Map<string, Map<string, RequestSeries[]>>();
   /**
    * The (label set, code) pairs counted since the last scrape, in the order first counted: added
    * in that order, new series land in prom-client's counter in the order it would have seen them.
@@ -93,19 +96,24 @@ export function httpRequestMetrics(registry: Registry): HttpRequestMetrics {
       pending.length = 0;
     },
   });
-  registry.registerMetric(durationHistogram(series) as unknown as Metric);
+  registry.registerMetric(durationHistogram(series, () => byVerb.clear()) as unknown as Metric);
 
   function resolve(labels: RequestLabels): RequestSeries {
     const { verb, group, version, resource, subresource, scope, component } = labels;
     const dryRun = labels.dry_run ?? '';
-    const key = JSON.stringify([verb, dryRun, group, version, resource, subresource, scope, component]);
-    let s = series.get(key);
-    if (!s) {
-      // Upstream's label order, so series read the same as kube-apiserver's.
-      const l = { verb, dry_run: dryRun, group, version, resource, subresource, scope, component };
-      s = { labels: l, codes: new Map(), buckets: new Array<number>(REQUEST_DURATION_BUCKETS.length + 1).fill(0), sum: 0, count: 0 };
-      series.set(key, s);
+    let byResource = byVerb.get(verb);
+    if (!byResource) byVerb.set(verb, (byResource = new Map()));
+    let candidates = byResource.get(resource);
+    if (!candidates) byResource.set(resource, (candidates = []));
+    for (const s of candidates) {
+      const l = s.labels;
+      if (l.group === group && l.version === version && l.subresource === subresource && l.scope === scope && l.dry_run === dryRun && l.component === component) return s;
     }
+    // Upstream's label order, so series read the same as kube-apiserver's.
+    const l = { verb, dry_run: dryRun, group, version, resource, subresource, scope, component };
+    const s: RequestSeries = { labels: l, codes: new Map(), buckets: new Array<number>(REQUEST_DURATION_BUCKETS.length + 1).fill(0), sum: 0, count: 0 };
+    candidates.push(s);
+    series.push(s);
     return s;
   }
   function countCode(s: RequestSeries, code: number): void {
@@ -141,10 +149,10 @@ const DURATION_NAME = 'apiserver_request_duration_seconds';
  * prom-client Histogram with REQUEST_DURATION_BUCKETS gives for the same observations
  * (cumulative `_bucket` series with `le`, then `_sum` and `_count`, per label set).
  */
-function durationHistogram(series: Map<string, RequestSeries>) {
+function durationHistogram(series: RequestSeries[], forget: () => void) {
   const bucketName = `${DURATION_NAME}_bucket`;
   const values = () =>
-    [...series.values()]
+    series
       .filter((s) => s.count > 0)
       .flatMap((s) => {
         let acc = 0;
@@ -173,7 +181,8 @@ function durationHistogram(series: Map<string, RequestSeries>) {
     get: async () => ({ ...base, values: values().map(({ labels, sharedLabels, ...v }) => ({ ...v, labels: { ...labels, ...sharedLabels } })) }),
     /** As prom-client's: forgets every label set (the counter's pending requests stay). */
     reset(): void {
-      series.clear();
+      series.length = 0;
+      forget();
     },
   };
 }
