@@ -61,10 +61,13 @@ describe('Encoder.sendText', () => {
         .end();
     });
 
-  it.each([
-    { name: 'text', send: json },
-    { name: 'bytes', send: Buffer.from(json) },
-  ])('writes $name with the content type as given and its length in bytes', async ({ send }) => {
+  /** The same body as text and as bytes. */
+  const both = (text: string) => [
+    { name: 'text', send: text as string | Buffer },
+    { name: 'bytes', send: Buffer.from(text) },
+  ];
+
+  it.each(both(json))('writes $name with the content type as given and its length in bytes', async ({ send }) => {
     body = send;
     const res = await get();
     expect(res.headers['content-type']).toBe('application/json');
@@ -72,10 +75,7 @@ describe('Encoder.sendText', () => {
     expect(res.body.toString('utf8')).toBe(json);
   });
 
-  it.each([
-    { name: 'text', send: json },
-    { name: 'bytes', send: Buffer.from(json) },
-  ])('gzips $name when asked', async ({ send }) => {
+  it.each(both(json))('gzips $name when asked', async ({ send }) => {
     body = send;
     const res = await get({ 'accept-encoding': 'gzip' });
     expect(res.headers['content-encoding']).toBe('gzip');
@@ -83,10 +83,7 @@ describe('Encoder.sendText', () => {
     expect(gunzipSync(res.body).toString('utf8')).toBe(json);
   });
 
-  it.each([
-    { name: 'text', send: big },
-    { name: 'bytes', send: Buffer.from(big) },
-  ])('writes $name of more than one chunk in chunks', async ({ send }) => {
+  it.each(both(big))('writes $name of more than one chunk in chunks', async ({ send }) => {
     body = send;
     const res = await get();
     expect(res.headers['transfer-encoding']).toBe('chunked');

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { KubeObject } from '@orch/apimachinery';
+import { formatTime, type KubeObject } from '@orch/apimachinery';
 
 /** The second nowTime() last formatted, and its text (a create asks several times a second). */
 let lastSecond = NaN;
@@ -7,10 +7,10 @@ let lastSecondText = '';
 
 /** metav1.Time: RFC 3339 with second precision; now when `date` is not given. */
 export function nowTime(date?: Date): string {
-  if (date) return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  if (date) return formatTime(date);
   const second = Math.floor(Date.now() / 1000);
   if (second !== lastSecond) {
-    lastSecondText = nowTime(new Date(second * 1000));
+    lastSecondText = formatTime(second * 1000);
     lastSecond = second;
   }
   return lastSecondText;
