@@ -19,7 +19,7 @@ export { BOOTSTRAPPERS_GROUP, BOOTSTRAP_TOKEN_SECRET_PREFIX, BOOTSTRAP_TOKEN_SEC
 export type { BootstrapTokenSecret } from './bootstrap-token';
 export { ALLOW, DENY, NO_OPINION, alwaysAllowAuthorizer, alwaysDenyAuthorizer, authorizerChain, nonResourceAttributes, resourceAttributes, subjectRules } from './authz';
 export type { AuthorizationAttributes, AuthorizationResult, Authorizer, Decision, ResourceFields, SubjectRules } from './authz';
-export { PRIVILEGED_GROUP, RbacIndex, aggregatedRules, breakdownRule, privilegedGroupAuthorizer, rbacAuthorizer, ruleAllows, ruleString, sameRules, subjectKeys, uncoveredRules } from './rbac';
+export { PRIVILEGED_GROUP, RbacIndex, aggregatedRules, breakdownRule, privilegedGroupAuthorizer, rbacAuthorizer, ruleAllows, ruleString, sameRules, uncoveredRules } from './rbac';
 export type { BindingObject, PolicyRule, RoleObject, RoleRef, Subject } from './rbac';
 export {
   AUTOUPDATE_ANNOTATION,

@@ -67,6 +67,9 @@ describe('RBAC decision matrix', () => {
     // */subresource wildcard, service-account subject, k8s.io spelling of a group
     { a: res(hpa, 'patch', 'deployments', 'any', 'd', 'apps', 'scale'), allowed: true },
     { a: res(hpa, 'patch', 'deployments', 'any', 'd', 'apps'), allowed: false },
+    // a ServiceAccount subject is its user name exactly (upstream appliesTo): not another namespace's account, not a longer name
+    { a: res(who('system:serviceaccount:other:hpa'), 'patch', 'deployments', 'any', 'd', 'apps', 'scale'), allowed: false },
+    { a: res(who('system:serviceaccount:kube:hpa:x'), 'patch', 'deployments', 'any', 'd', 'apps', 'scale'), allowed: false },
     // nonResourceURLs, exact and prefix
     { a: url(prom, 'get', '/metrics'), allowed: true },
     { a: url(prom, 'get', '/debug/pprof'), allowed: true },

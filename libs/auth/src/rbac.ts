@@ -41,25 +41,19 @@ export interface BindingObject extends Meta {
 
 const SA_PREFIX = 'system:serviceaccount:';
 
-/** The index keys a user's bindings are filed under (upstream appliesTo, turned around). */
-export function subjectKeys(user: UserInfo): string[] {
-  const keys = [`User:${user.username}`];
-  for (const g of user.groups) keys.push(`Group:${g}`);
-  if (user.username.startsWith(SA_PREFIX)) {
-    const [ns, name] = user.username.slice(SA_PREFIX.length).split(':');
-    if (ns && name) keys.push(`ServiceAccount:${ns}:${name}`);
-  }
-  return keys;
-}
-
-function subjectKey(s: Subject, bindingNamespace: string): string | undefined {
+/**
+ * Where a binding's subject is filed: users and service accounts under the user name they
+ * match (a ServiceAccount subject is the user `system:serviceaccount:<namespace>:<name>`, as
+ * upstream appliesTo compares them), groups under the group name; other kinds nowhere.
+ */
+function subjectSlot(s: Subject, bindingNamespace: string): { group: boolean; name: string } | undefined {
   switch (s.kind) {
     case 'User':
-      return `User:${s.name}`;
+      return { group: false, name: s.name };
     case 'Group':
-      return `Group:${s.name}`;
+      return { group: true, name: s.name };
     case 'ServiceAccount':
-      return `ServiceAccount:${s.namespace || bindingNamespace}:${s.name}`;
+      return { group: false, name: `${SA_PREFIX}${s.namespace || bindingNamespace}:${s.name}` };
     default:
       return undefined;
   }
@@ -166,25 +160,34 @@ interface IndexedBinding {
   /** Namespace of a RoleBinding ('' for ClusterRoleBindings). */
   namespace: string;
   roleRef: RoleRef;
+  /** `<namespace>/<name>` of the Role a RoleBinding refers to, made once here (not per decision). */
+  roleKey: string;
   /** `<kind>/<namespace>/<name>` of the binding, for reasons. */
   id: string;
 }
 
+/** binding id → the binding, for one subject. */
+type Filed = Map<string, IndexedBinding>;
+
 /**
  * The RBAC objects of the cluster, indexed for decisions (ISSUE: decisions indexed by subject,
  * not scanned): bindings are filed under each subject they name, so a decision looks only
- * at the bindings of the requesting user and its groups. A role's rules are the ones it holds:
- * aggregated ClusterRoles get theirs written by the controller-manager's
+ * at the bindings of the requesting user (or service account) and its groups, found by their
+ * names as the request carries them (no key is built per decision). A role's rules are the
+ * ones it holds: aggregated ClusterRoles get theirs written by the controller-manager's
  * clusterrole-aggregation controller (as upstream). Fed by `upsert`/`remove` from a watch of
  * the four RBAC resources.
  */
 export class RbacIndex {
   private readonly clusterRoles = new Map<string, RoleObject>();
+  /** `<namespace>/<name>` → Role. */
   private readonly roles = new Map<string, RoleObject>();
-  /** subject key → bindings naming it. */
-  private readonly bySubject = new Map<string, Map<string, IndexedBinding>>();
-  /** binding id → the subject keys it is filed under. */
-  private readonly bindingKeys = new Map<string, string[]>();
+  /** user name → bindings naming that user (or service account). */
+  private readonly byUser = new Map<string, Filed>();
+  /** group name → bindings naming that group. */
+  private readonly byGroup = new Map<string, Filed>();
+  /** binding id → where it is filed. */
+  private readonly filedUnder = new Map<string, { map: Map<string, Filed>; name: string }[]>();
 
   upsert(kind: 'Role' | 'ClusterRole' | 'RoleBinding' | 'ClusterRoleBinding', obj: RoleObject | BindingObject): void {
     const ns = obj.metadata.namespace ?? '';
@@ -198,19 +201,21 @@ export class RbacIndex {
         return;
       default: {
         const b = obj as BindingObject;
-        const id = `${kind}/${kind === 'RoleBinding' ? ns : ''}/${name}`;
+        const namespace = kind === 'RoleBinding' ? ns : '';
+        const id = `${kind}/${namespace}/${name}`;
         this.removeBinding(id);
-        const entry: IndexedBinding = { namespace: kind === 'RoleBinding' ? ns : '', roleRef: b.roleRef, id };
-        const keys: string[] = [];
+        const entry: IndexedBinding = { namespace, roleRef: b.roleRef, roleKey: `${namespace}/${b.roleRef.name}`, id };
+        const slots: { map: Map<string, Filed>; name: string }[] = [];
         for (const s of b.subjects ?? []) {
-          const key = subjectKey(s, ns);
-          if (!key) continue;
-          keys.push(key);
-          let m = this.bySubject.get(key);
-          if (!m) this.bySubject.set(key, (m = new Map()));
+          const slot = subjectSlot(s, ns);
+          if (!slot) continue;
+          const map = slot.group ? this.byGroup : this.byUser;
+          slots.push({ map, name: slot.name });
+          let m = map.get(slot.name);
+          if (!m) map.set(slot.name, (m = new Map()));
           m.set(id, entry);
         }
-        this.bindingKeys.set(id, keys);
+        this.filedUnder.set(id, slots);
       }
     }
   }
@@ -222,12 +227,12 @@ export class RbacIndex {
   }
 
   private removeBinding(id: string): void {
-    for (const key of this.bindingKeys.get(id) ?? []) {
-      const m = this.bySubject.get(key);
+    for (const { map, name } of this.filedUnder.get(id) ?? []) {
+      const m = map.get(name);
       m?.delete(id);
-      if (m && m.size === 0) this.bySubject.delete(key);
+      if (m && m.size === 0) map.delete(name);
     }
-    this.bindingKeys.delete(id);
+    this.filedUnder.delete(id);
   }
 
   /** The rules a ClusterRole holds. */
@@ -237,23 +242,32 @@ export class RbacIndex {
 
   private refRules(b: IndexedBinding): PolicyRule[] {
     if (b.roleRef.kind === 'ClusterRole') return this.clusterRoleRules(b.roleRef.name);
-    if (b.roleRef.kind === 'Role' && b.namespace) return this.roles.get(`${b.namespace}/${b.roleRef.name}`)?.rules ?? [];
+    if (b.roleRef.kind === 'Role' && b.namespace) return this.roles.get(b.roleKey)?.rules ?? [];
     return [];
   }
 
+  /** Calls `visit` with each rule of `bindings` that applies in `namespace`; the id of the binding whose rule it accepted. */
+  private visitFiled(bindings: Filed | undefined, namespace: string, visit: (rule: PolicyRule) => boolean): string | undefined {
+    if (!bindings) return undefined;
+    for (const b of bindings.values()) {
+      if (b.namespace && b.namespace !== namespace) continue;
+      for (const rule of this.refRules(b)) if (visit(rule)) return b.id;
+    }
+    return undefined;
+  }
+
   /**
-   * Calls `visit` with the rules that apply to `user` in `namespace` (cluster-wide bindings
-   * first, then the namespace's RoleBindings); stops when `visit` returns true. Returns the id
-   * of the binding whose rules stopped it.
+   * Calls `visit` with the rules that apply to `user` in `namespace` (those bound to the user or
+   * its service account, then to each of its groups; cluster-wide bindings and the namespace's
+   * RoleBindings); stops when `visit` returns true. Returns the id of the binding whose rules
+   * stopped it.
    */
   visitRules(user: UserInfo, namespace: string, visit: (rule: PolicyRule) => boolean): string | undefined {
-    for (const key of subjectKeys(user)) {
-      const bindings = this.bySubject.get(key);
-      if (!bindings) continue;
-      for (const b of bindings.values()) {
-        if (b.namespace && b.namespace !== namespace) continue;
-        for (const rule of this.refRules(b)) if (visit(rule)) return b.id;
-      }
+    const by = this.visitFiled(this.byUser.get(user.username), namespace, visit);
+    if (by) return by;
+    for (const g of user.groups) {
+      const byGroup = this.visitFiled(this.byGroup.get(g), namespace, visit);
+      if (byGroup) return byGroup;
     }
     return undefined;
   }
@@ -272,7 +286,7 @@ export class RbacIndex {
   }
 
   get bindingCount(): number {
-    return this.bindingKeys.size;
+    return this.filedUnder.size;
   }
 }
 
