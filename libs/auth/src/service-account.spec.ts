@@ -153,6 +153,45 @@ describe('service-account tokens', () => {
     expect(user?.extra).toMatchObject({ 'authentication.orch.io/pod-name': ['runner'], 'authentication.orch.io/node-name': ['n1'] });
   });
 
+  describe('one authenticator reused (its verified tokens cached)', () => {
+    it.each([
+      { name: 'account deleted', token: () => bound(), revoke: (w: World) => w.accounts.delete('team/builder') },
+      { name: 'account recreated (new uid)', token: () => bound(), revoke: (w: World) => w.accounts.set('team/builder', 'sa-uid-2') },
+      { name: 'bound pod deleted', token: () => bound({ pod: { name: 'runner', uid: 'pod-uid-1' } }), revoke: (w: World) => w.pods.delete('team/runner') },
+      { name: 'bound pod recreated (new uid)', token: () => bound({ pod: { name: 'runner', uid: 'pod-uid-1' } }), revoke: (w: World) => w.pods.set('team/runner', 'pod-uid-2') },
+      { name: 'legacy secret deleted', token: () => legacy(), revoke: (w: World) => w.secrets.delete('team/builder-token') },
+      { name: 'legacy secret holds another token', token: () => legacy(), revoke: (w: World) => (w.secrets.get('team/builder-token')!.token = 'something-else') },
+    ])('accepted, then $name → refused at the next request', async ({ token, revoke }) => {
+      const w = world();
+      const t = await token();
+      if (w.secrets.has('team/builder-token')) w.secrets.get('team/builder-token')!.token = t;
+      const a = authenticator(w);
+      expect((await a.authenticate(bearer(t)))?.username).toBe('system:serviceaccount:team:builder');
+      revoke(w);
+      await expect(a.authenticate(bearer(t))).rejects.toMatchObject({ code: 401 });
+    });
+
+    it('a token accepted before its exp is refused once exp (plus the 60 s skew) has passed', async () => {
+      let now = NOW;
+      const keys = publicKeysFromPem(pem(ec.publicKey, 'spki'));
+      const a = serviceAccountAuthenticator({ keys, issuers: [ISSUER], audiences: [ISSUER], lookup: lookupOf(world()), now: () => now });
+      // Within the skew for 5 s more: less than the cache's 10 s.
+      const t = await bound({ iat: Math.floor(NOW / 1000) - 3600, exp: Math.floor(NOW / 1000) - 55 });
+      expect((await a.authenticate(bearer(t)))?.username).toBe('system:serviceaccount:team:builder');
+      now += 4_000;
+      expect((await a.authenticate(bearer(t)))?.username).toBe('system:serviceaccount:team:builder');
+      now += 2_000;
+      await expect(a.authenticate(bearer(t))).rejects.toMatchObject({ code: 401 });
+    });
+
+    it('a token accepted for one audience is not accepted for another', async () => {
+      const a = authenticator(world());
+      const t = await bound({ aud: ['vault'] });
+      expect((await a.authenticate({ ...bearer(t), audiences: ['vault'] }))?.username).toBe('system:serviceaccount:team:builder');
+      await expect(a.authenticate(bearer(t))).rejects.toMatchObject({ code: 401 });
+    });
+  });
+
   it('key ids match between signer and verifier', () => {
     expect(serviceAccountKeyId(publicKeysFromPem(pem(ec.privateKey, 'pkcs8'))[0])).toBe(serviceAccountKeyId(publicKeysFromPem(pem(ec.publicKey, 'spki'))[0]));
   });

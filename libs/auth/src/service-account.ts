@@ -1,7 +1,8 @@
 import { createHash, createPrivateKey, createPublicKey, randomUUID, type KeyObject } from 'node:crypto';
 import { SignJWT, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { StatusError } from '@orch/apimachinery';
-import type { Authenticator } from './authn';
+import type { AuthRequest, Authenticator } from './authn';
+import { tokenCacheKey } from './token-cache';
 import type { UserInfo } from './user';
 
 /** `iss` of tokens in service-account token secrets (upstream LegacyIssuer). */
@@ -152,6 +153,18 @@ export function bearerJwt(headers: Record<string, string | string[] | undefined>
 /** Upper bound on a bearer token's length (upstream has none; a cheap guard against garbage). */
 const MAX_TOKEN_BYTES = 16 * 1024;
 
+/** How long a verified signature is reused (upstream's token success cache TTL) and how many are kept. */
+const VERIFIED_TTL_MS = 10_000;
+const MAX_VERIFIED = 8192;
+/** Seconds of clock skew allowed on `exp` and `nbf`. */
+const CLOCK_TOLERANCE_S = 60;
+
+/** A token whose signature, issuer, audience and times were checked. */
+interface VerifiedToken {
+  payload: JWTPayload;
+  legacy: boolean;
+}
+
 /**
  * Service-account JWT authentication (SPEC Service account token, upstream
  * serviceaccount.JWTTokenAuthenticator). A bearer JWT whose `iss` is one of `issuers` (bound
@@ -168,40 +181,60 @@ export function serviceAccountAuthenticator(opts: ServiceAccountAuthenticatorOpt
   // Secrets this authenticator stamped, with the day: concurrent first uses of a legacy token
   // (the informer has not seen the stamp yet) patch once, not once per request.
   const stamped = new Map<string, string>();
+  // Verified tokens by tokenCacheKey (token and audiences): the signature check (most of a
+  // request's authentication) is done once per VERIFIED_TTL_MS, never past `exp`. Only the
+  // check of the token itself is reused: the lookups below run for every request, so a token
+  // of a deleted account, pod or secret is refused at once.
+  const verified = new Map<string, { token: VerifiedToken; until: number }>();
+
+  /** The token checked by key; null when it is not a service-account token (not ours); throws a 401 when it is one but invalid. */
+  async function verify(token: string, req: AuthRequest): Promise<VerifiedToken | null> {
+    let iss: string | undefined;
+    let kid: string | undefined;
+    try {
+      iss = decodeJwt(token).iss;
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      return null; // not a JWT: not ours
+    }
+    const legacy = iss === LEGACY_ISSUER;
+    if (!iss || (!legacy && !issuers.has(iss))) return null;
+    const candidates = kid && byKid.has(kid) ? [byKid.get(kid)!] : opts.keys;
+    let lastError = 'no key';
+    for (const key of candidates) {
+      try {
+        const { payload } = await jwtVerify(token, key, {
+          issuer: legacy ? LEGACY_ISSUER : [...issuers],
+          ...(legacy ? {} : { audience: req.audiences?.length ? req.audiences : opts.audiences, requiredClaims: ['exp'] }),
+          algorithms: [signingAlgorithm(key)],
+          currentDate: new Date(now()),
+          clockTolerance: CLOCK_TOLERANCE_S,
+        });
+        return { payload, legacy };
+      } catch (err) {
+        lastError = (err as Error).message;
+      }
+    }
+    throw rejected(lastError);
+  }
+
   return {
     async authenticate(req) {
       const token = bearerJwt(req.headers);
       if (!token) return null;
       if (token.length > MAX_TOKEN_BYTES) throw rejected('token too large');
-      let iss: string | undefined;
-      let kid: string | undefined;
-      try {
-        iss = decodeJwt(token).iss;
-        kid = decodeProtectedHeader(token).kid;
-      } catch {
-        return null; // not a JWT: not ours
+      const key = tokenCacheKey(token, req.audiences);
+      const t = now();
+      let v = verified.get(key);
+      if (!v || v.until <= t) {
+        const checked = await verify(token, req);
+        if (!checked) return null;
+        const exp = checked.payload.exp;
+        v = { token: checked, until: Math.min(t + VERIFIED_TTL_MS, exp === undefined ? Infinity : (exp + CLOCK_TOLERANCE_S) * 1000) };
+        if (verified.size >= MAX_VERIFIED) verified.clear();
+        verified.set(key, v);
       }
-      const legacy = iss === LEGACY_ISSUER;
-      if (!iss || (!legacy && !issuers.has(iss))) return null;
-      const candidates = kid && byKid.has(kid) ? [byKid.get(kid)!] : opts.keys;
-      let payload: JWTPayload | undefined;
-      let lastError = 'no key';
-      for (const key of candidates) {
-        try {
-          const verified = await jwtVerify(token, key, {
-            issuer: legacy ? LEGACY_ISSUER : [...issuers],
-            ...(legacy ? {} : { audience: req.audiences?.length ? req.audiences : opts.audiences, requiredClaims: ['exp'] }),
-            algorithms: [signingAlgorithm(key)],
-            currentDate: new Date(now()),
-            clockTolerance: 60,
-          });
-          payload = verified.payload;
-          break;
-        } catch (err) {
-          lastError = (err as Error).message;
-        }
-      }
-      if (!payload) throw rejected(lastError);
+      const { payload, legacy } = v.token;
       return legacy ? legacyUser(payload, token, opts.lookup, now, stamped) : boundUser(payload, opts.lookup);
     },
   };

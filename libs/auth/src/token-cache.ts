@@ -20,6 +20,11 @@ export function bearerToken(headers: AuthRequest['headers']): string | undefined
   return raw ? /^Bearer\s+(\S+)\s*$/i.exec(raw)?.[1] : undefined;
 }
 
+/** A cache key for a token and the audiences it is checked for: a SHA-256 of both, never the token itself. */
+export function tokenCacheKey(token: string, audiences: readonly string[] | undefined): string {
+  return createHash('sha256').update(token).update('\u0000').update((audiences ?? []).join(',')).digest('base64');
+}
+
 /**
  * Upstream's token cache (tokencache.New) around a bearer-token authenticator: answers are
  * kept by a SHA-256 of the token and the requested audiences (never the token itself), a user
@@ -35,7 +40,7 @@ export function cachedTokenAuthenticator(inner: Authenticator, opts: TokenCacheO
     async authenticate(req) {
       const token = bearerToken(req.headers);
       if (!token) return inner.authenticate(req);
-      const key = createHash('sha256').update(token).update('\u0000').update((req.audiences ?? []).join(',')).digest('base64');
+      const key = tokenCacheKey(token, req.audiences);
       const t = now();
       const hit = cache.get(key);
       if (hit && hit.until > t) return hit.user && cloneUser(hit.user);
