@@ -9,6 +9,7 @@ import { ensurePki, issueClientCert, unionAuthenticator, type Authenticator, typ
 import { startBenchGateway, type BenchGateway } from './gateway-process';
 import type { AttackJob, AttackResult } from './auth-attacker';
 import { call, cpuSeconds, percentile, runLoad, target, type HttpsTarget } from './load';
+import { monotonicMicros, profileSummary, type ProfileWindow } from './profile';
 import type { Row } from './report';
 
 const RBAC = 'rbac.authorization.orch.io';
@@ -36,17 +37,24 @@ async function mustCall(t: HttpsTarget, method: string, path: string, body: unkn
  * `npm run bench -- --only=auth`: per-request cost of authentication and authorization as
  * gets/s of one config map, against AlwaysAllow with an x509 client in the same run:
  * RBAC (with `bindings` RoleBindings to other users and `roles` Roles in place) for an x509
- * user, a static token user and a service-account token, each allowed by one binding.
+ * user, a static token user and a service-account token, each allowed by one binding; and
+ * the serving gateway's CPU per get of each (from /proc). With `profile` (`--auth-profile`), both gateways run under --cpu-prof and the notes hold their
+ * top frames while each variant's gets were measured (the bad-credential attacks are then left
+ * out: they would run on profiled gateways); `attacks: false` (`--auth-attacks=false`) leaves
+ * them out too.
  */
-export async function authBench(opts: { durationMs: number; concurrency: number; bindings: number; roles: number }): Promise<Row[]> {
+export async function authBench(opts: { durationMs: number; concurrency: number; bindings: number; roles: number; profile?: boolean; attacks?: boolean }): Promise<{ rows: Row[]; notes: string[] }> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-auth-'));
   const children: ChildProcess[] = [];
+  const notes: string[] = [];
   try {
     const tokenFile = join(dir, 'tokens.csv');
     await writeFile(tokenFile, `${BENCH_TOKEN},bench-token-user,9001,bench-readers\n`);
-    const open = await startBenchGateway(join(dir, 'allow'), ['--authorization-mode=AlwaysAllow']);
+    const profDir = (name: string) => join(dir, `prof-${name}`);
+    const profiled = (name: string) => (opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir(name)}`] : []);
+    const open = await startBenchGateway(join(dir, 'allow'), ['--authorization-mode=AlwaysAllow'], profiled('allow'));
     children.push(open.process);
-    const rbac = await startBenchGateway(join(dir, 'rbac'), ['--authorization-mode=Node,RBAC', `--token-auth-file=${tokenFile}`]);
+    const rbac = await startBenchGateway(join(dir, 'rbac'), ['--authorization-mode=Node,RBAC', `--token-auth-file=${tokenFile}`], profiled('rbac'));
     children.push(rbac.process);
 
     const path = '/api/v1/namespaces/bench/configmaps/cm';
@@ -84,24 +92,29 @@ export async function authBench(opts: { durationMs: number; concurrency: number;
 
     const pki = await ensurePki(rbac.pkiDir);
     const cert = await issueClientCert(pki, { cn: 'bench-x509-user' });
-    const variants: { name: string; t: HttpsTarget; token?: string }[] = [
-      { name: 'baseline', t: target(open.url, open.creds, opts.concurrency) },
-      { name: 'x509', t: target(rbac.url, { ca: rbac.creds.ca, cert: cert.certPem, key: cert.keyPem }, opts.concurrency) },
-      { name: 'token-file', t: target(rbac.url, { ca: rbac.creds.ca }, opts.concurrency), token: BENCH_TOKEN },
-      { name: 'service-account', t: target(rbac.url, { ca: rbac.creds.ca }, opts.concurrency), token: saToken },
+    const variants: { name: string; gw: BenchGateway; t: HttpsTarget; token?: string }[] = [
+      { name: 'baseline', gw: open, t: target(open.url, open.creds, opts.concurrency) },
+      { name: 'x509', gw: rbac, t: target(rbac.url, { ca: rbac.creds.ca, cert: cert.certPem, key: cert.keyPem }, opts.concurrency) },
+      { name: 'token-file', gw: rbac, t: target(rbac.url, { ca: rbac.creds.ca }, opts.concurrency), token: BENCH_TOKEN },
+      { name: 'service-account', gw: rbac, t: target(rbac.url, { ca: rbac.creds.ca }, opts.concurrency), token: saToken },
     ];
-    const totals = new Map<string, { ops: number; seconds: number }>();
+    const windows = new Map<string, ProfileWindow[]>(variants.map((v) => [v.name, []]));
+    const totals = new Map<string, { ops: number; seconds: number; cpu: number }>();
     for (const v of variants) {
       if (!(await get(v.t, path, v.token))) throw new Error(`the benchmark request is not allowed for ${v.name}`);
       // Warm up (connections, JIT, caches) before anything is measured.
       await runLoad(opts.concurrency, Math.min(1000, opts.durationMs / 2), () => get(v.t, path, v.token));
-      totals.set(v.name, { ops: 0, seconds: 0 });
+      totals.set(v.name, { ops: 0, seconds: 0, cpu: 0 });
     }
     // Interleaved rounds, so drift of a noisy machine spreads over every variant alike.
     const ROUNDS = 3;
     for (let round = 0; round < ROUNDS; round++) {
       for (const v of variants) {
+        const from = monotonicMicros();
+        const cpuBefore = cpuSeconds(v.gw.process.pid!);
         const r = await runLoad(opts.concurrency, opts.durationMs / ROUNDS, () => get(v.t, path, v.token));
+        windows.get(v.name)!.push({ from, to: monotonicMicros() });
+        totals.get(v.name)!.cpu += cpuSeconds(v.gw.process.pid!) - cpuBefore;
         if (r.errors > 0) throw new Error(`${r.errors} requests failed for ${v.name}`);
         const t = totals.get(v.name)!;
         t.ops += r.ops;
@@ -114,15 +127,30 @@ export async function authBench(opts: { durationMs: number; concurrency: number;
     const tokenFile_ = rate('token-file');
     const sa = rate('service-account');
     const row = (metric: string, value: number): Row => ({ metric, orch: value, baseline, baselineName: 'AlwaysAllow + x509, same run', unit: 'gets/s', higherIsBetter: true });
+    // The serving gateway's CPU per get: steadier than gets/s when the machine is shared.
+    const cpuPerGet = (name: string) => (totals.get(name)!.cpu * 1e6) / totals.get(name)!.ops;
+    const cpuRow = (metric: string, name: string): Row => ({ metric: `gateway CPU per get (user + system), ${metric}`, orch: cpuPerGet(name), baseline: cpuPerGet('baseline'), baselineName: 'AlwaysAllow + x509, same run', unit: 'µs', higherIsBetter: false });
+    if (opts.profile) {
+      // A clean exit (SIGINT) writes the profile.
+      for (const gw of [open, rbac]) await new Promise((r) => (gw.process.once('exit', r), gw.process.kill('SIGINT')));
+      for (const v of variants) {
+        const summary = await profileSummary(profDir(v.gw === open ? 'allow' : 'rbac'), windows.get(v.name), 20, true);
+        notes.push(`gateway CPU profile, ${v.name} gets (self time of the main thread's busy time):\n    ${summary.join('\n    ')}`);
+      }
+    }
     const chains = await measureChains();
-    const attacks = await badCredentialsAttacks({ rbac, tokenFile, victimCert: cert, issuer: decodeJwt(saToken).iss as string, dir, path, children });
-    return [
+    const attacks = opts.attacks === false || opts.profile ? [] : await badCredentialsAttacks({ rbac, tokenFile, victimCert: cert, issuer: decodeJwt(saToken).iss as string, dir, path, children });
+    const rows = [
       row(`RBAC (${opts.bindings} bindings, ${opts.roles} roles) + x509`, x509),
       row(`RBAC + static token file`, tokenFile_),
       row(`RBAC + service-account JWT (ES256, lookup on)`, sa),
+      cpuRow(`RBAC (${opts.bindings} bindings, ${opts.roles} roles) + x509`, 'x509'),
+      cpuRow('RBAC + static token file', 'token-file'),
+      cpuRow('RBAC + service-account JWT', 'service-account'),
       chainOverheadRow(chains),
       ...attacks.flatMap(([defended, undefended]) => [attackRow(defended), attackRow(undefended), attackCpuRow(defended, undefended)]),
     ];
+    return { rows, notes };
   } finally {
     for (const c of children) c.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });

@@ -43,6 +43,8 @@ const FLAGS = {
   'scale-watch-clients': { type: 'int', default: 4, description: 'Processes holding the watchers of the scale benchmark (their TLS and parsing stay off the measured gateways and spread over cores).' },
   'scale-profile': { type: 'bool', default: false, description: 'CPU-profile the gateways and watcher processes during the scale benchmark’s watch delivery and print their top frames.' },
   'rbac-bindings': { type: 'int', default: 1000, description: 'RoleBindings (to other users) in place during the auth benchmark.' },
+  'auth-profile': { type: 'bool', default: false, description: 'CPU-profile the two gateways of the auth benchmark and print their top frames while each variant’s gets are measured (the bad-credential attacks are left out).' },
+  'auth-attacks': { type: 'bool', default: true, description: 'Run the bad-credential attacks of the auth benchmark (--auth-attacks=false: the throughput rows only).' },
   'rbac-roles': { type: 'int', default: 200, description: 'Roles in place during the auth benchmark.' },
   'sim-nodes': { type: 'int', default: 1000, description: 'Simulated nodes in the node-agent benchmark.' },
   'sim-pods': { type: 'int', default: 30_000, description: 'Pods on simulated nodes in the node-agent benchmark.' },
@@ -116,7 +118,11 @@ async function main(): Promise<void> {
     printRows('API Priority and Fairness: a client flooding its level at 10x its fair share', apf.rows);
     for (const note of apf.notes) console.log(`- ${note}`);
   }
-  if (want('auth')) printRows('authentication and authorization (two real gateways)', await authBench({ durationMs: opts.duration, concurrency: opts.concurrency, bindings: opts['rbac-bindings'], roles: opts['rbac-roles'] }));
+  if (want('auth')) {
+    const auth = await authBench({ durationMs: opts.duration, concurrency: opts.concurrency, bindings: opts['rbac-bindings'], roles: opts['rbac-roles'], profile: opts['auth-profile'], attacks: opts['auth-attacks'] });
+    printRows('authentication and authorization (two real gateways)', auth.rows);
+    for (const note of auth.notes) console.log(`- ${note}`);
+  }
   if (want('watch-load')) printRows('one client holds unread watches; another reads (same gateway, same run)', await watchLoadBench({ watches: opts['idle-watches'], gets: 2000, writesPerSecond: 5, writeSeconds: 20 }));
   if (want('scheduler')) printRows('scheduler (real gateway and scheduler processes)', await schedulerBench({ nodes: opts['sched-nodes'], pods: opts['sched-pods'] }));
   if (want('dashboard')) printRows('dashboard in headless Chromium (real gateway and dashboard processes)', await dashboardBench({ pods: opts['dashboard-pods'], eventsPerSecond: opts['dashboard-events'], seconds: opts['dashboard-seconds'], dashboards: opts.dashboards }));

@@ -26,10 +26,11 @@ const MAIN_THREAD_PROFILE = /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/;
 
 /**
  * Top functions by self time in the .cpuprofile files of a directory, as shares of the busy
- * (non-idle) time; with `window` only samples taken inside it count; `mainThreadOnly` leaves
+ * (non-idle) time; with `window` only samples taken inside it (or one of them) count; `mainThreadOnly` leaves
  * worker threads' profiles out (e.g. the SQLite writer's: the event loop serving requests is what counts).
  */
-export async function profileSummary(dir: string, window?: ProfileWindow, top = 12, mainThreadOnly = false): Promise<string[]> {
+export async function profileSummary(dir: string, window?: ProfileWindow | readonly ProfileWindow[], top = 12, mainThreadOnly = false): Promise<string[]> {
+  const windows = window === undefined ? undefined : 'from' in window ? [window] : window;
   const self = new Map<string, number>();
   let total = 0;
   for (const f of (await readdir(dir)).filter((n) => n.endsWith('.cpuprofile') && (!mainThreadOnly || MAIN_THREAD_PROFILE.test(n)))) {
@@ -42,7 +43,7 @@ export async function profileSummary(dir: string, window?: ProfileWindow, top = 
     let at = prof.startTime;
     prof.samples.forEach((id, i) => {
       at += prof.timeDeltas[i];
-      if (window && (at < window.from || at > window.to)) return;
+      if (windows && !windows.some((w) => at >= w.from && at <= w.to)) return;
       const key = names.get(id)!;
       if (key === '(idle)') return;
       total++;
