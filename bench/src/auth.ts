@@ -38,7 +38,8 @@ async function mustCall(t: HttpsTarget, method: string, path: string, body: unkn
  * gets/s of one config map, against AlwaysAllow with an x509 client in the same run:
  * RBAC (with `bindings` RoleBindings to other users and `roles` Roles in place) for an x509
  * user, a static token user and a service-account token, each allowed by one binding; and
- * the serving gateway's CPU per get of each (from /proc). With `profile` (`--auth-profile`), both gateways run under --cpu-prof and the notes hold their
+ * the serving gateway's CPU per get of each (from /proc); then the bad-credential attacks and
+ * their control (contentionControl). With `profile` (`--auth-profile`), both gateways run under --cpu-prof and the notes hold their
  * top frames while each variant's gets were measured (the bad-credential attacks are then left
  * out: they would run on profiled gateways); `attacks: false` (`--auth-attacks=false`) leaves
  * them out too.
@@ -139,7 +140,9 @@ export async function authBench(opts: { durationMs: number; concurrency: number;
       }
     }
     const chains = await measureChains();
-    const attacks = opts.attacks === false || opts.profile ? [] : await badCredentialsAttacks({ rbac, tokenFile, victimCert: cert, issuer: decodeJwt(saToken).iss as string, dir, path, children });
+    const withAttacks = opts.attacks !== false && !opts.profile;
+    const attacks = withAttacks ? await badCredentialsAttacks({ rbac, tokenFile, victimCert: cert, issuer: decodeJwt(saToken).iss as string, dir, path, children }) : [];
+    const control = withAttacks ? [await contentionControl(target(rbac.url, { ca: rbac.creds.ca, cert: cert.certPem, key: cert.keyPem }, 4), path)] : [];
     const rows = [
       row(`RBAC (${opts.bindings} bindings, ${opts.roles} roles) + x509`, x509),
       row(`RBAC + static token file`, tokenFile_),
@@ -149,6 +152,7 @@ export async function authBench(opts: { durationMs: number; concurrency: number;
       cpuRow('RBAC + service-account JWT', 'service-account'),
       chainOverheadRow(chains),
       ...attacks.flatMap(([defended, undefended]) => [attackRow(defended), attackRow(undefended), attackCpuRow(defended, undefended)]),
+      ...control,
     ];
     return { rows, notes };
   } finally {
@@ -306,6 +310,32 @@ async function badCredentialsAttacks(o: { rbac: BenchGateway; tokenFile: string;
     pairs.push([await run(true), await run(false)]);
   }
   return pairs;
+}
+
+/**
+ * The control for the attacks by an attacker sharing the cores as an equal: the victim's p99
+ * alone (3 s), then while a process that only spins, with no connection to the gateway, runs
+ * at equal priority (5 s; one core, as the single-threaded attacker takes at most). What the
+ * machine's contention alone does to the victim, whatever the gateway does.
+ */
+async function contentionControl(victim: HttpsTarget, path: string): Promise<Row> {
+  const idleUntil = performance.now() + 3000;
+  const idle = await victimLoad(victim, path, () => performance.now() > idleUntil);
+  const spinner = spawn(process.execPath, ['-e', 'for (;;);'], { stdio: 'ignore' });
+  try {
+    const busyUntil = performance.now() + 5000;
+    const busy = await victimLoad(victim, path, () => performance.now() > busyUntil);
+    return {
+      metric: 'p99 of an x509 client (4 concurrent, from 127.0.0.1) while a process that only spins (no connection) shares the cores as an equal: the control for the attacks sharing the cores',
+      orch: busy.p99,
+      baseline: idle.p99,
+      baselineName: 'its p99 alone just before',
+      unit: 'ms',
+      higherIsBetter: false,
+    };
+  } finally {
+    spinner.kill('SIGKILL');
+  }
 }
 
 /** The victim's p99 and gets while it reads with 4 concurrent gets until `until()` holds; throws if one is refused. */
