@@ -46,6 +46,7 @@ const FLAGS = {
   'auth-profile': { type: 'bool', default: false, description: 'CPU-profile the two gateways of the auth benchmark and print their top frames while each variant’s gets are measured (the bad-credential attacks are left out).' },
   'auth-attacks': { type: 'bool', default: true, description: 'Run the bad-credential attacks of the auth benchmark (--auth-attacks=false: the throughput rows only).' },
   'rbac-roles': { type: 'int', default: 200, description: 'Roles in place during the auth benchmark.' },
+  'node-agent-profile': { type: 'bool', default: false, description: 'CPU-profile the gateway and the node agent of the node-agent group during the port-forward downloads and print their top frames.' },
   'sim-nodes': { type: 'int', default: 1000, description: 'Simulated nodes in the node-agent benchmark.' },
   'sim-pods': { type: 'int', default: 30_000, description: 'Pods on simulated nodes in the node-agent benchmark.' },
   'sched-nodes': { type: 'int', default: 5000, description: 'Nodes in the scheduler benchmark.' },
@@ -90,12 +91,14 @@ async function main(): Promise<void> {
   if (want('codec')) printRows('protobuf vs JSON', await codecBench(Math.min(opts.duration, 2000)));
   if (want('proxy')) printRows('network-proxy', await runProxyBench({ durationMs: Math.min(opts.duration, 5000), concurrency: opts.concurrency }));
   if (want('node-agent')) {
-    printRows('node-agent', [
+    const rows = [
       ...(await benchSimulatedRuntime({ nodes: opts['sim-nodes'], pods: opts['sim-pods'] })),
       ...(await benchProcessPodStartup({ pods: 50 })),
       ...(await benchSandboxPodStartup({ pods: 30 })),
-      ...(await benchStreaming({ execs: 100, megabytes: 64 })),
-    ]);
+    ];
+    const streaming = await benchStreaming({ execs: 100, megabytes: 64, profile: opts['node-agent-profile'] });
+    printRows('node-agent', [...rows, ...streaming.rows]);
+    for (const note of streaming.notes) console.log(`- ${note}`);
   }
   if (want('scale')) {
     const scale = await scaleBench({

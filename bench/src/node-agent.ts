@@ -12,6 +12,7 @@ import { call, createDefaultServiceAccounts, percentile, runLoad, target } from 
 import type { Row } from './report';
 import { freePort } from '@orch/testing';
 import { appMain, startBenchGateway } from './gateway-process';
+import { monotonicMicros, profileSummary, type ProfileWindow } from './profile';
 
 /** A result row, as `main.ts` prints them. */
 
@@ -31,10 +32,10 @@ interface Cluster {
   close(): Promise<void>;
 }
 
-/** A gateway process on SQLite in a fresh temp dir, with its admin credentials. */
-async function startCluster(): Promise<Cluster> {
+/** A gateway process on SQLite in a fresh temp dir, with its admin credentials; `nodeArgs` go to node itself (e.g. --cpu-prof). */
+async function startCluster(nodeArgs: string[] = []): Promise<Cluster> {
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-node-'));
-  const gateway = await startBenchGateway(join(dir, 'gw')).catch(async (err) => {
+  const gateway = await startBenchGateway(join(dir, 'gw'), [], nodeArgs).catch(async (err) => {
     await rm(dir, { recursive: true, force: true });
     throw err;
   });
@@ -54,9 +55,9 @@ async function startCluster(): Promise<Cluster> {
   return { dir, url: gateway.url, kubeconfig: gateway.kubeconfig, admin: gateway.admin, children, close };
 }
 
-/** Starts a node agent process; resolves once it prints `nodes registered`. */
-async function startAgent(c: Cluster, name: string, args: string[]): Promise<ChildProcess> {
-  const agent = spawn(process.execPath, [NODE_AGENT_MAIN, `--kubeconfig=${c.kubeconfig}`, `--root-dir=${join(c.dir, `agent-${name}`)}`, `--hostname-override=${name}`, '--node-ip=127.0.0.1', '--address=127.0.0.1', `--port=${await freePort()}`, `--secure-port=${await freePort()}`, ...args], {
+/** Starts a node agent process (`nodeArgs` go to node itself); resolves once it prints `nodes registered`. */
+async function startAgent(c: Cluster, name: string, args: string[], nodeArgs: string[] = []): Promise<ChildProcess> {
+  const agent = spawn(process.execPath, [...nodeArgs, NODE_AGENT_MAIN, `--kubeconfig=${c.kubeconfig}`, `--root-dir=${join(c.dir, `agent-${name}`)}`, `--hostname-override=${name}`, '--node-ip=127.0.0.1', '--address=127.0.0.1', `--port=${await freePort()}`, `--secure-port=${await freePort()}`, ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, NODE_ENV: 'production' },
   });
@@ -111,13 +112,17 @@ const DOWNLOAD_ROUNDS = 5;
  * spawning `true` directly, and port-forward download throughput (kubectl port-forward)
  * against a direct connection to the pod (taking turns; medians), both measured in this run.
  */
-export async function benchStreaming(opts: { execs?: number; megabytes?: number } = {}): Promise<Row[]> {
+export async function benchStreaming(opts: { execs?: number; megabytes?: number; profile?: boolean } = {}): Promise<{ rows: Row[]; notes: string[] }> {
   const execs = opts.execs ?? 100;
   const megabytes = opts.megabytes ?? 64;
-  const c = await startCluster();
+  // With `profile`: the gateway and the agent run under --cpu-prof; the forwarded downloads are summarised.
+  const profDir = opts.profile ? await mkdtemp(join(tmpdir(), 'orch-bench-pf-prof-')) : '';
+  const cpuProf = (who: string) => (opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, who)}`] : []);
+  const c = await startCluster(cpuProf('gateway'));
   const client = new RestClient(c.admin, { component: 'bench' });
+  const notes: string[] = [];
   try {
-    const agent = await startAgent(c, 'bench-node', []);
+    const agent = await startAgent(c, 'bench-node', [], cpuProf('agent'));
     const pods = client.resource<{ apiVersion: string; kind: string; metadata: { name?: string }; status?: { phase?: string; podIP?: string } }>({ group: '', version: 'v1', resource: 'pods' }, 'default');
     const source = `require('net').createServer((s) => { const chunk = Buffer.alloc(1 << 20, 7); let n = 0; const more = () => { while (n < ${megabytes}) { n++; if (!s.write(chunk)) return s.once('drain', more); } s.end(); }; more(); }).listen(9000, process.env.POD_IP)`;
     await pods.create(JSON.parse(pod('stream', 'bench-node', [process.execPath, '-e', source])));
@@ -158,22 +163,29 @@ export async function benchStreaming(opts: { execs?: number; megabytes?: number 
     const mbps = (r: { bytes: number; ms: number }) => r.bytes / 1048576 / (r.ms / 1000);
     const direct: number[] = [];
     const forwarded: number[] = [];
-    const cpu = { gateway: [] as number[], agent: [] as number[], tlsRelay: [] as number[], tcpRelay: [] as number[] };
+    const cpu = { gateway: [] as number[], agent: [] as number[], kubectl: [] as number[], tlsRelay: [] as number[], tcpRelay: [] as number[] };
     const gib = megabytes / 1024;
     const pki = join(c.dir, 'gw', 'pki');
     const relayCert = { key: await readFile(join(pki, 'admin.key'), 'utf8'), cert: await readFile(join(pki, 'admin.crt'), 'utf8') };
     const tlsRelay = await startRelay('tls', megabytes, relayCert);
     const tcpRelay = await startRelay('tcp', megabytes, relayCert);
     const gatewayPid = c.children[0].pid!;
+    const windows: ProfileWindow[] = [];
     try {
+      // One download first, not measured: the first bytes through the tunnel find the data path
+      // of the gateway and the agent not compiled yet (that round cost them about twice the CPU).
+      await download('127.0.0.1', localPort);
       for (let i = 0; i < DOWNLOAD_ROUNDS; i++) {
         direct.push(mbps(await download(ip, 9000)));
-        const before = { gateway: cpuSeconds(gatewayPid), agent: cpuSeconds(agent.pid!) };
+        const before = { gateway: cpuSeconds(gatewayPid), agent: cpuSeconds(agent.pid!), kubectl: cpuSeconds(pf.pid!) };
+        const from = monotonicMicros();
         const f = await download('127.0.0.1', localPort);
+        windows.push({ from, to: monotonicMicros() });
         if (f.bytes !== megabytes * 1048576) throw new Error(`port-forward delivered ${f.bytes} bytes of ${megabytes} MiB`);
         forwarded.push(mbps(f));
         cpu.gateway.push((cpuSeconds(gatewayPid) - before.gateway) / gib);
         cpu.agent.push((cpuSeconds(agent.pid!) - before.agent) / gib);
+        cpu.kubectl.push((cpuSeconds(pf.pid!) - before.kubectl) / gib);
         cpu.tlsRelay.push((await tlsRelay.run()) / gib);
         cpu.tcpRelay.push((await tcpRelay.run()) / gib);
       }
@@ -183,22 +195,41 @@ export async function benchStreaming(opts: { execs?: number; megabytes?: number 
     }
     pf.kill('SIGTERM');
     const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+    // The third process on the path, for the whole picture (it is not ours to make faster).
+    if (Number.isFinite(median(cpu.kubectl))) notes.push(`kubectl port-forward CPU per GiB forwarded (median of ${DOWNLOAD_ROUNDS}): ${median(cpu.kubectl).toFixed(2)} s`);
+    if (opts.profile) notes.push(...(await profileNotes(profDir, { gateway: c.children[0], agent }, windows)));
     const cpuRows: Row[] = Number.isFinite(cpuSeconds(process.pid))
       ? [
           { metric: `port-forward: gateway CPU per GiB forwarded (TLS in, TLS out; median of ${DOWNLOAD_ROUNDS})`, orch: median(cpu.gateway), baseline: median(cpu.tlsRelay), baselineName: 'bare Node TLS→TLS relay (pipe), same run', unit: 's/GiB', higherIsBetter: false },
           { metric: `port-forward: node agent CPU per GiB forwarded (pod TCP in, SPDY over WebSocket over TLS out; median of ${DOWNLOAD_ROUNDS})`, orch: median(cpu.agent), baseline: median(cpu.tcpRelay), baselineName: 'bare Node TCP→TLS relay (pipe), same run', unit: 's/GiB', higherIsBetter: false },
         ]
       : [];
-    return [
+    const rows: Row[] = [
       { metric: `exec round trip p50 (WebSocket v5, exec -- true, ${execs} runs)`, orch: percentile(execMs, 50), baseline: percentile(spawnMs, 50), baselineName: 'spawning `true` directly, p50', unit: 'ms', higherIsBetter: false },
       { metric: `exec round trip p99 (WebSocket v5, exec -- true, ${execs} runs)`, orch: percentile(execMs, 99), baseline: percentile(spawnMs, 99), baselineName: 'spawning `true` directly, p99', unit: 'ms', higherIsBetter: false },
       { metric: `port-forward download (kubectl port-forward, ${megabytes} MiB, median of ${DOWNLOAD_ROUNDS})`, orch: median(forwarded), baseline: median(direct), baselineName: 'direct TCP to the pod', unit: 'MiB/s', higherIsBetter: true },
       ...cpuRows,
     ];
+    return { rows, notes };
   } finally {
     client.close();
     await c.close();
+    if (profDir) await rm(profDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Stops the profiled processes cleanly (SIGINT, SIGTERM for the agent: a clean exit writes the
+ * profile) and summarises each one's main thread over the forwarded downloads (first to last).
+ */
+async function profileNotes(profDir: string, procs: Record<'gateway' | 'agent', ChildProcess>, windows: ProfileWindow[]): Promise<string[]> {
+  const window = { from: windows[0].from, to: windows[windows.length - 1].to };
+  const notes: string[] = [];
+  for (const [who, child] of Object.entries(procs)) {
+    await new Promise((r) => (child.once('exit', r), child.kill(who === 'agent' ? 'SIGTERM' : 'SIGINT')));
+    notes.push(`${who} CPU profile, port-forward downloads (self time of the main thread's busy time):\n    ${(await profileSummary(join(profDir, who), window, 15, true)).join('\n    ')}`);
+  }
+  return notes;
 }
 
 /** One `exec` over WebSocket v5 through the gateway; ms from connect to the final status. */
