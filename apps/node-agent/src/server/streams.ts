@@ -187,7 +187,7 @@ export class StreamingEndpoints {
     let session: SpdySession;
     if (accepted.transport === 'spdy') session = accepted.session;
     else {
-      const stream = webSocketTunnel(accepted.ws, STREAM_BUFFER_BYTES);
+      const stream = webSocketTunnel(accepted.ws, socket, STREAM_BUFFER_BYTES);
       stream.on('error', () => undefined);
       session = new SpdySession(stream);
     }

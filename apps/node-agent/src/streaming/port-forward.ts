@@ -13,33 +13,30 @@ export const PORT_FORWARD_SPDY_PROTOCOL = 'portforward.k8s.io';
 export const PORT_FORWARD_TUNNEL_PROTOCOL = 'SPDY/3.1+portforward.k8s.io';
 export const PORT_FORWARD_WEBSOCKET_PROTOCOLS = ['v4.channel.k8s.io', 'channel.k8s.io'] as const;
 
-/** Largest WebSocket message a tunnel sends: writes buffered meanwhile are joined up to this size. */
+/** Largest WebSocket message a tunnel sends: writes buffered meanwhile go out as fragments of messages up to this size. */
 const TUNNEL_MESSAGE_BYTES = 256 * 1024;
 
 /**
  * The byte stream of a WebSocket carrying SPDY (`SPDY/3.1+portforward.k8s.io`): the peer reads
  * the messages as one byte stream, so writes buffered together (a SPDY frame's header and
- * payload, written corked; frames queued while the socket was busy) go out joined as one
- * message of at most {@link TUNNEL_MESSAGE_BYTES} instead of one message (and one TLS write)
- * each.
+ * payload, written corked; frames queued while the socket was busy) go out as the fragments of
+ * messages of at most {@link TUNNEL_MESSAGE_BYTES}, all in one write of `socket` (the connection
+ * the WebSocket runs on, corked meanwhile): one TLS write per batch, and no payload is copied to
+ * join them up.
  */
-export function webSocketTunnel(ws: WebSocket, highWaterMark: number): Duplex {
+export function webSocketTunnel(ws: WebSocket, socket: Duplex, highWaterMark: number): Duplex {
   const stream = createWebSocketStream(ws, { highWaterMark });
   stream._writev = (chunks, cb) => {
-    let batch: Buffer[] = [];
+    socket.cork();
     let size = 0;
-    const flush = (last: boolean) => {
-      if (batch.length) ws.send(batch.length === 1 ? batch[0] : Buffer.concat(batch, size), last ? cb : undefined);
-      else if (last) cb();
-      batch = [];
-      size = 0;
-    };
-    for (const { chunk } of chunks as { chunk: Buffer }[]) {
-      if (size && size + chunk.length > TUNNEL_MESSAGE_BYTES) flush(false);
-      batch.push(chunk);
+    chunks.forEach(({ chunk }: { chunk: Buffer }, i) => {
       size += chunk.length;
-    }
-    flush(true);
+      const last = i === chunks.length - 1;
+      const fin = last || size + chunks[i + 1].chunk.length > TUNNEL_MESSAGE_BYTES;
+      if (fin) size = 0;
+      ws.send(chunk, { binary: true, fin }, last ? cb : undefined);
+    });
+    socket.uncork();
   };
   return stream;
 }

@@ -50,7 +50,10 @@ function connect() {
   };
 }
 
-const tick = () => new Promise((r) => setTimeout(r, 20));
+/** Waits until `done()` holds (header blocks decode asynchronously, in zlib's thread pool: no fixed wait is long enough on a busy machine). */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+}
 
 describe('SPDY/3.1 session', () => {
   it('builds the 1423-byte SPDY/3 dictionary', () => {
@@ -91,7 +94,7 @@ describe('SPDY/3.1 session', () => {
     });
     await c.open(1, { streamtype: 'error' });
     await c.open(3, { streamtype: 'stdin' });
-    await tick();
+    await until(() => streams.length === 2);
     expect(streams.map((s) => [s.id, s.headers.streamtype])).toEqual([
       [1, 'error'],
       [3, 'stdin'],
@@ -105,7 +108,7 @@ describe('SPDY/3.1 session', () => {
     await ended;
     expect(Buffer.concat(got).toString()).toBe('hello world');
     streams[0].end('{"status":"Success"}');
-    await tick();
+    await until(() => c.frames.some((f) => f.kind === 'data' && f.streamId === 1 && f.fin));
     const data = c.frames.filter((f): f is Extract<Frame, { kind: 'data' }> => f.kind === 'data' && f.streamId === 1);
     expect(Buffer.concat(data.map((f) => f.data)).toString()).toBe('{"status":"Success"}');
     expect(data[data.length - 1].fin).toBe(true);
@@ -119,7 +122,7 @@ describe('SPDY/3.1 session', () => {
     ping.writeUInt32BE(7, 0);
     c.send(controlFrame(FrameType.Ping, 0, ping));
     await c.open(1, { streamtype: 'data' });
-    await tick();
+    await until(() => streams.length === 1);
     const reset = new Promise<void>((r) => streams[0].once('reset', () => r()));
     const rst = Buffer.alloc(8);
     rst.writeUInt32BE(1, 0);
@@ -131,6 +134,36 @@ describe('SPDY/3.1 session', () => {
     await closed;
     expect(c.frames.some((f) => f.kind === 'control' && f.type === FrameType.Ping && f.payload.readUInt32BE(0) === 7)).toBe(true);
     expect(c.session.streamCount).toBe(0);
+  });
+
+  it('writes the frames of one event-loop turn to its transport in one batch, in order', async () => {
+    const batches: Buffer[][] = [];
+    const transport = new Duplex({
+      read() {},
+      write(chunk: Buffer, _enc, cb) {
+        batches.push([chunk]);
+        cb();
+      },
+      writev(chunks, cb) {
+        batches.push(chunks.map((c) => c.chunk as Buffer));
+        cb();
+      },
+    });
+    const session = new SpdySession(transport);
+    const opened = new Promise<SpdyStream>((r) => session.once('stream', r));
+    const syn = Buffer.alloc(10);
+    syn.writeUInt32BE(1, 0);
+    transport.push(controlFrame(FrameType.SynStream, 0, Buffer.concat([syn, new HeaderWriter().encode({ streamtype: 'data' })])));
+    const s = await opened;
+    s.reply();
+    for (const d of ['a', 'bb', 'ccc']) s.write(d);
+    s.end();
+    expect(batches).toEqual([]); // nothing before the turn is over
+    await new Promise((r) => setImmediate(r));
+    expect(batches).toHaveLength(1);
+    const frames = new FrameParser().push(Buffer.concat(batches[0]));
+    expect(frames.map((f) => (f.kind === 'control' ? `control ${f.type}` : `data ${f.data.toString()}${f.fin ? ' FIN' : ''}`))).toEqual([`control ${FrameType.SynReply}`, 'data a', 'data bb', 'data ccc', 'data  FIN']);
+    session.close();
   });
 
   it.each([

@@ -328,6 +328,7 @@ export class SpdySession extends EventEmitter<SpdySessionEvents> {
   private draining = false;
   private lastPeerStream = 0;
   private closed = false;
+  private corked = false;
   /** Why the session failed, if it did (a protocol error from the peer). */
   failure?: Error;
 
@@ -427,22 +428,36 @@ export class SpdySession extends EventEmitter<SpdySessionEvents> {
 
   /**
    * @internal Sends data in frames of at most 64 KiB; `cb` runs once the transport took it.
-   * Each frame's header and payload are written one after the other (corked: one writev on a
-   * socket), so the payload is never copied.
+   * Each frame's header and payload are written one after the other, so the payload is never
+   * copied, into the batch of this event-loop turn (see {@link batch}).
    */
   sendData(id: number, data: Buffer, fin: boolean, cb: (err?: Error | null) => void): void {
     if (this.closed) return cb(new Error('SPDY session closed'));
     let ok = true;
-    this.transport.cork();
+    this.batch();
     if (data.length === 0) ok = this.transport.write(dataFrameHeader(id, 0, fin));
     for (let at = 0; at < data.length; at += MAX_DATA_FRAME) {
       const end = Math.min(data.length, at + MAX_DATA_FRAME);
       this.transport.write(dataFrameHeader(id, end - at, fin && end === data.length));
       ok = this.transport.write(data.subarray(at, end));
     }
-    this.transport.uncork();
     if (ok) cb();
     else this.transport.once('drain', () => cb());
+  }
+
+  /**
+   * Frames written in one event-loop turn go to the transport together, when the turn is over
+   * (corked until then: one writev on a socket, one message batch on a WebSocket tunnel): a pod
+   * socket read in small pieces (whatever arrived) costs one TLS write per turn, not per read.
+   */
+  private batch(): void {
+    if (this.corked) return;
+    this.corked = true;
+    this.transport.cork();
+    setImmediate(() => {
+      this.corked = false;
+      this.transport.uncork();
+    });
   }
 
   /** @internal */
@@ -461,7 +476,9 @@ export class SpdySession extends EventEmitter<SpdySessionEvents> {
   }
 
   private write(frame: Buffer): void {
-    if (!this.closed) this.transport.write(frame);
+    if (this.closed) return;
+    this.batch();
+    this.transport.write(frame);
   }
 
   private fail(err: Error): void {
