@@ -157,42 +157,7 @@ export async function benchStreaming(opts: { execs?: number; megabytes?: number;
       });
       pf.once('exit', (code) => reject(new Error(`kubectl port-forward exited ${code}: ${out}`)));
     });
-    // Direct and forwarded downloads take turns, so both see the same machine; medians of each.
-    // The CPU time the gateway and the agent spend per GiB forwarded is set against bare Node
-    // relays doing the same hop (TLS→TLS, TCP→TLS), taking turns with them as well.
-    const mbps = (r: { bytes: number; ms: number }) => r.bytes / 1048576 / (r.ms / 1000);
-    const direct: number[] = [];
-    const forwarded: number[] = [];
-    const cpu = { gateway: [] as number[], agent: [] as number[], kubectl: [] as number[], tlsRelay: [] as number[], tcpRelay: [] as number[] };
-    const gib = megabytes / 1024;
-    const pki = join(c.dir, 'gw', 'pki');
-    const relayCert = { key: await readFile(join(pki, 'admin.key'), 'utf8'), cert: await readFile(join(pki, 'admin.crt'), 'utf8') };
-    const tlsRelay = await startRelay('tls', megabytes, relayCert);
-    const tcpRelay = await startRelay('tcp', megabytes, relayCert);
-    const gatewayPid = c.children[0].pid!;
-    const windows: ProfileWindow[] = [];
-    try {
-      // One download first, not measured: the first bytes through the tunnel find the data path
-      // of the gateway and the agent not compiled yet (that round cost them about twice the CPU).
-      await download('127.0.0.1', localPort);
-      for (let i = 0; i < DOWNLOAD_ROUNDS; i++) {
-        direct.push(mbps(await download(ip, 9000)));
-        const before = { gateway: cpuSeconds(gatewayPid), agent: cpuSeconds(agent.pid!), kubectl: cpuSeconds(pf.pid!) };
-        const from = monotonicMicros();
-        const f = await download('127.0.0.1', localPort);
-        windows.push({ from, to: monotonicMicros() });
-        if (f.bytes !== megabytes * 1048576) throw new Error(`port-forward delivered ${f.bytes} bytes of ${megabytes} MiB`);
-        forwarded.push(mbps(f));
-        cpu.gateway.push((cpuSeconds(gatewayPid) - before.gateway) / gib);
-        cpu.agent.push((cpuSeconds(agent.pid!) - before.agent) / gib);
-        cpu.kubectl.push((cpuSeconds(pf.pid!) - before.kubectl) / gib);
-        cpu.tlsRelay.push((await tlsRelay.run()) / gib);
-        cpu.tcpRelay.push((await tcpRelay.run()) / gib);
-      }
-    } finally {
-      tlsRelay.close();
-      tcpRelay.close();
-    }
+    const { direct, forwarded, cpu, windows } = await downloadRounds(c, megabytes, { ip, localPort }, { gateway: c.children[0].pid!, agent: agent.pid!, kubectl: pf.pid! });
     pf.kill('SIGTERM');
     const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
     // The third process on the path, for the whole picture (it is not ours to make faster).
@@ -230,6 +195,46 @@ async function profileNotes(profDir: string, procs: Record<'gateway' | 'agent', 
     notes.push(`${who} CPU profile, port-forward downloads (self time of the main thread's busy time):\n    ${(await profileSummary(join(profDir, who), window, 15, true)).join('\n    ')}`);
   }
   return notes;
+}
+
+/**
+ * The port-forward downloads: direct and forwarded downloads take turns, so both see the same
+ * machine (the caller takes medians). The CPU time the gateway and the agent spend per GiB
+ * forwarded is set against bare Node relays doing the same hop (TLS→TLS, TCP→TLS), taking turns
+ * with them as well; `windows` are the forwarded downloads' spans, for CPU profiles.
+ */
+async function downloadRounds(c: Cluster, megabytes: number, to: { ip: string; localPort: number }, pids: Record<'gateway' | 'agent' | 'kubectl', number>) {
+  const mbps = (r: { bytes: number; ms: number }) => r.bytes / 1048576 / (r.ms / 1000);
+  const direct: number[] = [];
+  const forwarded: number[] = [];
+  const cpu = { gateway: [] as number[], agent: [] as number[], kubectl: [] as number[], tlsRelay: [] as number[], tcpRelay: [] as number[] };
+  const windows: ProfileWindow[] = [];
+  const gib = megabytes / 1024;
+  const pki = join(c.dir, 'gw', 'pki');
+  const relayCert = { key: await readFile(join(pki, 'admin.key'), 'utf8'), cert: await readFile(join(pki, 'admin.crt'), 'utf8') };
+  const tlsRelay = await startRelay('tls', megabytes, relayCert);
+  const tcpRelay = await startRelay('tcp', megabytes, relayCert);
+  try {
+    // One download first, not measured: the first bytes through the tunnel find the data path
+    // of the gateway and the agent not compiled yet (that round cost them about twice the CPU).
+    await download('127.0.0.1', to.localPort);
+    for (let i = 0; i < DOWNLOAD_ROUNDS; i++) {
+      direct.push(mbps(await download(to.ip, 9000)));
+      const before = { gateway: cpuSeconds(pids.gateway), agent: cpuSeconds(pids.agent), kubectl: cpuSeconds(pids.kubectl) };
+      const from = monotonicMicros();
+      const f = await download('127.0.0.1', to.localPort);
+      windows.push({ from, to: monotonicMicros() });
+      if (f.bytes !== megabytes * 1048576) throw new Error(`port-forward delivered ${f.bytes} bytes of ${megabytes} MiB`);
+      forwarded.push(mbps(f));
+      for (const who of ['gateway', 'agent', 'kubectl'] as const) cpu[who].push((cpuSeconds(pids[who]) - before[who]) / gib);
+      cpu.tlsRelay.push((await tlsRelay.run()) / gib);
+      cpu.tcpRelay.push((await tcpRelay.run()) / gib);
+    }
+  } finally {
+    tlsRelay.close();
+    tcpRelay.close();
+  }
+  return { direct, forwarded, cpu, windows };
 }
 
 /** One `exec` over WebSocket v5 through the gateway; ms from connect to the final status. */
