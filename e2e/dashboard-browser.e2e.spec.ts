@@ -166,7 +166,11 @@ describe('dashboard in a browser', () => {
 
   it('shows the pods of a Deployment scaled by kubectl without a reload', async () => {
     await navigate(page, `${dashboardUrl}/#/workloads/pods`);
+    // The namespace's list answered before counting starts: the table of all namespaces shows the
+    // same one pod, so its row count alone does not say the new list is done.
+    const listed = page.waitForResponse((r) => /\/k8s\/api\/v1\/namespaces\/team\/pods$/.test(r.url()) && r.request().method() === 'GET');
     await page.select('#namespace', 'team');
+    await listed;
     await page.waitForFunction(() => document.querySelectorAll('table[data-resource="pods"] tbody tr').length === 1);
     const marker = await page.evaluate(() => ((window as { marker: number }).marker = Math.random()));
     // The new rows come from the table's watch: no list request is made meanwhile (a refused
