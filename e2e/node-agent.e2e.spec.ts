@@ -114,6 +114,8 @@ describe('node agent (process runtime)', () => {
   });
 
   it('streams logs through the gateway: kubectl logs and kubectl logs -f', async () => {
+    // The pod prints "listening" and then a tick every 200 ms: two ticks logged before the tail is read.
+    await eventually('two ticks logged', async () => ((kubectl(gw, ['logs', 'web-a']).match(/^tick \d+$/gm)?.length ?? 0) >= 2 ? true : undefined), 10_000);
     expect(kubectl(gw, ['logs', 'web-a', '--tail=2']).trimEnd().split('\n')).toEqual([expect.stringMatching(/^tick \d+$/), expect.stringMatching(/^tick \d+$/)]);
     expect(kubectl(gw, ['logs', 'web-a', '--limit-bytes=9'])).toBe('listening');
     const follow = spawn('kubectl', ['--kubeconfig', gw.kubeconfig, 'logs', '-f', 'web-a', '--tail=1', '--timestamps'], { stdio: ['ignore', 'pipe', 'pipe'] });
