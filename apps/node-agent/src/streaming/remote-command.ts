@@ -148,13 +148,17 @@ export async function serveStreams(client: ClientChannels, target: StreamTarget,
   };
   forward(target.stdout, client.stdout);
   forward(target.stderr, client.stderr);
+  let idled = false;
   const stopped = ended?.then((reason): ExitStatus => {
+    idled = true;
     target.abort();
     return { error: reason };
   });
   const status = await (stopped ? Promise.race([target.done, stopped]) : target.done);
-  // Output written before the exit still reaches the client (bounded: a grandchild holding the pipe open does not keep the session).
-  await Promise.race([Promise.all(drained), new Promise((r) => setTimeout(r, 2000).unref())]);
+  // Output written before the exit still reaches the client (bounded: a grandchild holding the pipe
+  // open does not keep the session). Not after an idle close: nothing went either way for the whole
+  // timeout, and the connection is destroyed shortly after, so the reason is sent at once.
+  if (!idled) await Promise.race([Promise.all(drained), new Promise((r) => setTimeout(r, 2000).unref())]);
   if (!gone) await client.finish(status, describe);
 }
 
