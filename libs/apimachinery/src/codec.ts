@@ -38,27 +38,30 @@ export function decodeJson(buf: Buffer | string): Decoded {
   // Every object key in the text is followed by a ':', so as many ':' as keys parsed means no key
   // was given twice (JSON.parse keeps the last): the scan, which finds duplicates and the nesting
   // error, runs only when a ':' is in a string or the value is too deep.
-  const shape = jsonShape(value);
+  const shape = bodyShape(value);
   const duplicates = shape.tooDeep || colonsIn(text) !== shape.keys ? scanJson(text) : [];
   if (shape.values > MAX_BODY_VALUES) throw tooManyValues();
   return { value, duplicates };
 }
 
 /**
- * The values and object keys of a parsed JSON value (a tree: JSON has no aliases), and whether a
- * container has MAX_DEPTH containers around it (where the scanner stops with its depth error).
+ * The values and object keys of a decoded body, and whether a container has MAX_DEPTH
+ * containers around it (where the JSON scanner stops with its depth error). Counted without
+ * recursion and only up to one past MAX_BODY_VALUES: a YAML document's aliases may repeat a
+ * value many times, so the walk must stop there.
  */
-function jsonShape(value: unknown): { values: number; keys: number; tooDeep: boolean } {
+function bodyShape(value: unknown): { values: number; keys: number; tooDeep: boolean } {
   const pending: unknown[] = [value];
   const depths: number[] = [0];
   let values = 0;
   let keys = 0;
-  while (pending.length) {
+  let tooDeep = false;
+  while (pending.length && values <= MAX_BODY_VALUES) {
     const v = pending.pop();
     const depth = depths.pop()!;
     values++;
     if (v === null || typeof v !== 'object') continue;
-    if (depth >= MAX_DEPTH) return { values, keys, tooDeep: true };
+    if (depth >= MAX_DEPTH) tooDeep = true;
     const children = Array.isArray(v) ? v : Object.values(v);
     if (!Array.isArray(v)) keys += children.length;
     for (const x of children) {
@@ -66,7 +69,7 @@ function jsonShape(value: unknown): { values: number; keys: number; tooDeep: boo
       depths.push(depth + 1);
     }
   }
-  return { values, keys, tooDeep: false };
+  return { values, keys, tooDeep };
 }
 
 /** How many ':' a text holds. */
@@ -80,16 +83,9 @@ function tooManyValues(): StatusError {
   return StatusError.badRequest(`the body holds more than ${MAX_BODY_VALUES} values (objects, lists and scalars); split it or make it smaller`);
 }
 
-/** A 400 when a decoded body holds more than MAX_BODY_VALUES values (counted without recursion, stopping there: YAML aliases may repeat a value many times). */
+/** A 400 when a decoded body holds more than MAX_BODY_VALUES values. */
 function checkValueCount(value: unknown): void {
-  const pending: unknown[] = [value];
-  let count = 0;
-  while (pending.length) {
-    const v = pending.pop();
-    if (++count > MAX_BODY_VALUES) throw tooManyValues();
-    if (Array.isArray(v)) for (const x of v) pending.push(x);
-    else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) pending.push(x);
-  }
+  if (bodyShape(value).values > MAX_BODY_VALUES) throw tooManyValues();
 }
 
 /**
