@@ -2,7 +2,7 @@ import { createHash, createPrivateKey, createPublicKey, randomUUID, type KeyObje
 import { SignJWT, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { StatusError } from '@orch/apimachinery';
 import type { AuthRequest, Authenticator } from './authn';
-import { tokenCacheKey } from './token-cache';
+import { ExpiringCache, tokenCacheKey } from './token-cache';
 import type { UserInfo } from './user';
 
 /** `iss` of tokens in service-account token secrets (upstream LegacyIssuer). */
@@ -185,7 +185,7 @@ export function serviceAccountAuthenticator(opts: ServiceAccountAuthenticatorOpt
   // request's authentication) is done once per VERIFIED_TTL_MS, never past `exp`. Only the
   // check of the token itself is reused: the lookups below run for every request, so a token
   // of a deleted account, pod or secret is refused at once.
-  const verified = new Map<string, { token: VerifiedToken; until: number }>();
+  const verified = new ExpiringCache<VerifiedToken>(MAX_VERIFIED);
 
   /** The token checked by key; null when it is not a service-account token (not ours); throws a 401 when it is one but invalid. */
   async function verify(token: string, req: AuthRequest): Promise<VerifiedToken | null> {
@@ -225,16 +225,15 @@ export function serviceAccountAuthenticator(opts: ServiceAccountAuthenticatorOpt
       if (token.length > MAX_TOKEN_BYTES) throw rejected('token too large');
       const key = tokenCacheKey(token, req.audiences);
       const t = now();
-      let v = verified.get(key);
-      if (!v || v.until <= t) {
+      let v = verified.get(key, t);
+      if (!v) {
         const checked = await verify(token, req);
         if (!checked) return null;
         const exp = checked.payload.exp;
-        v = { token: checked, until: Math.min(t + VERIFIED_TTL_MS, exp === undefined ? Infinity : (exp + CLOCK_TOLERANCE_S) * 1000) };
-        if (verified.size >= MAX_VERIFIED) verified.clear();
-        verified.set(key, v);
+        verified.set(key, checked, Math.min(t + VERIFIED_TTL_MS, exp === undefined ? Infinity : (exp + CLOCK_TOLERANCE_S) * 1000));
+        v = checked;
       }
-      const { payload, legacy } = v.token;
+      const { payload, legacy } = v;
       return legacy ? legacyUser(payload, token, opts.lookup, now, stamped) : boundUser(payload, opts.lookup);
     },
   };

@@ -26,6 +26,27 @@ export function tokenCacheKey(token: string, audiences: readonly string[] | unde
 }
 
 /**
+ * Values kept by key until a time (ms), at most `max` of them: when full, all are dropped (a
+ * flood of distinct tokens cannot grow it, and a real client's next request fills it again).
+ */
+export class ExpiringCache<V> {
+  private readonly entries = new Map<string, { value: V; until: number }>();
+
+  constructor(private readonly max: number) {}
+
+  /** The value of `key` if it is still valid at `now`; undefined otherwise. */
+  get(key: string, now: number): V | undefined {
+    const e = this.entries.get(key);
+    return e && e.until > now ? e.value : undefined;
+  }
+
+  set(key: string, value: V, until: number): void {
+    if (this.entries.size >= this.max) this.entries.clear();
+    this.entries.set(key, { value, until });
+  }
+}
+
+/**
  * Upstream's token cache (tokencache.New) around a bearer-token authenticator: answers are
  * kept by a SHA-256 of the token and the requested audiences (never the token itself), a user
  * for `successTtlMs` (not past `expiresAt`), "not a user" for `failureTtlMs`. Concurrent
@@ -33,25 +54,23 @@ export function tokenCacheKey(token: string, audiences: readonly string[] | unde
  */
 export function cachedTokenAuthenticator(inner: Authenticator, opts: TokenCacheOptions): Authenticator {
   const now = opts.now ?? Date.now;
-  const cache = new Map<string, { user: UserInfo | null; until: number }>();
+  const cache = new ExpiringCache<UserInfo | null>(opts.maxEntries ?? 8192);
   const inflight = new Map<string, Promise<UserInfo | null>>();
-  const max = opts.maxEntries ?? 8192;
   return {
     async authenticate(req) {
       const token = bearerToken(req.headers);
       if (!token) return inner.authenticate(req);
       const key = tokenCacheKey(token, req.audiences);
       const t = now();
-      const hit = cache.get(key);
-      if (hit && hit.until > t) return hit.user && cloneUser(hit.user);
+      const hit = cache.get(key, t);
+      if (hit !== undefined) return hit && cloneUser(hit);
       let pending = inflight.get(key);
       if (!pending) {
         pending = inner.authenticate(req).then((user) => {
           const ttl = user ? opts.successTtlMs : opts.failureTtlMs;
           if (ttl > 0) {
             const exp = user ? opts.expiresAt?.(token) : undefined;
-            if (cache.size >= max) cache.clear();
-            cache.set(key, { user: user && cloneUser(user), until: Math.min(now() + ttl, exp ?? Infinity) });
+            cache.set(key, user && cloneUser(user), Math.min(now() + ttl, exp ?? Infinity));
           }
           return user;
         });
