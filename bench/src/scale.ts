@@ -84,12 +84,14 @@ export function benchChild(main: string, env: Record<string, string>, nodeArgs: 
         if (m.error) reject(new Error(`${main}: ${String(m.error)}`));
         else if (m[key] !== undefined) {
           proc.off('message', on);
-          proc.off('exit', onExit);
+          proc.off('close', onExit);
           resolve(m[key] as T);
         }
       };
       proc.on('message', on);
-      proc.once('exit', onExit);
+      // 'close', not 'exit': a child that sends its last message and exits may be seen to exit
+      // before that message is read; 'close' comes after the IPC channel is drained.
+      proc.once('close', onExit);
     });
   return { proc, next };
 }
