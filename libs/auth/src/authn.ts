@@ -5,6 +5,7 @@ import * as x509 from '@peculiar/x509';
 import { Passport } from 'passport';
 import { Strategy } from 'passport-strategy';
 import { StatusError } from '@orch/apimachinery';
+import { ExpiringCache } from './token-cache';
 import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, UserInfo } from './user';
 
 /** The client certificate of the TLS connection a request came on. */
@@ -111,44 +112,28 @@ export function x509Authenticator(opts: { clientCa?: string; now?: () => Date; c
   const roots = opts.clientCa === undefined ? undefined : parsePemBundle(opts.clientCa);
   if (roots?.length === 0) throw new Error('client CA bundle holds no certificate');
   const now = opts.now ?? (() => new Date());
-  // Verdicts are kept per connection (the socket's PeerCertificate object: later requests on a
-  // keep-alive connection cost a lookup) and per leaf DER hash across connections (upstream
-  // caches x509 verification too: parsing and verifying cost far more than a request). An entry
-  // lives until the leaf expires or for at most VERIFY_CACHE_TTL_MS, whichever comes first.
+  // Upstream caches x509 verification too: parsing and verifying cost far more than a request.
+  // A verdict lives until the leaf expires or for at most VERIFY_CACHE_TTL_MS, whichever comes first.
   type Verdict = { user: UserInfo | null; until: number };
-  const perConnection = new WeakMap<PeerCertificate, Verdict>();
-  const cache = new Map<string, Verdict>();
-  const maxEntries = opts.cacheSize ?? 4096;
-  const verify = (peer: PeerCertificate): Verdict => {
-    let leaf: X509Certificate;
-    try {
-      leaf = new X509Certificate(peer.raw);
-    } catch (e) {
-      throw unauthorized(`x509: cannot parse client certificate: ${(e as Error).message}`);
-    }
-    if (roots) {
-      const why = verifyChain(leaf, () => peer.chain.map((d) => new X509Certificate(d)), roots, now());
-      if (why) throw unauthorized(`x509: ${why}`);
-    }
-    const subject = new x509.X509Certificate(peer.raw).subjectName;
-    const cn = subject.getField('CN').at(-1);
-    const user = cn ? { username: cn, groups: subject.getField('O') } : null;
-    return { user, until: Math.min(new Date(leaf.validTo).getTime(), now().getTime() + VERIFY_CACHE_TTL_MS) };
-  };
-  const verdictOf = (peer: PeerCertificate): Verdict => {
-    const t = now().getTime();
-    const mine = perConnection.get(peer);
-    if (mine && mine.until > t) return mine;
-    const key = createHash('sha256').update(peer.raw).digest('base64');
-    let v = cache.get(key);
-    if (!v || v.until <= t) {
-      v = verify(peer);
-      if (cache.size >= maxEntries) cache.clear();
-      cache.set(key, v);
-    }
-    perConnection.set(peer, v);
-    return v;
-  };
+  const verdictOf = certificateVerdicts<Verdict>(
+    (peer) => {
+      let leaf: X509Certificate;
+      try {
+        leaf = new X509Certificate(peer.raw);
+      } catch (e) {
+        throw unauthorized(`x509: cannot parse client certificate: ${(e as Error).message}`);
+      }
+      if (roots) {
+        const why = verifyChain(leaf, () => peer.chain.map((d) => new X509Certificate(d)), roots, now());
+        if (why) throw unauthorized(`x509: ${why}`);
+      }
+      const subject = new x509.X509Certificate(peer.raw).subjectName;
+      const cn = subject.getField('CN').at(-1);
+      const user = cn ? { username: cn, groups: subject.getField('O') } : null;
+      return { user, until: Math.min(new Date(leaf.validTo).getTime(), now().getTime() + VERIFY_CACHE_TTL_MS) };
+    },
+    { maxEntries: opts.cacheSize ?? 4096, now },
+  );
   return {
     async authenticate(req) {
       const peer = req.peerCertificate;
@@ -161,6 +146,33 @@ export function x509Authenticator(opts: { clientCa?: string; now?: () => Date; c
 }
 
 const VERIFY_CACHE_TTL_MS = 5 * 60_000;
+
+/**
+ * A verdict on each client certificate, decided once and reused until its `until` (ms): per
+ * connection (the socket's PeerCertificate object: later requests on a keep-alive connection
+ * cost a lookup) and across connections by a SHA-256 of the leaf, at most `maxEntries` of those.
+ * A decision that throws is not kept (the next request decides again).
+ */
+export function certificateVerdicts<V extends { until: number }>(
+  decide: (peer: PeerCertificate, nowMs: number) => V,
+  opts: { maxEntries: number; now: () => Date },
+): (peer: PeerCertificate) => V {
+  const perConnection = new WeakMap<PeerCertificate, V>();
+  const byLeaf = new ExpiringCache<V>(opts.maxEntries);
+  return (peer) => {
+    const t = opts.now().getTime();
+    const mine = perConnection.get(peer);
+    if (mine && mine.until > t) return mine;
+    const key = createHash('sha256').update(peer.raw).digest('base64');
+    let v = byLeaf.get(key, t);
+    if (!v) {
+      v = decide(peer, t);
+      byLeaf.set(key, v, v.until);
+    }
+    perConnection.set(peer, v);
+    return v;
+  };
+}
 
 /**
  * One authenticator as a passport strategy: a user is `success`, null is `fail` (the next

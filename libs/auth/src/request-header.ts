@@ -1,6 +1,6 @@
-import { createHash, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { StatusError } from '@orch/apimachinery';
-import { clientCertificateProblem, parsePemBundle, type Authenticator, type PeerCertificate } from './authn';
+import { certificateVerdicts, clientCertificateProblem, parsePemBundle, type Authenticator } from './authn';
 import type { UserInfo } from './user';
 
 /** The `--requestheader-*` settings (also what `extension-apiserver-authentication` publishes). */
@@ -43,29 +43,16 @@ export function requestHeaderAuthenticator(cfg: RequestHeaderConfig, opts: { now
   const usernameHeaders = lower(cfg.usernameHeaders);
   const groupHeaders = lower(cfg.groupHeaders);
   const extraPrefixes = lower(cfg.extraHeaderPrefixes);
-  // A proxy keeps its connections: its certificate's verdict is kept per certificate.
-  const verdicts = new Map<string, { proxy: boolean; name: string; until: number }>();
-  // ...and per connection (the socket's PeerCertificate object), so a request costs a lookup.
-  const perConnection = new WeakMap<PeerCertificate, { proxy: boolean; name: string; until: number }>();
-  const verdict = (peer: PeerCertificate) => {
-    const t = now().getTime();
-    const mine = perConnection.get(peer);
-    if (mine && mine.until > t) return mine;
-    const key = createHash('sha256').update(peer.raw).digest('base64');
-    const hit = verdicts.get(key);
-    if (hit && hit.until > t) {
-      perConnection.set(peer, hit);
-      return hit;
-    }
-    const problem = clientCertificateProblem(peer, roots, now());
-    const leaf = new X509Certificate(peer.raw);
-    const cn = /(?:^|\n)CN=([^\n]*)/.exec(leaf.subject)?.[1] ?? '';
-    const v = { proxy: !problem, name: cn, until: Math.min(t + 5 * 60_000, new Date(leaf.validTo).getTime()) };
-    if (verdicts.size > 1024) verdicts.clear();
-    verdicts.set(key, v);
-    perConnection.set(peer, v);
-    return v;
-  };
+  // A proxy keeps its connections: its certificate's verdict is kept (see certificateVerdicts).
+  const verdict = certificateVerdicts(
+    (peer, t) => {
+      const problem = clientCertificateProblem(peer, roots, now());
+      const leaf = new X509Certificate(peer.raw);
+      const cn = /(?:^|\n)CN=([^\n]*)/.exec(leaf.subject)?.[1] ?? '';
+      return { proxy: !problem, name: cn, until: Math.min(t + 5 * 60_000, new Date(leaf.validTo).getTime()) };
+    },
+    { maxEntries: 1024, now },
+  );
   return {
     async authenticate(req) {
       const peer = req.peerCertificate;
