@@ -7,36 +7,35 @@ import { randomInt } from 'node:crypto';
 const QNAME_CHAR_FMT = '[A-Za-z0-9]';
 const QNAME_EXT_CHAR_FMT = '[-A-Za-z0-9_.]';
 const QUALIFIED_NAME_FMT = `(${QNAME_CHAR_FMT}${QNAME_EXT_CHAR_FMT}*)?${QNAME_CHAR_FMT}`;
-const QUALIFIED_NAME_ERR_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const QUALIFIED_NAME_MAX_LENGTH = 63;
-const QUALIFIED_NAME_RE = new RegExp(`^${QUALIFIED_NAME_FMT}$`);
+const DNS1123_LABEL_FMT = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
 
-const LABEL_VALUE_FMT = `(${QUALIFIED_NAME_FMT})?`;
-const LABEL_VALUE_ERR_MSG =
-  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 /** Longest label value. */
 export const LABEL_VALUE_MAX_LENGTH = 63;
-const LABEL_VALUE_RE = new RegExp(`^${LABEL_VALUE_FMT}$`);
-
-const DNS1123_LABEL_FMT = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
-const DNS1123_LABEL_ERR_MSG =
-  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
 /** Longest RFC 1123 label (and DNS-1035 label). */
 export const DNS1123_LABEL_MAX_LENGTH = 63;
-const DNS1123_LABEL_RE = new RegExp(`^${DNS1123_LABEL_FMT}$`);
-
-const DNS1123_SUBDOMAIN_FMT = `${DNS1123_LABEL_FMT}(\\.${DNS1123_LABEL_FMT})*`;
-const DNS1123_SUBDOMAIN_ERR_MSG =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 /** Longest RFC 1123 subdomain. */
 export const DNS1123_SUBDOMAIN_MAX_LENGTH = 253;
-const DNS1123_SUBDOMAIN_RE = new RegExp(`^${DNS1123_SUBDOMAIN_FMT}$`);
 
-const DNS1035_LABEL_FMT = '[a-z]([-a-z0-9]*[a-z0-9])?';
-const DNS1035_LABEL_ERR_MSG =
-  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
-const DNS1035_LABEL_MAX_LENGTH = 63;
-const DNS1035_LABEL_RE = new RegExp(`^${DNS1035_LABEL_FMT}$`);
+/** One of upstream's name syntaxes: the regex as its messages print it, the longest value, the message's examples, the message. */
+interface NameSyntax {
+  readonly fmt: string;
+  readonly re: RegExp;
+  readonly maxLength: number;
+  readonly examples: readonly string[];
+  readonly message: string;
+}
+
+function nameSyntax(fmt: string, maxLength: number, examples: readonly string[], message: string): NameSyntax {
+  return { fmt, re: new RegExp(`^${fmt}$`), maxLength, examples, message };
+}
+
+const SYNTAX = {
+  qualifiedName: nameSyntax(QUALIFIED_NAME_FMT, 63, ['MyName', 'my.name', '123-abc'], "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"),
+  labelValue: nameSyntax(`(${QUALIFIED_NAME_FMT})?`, LABEL_VALUE_MAX_LENGTH, ['MyValue', 'my_value', '12345'], "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"),
+  dns1123Label: nameSyntax(DNS1123_LABEL_FMT, DNS1123_LABEL_MAX_LENGTH, ['my-name', '123-abc'], "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"),
+  dns1123Subdomain: nameSyntax(`${DNS1123_LABEL_FMT}(\\.${DNS1123_LABEL_FMT})*`, DNS1123_SUBDOMAIN_MAX_LENGTH, ['example.com'], "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"),
+  dns1035Label: nameSyntax('[a-z]([-a-z0-9]*[a-z0-9])?', 63, ['my-name', 'abc-123'], "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character"),
+};
 
 function maxLenError(length: number): string {
   return `must be no more than ${length} characters`;
@@ -47,9 +46,17 @@ function emptyError(): string {
 }
 
 /** upstream RegexError: `<msg> (e.g. 'a' or 'b', regex used for validation is '<fmt>')`. */
-function regexError(msg: string, fmt: string, ...examples: string[]): string {
-  if (examples.length === 0) return `${msg} (regex used for validation is '${fmt}')`;
-  return `${msg} (e.g. ${examples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${fmt}')`;
+function regexError({ message, fmt, examples }: NameSyntax): string {
+  if (examples.length === 0) return `${message} (regex used for validation is '${fmt}')`;
+  return `${message} (e.g. ${examples.map((e) => `'${e}', `).join(' or ')}regex used for validation is '${fmt}')`;
+}
+
+/** Upstream's checks of a value under one syntax, in its order: the length, then the form. */
+function syntaxErrors(value: string, syntax: NameSyntax): string[] {
+  const errs: string[] = [];
+  if (value.length > syntax.maxLength) errs.push(maxLenError(syntax.maxLength));
+  if (!syntax.re.test(value)) errs.push(regexError(syntax));
+  return errs;
 }
 
 /** upstream IsQualifiedName: `[prefix/]name`, prefix a DNS subdomain, name ≤ 63 alphanumerics plus `-_.`. */
@@ -65,50 +72,34 @@ export function isQualifiedName(value: string): string[] {
     if (prefix.length === 0) errs.push(`prefix part ${emptyError()}`);
     else errs.push(...isDNS1123Subdomain(prefix).map((m) => `prefix part ${m}`));
   } else {
-    return [
-      `a qualified name ${regexError(QUALIFIED_NAME_ERR_MSG, QUALIFIED_NAME_FMT, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
-    ];
+    return [`a qualified name ${regexError(SYNTAX.qualifiedName)} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
   }
   if (name.length === 0) errs.push(`name part ${emptyError()}`);
-  else if (name.length > QUALIFIED_NAME_MAX_LENGTH) errs.push(`name part ${maxLenError(QUALIFIED_NAME_MAX_LENGTH)}`);
-  if (!QUALIFIED_NAME_RE.test(name)) errs.push(`name part ${regexError(QUALIFIED_NAME_ERR_MSG, QUALIFIED_NAME_FMT, 'MyName', 'my.name', '123-abc')}`);
+  errs.push(...syntaxErrors(name, SYNTAX.qualifiedName).map((m) => `name part ${m}`));
   return errs;
 }
 
 /** upstream IsValidLabelValue: empty, or ≤ 63 alphanumerics plus `-_.` starting and ending alphanumeric. */
 export function isValidLabelValue(value: string): string[] {
-  const errs: string[] = [];
-  if (value.length > LABEL_VALUE_MAX_LENGTH) errs.push(maxLenError(LABEL_VALUE_MAX_LENGTH));
-  if (!LABEL_VALUE_RE.test(value)) errs.push(regexError(LABEL_VALUE_ERR_MSG, LABEL_VALUE_FMT, 'MyValue', 'my_value', '12345'));
-  return errs;
+  return syntaxErrors(value, SYNTAX.labelValue);
 }
 
 /** upstream IsDNS1123Label (≤ 63, lower-case alphanumerics and `-`). */
 export function isDNS1123Label(value: string): string[] {
-  const errs: string[] = [];
-  if (value.length > DNS1123_LABEL_MAX_LENGTH) errs.push(maxLenError(DNS1123_LABEL_MAX_LENGTH));
-  if (!DNS1123_LABEL_RE.test(value)) {
-    // A valid subdomain that is not a valid label (length already reported) must contain dots.
-    if (DNS1123_SUBDOMAIN_RE.test(value)) errs.push('must not contain dots');
-    else errs.push(regexError(DNS1123_LABEL_ERR_MSG, DNS1123_LABEL_FMT, 'my-name', '123-abc'));
-  }
+  const errs = syntaxErrors(value, SYNTAX.dns1123Label);
+  // A valid subdomain that is not a valid label must contain dots: upstream says that instead of the form's message.
+  if (!SYNTAX.dns1123Label.re.test(value) && SYNTAX.dns1123Subdomain.re.test(value)) errs.splice(-1, 1, 'must not contain dots');
   return errs;
 }
 
 /** upstream IsDNS1123Subdomain (≤ 253, dot-separated RFC 1123 labels). */
 export function isDNS1123Subdomain(value: string): string[] {
-  const errs: string[] = [];
-  if (value.length > DNS1123_SUBDOMAIN_MAX_LENGTH) errs.push(maxLenError(DNS1123_SUBDOMAIN_MAX_LENGTH));
-  if (!DNS1123_SUBDOMAIN_RE.test(value)) errs.push(regexError(DNS1123_SUBDOMAIN_ERR_MSG, DNS1123_SUBDOMAIN_FMT, 'example.com'));
-  return errs;
+  return syntaxErrors(value, SYNTAX.dns1123Subdomain);
 }
 
 /** upstream IsDNS1035Label (≤ 63, starts with a letter). */
 export function isDNS1035Label(value: string): string[] {
-  const errs: string[] = [];
-  if (value.length > DNS1035_LABEL_MAX_LENGTH) errs.push(maxLenError(DNS1035_LABEL_MAX_LENGTH));
-  if (!DNS1035_LABEL_RE.test(value)) errs.push(regexError(DNS1035_LABEL_ERR_MSG, DNS1035_LABEL_FMT, 'my-name', 'abc-123'));
-  return errs;
+  return syntaxErrors(value, SYNTAX.dns1035Label);
 }
 
 const NAME_MAY_NOT_BE = ['.', '..'];
