@@ -1,3 +1,5 @@
+import type { Store, StoreOptions } from './store';
+
 /**
  * Time-based compaction for any revisioned store: every intervalMs it samples
  * (now, currentRevision) and compacts to the newest sampled revision that is at least
@@ -58,3 +60,20 @@ export class TimedCompactor {
 
 export const DEFAULT_HISTORY_RETENTION_MS = 5 * 60 * 1000;
 export const DEFAULT_COMPACTION_INTERVAL_MS = 30 * 1000;
+
+/**
+ * The running compactor of a store, set by the StoreOptions every backend takes (defaults: 5
+ * minutes of history, a tick every 30 s, failures to console.warn naming the backend). The
+ * store stops it when it closes.
+ */
+export function startStoreCompactor(store: Pick<Store, 'backend' | 'currentRevision' | 'compact'>, opts: StoreOptions): TimedCompactor {
+  const compactor = new TimedCompactor({
+    retentionMs: opts.historyRetentionMs ?? DEFAULT_HISTORY_RETENTION_MS,
+    intervalMs: opts.compactionIntervalMs ?? DEFAULT_COMPACTION_INTERVAL_MS,
+    currentRevision: () => store.currentRevision(),
+    compact: (revision) => store.compact(revision),
+    onError: opts.onBackgroundError ?? ((err) => console.warn(`${store.backend} store compaction: ${err.message}`)),
+  });
+  compactor.start();
+  return compactor;
+}

@@ -1,5 +1,5 @@
 import { Etcd3, ICompare, IDuplexStream, IEvent, IKeyValue, IWatchRequest, IWatchResponse, KVClient } from 'etcd3';
-import { DEFAULT_COMPACTION_INTERVAL_MS, DEFAULT_HISTORY_RETENTION_MS, TimedCompactor } from './compaction';
+import { startStoreCompactor, type TimedCompactor } from './compaction';
 import { prefixEndBytes } from './keys';
 import {
   CompactedError,
@@ -143,14 +143,7 @@ export class EtcdStore implements Store {
   ) {
     this.kv = client.kv;
     this.prefix = opts.prefix ?? '';
-    this.compactor = new TimedCompactor({
-      retentionMs: opts.historyRetentionMs ?? DEFAULT_HISTORY_RETENTION_MS,
-      intervalMs: opts.compactionIntervalMs ?? DEFAULT_COMPACTION_INTERVAL_MS,
-      currentRevision: () => this.currentRevision(),
-      compact: (revision) => this.compact(revision),
-      onError: opts.onBackgroundError ?? ((err) => console.warn(`etcd store compaction: ${err.message}`)),
-    });
-    this.compactor.start();
+    this.compactor = startStoreCompactor(this, opts);
   }
 
   async get(key: string, revision?: number): Promise<KeyValue | undefined> {

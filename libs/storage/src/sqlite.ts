@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { DEFAULT_COMPACTION_INTERVAL_MS, DEFAULT_HISTORY_RETENTION_MS, TimedCompactor } from './compaction';
+import { startStoreCompactor, type TimedCompactor } from './compaction';
 import { prefixEnd } from './keys';
 import { startModuleWorker } from './module-runner';
 import { PAGE_CACHE_KIB, type FromWriter, type ToWriter, type WriteOp, type WriteResult, type WriterConfig } from './sqlite-protocol';
@@ -176,14 +176,7 @@ export class SqliteStore implements Store {
     worker.on('error', (err) => this.breakDown(`sqlite writer failed: ${err.message}`));
     worker.unref();
 
-    this.compactor = new TimedCompactor({
-      retentionMs: opts.historyRetentionMs ?? DEFAULT_HISTORY_RETENTION_MS,
-      intervalMs: opts.compactionIntervalMs ?? DEFAULT_COMPACTION_INTERVAL_MS,
-      currentRevision: () => this.currentRevision(),
-      compact: (revision) => this.compact(revision),
-      onError: opts.onBackgroundError ?? ((err) => console.warn(`sqlite store compaction: ${err.message}`)),
-    });
-    this.compactor.start();
+    this.compactor = startStoreCompactor(this, opts);
   }
 
   /** Starts the writer (which creates the schema), then opens the read connection. */
