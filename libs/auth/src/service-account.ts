@@ -159,12 +159,6 @@ const MAX_VERIFIED = 8192;
 /** Seconds of clock skew allowed on `exp` and `nbf`. */
 const CLOCK_TOLERANCE_S = 60;
 
-/** A token whose signature, issuer, audience and times were checked. */
-interface VerifiedToken {
-  payload: JWTPayload;
-  legacy: boolean;
-}
-
 /**
  * Service-account JWT authentication (SPEC Service account token, upstream
  * serviceaccount.JWTTokenAuthenticator). A bearer JWT whose `iss` is one of `issuers` (bound
@@ -185,10 +179,13 @@ export function serviceAccountAuthenticator(opts: ServiceAccountAuthenticatorOpt
   // request's authentication) is done once per VERIFIED_TTL_MS, never past `exp`. Only the
   // check of the token itself is reused: the lookups below run for every request, so a token
   // of a deleted account, pod or secret is refused at once.
-  const verified = new ExpiringCache<VerifiedToken>(MAX_VERIFIED);
+  const verified = new ExpiringCache<JWTPayload>(MAX_VERIFIED);
 
-  /** The token checked by key; null when it is not a service-account token (not ours); throws a 401 when it is one but invalid. */
-  async function verify(token: string, req: AuthRequest): Promise<VerifiedToken | null> {
+  /**
+   * The payload of the token, its signature, issuer, audience and times checked; null when it is
+   * not a service-account token (not ours); throws a 401 when it is one but invalid.
+   */
+  async function verify(token: string, req: AuthRequest): Promise<JWTPayload | null> {
     let iss: string | undefined;
     let kid: string | undefined;
     try {
@@ -210,7 +207,7 @@ export function serviceAccountAuthenticator(opts: ServiceAccountAuthenticatorOpt
           currentDate: new Date(now()),
           clockTolerance: CLOCK_TOLERANCE_S,
         });
-        return { payload, legacy };
+        return payload;
       } catch (err) {
         lastError = (err as Error).message;
       }
@@ -225,16 +222,16 @@ export function serviceAccountAuthenticator(opts: ServiceAccountAuthenticatorOpt
       if (token.length > MAX_TOKEN_BYTES) throw rejected('token too large');
       const key = tokenCacheKey(token, req.audiences);
       const t = now();
-      let v = verified.get(key, t);
-      if (!v) {
+      let payload = verified.get(key, t);
+      if (!payload) {
         const checked = await verify(token, req);
         if (!checked) return null;
-        const exp = checked.payload.exp;
+        const exp = checked.exp;
         verified.set(key, checked, Math.min(t + VERIFIED_TTL_MS, exp === undefined ? Infinity : (exp + CLOCK_TOLERANCE_S) * 1000));
-        v = checked;
+        payload = checked;
       }
-      const { payload, legacy } = v;
-      return legacy ? legacyUser(payload, token, opts.lookup, now, stamped) : boundUser(payload, opts.lookup);
+      // verify checked the issuer: the legacy one, or one of `issuers`.
+      return payload.iss === LEGACY_ISSUER ? legacyUser(payload, token, opts.lookup, now, stamped) : boundUser(payload, opts.lookup);
     },
   };
 }
