@@ -97,3 +97,24 @@ describe('an estimate bounds the actual cost at the schema maximum', () => {
     expect(r.cost).toBeLessThanOrEqual(program.estimatedCost);
   });
 });
+
+describe('the estimate of a dynamic variable given a schema (estimatedCostWith)', () => {
+  // `object` is declared dynamic (as admission expressions' is): its estimate assumes a value of any shape up to the largest request.
+  const dynEnv = new CelEnvironment({ variables: [{ name: 'object' }, { name: 'other' }] });
+  it.each([
+    // expression, estimate with `object` of schema `self`, and whether the dynamic estimate passes the per-call limit
+    ["'a' in object.labels", 3, true],
+    ['object.name.matches("a.*c")', 43, true],
+    ['object.items.exists(i, i == "bb")', 1 + 2 + 5 * 2, true],
+    ['object.unbounded.exists(i, i == "bb")', undefined, true],
+    ["object.n == 2 && 'a' in other", undefined, true],
+  ])('%s', (expression, withSchema, dynOverLimit) => {
+    const p = dynEnv.compile(expression);
+    expect(p.estimatedCost > PER_CALL_COST_LIMIT).toBe(dynOverLimit);
+    const typed = p.estimatedCostWith({ object: self });
+    if (withSchema === undefined) expect(typed).toBeGreaterThan(PER_CALL_COST_LIMIT);
+    else expect(typed).toBe(withSchema);
+    // A schema for a variable the environment does not declare changes nothing.
+    expect(p.estimatedCostWith({ nothing: self })).toBe(p.estimatedCost);
+  });
+});

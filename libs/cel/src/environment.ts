@@ -179,7 +179,12 @@ export class CelEnvironment {
       again.check();
       return again;
     };
-    return new CelProgram(expression, parsed, resultType, estimated, reparse);
+    const estimateWith = (schemas: Readonly<Record<string, CelSchema>>) => {
+      const variables = new Map(this.estimateVariables);
+      for (const [name, schema] of Object.entries(schemas)) if (variables.has(name)) variables.set(name, { schema });
+      return estimateCost(parsed.ast, variables, this.options);
+    };
+    return new CelProgram(expression, parsed, resultType, estimated, reparse, estimateWith);
   }
 }
 

@@ -108,3 +108,22 @@ describe('ValidatingAdmissionPolicy: each expression sees the values it reads, w
     expect(await outcome(plugin, create('cm', { a: '1', b: '2' }))).toBe(want);
   });
 });
+
+describe('ValidatingAdmissionPolicy: runtime cost, with the estimate typed by the kind', () => {
+  // Policies whose estimate over the config map schema is below the limit run without counting; the others are
+  // still counted, and an evaluation whose actual cost passes the limit fails (failurePolicy Fail: refused).
+  const many = Object.fromEntries(Array.from({ length: 1100 }, (_, i) => [`k${i}`, 'v']));
+  it.each([
+    ['map membership (bounded by the schema)', "!('forbidden' in object.metadata.labels) && !('password' in object.data)", 'cm', many, 'admitted'],
+    ['map membership, refusing', "!('password' in object.data)", 'cm', { password: 'x' }, 'p refused'],
+    ['nested iteration over a small map', 'object.data.all(k, object.data.all(j, k == j || k != j))', 'cm', { a: '1', b: '2' }, 'admitted'],
+    ['a regex over long values', "object.data.all(k, object.data[k].matches('^[a-z]+$'))", 'cm', { a: 'v'.repeat(150_000), b: 'v'.repeat(150_000) }, /cost limit/],
+    ['a regex over a long name', "object.metadata.name.matches('^[a-z0-9]+(-[a-z0-9]+)*$')", 'a'.repeat(100_000), {}, /cost limit/],
+  ])('%s', async (_name, expression, name, data, want) => {
+    const c = cluster({ [POLICIES]: [policy('p', expression)], [BINDINGS]: [binding('b', 'p')], '/namespaces': [NAMESPACE] });
+    const plugin = new ValidatingAdmissionPolicyPlugin(c.state);
+    const got = await outcome(plugin, create(name, data as Record<string, string>));
+    if (typeof want === 'string') expect(got).toBe(want);
+    else expect(got).toMatch(want);
+  });
+});

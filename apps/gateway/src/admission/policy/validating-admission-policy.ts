@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { StatusError } from '@orch/apimachinery';
-import { celToJson, CelCostLimitError, PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET, type CelResult } from '@orch/cel';
+import type { GroupVersionKind } from '@orch/api';
+import { celToJson, CelCostLimitError, PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET, type CelProgram, type CelResult } from '@orch/cel';
 import { AdmissionPluginProvider, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResponse } from '../../pipeline/admit';
+import { kindSchema } from '../admission-request';
 import { StateAdmissionPlugin } from '../admission-state';
 import { compileExpression, PolicyRequest, PolicySource, type Compiled, type CompiledPolicy, type PolicyObject } from './policy-source';
 import type { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from './policy-types';
@@ -17,19 +19,27 @@ interface CompiledValidatingPolicy extends CompiledPolicy<ValidatingAdmissionPol
 /** Every compiled expression of a policy. */
 const expressionsOf = (cp: CompiledValidatingPolicy): (Compiled | undefined)[] => [...cp.matchConditions, ...cp.variables, ...cp.validations, ...cp.validations.map((v) => v.messageExpression), ...cp.auditAnnotations];
 
-const cannotOverrun = new WeakMap<object, boolean>();
+const cannotOverrun = new WeakMap<object, Map<string, boolean>>();
 
 /**
  * Whether a policy's expressions together cannot reach the per-expression cost limit (nor,
- * since that is lower, the policy's budget): the sum of their estimated worst-case costs, an
- * upper bound of what they cost, is below it. Such a policy is evaluated without counting.
+ * since that is lower, the policy's budget) for a request of `kind`: the sum of their
+ * worst-case costs estimated with `object` and `oldObject` of the kind's schema (the values
+ * they are converted by, which admission has validated against it), an upper bound of what
+ * they cost, is below it. Such a policy is evaluated without counting. Decided once per
+ * compiled policy and kind.
  */
-export function withinLimits<T extends CompiledPolicy<PolicyObject>>(cp: T, expressions: (cp: T) => (Compiled | undefined)[] = expressionsOf as never): boolean {
-  let within = cannotOverrun.get(cp);
+export function withinLimits<T extends CompiledPolicy<PolicyObject>>(cp: T, kind: GroupVersionKind, expressions: (cp: T) => (Compiled | undefined)[] = expressionsOf as never): boolean {
+  let byKind = cannotOverrun.get(cp);
+  if (!byKind) cannotOverrun.set(cp, (byKind = new Map()));
+  const key = `${kind.group}/${kind.version}/${kind.kind}`;
+  let within = byKind.get(key);
   if (within === undefined) {
+    const schema = kindSchema(kind);
+    const cost = (p: CelProgram) => (schema ? p.estimatedCostWith({ object: schema, oldObject: schema }) : p.estimatedCost);
     const all = expressions(cp).filter((e): e is Compiled => !!e);
-    within = all.every((e) => e.program) && all.reduce((sum, e) => sum + e.program!.estimatedCost, 0) <= Math.min(PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET);
-    cannotOverrun.set(cp, within);
+    within = all.every((e) => e.program) && all.reduce((sum, e) => sum + cost(e.program!), 0) <= Math.min(PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET);
+    byKind.set(key, within);
   }
   return within;
 }
@@ -102,7 +112,7 @@ export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implem
       try {
         const versioned = await this.state.versioned(a, c.matched);
         for (const param of this.source.params(cp, c.binding, a, (m) => deny(m, 'Forbidden'))) {
-          await this.evaluate(cp, c.binding, request.activation(versioned, param, cp.variables.length > 0), deny, out, audit);
+          await this.evaluate(cp, c.binding, versioned.kind, request.activation(versioned, param, cp.variables.length > 0), deny, out, audit);
         }
       } catch (e) {
         if (e instanceof StatusError) throw e;
@@ -114,12 +124,12 @@ export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implem
     return out;
   }
 
-  /** Evaluates one policy for one binding and parameter object (the activation holds `params` and an empty `variables`). */
-  private async evaluate(cp: CompiledValidatingPolicy, binding: ValidatingAdmissionPolicyBinding, activation: Record<string, unknown>, deny: (message: string, reason?: string) => StatusError, out: AdmissionResponse, audit: unknown[]): Promise<void> {
+  /** Evaluates one policy for one binding and parameter object on a request of `kind` (the activation holds `params` and an empty `variables`). */
+  private async evaluate(cp: CompiledValidatingPolicy, binding: ValidatingAdmissionPolicyBinding, kind: GroupVersionKind, activation: Record<string, unknown>, deny: (message: string, reason?: string) => StatusError, out: AdmissionResponse, audit: unknown[]): Promise<void> {
     const policyName = cp.policy.metadata.name ?? '';
     const bindingName = binding.metadata.name ?? '';
     const actions = binding.spec?.validationActions ?? [];
-    const run = new BudgetedRun(withinLimits(cp));
+    const run = new BudgetedRun(withinLimits(cp, kind));
     const variables = activation.variables as Record<string, unknown>;
     for (const mc of cp.matchConditions) {
       const selects = run.value(mc, activation);
