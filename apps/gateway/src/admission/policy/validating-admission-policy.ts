@@ -19,7 +19,7 @@ interface CompiledValidatingPolicy extends CompiledPolicy<ValidatingAdmissionPol
 /** Every compiled expression of a policy. */
 const expressionsOf = (cp: CompiledValidatingPolicy): (Compiled | undefined)[] => [...cp.matchConditions, ...cp.variables, ...cp.validations, ...cp.validations.map((v) => v.messageExpression), ...cp.auditAnnotations];
 
-const cannotOverrun = new WeakMap<object, Map<string, boolean>>();
+const cannotOverrun = new WeakMap<object, WeakMap<GroupVersionKind, boolean>>();
 
 /**
  * Whether a policy's expressions together cannot reach the per-expression cost limit (nor,
@@ -27,19 +27,19 @@ const cannotOverrun = new WeakMap<object, Map<string, boolean>>();
  * worst-case costs estimated with `object` and `oldObject` of the kind's schema (the values
  * they are converted by, which admission has validated against it), an upper bound of what
  * they cost, is below it. Such a policy is evaluated without counting. Decided once per
- * compiled policy and kind.
+ * compiled policy and kind object (pass a candidate's `matched.kind`, the same object for every
+ * request until the bindings index is rebuilt).
  */
 export function withinLimits<T extends CompiledPolicy<PolicyObject>>(cp: T, kind: GroupVersionKind, expressions: (cp: T) => (Compiled | undefined)[] = expressionsOf as never): boolean {
   let byKind = cannotOverrun.get(cp);
-  if (!byKind) cannotOverrun.set(cp, (byKind = new Map()));
-  const key = `${kind.group}/${kind.version}/${kind.kind}`;
-  let within = byKind.get(key);
+  if (!byKind) cannotOverrun.set(cp, (byKind = new WeakMap()));
+  let within = byKind.get(kind);
   if (within === undefined) {
     const schema = kindSchema(kind);
     const cost = (p: CelProgram) => (schema ? p.estimatedCostWith({ object: schema, oldObject: schema }) : p.estimatedCost);
     const all = expressions(cp).filter((e): e is Compiled => !!e);
     within = all.every((e) => e.program) && all.reduce((sum, e) => sum + cost(e.program!), 0) <= Math.min(PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET);
-    byKind.set(key, within);
+    byKind.set(kind, within);
   }
   return within;
 }
@@ -112,7 +112,7 @@ export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implem
       try {
         const versioned = await this.state.versioned(a, c.matched);
         for (const param of this.source.params(cp, c.binding, a, (m) => deny(m, 'Forbidden'))) {
-          await this.evaluate(cp, c.binding, versioned.kind, request.activation(versioned, param, cp.variables.length > 0), deny, out, audit);
+          await this.evaluate(cp, c.binding, c.matched.kind, request.activation(versioned, param, cp.variables.length > 0), deny, out, audit);
         }
       } catch (e) {
         if (e instanceof StatusError) throw e;
