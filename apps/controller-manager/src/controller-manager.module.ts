@@ -44,13 +44,9 @@ export class ControllerRunner implements OnApplicationBootstrap, OnApplicationSh
  * What every controller shares, visible to the controller modules (beside the component's
  * context and loops, libs/component's COMPONENT_CONTEXT and ComponentTasks): the options, the catalog, the shared informer factory, discovery
  * (read once before any controller is built, then kept fresh until the component stops), the
- * controller-manager's own controller context and the controller identities: a
- * {@link globalModule} of {@link coreProviders}.
+ * controller-manager's own controller context and the controller identities: the
+ * providers of the core module, a {@link globalModule}.
  */
-@Module({})
-class ControllerManagerCoreModule {}
-
-/** The providers of {@link ControllerManagerCoreModule}. */
 function coreProviders(options: ControllerManagerOptions): Provider[] {
   return [
     { provide: CONTROLLER_MANAGER_OPTIONS, useValue: options },
@@ -95,7 +91,7 @@ export class ControllerManagerModule {
   static forRoot(options: ControllerManagerOptions): DynamicModule {
     return {
       module: ControllerManagerModule,
-      imports: [globalModule(ControllerManagerCoreModule, coreProviders(options)), WorkloadControllersModule.register(options.controllers), ClusterControllersModule.register(options.controllers)],
+      imports: [globalModule('ControllerManagerCoreModule', coreProviders(options)), WorkloadControllersModule.register(options.controllers), ClusterControllersModule.register(options.controllers)],
       providers: [ControllerRunner],
     };
   }

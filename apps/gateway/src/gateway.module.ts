@@ -26,11 +26,7 @@ class GatewayLifecycle implements BeforeApplicationShutdown, OnApplicationShutdo
   }
 }
 
-/** The configuration and the Gateway composition root, visible to every feature module (a {@link globalModule} of {@link coreProviders}). */
-@Module({})
-class GatewayCoreModule {}
-
-/** The providers of {@link GatewayCoreModule}. */
+/** The configuration and the Gateway composition root, visible to every feature module (the providers of the core module, a {@link globalModule}). */
 function coreProviders(config: GatewayConfig): Provider[] {
   return [{ provide: GATEWAY_CONFIG, useValue: config }, { provide: Gateway, useFactory: () => Gateway.create(config.options, config.pki) }];
 }
@@ -44,7 +40,7 @@ export class GatewayModule {
   static forRoot(config: GatewayConfig): DynamicModule {
     return {
       module: GatewayModule,
-      imports: [globalModule(GatewayCoreModule, coreProviders(config)), DiscoveryModule, AuthenticationModule, AuthorizationModule, AdmissionModule],
+      imports: [globalModule('GatewayCoreModule', coreProviders(config)), DiscoveryModule, AuthenticationModule, AuthorizationModule, AdmissionModule],
       providers: [PipelineComposer, GatewayLifecycle],
     };
   }

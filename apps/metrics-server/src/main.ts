@@ -1,10 +1,10 @@
 import 'reflect-metadata';
-import { runComponent, runComponentModule } from '@orch/component';
+import { componentMain } from '@orch/component';
 import { MetricsServerModule } from './metrics-server.module';
 import { DEFAULT_API_PORT, METRICS_SERVER_FLAGS, NAME, metricsServerOptions } from './options';
 
 /** orch metrics-server: the resource metrics API, served through the gateway. */
-void runComponent({
+componentMain({
   name: NAME,
   description: 'The orch metrics server: the resource metrics API (metrics.orch.io/v1beta1, also metrics.k8s.io/v1beta1 for kubectl top) from the node agents\' /stats/summary, served through the gateway as an aggregated API.',
   defaultPort: DEFAULT_API_PORT,
@@ -12,8 +12,5 @@ void runComponent({
   leaderElection: false,
   healthServer: (flags) => ({ host: flags['bind-address'], port: flags['healthz-port'], tls: false }),
   // The application serves from bootstrap until the signal aborts, then closes.
-  run: (ctx, signal) => runComponentModule(ctx, signal, MetricsServerModule.forRoot(metricsServerOptions(ctx))),
-}).catch((err) => {
-  console.error(`${NAME}: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
+  module: (ctx) => MetricsServerModule.forRoot(metricsServerOptions(ctx)),
 });

@@ -1,4 +1,4 @@
-import { runComponent, runComponentModule } from '@orch/component';
+import { componentMain } from '@orch/component';
 import { PROXY_FLAGS, ProxyOptions, hostPort } from './options';
 import { ProxyModule } from './proxy.module';
 
@@ -7,7 +7,7 @@ import { ProxyModule } from './proxy.module';
  * endpoints, in userspace. Health on --healthz-bind-address (default 0.0.0.0:10256, plain HTTP
  * as upstream) and health plus metrics on --metrics-bind-address (default 127.0.0.1:10249, HTTP).
  */
-void runComponent({
+componentMain({
   name: 'network-proxy',
   description: 'The orch network-proxy watches Services and EndpointSlices through the gateway and forwards TCP and UDP traffic for service cluster IPs and node ports to ready endpoints.',
   defaultPort: 10256,
@@ -17,8 +17,5 @@ void runComponent({
     if (f['secure-port']) throw new Error('--secure-port does not apply to the network-proxy: its health server is plain HTTP on --healthz-bind-address');
     return { ...hostPort('healthz-bind-address', f['healthz-bind-address']), tls: false };
   },
-  run: (ctx, signal) => runComponentModule(ctx, signal, ProxyModule.forRoot(new ProxyOptions(ctx.flags))),
-}).catch((err) => {
-  console.error(`network-proxy: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
+  module: (ctx) => ProxyModule.forRoot(new ProxyOptions(ctx.flags)),
 });

@@ -19,11 +19,7 @@ const UDP_FRONTENDS = Symbol('UdpFrontends');
 const CONNECT_TIMEOUT_MS = 2000;
 const DROP_IDLE_MS = 60_000;
 
-/** The options and metrics every part of the proxy reads (a {@link globalModule} of {@link coreProviders}). */
-@Module({})
-class ProxyCoreModule {}
-
-/** The providers of {@link ProxyCoreModule}. */
+/** The options and metrics every part of the proxy reads (the providers of the core module, a {@link globalModule}). */
 function coreProviders(options: ProxyOptions): Provider[] {
   return [
     { provide: ProxyOptions, useValue: options },
@@ -128,7 +124,7 @@ export class ProxyModule {
   static forRoot(options: ProxyOptions): DynamicModule {
     return {
       module: ProxyModule,
-      imports: [globalModule(ProxyCoreModule, coreProviders(options)), DataPlaneModule],
+      imports: [globalModule('ProxyCoreModule', coreProviders(options)), DataPlaneModule],
       providers: [
         { provide: SharedInformerFactory, useFactory: (ctx: ProxyContext) => new SharedInformerFactory(ctx.client), inject: [COMPONENT_CONTEXT] },
         { provide: ProxyController, useFactory: proxyController, inject: [ProxyOptions, COMPONENT_CONTEXT, SharedInformerFactory, Proxier, ProxyMetrics] },

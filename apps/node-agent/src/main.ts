@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { loadKubeconfig, writeKubeconfig } from '@orch/auth';
-import { COMPONENT_FLAGS, runComponent, runComponentModule } from '@orch/component';
+import { COMPONENT_FLAGS, componentMain } from '@orch/component';
 import { createLogger, parseFlagsOrExit } from '@orch/server-common';
 import { hasValidNodeCredentials, tlsBootstrap } from './join/bootstrap';
 import { discoverCluster, parseBootstrapToken } from './join/discovery';
@@ -58,29 +58,24 @@ async function prepare(command: 'run' | 'join', f: NodeAgentFlags): Promise<stri
   }
 }
 
-async function main(argv: string[]): Promise<void> {
+/** The arguments of the run: the flags given (after the command), plus those {@link prepare} adds. */
+async function runArguments(argv: string[]): Promise<string[]> {
   const command = argv[0] === 'join' || argv[0] === 'run' ? argv[0] : 'run';
   const args = argv[0] === command ? argv.slice(1) : argv;
   const { values } = parseFlagsOrExit({ name: `node-agent ${command}`, description: DESCRIPTION }, { ...COMPONENT_FLAGS, ...NODE_AGENT_FLAGS }, args);
-  const extra = await prepare(command, values as NodeAgentFlags);
-  await runComponent(
-    {
-      name: 'node-agent',
-      description: DESCRIPTION,
-      defaultPort: 10248,
-      flags: NODE_AGENT_FLAGS,
-      leaderElection: false,
-      // The HTTPS API, node registration and heartbeat, and the pod workers driving the runtime, until
-      // the signal aborts; then containers are stopped within --shutdown-grace-period.
-      run: (ctx, signal) => runComponentModule(ctx, signal, NodeAgentModule.forRoot(new NodeAgentOptions(ctx.flags))),
-    },
-    [...args, ...extra],
-  );
+  return [...args, ...(await prepare(command, values as NodeAgentFlags))];
 }
 
-main(process.argv.slice(2))
-  .then(() => process.exit(0))
-  .catch((err) => {
-    console.error(`node-agent: ${err instanceof Error ? err.message : String(err)}`);
-    process.exit(1);
-  });
+componentMain(
+  {
+    name: 'node-agent',
+    description: DESCRIPTION,
+    defaultPort: 10248,
+    flags: NODE_AGENT_FLAGS,
+    leaderElection: false,
+    // The HTTPS API, node registration and heartbeat, and the pod workers driving the runtime, until
+    // the signal aborts; then containers are stopped within --shutdown-grace-period.
+    module: (ctx) => NodeAgentModule.forRoot(new NodeAgentOptions(ctx.flags)),
+  },
+  runArguments(process.argv.slice(2)),
+);

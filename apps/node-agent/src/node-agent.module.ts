@@ -9,11 +9,7 @@ import { PodQueue } from './pods/pod-worker';
 import { PodsModule } from './pods/pods.module';
 import { RuntimeModule } from './runtime/runtime.module';
 
-/** What every part of the agent reads: its options, the machine, the informers and the pod queue (a {@link globalModule} of {@link coreProviders}). */
-@Module({})
-class NodeAgentCoreModule {}
-
-/** The providers of {@link NodeAgentCoreModule}. */
+/** What every part of the agent reads: its options, the machine, the informers and the pod queue (the providers of the core module, a {@link globalModule}). */
 function coreProviders(options: NodeAgentOptions): Provider[] {
   const machine = async () => {
     await mkdir(join(options.rootDir, 'pods'), { recursive: true });
@@ -36,6 +32,6 @@ function coreProviders(options: NodeAgentOptions): Provider[] {
 @Module({})
 export class NodeAgentModule {
   static forRoot(options: NodeAgentOptions): DynamicModule {
-    return { module: NodeAgentModule, imports: [globalModule(NodeAgentCoreModule, coreProviders(options)), RuntimeModule.forRoot(options), PodsModule] };
+    return { module: NodeAgentModule, imports: [globalModule('NodeAgentCoreModule', coreProviders(options)), RuntimeModule.forRoot(options), PodsModule] };
   }
 }

@@ -98,10 +98,8 @@ describe('globalModule', () => {
     @Module({ providers: [Reader] })
     class ReaderModule {}
     @Module({})
-    class SharedModule {}
-    @Module({})
     class AppModule {}
-    const app = await createComponentApplication(ctx, new AbortController().signal, { module: AppModule, imports: [globalModule(SharedModule, [provider]), ReaderModule] });
+    const app = await createComponentApplication(ctx, new AbortController().signal, { module: AppModule, imports: [globalModule('SharedModule', [provider]), ReaderModule] });
     try {
       expect(app.get(Reader).shared).toMatchObject(want as object);
     } finally {

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { Inject, Injectable, Module, type DynamicModule, type INestApplicationContext, type LogLevel, type Provider, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { FlagDefs } from '@orch/server-common';
-import type { ComponentContext } from './component';
+import { runComponent, type ComponentContext, type ComponentSpec } from './component';
 
 /** Injection token of the {@link ComponentContext} (flags, client, logger, health, metrics). */
 export const COMPONENT_CONTEXT = Symbol('ComponentContext');
@@ -54,18 +54,16 @@ export class ComponentTasks {
 }
 
 /**
- * A global dynamic module (Nest's `global: true`) named by `module`, one class per use: every
- * provider of `providers` is exported, so every module of the application can inject it without
- * importing the module. For what every part of an application reads (its options, context and
- * composition root).
+ * A global dynamic module (Nest's `global: true`) of its own class, named `name` (in Nest's
+ * messages): every provider of `providers` is exported, so every module of the application can
+ * inject it without importing the module. For what every part of an application reads (its
+ * options, context and composition root).
  */
-export function globalModule(module: Type, providers: Provider[]): DynamicModule {
+export function globalModule(name: string, providers: Provider[]): DynamicModule {
+  const module = { [name]: class {} }[name];
+  Module({})(module);
   return { module, global: true, providers, exports: providers.map((p) => ('provide' in p ? p.provide : p)) };
 }
-
-/** What the component runtime gives every provider: the context, the run signal and the loops. */
-@Module({})
-class ComponentCoreModule {}
 
 @Module({})
 class ComponentRootModule {}
@@ -86,7 +84,8 @@ export async function createComponentApplication<D extends FlagDefs>(
   const root: DynamicModule = {
     module: ComponentRootModule,
     imports: [
-      globalModule(ComponentCoreModule, [{ provide: COMPONENT_CONTEXT, useValue: ctx }, { provide: RUN_SIGNAL, useValue: signal }, ComponentTasks]),
+      // What the component runtime gives every provider: the context, the run signal and the loops.
+      globalModule('ComponentCoreModule', [{ provide: COMPONENT_CONTEXT, useValue: ctx }, { provide: RUN_SIGNAL, useValue: signal }, ComponentTasks]),
       app,
     ],
   };
@@ -106,4 +105,25 @@ export async function runComponentModule<D extends FlagDefs>(ctx: ComponentConte
   } finally {
     await context.close();
   }
+}
+
+/** A component whose main loop is its Nest application: `module` builds it from the context. */
+export interface ModuleComponentSpec<D extends FlagDefs> extends Omit<ComponentSpec<D>, 'run'> {
+  /** The application {@link runComponentModule} runs while leading (or always without leader election). */
+  module(ctx: ComponentContext<D>): DynamicModule | Type;
+}
+
+/**
+ * The main of a component process: {@link runComponent} with the application `spec.module`
+ * builds as its main loop, on `argv` (or what the promise resolves to: arguments a start-up
+ * step prepared first). A start-up error is printed as `<name>: <message>` and exits 1.
+ */
+export function componentMain<D extends FlagDefs>(spec: ModuleComponentSpec<D>, argv: readonly string[] | Promise<readonly string[]> = process.argv.slice(2)): void {
+  const { module, ...rest } = spec;
+  Promise.resolve(argv)
+    .then((args) => runComponent({ ...rest, run: (ctx, signal) => runComponentModule(ctx, signal, module(ctx)) }, args))
+    .catch((err: unknown) => {
+      console.error(`${spec.name}: ${err instanceof Error ? err.message : String(err)}`);
+      process.exit(1);
+    });
 }
