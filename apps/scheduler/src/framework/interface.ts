@@ -128,6 +128,13 @@ export interface EnqueueExtensions {
   eventsToRegister(): ClusterEventWithHint[];
 }
 
+/**
+ * A plugin at every node-filtering and node-scoring extension point: state computed once per
+ * cycle in PreFilter and PreScore, Filter and Score per node, and the events that may make the
+ * pods it rejected schedulable (NodeAffinity, NodeResourcesFit, InterPodAffinity, PodTopologySpread).
+ */
+export interface FilterScorePlugin extends PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions {}
+
 /** Labels of namespaces, for namespaceSelector in pod affinity terms. */
 export interface NamespaceLister {
   labels(name: string): Labels | undefined;

@@ -1,17 +1,7 @@
 import { FieldError, type Labels } from '@orch/apimachinery';
 import type { CycleState } from '../../framework/cycle-state';
 import { ActionType } from '../../framework/events';
-import {
-  MAX_NODE_SCORE,
-  type ClusterEventWithHint,
-  type EnqueueExtensions,
-  type FilterPlugin,
-  type Handle,
-  type PluginRegistration,
-  type PreFilterPlugin,
-  type PreScorePlugin,
-  type ScorePlugin,
-} from '../../framework/interface';
+import { MAX_NODE_SCORE, type ClusterEventWithHint, type FilterScorePlugin, type Handle, type PluginRegistration } from '../../framework/interface';
 import { selectorAnchors } from '../../framework/affinity-index';
 import type { Snapshot } from '../../framework/snapshot';
 import { Status } from '../../framework/status';
@@ -138,7 +128,7 @@ function addScore(m: ScoreMap, term: AffinityTerm, weight: number, pod: PodInfo,
  * pod at PreFilter/PreScore, iterating only nodes with relevant pods where possible
  * (upstream InterPodAffinity).
  */
-export class InterPodAffinity implements PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions {
+export class InterPodAffinity implements FilterScorePlugin {
   readonly name = INTER_POD_AFFINITY;
   /** PreFilter extensions: preemption adds and removes pods from the counts. */
   readonly addPod = EXTENSIONS.addPod;

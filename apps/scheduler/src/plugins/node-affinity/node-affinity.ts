@@ -2,17 +2,7 @@ import { FieldError } from '@orch/apimachinery';
 import type { Node, NodeAffinity as NodeAffinitySpec, Pod } from '../../framework/api';
 import type { CycleState } from '../../framework/cycle-state';
 import { ActionType, Events } from '../../framework/events';
-import {
-  PreFilterResult,
-  type ClusterEventWithHint,
-  type EnqueueExtensions,
-  type FilterPlugin,
-  type PluginRegistration,
-  type PreFilterPlugin,
-  type PreScorePlugin,
-  type QueueingHint,
-  type ScorePlugin,
-} from '../../framework/interface';
+import { PreFilterResult, type ClusterEventWithHint, type FilterScorePlugin, type PluginRegistration, type QueueingHint } from '../../framework/interface';
 import { NodeSelectorMatcher, PreferredSchedulingTerms, RequiredNodeAffinity } from '../../framework/node-affinity';
 import { Status } from '../../framework/status';
 import { NodeInfo, PodInfo } from '../../framework/types';
@@ -64,7 +54,7 @@ export function fitsRequiredNodeAffinity(pod: PodInfo, node: NodeInfo): boolean 
  * Filter on `spec.nodeSelector`, required node affinity and the namespace node selector;
  * Score by preferred node affinity terms (upstream NodeAffinity).
  */
-export class NodeAffinity implements PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions {
+export class NodeAffinity implements FilterScorePlugin {
   readonly name = NODE_AFFINITY;
   private readonly addedRequired?: NodeSelectorMatcher;
   private readonly addedPreferred?: PreferredSchedulingTerms;

@@ -2,16 +2,7 @@ import { FieldError } from '@orch/apimachinery';
 import type { Node, Pod } from '../../framework/api';
 import type { CycleState } from '../../framework/cycle-state';
 import { ActionType, Events } from '../../framework/events';
-import type {
-  ClusterEventWithHint,
-  EnqueueExtensions,
-  FilterPlugin,
-  PluginRegistration,
-  PreFilterPlugin,
-  PreScorePlugin,
-  QueueingHint,
-  ScorePlugin,
-} from '../../framework/interface';
+import type { ClusterEventWithHint, FilterScorePlugin, PluginRegistration, QueueingHint } from '../../framework/interface';
 import { isExtendedResourceName, type Resource } from '../../framework/resource';
 import { Status } from '../../framework/status';
 import { NodeInfo, PodInfo } from '../../framework/types';
@@ -110,7 +101,7 @@ const PRE_SCORE_KEY = `PreScore${NODE_RESOURCES_FIT}`;
  * resources, pod count). Score: LeastAllocated (spread) or MostAllocated (bin-pack) over the
  * configured resources, using non-zero defaults for unset cpu/memory (upstream NodeResourcesFit).
  */
-export class NodeResourcesFit implements PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions {
+export class NodeResourcesFit implements FilterScorePlugin {
   readonly name = NODE_RESOURCES_FIT;
   private readonly ignored: ReadonlySet<string>;
   private readonly ignoredGroups: ReadonlySet<string>;

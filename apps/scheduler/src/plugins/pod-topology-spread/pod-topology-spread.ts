@@ -2,17 +2,7 @@ import { FieldError, LabelSelector, labelSelectorFromObject, type LabelRequireme
 import { doNotScheduleTaint, findUntoleratedTaint, LABEL_HOSTNAME, LABEL_ZONE, type NodeInclusionPolicy, type TopologySpreadConstraint } from '../../framework/api';
 import type { CycleState } from '../../framework/cycle-state';
 import { ActionType } from '../../framework/events';
-import {
-  MAX_NODE_SCORE,
-  type ClusterEventWithHint,
-  type EnqueueExtensions,
-  type FilterPlugin,
-  type Handle,
-  type PluginRegistration,
-  type PreFilterPlugin,
-  type PreScorePlugin,
-  type ScorePlugin,
-} from '../../framework/interface';
+import { MAX_NODE_SCORE, type ClusterEventWithHint, type FilterScorePlugin, type Handle, type PluginRegistration } from '../../framework/interface';
 import { RequiredNodeAffinity } from '../../framework/node-affinity';
 import { Status } from '../../framework/status';
 import { labelMatcher, type NodeInfo, type PodInfo } from '../../framework/types';
@@ -212,7 +202,7 @@ export function scoreForCount(count: number, maxSkew: number, weight: number): n
  * matching pods in the node's domains for ScheduleAnyway (or default) constraints is better
  * (upstream PodTopologySpread). Counts are taken once per pod at PreFilter/PreScore.
  */
-export class PodTopologySpread implements PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, EnqueueExtensions {
+export class PodTopologySpread implements FilterScorePlugin {
   readonly name = POD_TOPOLOGY_SPREAD;
   /** PreFilter extensions: preemption adds and removes pods from the counts. */
   readonly addPod = EXTENSIONS.addPod;
