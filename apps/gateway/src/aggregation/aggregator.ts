@@ -11,6 +11,7 @@ import { hashOf, type RemoteDocument } from '../openapi/service';
 import type { GenericStore } from '../registry/generic-store';
 import { nowTime } from '../registry/object-meta';
 import type { RequestContext, Served } from '../registry/strategy';
+import { readResponseBody } from '../webhooks/response-body';
 import type { ServiceResolver } from '../webhooks/service-resolver';
 
 /** apiregistration.orch.io/v1 APIService, as served: its spec always there; a local one (served by the gateway itself) has no service. */
@@ -191,7 +192,7 @@ export class Aggregator {
     let failed: { reason: string; message: string } | undefined;
     try {
       const res = await this.send(a, { method: 'GET', path: `/apis/${a.spec.group}/${a.spec.version}`, headers: { accept: 'application/json' }, idleTimeoutMs: GATEWAY_REQUEST_TIMEOUT_MS }, AGGREGATOR_USER);
-      const body = await readAll(res, 3 * 1024 * 1024);
+      const body = await readResponseBody(res, 3 * 1024 * 1024);
       if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) > 299) failed = { reason: 'FailedDiscoveryCheck', message: `failing or missing response from ${this.describe(a)}: bad status from ${this.describe(a)}: ${res.statusCode}` };
       else list = JSON.parse(body.toString('utf8')) as APIResourceList;
     } catch (err) {
@@ -258,7 +259,7 @@ export class Aggregator {
     const a = r.apiService;
     const get = async (path: string): Promise<Buffer | undefined> => {
       const res = await this.send(a, { method: 'GET', path, headers: { accept: 'application/json' }, idleTimeoutMs: GATEWAY_REQUEST_TIMEOUT_MS }, AGGREGATOR_USER);
-      const body = await readAll(res, 32 * 1024 * 1024);
+      const body = await readResponseBody(res, 32 * 1024 * 1024);
       return res.statusCode === 200 ? body : undefined;
     };
     try {
@@ -355,18 +356,4 @@ export class Aggregator {
     out.on('close', () => res.destroy());
     return res.statusCode ?? 502;
   }
-}
-
-function readAll(res: IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    res.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) res.destroy(new Error(`the response is larger than ${limit} bytes`));
-      else chunks.push(c);
-    });
-    res.on('end', () => resolve(Buffer.concat(chunks)));
-    res.on('error', reject);
-  });
 }

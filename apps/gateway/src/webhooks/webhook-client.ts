@@ -1,4 +1,5 @@
 import { Agent, request } from 'node:https';
+import { readResponseBody } from './response-body';
 import type { ServiceResolver } from './service-resolver';
 
 /** Where a webhook is (upstream WebhookClientConfig): an https URL, or a Service with path and port. */
@@ -87,23 +88,18 @@ export class WebhookClient {
           timeout: timeoutMs,
         },
         (res) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (c: Buffer) => {
-            size += c.length;
-            if (size > MAX_RESPONSE_BYTES) req.destroy(new WebhookError(`the response is larger than ${MAX_RESPONSE_BYTES} bytes`));
-            else chunks.push(c);
-          });
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) > 299) return reject(new WebhookError(`the server responded with HTTP ${res.statusCode}: ${text.slice(0, 200)}`));
-            try {
-              resolve(JSON.parse(text));
-            } catch {
-              reject(new WebhookError('the response is not JSON'));
-            }
-          });
-          res.on('error', (e) => reject(new WebhookError(e.message)));
+          void readResponseBody(res, MAX_RESPONSE_BYTES).then(
+            (body) => {
+              const text = body.toString('utf8');
+              if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) > 299) return reject(new WebhookError(`the server responded with HTTP ${res.statusCode}: ${text.slice(0, 200)}`));
+              try {
+                resolve(JSON.parse(text));
+              } catch {
+                reject(new WebhookError('the response is not JSON'));
+              }
+            },
+            (e: Error) => reject(new WebhookError(e.message)),
+          );
         },
       );
       req.on('timeout', () => req.destroy(new WebhookError(`the call timed out after ${timeoutMs} ms`)));
