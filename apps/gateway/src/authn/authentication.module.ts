@@ -34,127 +34,6 @@ export interface AuthenticatorModule extends Authenticator {
   readonly enabled: boolean;
 }
 
-/** X.509 client certificates (`--client-ca-file`, default the cluster CA). Always on. */
-@Injectable()
-@AuthenticatorProvider({ order: 10 })
-export class X509Authentication implements AuthenticatorModule {
-  readonly enabled = true;
-  private readonly impl: Authenticator;
-
-  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
-    this.impl = x509Authenticator({ clientCa: config.clientCa });
-  }
-
-  authenticate(req: AuthRequest) {
-    return this.impl.authenticate(req);
-  }
-}
-
-/**
- * The authenticating proxy (`--requestheader-client-ca-file` and the other `--requestheader-*`
- * flags): a client certificate of that CA (with an allowed name) makes the X-Remote-* headers
- * the user. The TLS server asks for client certificates of this CA too (main.ts).
- */
-@Injectable()
-@AuthenticatorProvider({ order: 5 })
-export class RequestHeaderAuthentication implements AuthenticatorModule {
-  readonly enabled: boolean;
-  private readonly impl?: Authenticator;
-
-  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
-    const o = config.options;
-    const file = o['requestheader-client-ca-file'];
-    this.enabled = !!file;
-    if (file) {
-      this.impl = requestHeaderAuthenticator({
-        clientCa: readFileSync(file, 'utf8'),
-        allowedNames: o['requestheader-allowed-names'],
-        usernameHeaders: o['requestheader-username-headers'],
-        groupHeaders: o['requestheader-group-headers'],
-        extraHeaderPrefixes: o['requestheader-extra-headers-prefix'],
-      });
-    }
-  }
-
-  authenticate(req: AuthRequest) {
-    return this.impl ? this.impl.authenticate(req) : Promise.resolve(null);
-  }
-}
-
-/**
- * Webhook token authentication (`--authentication-token-webhook-config-file`): bearer tokens no
- * other authenticator took are sent to the webhook as TokenReview v1, answers cached
- * `--authentication-token-webhook-cache-ttl`. Last in the union (upstream order).
- */
-@Injectable()
-@AuthenticatorProvider({ order: 70 })
-export class WebhookTokenAuthentication implements AuthenticatorModule, OnModuleInit {
-  readonly enabled: boolean;
-  private impl?: Authenticator;
-
-  constructor(
-    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
-    @Inject(Gateway) private readonly gateway: Gateway,
-  ) {
-    this.enabled = !!config.options['authentication-token-webhook-config-file'];
-    const version = config.options['authentication-token-webhook-version'];
-    if (this.enabled && version !== 'v1') throw new Error(`--authentication-token-webhook-version: unsupported version ${JSON.stringify(version)} (supported: v1)`);
-  }
-
-  async onModuleInit(): Promise<void> {
-    const o = this.config.options;
-    if (!this.enabled) return;
-    const post = await reviewPoster(this.gateway.webhooks, o['authentication-token-webhook-config-file'], 'authentication-token-webhook-config-file');
-    this.impl = webhookTokenAuthenticator(post, { cacheTtlMs: o['authentication-token-webhook-cache-ttl'] });
-  }
-
-  authenticate(req: AuthRequest) {
-    return this.impl ? this.impl.authenticate(req) : Promise.resolve(null);
-  }
-}
-
-/** Bootstrap tokens (`--enable-bootstrap-token-auth`): secrets `orch-system/bootstrap-token-<id>`. */
-@Injectable()
-@AuthenticatorProvider({ order: 40 })
-export class BootstrapTokenAuthentication implements AuthenticatorModule {
-  readonly enabled: boolean;
-  private readonly impl: Authenticator;
-
-  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig, @Inject(Gateway) gateway: Gateway) {
-    this.enabled = config.options['enable-bootstrap-token-auth'];
-    this.impl = bootstrapTokenAuthenticator(async (id): Promise<BootstrapTokenSecret | undefined> => {
-      try {
-        return (await gateway.registry('', 'secrets').get('orch-system', `${BOOTSTRAP_TOKEN_SECRET_PREFIX}${id}`)) as BootstrapTokenSecret;
-      } catch (err) {
-        if (err instanceof StatusError && err.code === 404) return undefined;
-        throw err;
-      }
-    });
-  }
-
-  authenticate(req: AuthRequest) {
-    return this.impl.authenticate(req);
-  }
-}
-
-/** Static bearer tokens (`--token-auth-file`), read once at start. */
-@Injectable()
-@AuthenticatorProvider({ order: 30 })
-export class TokenFileAuthentication implements AuthenticatorModule {
-  readonly enabled: boolean;
-  private readonly impl?: Authenticator;
-
-  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
-    const file = config.options['token-auth-file'];
-    this.enabled = !!file;
-    if (file) this.impl = tokenFileAuthenticator(parseTokenFile(readFileSync(file, 'utf8'), file));
-  }
-
-  authenticate(req: AuthRequest) {
-    return this.impl ? this.impl.authenticate(req) : Promise.resolve(null);
-  }
-}
-
 /** The object, or undefined when it does not exist. */
 async function getOrUndefined(gateway: Gateway, resource: string, namespace: string, name: string): Promise<KubeObject | undefined> {
   try {
@@ -165,6 +44,97 @@ async function getOrUndefined(gateway: Gateway, resource: string, namespace: str
   }
 }
 
+/** An authenticator provider that passes each request to the authenticator its flags built (none built: no user). */
+abstract class DelegatingAuthentication implements AuthenticatorModule {
+  protected impl?: Authenticator;
+
+  constructor(readonly enabled: boolean) {}
+
+  authenticate(req: AuthRequest) {
+    return this.impl ? this.impl.authenticate(req) : Promise.resolve(null);
+  }
+}
+
+/** X.509 client certificates (`--client-ca-file`, default the cluster CA). Always on. */
+@Injectable()
+@AuthenticatorProvider({ order: 10 })
+export class X509Authentication extends DelegatingAuthentication {
+  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+    super(true);
+    this.impl = x509Authenticator({ clientCa: config.clientCa });
+  }
+}
+
+/**
+ * The authenticating proxy (`--requestheader-client-ca-file` and the other `--requestheader-*`
+ * flags): a client certificate of that CA (with an allowed name) makes the X-Remote-* headers
+ * the user. The TLS server asks for client certificates of this CA too (main.ts).
+ */
+@Injectable()
+@AuthenticatorProvider({ order: 5 })
+export class RequestHeaderAuthentication extends DelegatingAuthentication {
+  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+    const o = config.options;
+    const file = o['requestheader-client-ca-file'];
+    super(!!file);
+    if (file) {
+      this.impl = requestHeaderAuthenticator({
+        clientCa: readFileSync(file, 'utf8'),
+        allowedNames: o['requestheader-allowed-names'],
+        usernameHeaders: o['requestheader-username-headers'],
+        groupHeaders: o['requestheader-group-headers'],
+        extraHeaderPrefixes: o['requestheader-extra-headers-prefix'],
+      });
+    }
+  }
+}
+
+/**
+ * Webhook token authentication (`--authentication-token-webhook-config-file`): bearer tokens no
+ * other authenticator took are sent to the webhook as TokenReview v1, answers cached
+ * `--authentication-token-webhook-cache-ttl`. Last in the union (upstream order).
+ */
+@Injectable()
+@AuthenticatorProvider({ order: 70 })
+export class WebhookTokenAuthentication extends DelegatingAuthentication implements OnModuleInit {
+  constructor(
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Inject(Gateway) private readonly gateway: Gateway,
+  ) {
+    super(!!config.options['authentication-token-webhook-config-file']);
+    const version = config.options['authentication-token-webhook-version'];
+    if (this.enabled && version !== 'v1') throw new Error(`--authentication-token-webhook-version: unsupported version ${JSON.stringify(version)} (supported: v1)`);
+  }
+
+  async onModuleInit(): Promise<void> {
+    const o = this.config.options;
+    if (!this.enabled) return;
+    const post = await reviewPoster(this.gateway.webhooks, o['authentication-token-webhook-config-file'], 'authentication-token-webhook-config-file');
+    this.impl = webhookTokenAuthenticator(post, { cacheTtlMs: o['authentication-token-webhook-cache-ttl'] });
+  }
+}
+
+/** Bootstrap tokens (`--enable-bootstrap-token-auth`): secrets `orch-system/bootstrap-token-<id>`. */
+@Injectable()
+@AuthenticatorProvider({ order: 40 })
+export class BootstrapTokenAuthentication extends DelegatingAuthentication {
+  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig, @Inject(Gateway) gateway: Gateway) {
+    super(config.options['enable-bootstrap-token-auth']);
+    this.impl = bootstrapTokenAuthenticator(async (id) => (await getOrUndefined(gateway, 'secrets', 'orch-system', `${BOOTSTRAP_TOKEN_SECRET_PREFIX}${id}`)) as BootstrapTokenSecret | undefined);
+  }
+}
+
+/** Static bearer tokens (`--token-auth-file`), read once at start. */
+@Injectable()
+@AuthenticatorProvider({ order: 30 })
+export class TokenFileAuthentication extends DelegatingAuthentication {
+  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+    const file = config.options['token-auth-file'];
+    super(!!file);
+    if (file) this.impl = tokenFileAuthenticator(parseTokenFile(readFileSync(file, 'utf8'), file));
+  }
+}
+
 /**
  * Service-account JWTs (SPEC Service account token): legacy secret tokens the
  * controller-manager signs and bound tokens from TokenRequest. Keys from
@@ -172,11 +142,9 @@ async function getOrUndefined(gateway: Gateway, resource: string, namespace: str
  */
 @Injectable()
 @AuthenticatorProvider({ order: 50 })
-export class ServiceAccountAuthentication implements AuthenticatorModule {
-  readonly enabled = true;
-  private readonly impl: Authenticator;
-
+export class ServiceAccountAuthentication extends DelegatingAuthentication {
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig, @Inject(Gateway) gateway: Gateway) {
+    super(true);
     const o = config.options;
     const files = o['service-account-key-file'];
     const keys = files.length ? files.flatMap((f) => publicKeysFromPem(readFileSync(f, 'utf8'), f)) : publicKeysFromPem(config.pki.serviceAccount.publicKeyPem, 'cluster PKI sa key');
@@ -194,10 +162,6 @@ export class ServiceAccountAuthentication implements AuthenticatorModule {
       audiences: apiAudiences(config),
       ...(o['service-account-lookup'] ? { lookup } : {}),
     });
-  }
-
-  authenticate(req: AuthRequest) {
-    return this.impl.authenticate(req);
   }
 }
 
