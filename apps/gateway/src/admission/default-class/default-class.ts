@@ -17,6 +17,52 @@ export function defaultClass(classes: readonly KubeObject[], keys: readonly stri
   return newest(classes.filter((c) => annotation(c, keys) === 'true'));
 }
 
+/** How objects of one kind get the default class: the plugin, the class resource, and the object's class field. */
+interface ClassDefaulting<T extends KubeObject> {
+  plugin: string;
+  /** The defaulted resource, as `handling` names it. */
+  resource: string;
+  classes: { group: string; resource: string };
+  /** The annotations that mark the default class. */
+  keys: readonly string[];
+  /** Whether the object names its class (or explicitly none) already. */
+  chosen(obj: T): boolean;
+  setClass(obj: T, name: string | undefined): void;
+}
+
+/** The plugin that gives an object created without a class the default class ({@link defaultClass}) of `d`. */
+function classDefaultingPlugin<T extends KubeObject>(d: ClassDefaulting<T>) {
+  return class ClassDefaultingPlugin extends StateAdmissionPlugin implements AdmissionPlugin {
+    readonly name = d.plugin;
+    readonly handles = handling({ CREATE: [d.resource] });
+
+    mutate(a: AdmissionAttributes): void {
+      const obj = a.object as T | undefined;
+      if (!obj || d.chosen(obj)) return;
+      const found = defaultClass(this.state.cache(d.classes.group, d.classes.resource).list(), d.keys);
+      if (found) d.setClass(obj, found.metadata.name);
+    }
+  };
+}
+
+const STORAGE_CLASS_DEFAULTING: ClassDefaulting<PersistentVolumeClaim> = {
+  plugin: DEFAULT_STORAGE_CLASS,
+  resource: 'persistentvolumeclaims',
+  classes: { group: 'storage.orch.io', resource: 'storageclasses' },
+  keys: STORAGE_CLASS_DEFAULT_KEYS,
+  chosen: (claim) => claim.spec?.storageClassName !== undefined && claim.spec.storageClassName !== null,
+  setClass: (claim, name) => void (claim.spec = { ...(claim.spec ?? {}), storageClassName: name }),
+};
+
+const INGRESS_CLASS_DEFAULTING: ClassDefaulting<Ingress> = {
+  plugin: DEFAULT_INGRESS_CLASS,
+  resource: 'ingresses.networking.orch.io',
+  classes: { group: 'networking.orch.io', resource: 'ingressclasses' },
+  keys: INGRESS_CLASS_DEFAULT_KEYS,
+  chosen: (ingress) => !!ingress.spec?.ingressClassName || ingress.metadata.annotations?.['kubernetes.io/ingress.class'] !== undefined,
+  setClass: (ingress, name) => void (ingress.spec = { ...(ingress.spec ?? {}), ingressClassName: name }),
+};
+
 /**
  * DefaultStorageClass (upstream plugin of the same name): a PersistentVolumeClaim created
  * without spec.storageClassName gets the default StorageClass (an empty string is an explicit
@@ -24,18 +70,7 @@ export function defaultClass(classes: readonly KubeObject[], keys: readonly stri
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class DefaultStorageClass extends StateAdmissionPlugin implements AdmissionPlugin {
-  readonly name = DEFAULT_STORAGE_CLASS;
-
-  readonly handles = handling({ CREATE: ['persistentvolumeclaims'] });
-
-  mutate(a: AdmissionAttributes): void {
-    const claim = a.object as PersistentVolumeClaim | undefined;
-    if (!claim || (claim.spec?.storageClassName !== undefined && claim.spec.storageClassName !== null)) return;
-    const found = defaultClass(this.state.cache('storage.orch.io', 'storageclasses').list(), STORAGE_CLASS_DEFAULT_KEYS);
-    if (found) claim.spec = { ...(claim.spec ?? {}), storageClassName: found.metadata.name };
-  }
-}
+export class DefaultStorageClass extends classDefaultingPlugin(STORAGE_CLASS_DEFAULTING) {}
 
 /**
  * DefaultIngressClass (upstream plugin of the same name): an Ingress created without
@@ -44,15 +79,4 @@ export class DefaultStorageClass extends StateAdmissionPlugin implements Admissi
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class DefaultIngressClass extends StateAdmissionPlugin implements AdmissionPlugin {
-  readonly name = DEFAULT_INGRESS_CLASS;
-
-  readonly handles = handling({ CREATE: ['ingresses.networking.orch.io'] });
-
-  mutate(a: AdmissionAttributes): void {
-    const ingress = a.object as Ingress | undefined;
-    if (!ingress || ingress.spec?.ingressClassName || ingress.metadata.annotations?.['kubernetes.io/ingress.class'] !== undefined) return;
-    const found = defaultClass(this.state.cache('networking.orch.io', 'ingressclasses').list(), INGRESS_CLASS_DEFAULT_KEYS);
-    if (found) ingress.spec = { ...(ingress.spec ?? {}), ingressClassName: found.metadata.name };
-  }
-}
+export class DefaultIngressClass extends classDefaultingPlugin(INGRESS_CLASS_DEFAULTING) {}

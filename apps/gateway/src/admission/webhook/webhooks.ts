@@ -106,7 +106,7 @@ class WebhookDispatcher {
 
   constructor(
     private readonly state: AdmissionState,
-    private readonly resource: 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations',
+    readonly resource: 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations',
   ) {}
 
   /** Compiled webhooks in upstream's order: configurations by name, webhooks as listed. */
@@ -232,6 +232,20 @@ function collect(res: AdmissionReviewResponse, into: AdmissionResponse, w: Prepa
 }
 
 /**
+ * The base of the two webhook plugins: the webhooks of the `configurations` resource, and
+ * `handles` true only while some webhook is configured (none: the plugin is skipped).
+ */
+function webhookAdmissionPlugin(configurations: WebhookDispatcher['resource']) {
+  return class WebhookAdmissionPlugin extends StateAdmissionPlugin {
+    protected readonly dispatcher = new WebhookDispatcher(this.state, configurations);
+
+    handles(): boolean {
+      return this.dispatcher.webhooks().length > 0;
+    }
+  };
+}
+
+/**
  * MutatingAdmissionWebhook (upstream plugin of the same name): calls, in order, every webhook of
  * the MutatingWebhookConfigurations that applies to the request; a webhook may refuse the
  * request or change the object with a JSONPatch (applied to the object in the version the
@@ -241,9 +255,8 @@ function collect(res: AdmissionReviewResponse, into: AdmissionResponse, w: Prepa
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class MutatingAdmissionWebhook extends StateAdmissionPlugin implements AdmissionPlugin {
+export class MutatingAdmissionWebhook extends webhookAdmissionPlugin('mutatingwebhookconfigurations') implements AdmissionPlugin {
   readonly name = MUTATING_ADMISSION_WEBHOOK;
-  private readonly dispatcher = new WebhookDispatcher(this.state, 'mutatingwebhookconfigurations');
 
   /**
    * First pass: every applicable webhook in order. When one changes the object, the chain runs
@@ -253,7 +266,6 @@ export class MutatingAdmissionWebhook extends StateAdmissionPlugin implements Ad
    */
   async mutate(a: AdmissionAttributes): Promise<AdmissionResponse | void> {
     const hooks = this.dispatcher.webhooks();
-    if (hooks.length === 0) return;
     const reinvocation = a.reinvocation ?? new ReinvocationContext();
     const state = reinvocation.value(this.name, () => ({ lastOutput: undefined as string | undefined, invokedIfNeeded: new Set<string>(), reinvoke: new Set<string>() }));
     /** A change: every IfNeeded webhook called so far is to be called again. */
@@ -313,15 +325,12 @@ export class MutatingAdmissionWebhook extends StateAdmissionPlugin implements Ad
  */
 @AdmissionPluginProvider()
 @Injectable()
-export class ValidatingAdmissionWebhook extends StateAdmissionPlugin implements AdmissionPlugin {
+export class ValidatingAdmissionWebhook extends webhookAdmissionPlugin('validatingwebhookconfigurations') implements AdmissionPlugin {
   readonly name = VALIDATING_ADMISSION_WEBHOOK;
-  private readonly dispatcher = new WebhookDispatcher(this.state, 'validatingwebhookconfigurations');
 
   async validate(a: AdmissionAttributes): Promise<AdmissionResponse | void> {
-    const hooks = this.dispatcher.webhooks();
-    if (hooks.length === 0) return;
     const out: AdmissionResponse = {};
-    const results = await Promise.allSettled(hooks.map((w) => invoke(this.dispatcher, w, a).then((inv) => ({ w, res: inv?.response }))));
+    const results = await Promise.allSettled(this.dispatcher.webhooks().map((w) => invoke(this.dispatcher, w, a).then((inv) => ({ w, res: inv?.response }))));
     for (const r of results) if (r.status === 'rejected') throw r.reason;
     for (const r of results) {
       const { w, res } = (r as PromiseFulfilledResult<{ w: PreparedWebhook; res?: AdmissionReviewResponse }>).value;
