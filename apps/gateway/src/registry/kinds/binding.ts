@@ -107,6 +107,14 @@ export function part<T extends KubeObject>(writes: StatusStrategy<T>): Subresour
 /** The plain status subresource. */
 export const STATUS: SubresourceBinding = part(statusSubresource);
 
+/**
+ * A kind whose creates and updates are checked by `check` ({@link validatedBy}) and whose status
+ * is written through the plain status subresource: its strategy and subresources.
+ */
+export function validatedWithStatus<T extends KubeObject>(check: (obj: T) => FieldError[]): Pick<KindBinding<T>, 'strategy' | 'subresources'> {
+  return { strategy: validatedBy(check), subresources: { status: STATUS } };
+}
+
 /** A subresource answered by a handler of server/subresources.ts. */
 export function handled(handler: SubresourceHandler): SubresourceBinding {
   return { serve: handler };

@@ -1,7 +1,7 @@
 import type { admissionregistrationV1 } from '@orch/api';
 import { validatePolicy } from '../../../admission/policy/policy-validation';
 import type { ValidatingAdmissionPolicy } from '../../../admission/policy/policy-types';
-import { STATUS, defineKind, validatedBy } from '../binding';
+import { defineKind, validatedWithStatus } from '../binding';
 
 const check = (p: admissionregistrationV1.ValidatingAdmissionPolicy) => validatePolicy(p as ValidatingAdmissionPolicy);
 
@@ -9,6 +9,5 @@ const check = (p: admissionregistrationV1.ValidatingAdmissionPolicy) => validate
 export const validatingAdmissionPolicies = defineKind<admissionregistrationV1.ValidatingAdmissionPolicy>({
   group: 'admissionregistration.orch.io',
   resource: 'validatingadmissionpolicies',
-  strategy: validatedBy(check),
-  subresources: { status: STATUS },
+  ...validatedWithStatus(check),
 });

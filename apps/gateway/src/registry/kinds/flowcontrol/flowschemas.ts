@@ -1,7 +1,7 @@
 import type { flowcontrolV1 } from '@orch/api';
 import { FieldError } from '@orch/apimachinery';
 import type { Served } from '../../strategy';
-import { STATUS, defineKind, validatedBy } from '../binding';
+import { defineKind, validatedWithStatus } from '../binding';
 
 type FlowSchema = Served<flowcontrolV1.FlowSchema>;
 
@@ -38,7 +38,6 @@ export function validateFlowSchema(fs: FlowSchema): FieldError[] {
 export const flowSchemas = defineKind<flowcontrolV1.FlowSchema>({
   group: 'flowcontrol.apiserver.orch.io',
   resource: 'flowschemas',
-  strategy: validatedBy(validateFlowSchema),
-  subresources: { status: STATUS },
+  ...validatedWithStatus(validateFlowSchema),
 });
 

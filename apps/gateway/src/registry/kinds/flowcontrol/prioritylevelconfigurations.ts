@@ -3,7 +3,7 @@ import type { flowcontrolV1 } from '@orch/api';
 import { FieldError } from '@orch/apimachinery';
 import { MANDATORY_PRIORITY_LEVELS } from '../../../flowcontrol/bootstrap';
 import type { Served } from '../../strategy';
-import { STATUS, defineKind, validatedBy } from '../binding';
+import { defineKind, validatedWithStatus } from '../binding';
 
 /** upstream priorityLevelConfigurationQueuingMaxQueues. */
 const MAX_QUEUES = 10_000_000;
@@ -104,6 +104,5 @@ function validateMandatoryLevel(pl: Level): FieldError[] {
 export const priorityLevelConfigurations = defineKind<flowcontrolV1.PriorityLevelConfiguration>({
   group: 'flowcontrol.apiserver.orch.io',
   resource: 'prioritylevelconfigurations',
-  strategy: validatedBy(validatePriorityLevel),
-  subresources: { status: STATUS },
+  ...validatedWithStatus(validatePriorityLevel),
 });

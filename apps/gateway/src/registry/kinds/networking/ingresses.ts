@@ -1,7 +1,7 @@
 import type { networkingV1 } from '@orch/api';
 import { FieldError } from '@orch/apimachinery';
 import type { Served } from '../../strategy';
-import { STATUS, col, defineKind, validatedBy } from '../binding';
+import { col, defineKind, validatedWithStatus } from '../binding';
 import { age, orNone } from '../table-cells';
 
 type Ingress = Served<networkingV1.Ingress>;
@@ -41,8 +41,7 @@ export function validateIngress(ing: Ingress): FieldError[] {
 export const ingresses = defineKind<networkingV1.Ingress>({
   group: 'networking.orch.io',
   resource: 'ingresses',
-  strategy: validatedBy(validateIngress),
-  subresources: { status: STATUS },
+  ...validatedWithStatus(validateIngress),
   table: {
     columns: [col('Name'), col('Class'), col('Hosts'), col('Address'), col('Ports'), col('Age')],
     cells: (i) => {

@@ -1,7 +1,7 @@
 import type { policyV1 } from '@orch/api';
 import { FieldError } from '@orch/apimachinery';
 import type { Served } from '../../strategy';
-import { STATUS, col, defineKind, validatedBy } from '../binding';
+import { col, defineKind, validatedWithStatus } from '../binding';
 import { age, orNone } from '../table-cells';
 
 type PodDisruptionBudget = Served<policyV1.PodDisruptionBudget>;
@@ -38,8 +38,7 @@ export function validatePdb(pdb: PodDisruptionBudget): FieldError[] {
 export const podDisruptionBudgets = defineKind<policyV1.PodDisruptionBudget>({
   group: 'policy',
   resource: 'poddisruptionbudgets',
-  strategy: validatedBy(validatePdb),
-  subresources: { status: STATUS },
+  ...validatedWithStatus(validatePdb),
   table: {
     columns: [col('Name'), col('Min Available'), col('Max Unavailable'), col('Allowed Disruptions', 'integer'), col('Age')],
     cells: (p) => [p.metadata.name, orNone(p.spec?.minAvailable) === '<none>' ? 'N/A' : String(p.spec?.minAvailable), p.spec?.maxUnavailable === undefined ? 'N/A' : String(p.spec.maxUnavailable), p.status?.disruptionsAllowed ?? 0, age(p.metadata.creationTimestamp)],
