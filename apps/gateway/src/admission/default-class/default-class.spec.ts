@@ -1,5 +1,7 @@
 import type { KubeObject } from '@orch/apimachinery';
-import { defaultClass, INGRESS_CLASS_DEFAULT_KEYS, STORAGE_CLASS_DEFAULT_KEYS } from './default-class';
+import type { AdmissionAttributes, AdmissionResource } from '../../pipeline/admit';
+import type { AdmissionState } from '../admission-state';
+import { DefaultIngressClass, DefaultStorageClass, defaultClass, INGRESS_CLASS_DEFAULT_KEYS, STORAGE_CLASS_DEFAULT_KEYS } from './default-class';
 
 const cls = (name: string, annotations: Record<string, string>, created: string) => ({ apiVersion: 'v1', kind: 'X', metadata: { name, annotations, creationTimestamp: created } }) as KubeObject;
 
@@ -13,5 +15,39 @@ describe('DefaultStorageClass and DefaultIngressClass', () => {
     { name: 'none', keys: INGRESS_CLASS_DEFAULT_KEYS, classes: [], want: undefined },
   ])('$name', ({ keys, classes, want }) => {
     expect(defaultClass(classes, keys)?.metadata.name).toBe(want);
+  });
+});
+
+describe('the default-class plugins', () => {
+  const marked = (name: string, key: string) => cls(name, { [key]: 'true' }, '2024-01-01T00:00:00Z');
+  const state = {
+    cache: (group: string, resource: string) => ({
+      list: (): KubeObject[] => ({ 'storage.orch.io/storageclasses': [marked('fast', 'storageclass.orch.io/is-default-class')], 'networking.orch.io/ingressclasses': [marked('nginx', 'ingressclass.orch.io/is-default-class')] })[`${group}/${resource}` as 'storage.orch.io/storageclasses'] ?? [],
+    }),
+  } as unknown as AdmissionState;
+  const storage = new DefaultStorageClass(state);
+  const ingress = new DefaultIngressClass(state);
+  const obj = (spec: Record<string, unknown>, annotations?: Record<string, string>) => ({ metadata: { name: 'x', ...(annotations ? { annotations } : {}) }, spec }) as unknown as KubeObject;
+
+  it.each([
+    { name: 'claim without a class gets the default', plugin: storage, object: obj({}), want: { storageClassName: 'fast' } },
+    { name: 'claim with "" keeps no class', plugin: storage, object: obj({ storageClassName: '' }), want: { storageClassName: '' } },
+    { name: 'claim with a class keeps it', plugin: storage, object: obj({ storageClassName: 'slow' }), want: { storageClassName: 'slow' } },
+    { name: 'ingress without a class gets the default', plugin: ingress, object: obj({}), want: { ingressClassName: 'nginx' } },
+    { name: 'ingress with the legacy annotation keeps no class', plugin: ingress, object: obj({}, { 'kubernetes.io/ingress.class': 'other' }), want: {} },
+    { name: 'ingress with a class keeps it', plugin: ingress, object: obj({ ingressClassName: 'a' }), want: { ingressClassName: 'a' } },
+  ])('$name', ({ plugin, object, want }) => {
+    plugin.mutate({ operation: 'CREATE', object } as AdmissionAttributes);
+    expect((object as unknown as { spec: unknown }).spec).toEqual(want);
+  });
+
+  it.each([
+    { plugin: storage, name: 'DefaultStorageClass', group: '', resource: 'persistentvolumeclaims' },
+    { plugin: ingress, name: 'DefaultIngressClass', group: 'networking.orch.io', resource: 'ingresses' },
+  ])('$name handles creates of $resource only', ({ plugin, name, group, resource }) => {
+    expect(plugin.name).toBe(name);
+    expect(plugin.handles('CREATE', { group, resource } as AdmissionResource, '')).toBe(true);
+    expect(plugin.handles('UPDATE', { group, resource } as AdmissionResource, '')).toBe(false);
+    expect(plugin.handles('CREATE', { group, resource: 'pods' } as AdmissionResource, '')).toBe(false);
   });
 });
