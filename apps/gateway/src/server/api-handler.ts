@@ -9,6 +9,7 @@ import { buildPipeline, newApiRequest, runPipeline, type PipelineDeps, type Stag
 import { requestTarget, requestUser, type ApiRequest } from '../pipeline/api-request';
 import { StatusError } from '@orch/apimachinery';
 import { isLongRunning } from '../flowcontrol/stage';
+import { FixedDelayDeadlines } from './deadlines';
 import { rejectStream } from './node-proxy';
 
 import { errorInRequestedGroup } from '../pipeline/encode';
@@ -28,9 +29,11 @@ export interface ApiHandlerDeps extends PipelineDeps {
 export class ApiHandler {
   private readonly stages: readonly Stage[];
   private readonly admit: Stage;
+  private readonly timeouts: FixedDelayDeadlines<ApiRequest>;
 
   constructor(private readonly deps: ApiHandlerDeps) {
     this.stages = buildPipeline(deps);
+    this.timeouts = new FixedDelayDeadlines(deps.requestTimeoutMs, (r) => void this.timeOut(r));
     this.admit = this.stages.find((s) => s.name === 'admit')!;
   }
 
@@ -43,7 +46,7 @@ export class ApiHandler {
   async handle(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const started = process.hrtime.bigint();
     const r = newApiRequest(req, reply);
-    const timer = setTimeout(() => void this.timeOut(r), this.deps.requestTimeoutMs);
+    const deadline = this.timeouts.add(r);
     try {
       await runPipeline(this.stages, r);
     } catch (err) {
@@ -53,7 +56,7 @@ export class ApiHandler {
       const served = r.target?.def.group ?? '';
       r.status = await this.deps.encoder.sendError(req, reply, errorInRequestedGroup(err, served, r.info.apiGroup));
     } finally {
-      clearTimeout(timer);
+      this.timeouts.cancel(deadline);
       this.observe(r.info, r.status, started);
     }
   }
