@@ -12,10 +12,32 @@ export type Representation = Negotiated;
  * schema (`protobuf`): a custom resource asked for protobuf alone is 406.
  */
 export function chooseRepresentation(accept: string | undefined, watch: boolean, protobuf: boolean): Representation {
+  const key = accept !== undefined && accept.length > MAX_CACHED_ACCEPT ? undefined : `${watch ? 'w' : '-'}${protobuf ? 'p' : '-'}${accept ?? ''}`;
+  const cached = key === undefined ? undefined : chosen.get(key);
+  if (cached) return cached;
   const encodings: Encoding[] = watch ? ['json'] : ['json', 'yaml'];
   if (protobuf) encodings.push('protobuf');
-  return negotiate(accept, { encodings, table: true, partialMetadata: true });
+  // Shared by every request with the same key: frozen, so that none can change it for the others.
+  const repr = Object.freeze(negotiate(accept, { encodings, table: true, partialMetadata: true }));
+  if (key !== undefined) {
+    if (chosen.size >= MAX_CHOSEN) chosen.clear();
+    chosen.set(key, repr);
+  }
+  return repr;
 }
+
+/**
+ * Representations chosen so far, by watch, protobuf and Accept (what chooseRepresentation
+ * depends on, so entries never go stale): clients send few distinct Accept headers. A 406 is
+ * not kept. Bounded: emptied when MAX_CHOSEN distinct keys were seen, and headers longer than
+ * MAX_CACHED_ACCEPT are negotiated every time.
+ */
+const chosen = new Map<string, Representation>();
+export const MAX_CHOSEN = 512;
+const MAX_CACHED_ACCEPT = 256;
+
+/** Entries of the representation cache (for its spec). */
+export const chosenRepresentations = (): number => chosen.size;
 
 type PartialRepresentation = Representation & { kind: 'partial' };
 
