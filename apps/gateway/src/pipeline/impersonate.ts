@@ -32,8 +32,10 @@ export function parseImpersonation(headers: Record<string, string | string[] | u
   const groups = values(headers[GROUP]).flatMap((g) => g.split(',').map((s) => s.trim())).filter(Boolean);
   const uid = values(headers[UID]);
   const extra: Record<string, string[]> = {};
-  for (const [name, v] of Object.entries(headers)) {
+  // Keys, not entries: no pair array per header of every request.
+  for (const name of Object.keys(headers)) {
     if (!name.startsWith(EXTRA_PREFIX)) continue;
+    const v = headers[name];
     let key = name.slice(EXTRA_PREFIX.length);
     try {
       key = decodeURIComponent(key);
