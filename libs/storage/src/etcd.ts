@@ -1,6 +1,7 @@
 import { Etcd3, ICompare, IDuplexStream, IEvent, IKeyValue, IWatchRequest, IWatchResponse, KVClient } from 'etcd3';
 import { startStoreCompactor, type TimedCompactor } from './compaction';
 import { prefixEndBytes } from './keys';
+import { StoreWatch } from './store-watch';
 import {
   CompactedError,
   DeleteResult,
@@ -59,16 +60,17 @@ function wrap(err: unknown, what: string): StoreError {
 const isCompacted = (err: unknown) => err instanceof Error && err.message.includes(COMPACTED);
 const isFuture = (err: unknown) => err instanceof Error && err.message.includes(FUTURE);
 
-class EtcdWatch implements WatchHandle {
+class EtcdWatch extends StoreWatch {
   private stream: IDuplexStream<IWatchRequest, IWatchResponse> | undefined;
-  private stopped = false;
 
   constructor(
-    private delivered: number,
-    private readonly callbacks: WatchCallbacks,
+    delivered: number,
+    callbacks: WatchCallbacks,
     private readonly toEvent: (e: IEvent) => StoreEvent,
-    private readonly onStop: (w: EtcdWatch) => void,
-  ) {}
+    onStop: () => void,
+  ) {
+    super(delivered, callbacks, onStop);
+  }
 
   /**
    * Opens a watch stream of its own, with previous values. It starts at `delivered`, not
@@ -90,17 +92,8 @@ class EtcdWatch implements WatchHandle {
     }
   }
 
-  stop(): void {
-    if (this.stopped) return;
-    this.stopped = true;
-    this.onStop(this);
+  protected override release(): void {
     this.stream?.cancel();
-  }
-
-  fail(err: Error): void {
-    if (this.stopped) return;
-    this.stop();
-    this.callbacks.onError(err);
   }
 
   private onResponse(res: IWatchResponse): void {
@@ -110,14 +103,7 @@ class EtcdWatch implements WatchHandle {
       this.fail(compacted > 0 ? new CompactedError(this.delivered, compacted) : new StoreError(`etcd watch canceled: ${res.cancel_reason}`));
       return;
     }
-    const events = res.events.map(this.toEvent).filter((e) => e.revision > this.delivered);
-    if (events.length === 0) return;
-    this.delivered = events[events.length - 1].revision;
-    try {
-      this.callbacks.onEvents(events);
-    } catch (err) {
-      this.fail(err instanceof Error ? err : new Error(String(err)));
-    }
+    this.deliver(res.events.map(this.toEvent).filter((e) => e.revision > this.delivered));
   }
 }
 
@@ -252,7 +238,7 @@ export class EtcdStore implements Store {
   }
 
   watch(prefix: string, afterRevision: number, callbacks: WatchCallbacks): WatchHandle {
-    const w = new EtcdWatch(Math.max(0, afterRevision), callbacks, (e) => this.toEvent(e), (stopped) => this.watches.delete(stopped));
+    const w = new EtcdWatch(Math.max(0, afterRevision), callbacks, (e) => this.toEvent(e), () => this.watches.delete(w));
     if (this.closed) {
       setImmediate(() => w.fail(new StoreError('etcd store is closed')));
       return w;

@@ -5,6 +5,7 @@ import { startStoreCompactor, type TimedCompactor } from './compaction';
 import { prefixEnd } from './keys';
 import { startModuleWorker } from './module-runner';
 import { PAGE_CACHE_KIB, type FromWriter, type ToWriter, type WriteOp, type WriteResult, type WriterConfig } from './sqlite-protocol';
+import { StoreWatch } from './store-watch';
 import { inspectSqliteWal } from './verify';
 import {
   CompactedError,
@@ -78,49 +79,24 @@ function compareBytes(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
-class SqliteWatch implements WatchHandle {
-  /** Every event up to this revision has been delivered (or was not under prefix). */
-  delivered: number;
+class SqliteWatch extends StoreWatch {
   /** Replay is done: live events from the writer go straight to the callbacks. */
   live = false;
-  stopped = false;
 
   constructor(
     readonly prefix: string,
     afterRevision: number,
-    private readonly callbacks: WatchCallbacks,
-    private readonly onStop: (w: SqliteWatch) => void,
+    callbacks: WatchCallbacks,
+    onStop: () => void,
   ) {
-    this.delivered = afterRevision;
-  }
-
-  stop(): void {
-    this.stopped = true;
-    this.onStop(this);
-  }
-
-  /** Hands events (all > delivered, in order) to the consumer; a throwing consumer ends the watch. */
-  deliver(events: StoreEvent[], upTo: number): void {
-    this.delivered = upTo;
-    if (events.length === 0 || this.stopped) return;
-    try {
-      this.callbacks.onEvents(events);
-    } catch (err) {
-      this.fail(err instanceof Error ? err : new Error(String(err)));
-    }
+    super(afterRevision, callbacks, onStop);
   }
 
   /** Delivers the live events under prefix that are newer than what was delivered. */
   deliverLive(events: StoreEvent[]): void {
     if (!this.live || this.stopped) return;
     const mine = events.filter((e) => e.revision > this.delivered && e.key.startsWith(this.prefix));
-    if (mine.length > 0) this.deliver(mine, mine[mine.length - 1].revision);
-  }
-
-  fail(err: Error): void {
-    if (this.stopped) return;
-    this.stop();
-    this.callbacks.onError(err);
+    if (mine.length > 0) this.deliver(mine);
   }
 }
 
@@ -304,7 +280,7 @@ export class SqliteStore implements Store {
   }
 
   watch(prefix: string, afterRevision: number, callbacks: WatchCallbacks): WatchHandle {
-    const w = new SqliteWatch(prefix, Math.max(0, afterRevision), callbacks, (stopped) => this.watchers.delete(stopped));
+    const w = new SqliteWatch(prefix, Math.max(0, afterRevision), callbacks, () => this.watchers.delete(w));
     if (this.closedReason) {
       setImmediate(() => w.fail(new StoreError(this.closedReason!)));
       return w;
