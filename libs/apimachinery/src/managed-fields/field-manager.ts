@@ -2,7 +2,7 @@ import { FieldError, StatusError, type StatusCause } from '../errors';
 import type { KubeObject, ManagedFieldsEntry } from '../meta';
 import type { ObjectSchema } from '../schema-walker';
 import { FieldSet, fieldElement, pathString, type FieldPath } from './field-set';
-import { TypedValueError, compareTyped, ensureNamedFieldsAreMembers, jsonEqual, mergeTyped, removeItems, toFieldSet, type Comparison } from './typed';
+import { TypedValueError, addedFields, compareTyped, ensureNamedFieldsAreMembers, jsonEqual, mergeTyped, removeItems, toFieldSet, type Comparison } from './typed';
 
 // Field ownership (SPEC "Apply ownership"; upstream k8s.io/apiserver fieldmanager over
 // structured-merge-diff's Updater): metadata.managedFields kept on every write, server-side
@@ -41,6 +41,9 @@ const STRIPPED = FieldSet.fromPaths(
     (p) => p.map(fieldElement),
   ),
 );
+
+/** No paths. */
+const NONE = new FieldSet();
 
 /** Paths an apply never prunes, whoever owned them. */
 const NEVER_PRUNED = STRIPPED.union(FieldSet.fromPaths([['metadata', 'deletionTimestamp'], ['metadata', 'deletionGracePeriodSeconds']].map((p) => p.map(fieldElement))));
@@ -213,7 +216,9 @@ export class FieldManager {
     if (managed.size === 0 && (o.subresource || !isReset(requested))) managed = decodeOrEmpty(live?.metadata?.managedFields);
     let c: Comparison;
     try {
-      c = exclude(compareTyped(withoutManagedFields(live), withoutManagedFields(next), this.schema), o.ignored);
+      // A create compares with nothing: every field of next is added (one walk, no comparisons).
+      const next1 = withoutManagedFields(next);
+      c = exclude(live === undefined ? { added: addedFields(next1, this.schema), modified: NONE, removed: NONE } : compareTyped(withoutManagedFields(live), next1, this.schema), o.ignored);
     } catch (err) {
       // upstream UpdateNoErrors: an object the schema cannot describe loses its managedFields.
       if (err instanceof TypedValueError) return undefined;

@@ -1,5 +1,5 @@
 export { FieldSet, fieldElement, keyElement, valueElement, indexElement, parsePathElement, pathString, type PathElement, type FieldPath } from './field-set';
-export { toFieldSet, compareTyped, mergeTyped, removeItems, ensureNamedFieldsAreMembers, jsonEqual, TypedValueError, type Comparison } from './typed';
+export { toFieldSet, compareTyped, addedFields, mergeTyped, removeItems, ensureNamedFieldsAreMembers, jsonEqual, TypedValueError, type Comparison } from './typed';
 export {
   FieldManager,
   managerFromUserAgent,

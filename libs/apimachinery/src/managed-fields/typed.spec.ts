@@ -1,6 +1,6 @@
 import { treeSchema, type NodeShape, type SchemaTree } from '../schema-walker';
 import { FieldSet } from './field-set';
-import { TypedValueError, compareTyped, ensureNamedFieldsAreMembers, mergeTyped, removeItems, toFieldSet } from './typed';
+import { TypedValueError, addedFields, compareTyped, ensureNamedFieldsAreMembers, mergeTyped, removeItems, toFieldSet } from './typed';
 
 const scalar = (extra: Partial<NodeShape> = {}): SchemaTree => ({ shape: { kind: 'scalar', ...extra } });
 const struct = (fields: Record<string, SchemaTree>, atomic = false): SchemaTree => ({ shape: { kind: 'struct', atomic }, fields });
@@ -88,6 +88,29 @@ describe('compareTyped', () => {
   ])('$name', ({ lhs, rhs, want }) => {
     const c = compareTyped(lhs, rhs, schema);
     expect({ added: c.added.toFieldsV1(), modified: c.modified.toFieldsV1(), removed: c.removed.toFieldsV1() }).toEqual({ added: {}, modified: {}, removed: {}, ...want });
+  });
+});
+
+describe('addedFields', () => {
+  it.each([
+    { name: 'nothing', value: {} },
+    { name: 'struct fields through what they hold, map entries, atomic values', value: { apiVersion: 'v1', metadata: { name: 'n', labels: { a: 'x' } }, spec: { replicas: 1, selector: { matchLabels: { a: 'b' } }, nodeSelector: { x: 'y' } } } },
+    { name: 'list-map items with defaulted keys, atomic lists', value: { spec: { containers: [{ name: 'c', image: 'i', args: ['x'], ports: [{ port: 80 }, { port: 80, protocol: 'UDP' }] }, { name: 'd' }] } } },
+    { name: 'duplicate items are one added item', value: { spec: { containers: [{ name: 'c', image: '1' }, { name: 'c', image: '2' }] }, metadata: { finalizers: ['a', 'a', 'b'] } } },
+    { name: 'empty containers are leaves', value: { spec: { security: {}, containers: [] }, metadata: { labels: {} } } },
+    { name: 'unknown fields deduced, values that do not fit their schema', value: { spec: { extra: { x: { y: 1 }, l: [1, 2] }, security: [1], replicas: { a: 1 } }, status: { phase: 'x' } } },
+    { name: 'absent members', value: { metadata: { name: undefined, labels: { a: undefined } } } },
+    { name: 'a root that is not an object', value: [{ name: 'c' }] },
+  ])('is compareTyped({}, value).added: $name', ({ value }) => {
+    const want = compareTyped({}, value, schema);
+    expect(want.modified.empty() && want.removed.empty()).toBe(true);
+    expect(JSON.stringify(addedFields(value, schema).toFieldsV1())).toBe(JSON.stringify(want.added.toFieldsV1()));
+  });
+
+  it('rejects a list-map item without its key, as compareTyped', () => {
+    const value = { spec: { containers: [{ image: 'i' }] } };
+    expect(() => compareTyped({}, value, schema)).toThrow(TypedValueError);
+    expect(() => addedFields(value, schema)).toThrow(new TypedValueError('.spec.containers: element 0: associative list with keys has an element that omits key field "name" (and doesn\'t have default value)'));
   });
 });
 
