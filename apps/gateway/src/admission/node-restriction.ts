@@ -23,6 +23,8 @@ export class NodeRestriction implements AdmissionPlugin {
 
   constructor(@Inject(Gateway) private readonly gateway: Gateway) {}
 
+  readonly handlesFixed = true;
+
   handles(_op: AdmissionOperation, resource: AdmissionResource): boolean {
     if (resource.group === '') return ['pods', 'nodes', 'serviceaccounts'].includes(resource.resource);
     return resource.group === 'coordination.orch.io' && resource.resource === 'leases';

@@ -28,6 +28,8 @@ export class RbacEscalationPrevention implements AdmissionPlugin {
     this.enabled = config.options['authorization-mode'].includes('RBAC');
   }
 
+  readonly handlesFixed = true;
+
   handles(operation: string, resource: AdmissionResource, subresource: string): boolean {
     return this.enabled && (operation === 'CREATE' || operation === 'UPDATE') && !subresource && resource.group === RBAC_GROUP && (ROLES.has(resource.resource) || BINDINGS.has(resource.resource));
   }

@@ -91,6 +91,13 @@ export interface AdmissionPlugin {
   readonly alwaysOn?: boolean;
   /** Whether the hooks run for a request (declare it with {@link handling}); absent: for every request. */
   handles?(operation: AdmissionOperation, resource: AdmissionResource, subresource: string): boolean;
+  /**
+   * True when `handles` depends on its arguments only (and on start-up configuration): the
+   * chain then asks it once per (operation, resource, subresource) and keeps the answer.
+   * A `handles` made by {@link handling} is fixed without saying so. Absent: asked per request
+   * (a `handles` that follows configuration objects, such as the webhooks').
+   */
+  readonly handlesFixed?: boolean;
   mutate?(attributes: AdmissionAttributes): AdmissionResponse | void | Promise<AdmissionResponse | void>;
   validate?(attributes: AdmissionAttributes): AdmissionResponse | void | Promise<AdmissionResponse | void>;
 }
@@ -101,6 +108,9 @@ export interface AdmissionPlugin {
  * `'pods/ephemeralcontainers'`); a resource without a subresource means the main resource
  * only. Example: `handling({ CREATE: ['pods'], UPDATE: ['pods/ephemeralcontainers'] })`.
  */
+/** The `handles` functions {@link handling} made: fixed by their rules. */
+const DECLARED_HANDLES = new WeakSet<object>();
+
 export function handling(rules: Partial<Record<AdmissionOperation, readonly string[]>>): NonNullable<AdmissionPlugin['handles']> {
   const handled = new Set<string>();
   for (const [operation, resources] of Object.entries(rules)) {
@@ -111,7 +121,14 @@ export function handling(rules: Partial<Record<AdmissionOperation, readonly stri
       handled.add(`${operation} ${group}/${resource}/${subresource}`);
     }
   }
-  return (operation, r, subresource) => handled.has(`${operation} ${r.group}/${r.resource}/${subresource}`);
+  const handles: NonNullable<AdmissionPlugin['handles']> = (operation, r, subresource) => handled.has(`${operation} ${r.group}/${r.resource}/${subresource}`);
+  DECLARED_HANDLES.add(handles);
+  return handles;
+}
+
+/** Whether the chain may keep a plugin's `handles` answers (see AdmissionPlugin.handlesFixed). */
+function handlesFixed(p: AdmissionPlugin): boolean {
+  return !!p.handlesFixed || (p.handles !== undefined && DECLARED_HANDLES.has(p.handles));
 }
 
 /** Marks a NestJS provider class as an admission plugin (collected by the gateway module). */
@@ -134,15 +151,44 @@ type RequestScope = Omit<AdmissionAttributes, 'operation' | 'object' | 'oldObjec
   warnings: string[];
 };
 
+/** The plugins of one hook that may handle a request: fixed `handles` already asked, the others still to ask. */
+interface Route {
+  mutate: readonly AdmissionPlugin[];
+  validate: readonly AdmissionPlugin[];
+}
+
+/** Most (operation, resource, subresource) routes kept; more clears them (custom resources come and go). */
+const MAX_ROUTES = 4096;
+
 /**
  * The ordered admission chain (mutating then validating plugins). Empty by default; the
- * admission issue fills it. Cheap when no plugin handles a request.
+ * admission issue fills it. Cheap when no plugin handles a request: plugins whose `handles`
+ * is fixed are asked once per (operation, resource, subresource), not per request.
  */
 export class AdmissionChain {
+  /** Plugins whose `handles` must be asked per request. */
+  private readonly askEachTime: ReadonlySet<AdmissionPlugin>;
+  private readonly routes = new Map<string, Route>();
+
   constructor(
     readonly plugins: readonly AdmissionPlugin[],
     private readonly audit?: AuditSink,
-  ) {}
+  ) {
+    this.askEachTime = new Set(plugins.filter((p) => p.handles && !handlesFixed(p)));
+  }
+
+  /** The plugins, in chain order, a request's hooks go to (those with a fixed `handles` that said no left out). */
+  private route(operation: AdmissionOperation, r: AdmissionResource, subresource: string): Route {
+    const key = `${operation} ${r.group}/${r.version}/${r.resource}/${subresource}`;
+    let route = this.routes.get(key);
+    if (!route) {
+      const asked = this.plugins.filter((p) => !p.handles || this.askEachTime.has(p) || p.handles(operation, r, subresource));
+      route = { mutate: asked.filter((p) => p.mutate), validate: asked.filter((p) => p.validate) };
+      if (this.routes.size >= MAX_ROUTES) this.routes.clear();
+      this.routes.set(key, route);
+    }
+    return route;
+  }
 
   /** Orders plugins by ADMISSION_PLUGIN_ORDER, then by name. */
   static ordered(plugins: readonly AdmissionPlugin[], audit?: AuditSink): AdmissionChain {
@@ -168,35 +214,41 @@ export class AdmissionChain {
       dryRun: scope.dryRun,
       options: scope.options,
     });
-    const run = async (hook: 'mutate' | 'validate', a: AdmissionAttributes) => {
-      for (const p of this.plugins) {
-        const fn = p[hook];
-        if (!fn || (p.handles && !p.handles(a.operation, a.resource, a.subresource))) continue;
-        const res = await fn.call(p, a);
+    /** Calls `hook` of the plugins that handle `a`; whether any was called. */
+    const run = async (plugins: readonly AdmissionPlugin[], hook: 'mutate' | 'validate', a: AdmissionAttributes): Promise<boolean> => {
+      let called = false;
+      for (const p of plugins) {
+        if (this.askEachTime.has(p) && !p.handles!(a.operation, a.resource, a.subresource)) continue;
+        called = true;
+        const res = await p[hook]!.call(p, a);
         // The same warning twice is said once (upstream's recorder; a reinvoked plugin repeats itself).
         for (const w of res?.warnings ?? []) if (!scope.warnings.includes(w)) scope.warnings.push(w);
         if (res?.auditAnnotations && this.audit) {
           this.audit(res.auditAnnotations, { user: a.userInfo.username, operation: a.operation, resource: a.resource, subresource: a.subresource, namespace: a.namespace, name: a.name });
         }
       }
+      return called;
     };
     return {
       mutate: async (operation, object, oldObject) => {
-        if (this.plugins.length === 0) return;
+        const plugins = this.route(operation, scope.resource, scope.subresource).mutate;
+        if (plugins.length === 0) return;
         const a = attributes(operation, object, oldObject);
         a.reinvocation = new ReinvocationContext();
-        await run('mutate', a);
+        const called = await run(plugins, 'mutate', a);
         if (a.reinvocation.shouldReinvoke) {
           // upstream's reinvoker: once more, in-tree plugins whole and webhooks as they asked
           a.reinvocation.isReinvoke = true;
-          await run('mutate', a);
+          await run(plugins, 'mutate', a);
         }
-        // A mutated object must still be a valid object of its kind (upstream re-decodes it).
-        if (object) validateFields(object, scope.kind, [], 'Ignore', scope.warnings);
+        // A mutated object must still be a valid object of its kind (upstream re-decodes it);
+        // one that no plugin saw is as its caller checked it.
+        if (object && called) validateFields(object, scope.kind, [], 'Ignore', scope.warnings);
       },
       validate: async (operation, object, oldObject) => {
-        if (this.plugins.length === 0) return;
-        await run('validate', attributes(operation, object, oldObject));
+        const plugins = this.route(operation, scope.resource, scope.subresource).validate;
+        if (plugins.length === 0) return;
+        await run(plugins, 'validate', attributes(operation, object, oldObject));
       },
     };
   }

@@ -230,6 +230,8 @@ export class PodSecurity extends StateAdmissionPlugin implements AdmissionPlugin
   readonly name = POD_SECURITY;
   private readonly config = this.state.pluginConfigurationOf(POD_SECURITY, podSecurityConfiguration);
 
+  readonly handlesFixed = true;
+
   handles(operation: string, r: AdmissionResource, sub: string): boolean {
     if (r.group === '' && r.resource === 'namespaces') return (operation === 'CREATE' || operation === 'UPDATE') && sub === '';
     if (r.group === '' && r.resource === 'pods') return (operation === 'CREATE' && sub === '') || (operation === 'UPDATE' && sub === 'ephemeralcontainers');

@@ -68,6 +68,8 @@ export class ResourceQuota extends StateAdmissionPlugin implements AdmissionPlug
   /** Charges to one quota are serialized within this replica (upstream batches them per namespace): only replicas race. */
   private readonly queues = new Map<string, Promise<void>>();
 
+  readonly handlesFixed = true;
+
   handles(operation: string, r: AdmissionResource, sub: string): boolean {
     return (operation === 'CREATE' || operation === 'UPDATE') && sub === '' && !NOT_COUNTED.has(r.resource);
   }
