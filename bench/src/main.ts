@@ -18,7 +18,7 @@ import { benchProcessPodStartup, benchSandboxPodStartup, benchSimulatedRuntime, 
 import { runProxyBench } from './proxy';
 import { startBenchGateway } from './gateway-process';
 import { watchFanOut } from './gateway-watch';
-import { monotonicMicros, profileSummary, type ProfileWindow } from './profile';
+import { inclusiveSummary, monotonicMicros, profileSummary, type ProfileWindow } from './profile';
 import { printRows, type Row } from './report';
 import { SCALE_PHASES, scaleBench, type ScalePhase } from './scale';
 import { schedulerBench } from './scheduler';
@@ -260,6 +260,9 @@ async function gatewayBench(opts: BenchOptions): Promise<{ rows: Row[]; notes: s
       // A clean exit (SIGINT) writes the profile.
       await new Promise((r) => (gw.once('exit', r), gw.kill('SIGINT')));
       for (const p of phases) notes.push(`gateway CPU profile, ${p.name} (self time of the main thread's busy time):\n    ${(await profileSummary(profDir, p.window, 15, true)).join('\n    ')}`);
+      // Where creates spend their time, callers included (the create path's budget).
+      const creates = phases.find((p) => p.name === 'creates');
+      if (creates) notes.push(`gateway CPU profile, creates (inclusive time of the main thread's busy time):\n    ${(await inclusiveSummary(profDir, creates.window, 40, true)).join('\n    ')}`);
     }
   } finally {
     for (const c of children) c.kill('SIGKILL');
