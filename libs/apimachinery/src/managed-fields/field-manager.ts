@@ -128,14 +128,17 @@ export function encodeManagedFields(managed: Managed): ManagedFieldsEntry[] | un
       cmp(p.apiVersion, q.apiVersion) ||
       cmp(p.subresource ?? '', q.subresource ?? ''),
   );
-  return entries.map((e) => {
-    const out: ManagedFieldsEntry = { manager: e.manager, operation: e.operation, apiVersion: e.apiVersion };
-    if (e.time) out.time = e.time;
-    out.fieldsType = 'FieldsV1';
-    out.fieldsV1 = e.set.toFieldsV1();
-    if (e.subresource) out.subresource = e.subresource;
-    return out;
-  });
+  return entries.map(encodeEntry);
+}
+
+/** One entry as managedFields hold it (upstream's field order). */
+function encodeEntry(e: ManagedEntry): ManagedFieldsEntry {
+  const out: ManagedFieldsEntry = { manager: e.manager, operation: e.operation, apiVersion: e.apiVersion };
+  if (e.time) out.time = e.time;
+  out.fieldsType = 'FieldsV1';
+  out.fieldsV1 = e.set.toFieldsV1();
+  if (e.subresource) out.subresource = e.subresource;
+  return out;
 }
 
 function cmp(a: string, b: string): number {
@@ -233,6 +236,8 @@ export class FieldManager {
     if (!own.empty()) {
       const entry: ManagedEntry = { manager: o.manager, operation: 'Update', apiVersion: this.apiVersion, time: o.now, set: own };
       if (o.subresource) entry.subresource = o.subresource;
+      // The writer's entry alone (a create without managedFields): nothing to merge or sort.
+      if (managed.size === 0) return [encodeEntry(entry)];
       const id = identity(entry);
       const previous = managed.get(id);
       if (previous) entry.set = entry.set.union(previous.set);
