@@ -14,14 +14,35 @@ export interface FieldCheckResult {
   typeErrors: FieldError[];
 }
 
-/** Where a value sits: its path for messages and the Go decoder's error context. */
+/**
+ * Where a value sits: a link to where its parent sits, so that the path for messages and the
+ * Go decoder's error context are spelled only for a value that has a problem.
+ */
 interface Loc {
-  /** `spec.containers[0].image` */
-  path: string;
-  /** JSON field names from the root without indices, as Go's decoder reports them. */
-  goStack: readonly string[];
+  readonly up?: Loc;
+  /** The struct field (`field`), map key (`entry`) or list index (`index`) that leads here from `up`. */
+  readonly step: string | number;
+  readonly how: 'field' | 'entry' | 'index';
   /** Short name of the innermost struct type ('' at the root). */
-  struct: string;
+  readonly struct: string;
+}
+
+const ROOT: Loc = { step: '', how: 'field', struct: '' };
+
+/** `spec.containers[0].image` */
+function pathOf(loc: Loc): string {
+  if (!loc.up) return '';
+  const p = pathOf(loc.up);
+  if (loc.how === 'index') return `${p}[${loc.step}]`;
+  return loc.how === 'entry' || p ? `${p}.${loc.step}` : String(loc.step);
+}
+
+/** JSON field names from the root without indices or map keys, as Go's decoder reports them. */
+function goStackOf(loc: Loc): string[] {
+  if (!loc.up) return [];
+  const stack = goStackOf(loc.up);
+  if (loc.how === 'field') stack.push(String(loc.step));
+  return stack;
 }
 
 interface Ctx {
@@ -56,17 +77,14 @@ function jsonKind(v: unknown): string {
   }
 }
 
-function childLoc(loc: Loc, key: string, struct: string): Loc {
-  return { path: loc.path ? `${loc.path}.${key}` : key, goStack: [...loc.goStack, key], struct };
-}
-
 function typeError(ctx: Ctx, loc: Loc, value: unknown, detail: string): void {
-  ctx.result.typeErrors.push(FieldError.typeInvalid(loc.path, value, detail));
+  ctx.result.typeErrors.push(FieldError.typeInvalid(pathOf(loc), value, detail));
 }
 
 /** Go's UnmarshalTypeError text for `value` found where `type` was expected. */
 function mismatch(ctx: Ctx, loc: Loc, value: unknown, type: FieldType, valueText = jsonKind(value)): void {
-  const into = loc.goStack.length ? `Go struct field ${loc.struct}.${loc.goStack.join('.')}` : 'Go value';
+  const goStack = goStackOf(loc);
+  const into = goStack.length ? `Go struct field ${loc.struct}.${goStack.join('.')}` : 'Go value';
   typeError(ctx, loc, value, `json: cannot unmarshal ${valueText} into ${into} of type ${goTypeName(type)}`);
 }
 
@@ -159,19 +177,19 @@ function checkValue(ctx: Ctx, type: FieldType, value: unknown, loc: Loc): void {
   if (isScalar(type)) return checkScalar(ctx, type, value, loc, type);
   if ('array' in type) {
     if (!Array.isArray(value)) return mismatch(ctx, loc, value, type);
-    value.forEach((item, i) => checkValue(ctx, type.array, item, { ...loc, path: `${loc.path}[${i}]` }));
+    value.forEach((item, i) => checkValue(ctx, type.array, item, { up: loc, step: i, how: 'index', struct: loc.struct }));
     return;
   }
   if ('map' in type) {
     if (!isObject(value)) return mismatch(ctx, loc, value, type);
-    for (const [k, v] of Object.entries(value)) checkValue(ctx, type.map, v, { ...loc, path: `${loc.path}.${k}` });
+    for (const [k, v] of Object.entries(value)) checkValue(ctx, type.map, v, { up: loc, step: k, how: 'entry', struct: loc.struct });
     return;
   }
   const schema = typeSchema(type.ref)!;
   if (schema.scalar) return checkScalar(ctx, schema.scalar, value, loc, type);
   if (schema.items) {
     if (!Array.isArray(value)) return mismatch(ctx, loc, value, type);
-    value.forEach((item, i) => checkValue(ctx, schema.items!, item, { ...loc, path: `${loc.path}[${i}]` }));
+    value.forEach((item, i) => checkValue(ctx, schema.items!, item, { up: loc, step: i, how: 'index', struct: loc.struct }));
     return;
   }
   if (schema.union) {
@@ -188,8 +206,8 @@ function checkStruct(ctx: Ctx, schema: TypeSchema, obj: Record<string, unknown>,
   const struct = shortTypeName(schema.name);
   for (const [key, value] of Object.entries(obj)) {
     const field = fields.get(key);
-    const at = childLoc(loc, key, struct);
-    if (!field) ctx.result.unknown.push(`.${at.path}`);
+    const at: Loc = { up: loc, step: key, how: 'field', struct };
+    if (!field) ctx.result.unknown.push(`.${pathOf(at)}`);
     else checkValue(ctx, field.type, value, at);
   }
 }
@@ -204,7 +222,7 @@ export function checkFields(obj: unknown, group: string, version: string, kind: 
   const schema = schemaForKind(group, version, kind);
   if (!schema) throw new Error(`no schema for kind ${kind} in ${group ? `${group}/` : ''}${version}`);
   const ctx: Ctx = { result: { unknown: [], typeErrors: [] } };
-  checkValue(ctx, { ref: schema.name }, obj, { path: '', goStack: [], struct: '' });
+  checkValue(ctx, { ref: schema.name }, obj, ROOT);
   return ctx.result;
 }
 
