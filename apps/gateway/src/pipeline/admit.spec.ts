@@ -101,8 +101,8 @@ describe('AdmissionChain over the plugins --enable/--disable-admission-plugins s
 
 describe('AdmissionChain: the check of a mutated object', () => {
   const broken = () => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'n' }, data: 'not a map' }) as unknown as KubeObject;
-  const mutation = (handles: Handles) => {
-    const chain = new AdmissionChain([plugin('Mutator', [], ['mutate'], handles)]);
+  const mutation = (handles: Handles, keepsObject = false) => {
+    const chain = new AdmissionChain([{ ...plugin('Mutator', [], ['mutate'], handles), keepsObject }]);
     return chain.forRequest({ kind: { group: '', version: 'v1', kind: 'ConfigMap' }, resource: res('configmaps'), subresource: '', namespace: 'ns', name: 'n', userInfo: { username: 'u', groups: [] }, dryRun: false, warnings: [] }).mutate('CREATE', broken(), undefined);
   };
   it('runs when a mutating plugin saw the object', async () => {
@@ -112,5 +112,8 @@ describe('AdmissionChain: the check of a mutated object', () => {
   it('is left to the caller when no mutating plugin handled the request', async () => {
     await expect(mutation(handling({ CREATE: ['pods'] }))).resolves.toBeUndefined();
     await expect(mutation(() => false)).resolves.toBeUndefined();
+  });
+  it('is left to the caller when the mutating plugins that ran keep the object', async () => {
+    await expect(mutation(() => true, true)).resolves.toBeUndefined();
   });
 });

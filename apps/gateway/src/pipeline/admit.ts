@@ -98,6 +98,8 @@ export interface AdmissionPlugin {
    * (a `handles` that follows configuration objects, such as the webhooks').
    */
   readonly handlesFixed?: boolean;
+  /** True when `mutate` never changes the object (it only refuses): no schema check of the object follows it. */
+  readonly keepsObject?: boolean;
   mutate?(attributes: AdmissionAttributes): AdmissionResponse | void | Promise<AdmissionResponse | void>;
   validate?(attributes: AdmissionAttributes): AdmissionResponse | void | Promise<AdmissionResponse | void>;
 }
@@ -214,12 +216,12 @@ export class AdmissionChain {
       dryRun: scope.dryRun,
       options: scope.options,
     });
-    /** Calls `hook` of the plugins that handle `a`; whether any was called. */
+    /** Calls `hook` of the plugins that handle `a`; whether one that may change the object was called. */
     const run = async (plugins: readonly AdmissionPlugin[], hook: 'mutate' | 'validate', a: AdmissionAttributes): Promise<boolean> => {
-      let called = false;
+      let changing = false;
       for (const p of plugins) {
         if (this.askEachTime.has(p) && !p.handles!(a.operation, a.resource, a.subresource)) continue;
-        called = true;
+        changing ||= !p.keepsObject;
         const res = await p[hook]!.call(p, a);
         // The same warning twice is said once (upstream's recorder; a reinvoked plugin repeats itself).
         for (const w of res?.warnings ?? []) if (!scope.warnings.includes(w)) scope.warnings.push(w);
@@ -227,7 +229,7 @@ export class AdmissionChain {
           this.audit(res.auditAnnotations, { user: a.userInfo.username, operation: a.operation, resource: a.resource, subresource: a.subresource, namespace: a.namespace, name: a.name });
         }
       }
-      return called;
+      return changing;
     };
     return {
       mutate: async (operation, object, oldObject) => {
@@ -235,15 +237,15 @@ export class AdmissionChain {
         if (plugins.length === 0) return;
         const a = attributes(operation, object, oldObject);
         a.reinvocation = new ReinvocationContext();
-        const called = await run(plugins, 'mutate', a);
+        let changing = await run(plugins, 'mutate', a);
         if (a.reinvocation.shouldReinvoke) {
           // upstream's reinvoker: once more, in-tree plugins whole and webhooks as they asked
           a.reinvocation.isReinvoke = true;
-          await run(plugins, 'mutate', a);
+          changing = (await run(plugins, 'mutate', a)) || changing;
         }
         // A mutated object must still be a valid object of its kind (upstream re-decodes it);
-        // one that no plugin saw is as its caller checked it.
-        if (object && called) validateFields(object, scope.kind, [], 'Ignore', scope.warnings);
+        // one that no plugin could change is as its caller checked it.
+        if (object && changing) validateFields(object, scope.kind, [], 'Ignore', scope.warnings);
       },
       validate: async (operation, object, oldObject) => {
         const plugins = this.route(operation, scope.resource, scope.subresource).validate;

@@ -46,6 +46,7 @@ export function namespaceDecision(a: Pick<AdmissionAttributes, 'operation' | 're
 @Injectable()
 export class NamespaceLifecycle extends StateAdmissionPlugin implements AdmissionPlugin {
   readonly name = NAMESPACE_LIFECYCLE;
+  readonly keepsObject = true;
 
   async mutate(a: AdmissionAttributes): Promise<void> {
     const err = namespaceDecision(a, await this.namespace(a));
