@@ -18,7 +18,7 @@ import { benchProcessPodStartup, benchSandboxPodStartup, benchSimulatedRuntime, 
 import { runProxyBench } from './proxy';
 import { startBenchGateway } from './gateway-process';
 import { watchFanOut } from './gateway-watch';
-import { inclusiveSummary, monotonicMicros, profileSummary, type ProfileWindow } from './profile';
+import { inclusiveShares, inclusiveSummary, monotonicMicros, profileSummary, type ProfileWindow } from './profile';
 import { printRows, type Row } from './report';
 import { SCALE_PHASES, scaleBench, type ScalePhase } from './scale';
 import { schedulerBench } from './scheduler';
@@ -143,6 +143,18 @@ function scalePhases(names: string[]): Set<ScalePhase> {
 
 type BenchOptions = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
 
+/** The parts of a create the --gateway-profile notes name (frames as `<function> <url>`). */
+const CREATE_PARTS: Record<string, RegExp> = {
+  'GenericStore.create': /^create \S*registry\/generic-store\.js$/,
+  'managed fields (trackUpdate)': /^trackUpdate /,
+  'admission chain (hooks run)': /^run \S*pipeline\/admit\.js$/,
+  'body schema check (validateFields)': /^validateFields /,
+  'decode stage': /^decodeStage /,
+  'authentication stage': /^authenticate \S*pipeline\/authenticate\.js$/,
+  'encode stage': /^stage \S*pipeline\/encode\.js$/,
+  'stored bytes (StoredObjects.encode)': /^encode \S*registry\/stored-objects\.js$/,
+};
+
 async function gatewayBench(opts: BenchOptions): Promise<{ rows: Row[]; notes: string[] }> {
   const rows: Row[] = [];
   const notes: string[] = [];
@@ -262,7 +274,10 @@ async function gatewayBench(opts: BenchOptions): Promise<{ rows: Row[]; notes: s
       for (const p of phases) notes.push(`gateway CPU profile, ${p.name} (self time of the main thread's busy time):\n    ${(await profileSummary(profDir, p.window, 15, true)).join('\n    ')}`);
       // Where creates spend their time, callers included (the create path's budget).
       const creates = phases.find((p) => p.name === 'creates');
-      if (creates) notes.push(`gateway CPU profile, creates (inclusive time of the main thread's busy time):\n    ${(await inclusiveSummary(profDir, creates.window, 40, true)).join('\n    ')}`);
+      if (creates) {
+        notes.push(`gateway CPU profile, creates (inclusive time of the main thread's busy time):\n    ${(await inclusiveSummary(profDir, creates.window, 40, true)).join('\n    ')}`);
+        notes.push(`gateway CPU profile, creates, by part (inclusive):\n    ${(await inclusiveShares(profDir, CREATE_PARTS, creates.window, true)).join('\n    ')}`);
+      }
     }
   } finally {
     for (const c of children) c.kill('SIGKILL');
