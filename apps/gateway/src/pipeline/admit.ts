@@ -104,15 +104,15 @@ export interface AdmissionPlugin {
   validate?(attributes: AdmissionAttributes): AdmissionResponse | void | Promise<AdmissionResponse | void>;
 }
 
+/** The `handles` functions {@link handling} made: fixed by their rules. */
+const DECLARED_HANDLES = new WeakSet<object>();
+
 /**
  * A plugin's `handles`, declared: per operation the resources it handles, as
  * `resource[.group][/subresource]` (`'pods'`, `'ingresses.networking.orch.io'`,
  * `'pods/ephemeralcontainers'`); a resource without a subresource means the main resource
  * only. Example: `handling({ CREATE: ['pods'], UPDATE: ['pods/ephemeralcontainers'] })`.
  */
-/** The `handles` functions {@link handling} made: fixed by their rules. */
-const DECLARED_HANDLES = new WeakSet<object>();
-
 export function handling(rules: Partial<Record<AdmissionOperation, readonly string[]>>): NonNullable<AdmissionPlugin['handles']> {
   const handled = new Set<string>();
   for (const [operation, resources] of Object.entries(rules)) {
