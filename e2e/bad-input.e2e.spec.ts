@@ -232,6 +232,26 @@ describe('bad input gets a clear Status, and the server keeps serving', () => {
     expect(subjects.code).toBe(0);
   });
 
+  // The client certificate is read once per connection: a TLS 1.2 renegotiation after it (which
+  // could present another certificate) closes the connection, and the request sent after it is not served.
+  it('a TLS renegotiation after the first request closes the connection', async () => {
+    const pki = join(gw.dataDir, 'pki');
+    const [ca, cert, key] = await Promise.all(['ca.crt', 'admin.crt', 'admin.key'].map((f) => readFile(join(pki, f))));
+    const get = `GET ${CMS} HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\n\r\n`;
+    const answers = await new Promise<string[]>((resolve) => {
+      const seen: string[] = [];
+      const socket = tls.connect({ host: '127.0.0.1', port: gw.port, ca, cert, key, maxVersion: 'TLSv1.2' }, () => socket.write(get));
+      socket.setEncoding('utf8');
+      socket.on('error', () => undefined);
+      socket.on('data', (d: string) => {
+        if (d.startsWith('HTTP/1.1')) seen.push(d.slice(0, 12));
+        if (seen.length === 1 && d.startsWith('HTTP/1.1')) socket.renegotiate({ rejectUnauthorized: true }, (err) => !err && socket.write(get));
+      });
+      socket.on('close', () => resolve(seen));
+    });
+    expect(answers).toEqual(['HTTP/1.1 200']);
+  });
+
   it('is still serving', async () => {
     expect((await gw.admin.get('/readyz')).status).toBe(200);
     expect((await gw.admin.get(CMS)).status).toBe(200);

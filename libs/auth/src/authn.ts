@@ -50,20 +50,22 @@ export interface Authenticator {
 
 /**
  * The client certificate of a TLS socket, or undefined when the client sent none. Read once per
- * TLS handshake and kept on the socket: every request of a keep-alive connection gets the same
- * object (authenticators keep their verdict per object, so a connection is authenticated once);
- * a renegotiation (a new handshake, seen as new Finished bytes) reads it again.
+ * connection and kept on the socket: every request of a keep-alive connection gets the same
+ * object (authenticators keep their verdict per object, so a connection is authenticated once).
+ * Once read, the certificate cannot change: renegotiation is disabled on the socket (a client's
+ * attempt is a TLS error that closes the connection; upstream's Go TLS server never renegotiates
+ * either, and TLS 1.3 has no renegotiation).
  */
 export function peerCertificateFromSocket(socket: TLSSocket): PeerCertificate | undefined {
-  const finished = socket.getFinished();
   const known = PEER_CERTS.get(socket);
-  if (known && (finished === undefined ? known.finished === undefined : known.finished?.equals(finished))) return known.peer;
+  if (known) return known.peer;
+  socket.disableRenegotiation();
   const peer = readPeerCertificate(socket);
-  PEER_CERTS.set(socket, { finished, peer });
+  PEER_CERTS.set(socket, { peer });
   return peer;
 }
 
-const PEER_CERTS = new WeakMap<TLSSocket, { finished: Buffer | undefined; peer: PeerCertificate | undefined }>();
+const PEER_CERTS = new WeakMap<TLSSocket, { peer: PeerCertificate | undefined }>();
 
 function readPeerCertificate(socket: TLSSocket): PeerCertificate | undefined {
   // The leaf alone (about 50 µs per connection; Node's detailed chain costs four times that).

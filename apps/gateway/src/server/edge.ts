@@ -57,9 +57,11 @@ const TOO_LARGE = new Set(['HPE_HEADER_OVERFLOW']);
  * Answers a request the HTTP parser refused (bad method token, malformed header, request line
  * and headers over Node's limit): a 400 Status naming the problem on a closing connection,
  * instead of Node's bare status line. The parser's state is lost, so the connection ends.
+ * A TLS renegotiation the client starts after its certificate was read (peerCertificateFromSocket
+ * disables it) closes the connection at once: no request is served after it.
  */
 export function answerClientError(err: Error & { code?: string }, socket: Socket): void {
-  if (!socket.writable || (err.code === 'ECONNRESET' && socket.destroyed)) {
+  if (!socket.writable || (err.code === 'ECONNRESET' && socket.destroyed) || err.code === 'ERR_TLS_RENEGOTIATION_DISABLED') {
     socket.destroy();
     return;
   }
