@@ -4,7 +4,8 @@ import { StatusError } from '@orch/apimachinery';
 import { parseRequestInfo } from '../request/request-info';
 import type { ApiRequest } from './api-request';
 import { newApiRequest } from './pipeline';
-import { resolveStage } from './resolve';
+import { MAX_MANAGERS, cachedFieldManagers, fieldManagerOf, resolveStage } from './resolve';
+import { managerFromUserAgent } from '@orch/apimachinery';
 
 const catalog = new Catalog();
 
@@ -70,5 +71,24 @@ describe('resolveStage', () => {
 
   it('non-resource requests pass through', () => {
     expect(resolve(request('GET', '/healthz')).target).toBeUndefined();
+  });
+
+  it.each([
+    { name: 'a product and version', ua: 'kubectl/v1.32.0 (linux/amd64) kubernetes/abc', manager: 'kubectl' },
+    { name: 'no User-Agent', ua: undefined, manager: '' },
+    { name: 'an unprintable character dropped', ua: 'my\u0007tool/1', manager: 'mytool' },
+  ])('a write without fieldManager is recorded for its User-Agent: $name', ({ ua, manager }) => {
+    for (let i = 0; i < 2; i++) expect(resolve(request('POST', '/api/v1/namespaces/d/configmaps', ua === undefined ? {} : { 'user-agent': ua })).target!.ctx.fieldManager).toBe(manager);
+  });
+
+  // The cache of managers by User-Agent is bounded: distinct headers cannot grow it, and its answers stay upstream's.
+  it('remembers at most MAX_MANAGERS User-Agents, and long ones not at all', () => {
+    for (let i = 0; i <= MAX_MANAGERS; i++) fieldManagerOf(`tool-${i}/1`);
+    expect(cachedFieldManagers()).toBeLessThanOrEqual(MAX_MANAGERS);
+    expect(cachedFieldManagers()).toBeGreaterThan(0);
+    const before = cachedFieldManagers();
+    const long = `${'x'.repeat(300)}/1`;
+    expect(fieldManagerOf(long)).toBe(managerFromUserAgent(long));
+    expect(cachedFieldManagers()).toBe(before);
   });
 });

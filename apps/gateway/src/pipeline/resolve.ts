@@ -1,4 +1,4 @@
-import { hasProtobufSchema, type Catalog, type GroupVersionKind } from '@orch/api';
+import { hasProtobufSchema, type Catalog, type GroupVersionKind, type ResourceDef } from '@orch/api';
 import { StatusError, managerFromUserAgent } from '@orch/apimachinery';
 import type { RequestContext } from '../registry/strategy';
 import { checkIncludeObject, chooseRepresentation } from '../server/representation';
@@ -43,13 +43,13 @@ export function resolveStage(catalog: Catalog, opts: { k8sAliases: boolean }): (
       namespace: info.namespace,
       dryRun: parseDryRun(query),
       // Writes without fieldManager are recorded for the User-Agent's product (upstream).
-      fieldManager: query.get('fieldManager') || managerFromUserAgent(req.headers['user-agent']),
+      fieldManager: query.get('fieldManager') || fieldManagerOf(req.headers['user-agent']),
       warnings: [],
       ifMatchResourceVersion: parseIfMatch(req.headers['if-match']),
     };
     // A stream (logs, exec, proxies) writes its own content type: Accept only picks an error's encoding.
     const accept = sub?.stream ? streamAccept(req.headers.accept) : req.headers.accept;
-    const repr = chooseRepresentation(accept, info.verb === 'watch', !def.custom && hasProtobufSchema(def.group, def.version, def.kind));
+    const repr = chooseRepresentation(accept, info.verb === 'watch', servesProtobuf(def));
     // Everything about the answer is checked before the request runs: a write is never refused after it happened.
     if (repr.kind === 'table') checkIncludeObject(query.get('includeObject'));
     if (repr.kind === 'partial' && info.verb !== 'watch') {
@@ -68,6 +68,36 @@ export function resolveStage(catalog: Catalog, opts: { k8sAliases: boolean }): (
     };
   };
 }
+
+/** Whether a resource has a protobuf form (a built-in kind with a schema), decided once per catalog entry. */
+function servesProtobuf(def: ResourceDef): boolean {
+  let yes = PROTOBUF.get(def);
+  if (yes === undefined) PROTOBUF.set(def, (yes = !def.custom && hasProtobufSchema(def.group, def.version, def.kind)));
+  return yes;
+}
+
+const PROTOBUF = new WeakMap<ResourceDef, boolean>();
+
+/**
+ * The field manager of a write without `fieldManager`, from its User-Agent (managerFromUserAgent),
+ * remembered per User-Agent: clients send few distinct ones. Bounded as the representation cache
+ * is: emptied when MAX_MANAGERS were seen, headers over MAX_CACHED_USER_AGENT characters not kept.
+ */
+export function fieldManagerOf(userAgent: string | undefined): string {
+  if (userAgent === undefined || userAgent.length > MAX_CACHED_USER_AGENT) return managerFromUserAgent(userAgent);
+  let manager = MANAGERS.get(userAgent);
+  if (manager === undefined) {
+    if (MANAGERS.size >= MAX_MANAGERS) MANAGERS.clear();
+    MANAGERS.set(userAgent, (manager = managerFromUserAgent(userAgent)));
+  }
+  return manager;
+}
+
+const MANAGERS = new Map<string, string>();
+export const MAX_MANAGERS = 512;
+const MAX_CACHED_USER_AGENT = 256;
+/** Entries of the field manager cache (for its spec). */
+export const cachedFieldManagers = (): number => MANAGERS.size;
 
 /** The Accept a stream's errors are negotiated with: the client's when it names an API encoding, else JSON. */
 function streamAccept(accept: string | undefined): string | undefined {
