@@ -87,6 +87,38 @@ describe('API Priority and Fairness', () => {
     expect(user.headers['x-kubernetes-pf-prioritylevel-uid']).toBe(uid(levels, 'global-default'));
   });
 
+  // Classifications are remembered per configuration: a FlowSchema created, changed or deleted classifies the next requests.
+  it('classifies by a FlowSchema as soon as it is created, changed and deleted', async () => {
+    const schemaOf = async () => (await other.get('/api/v1/namespaces/default/configmaps')).headers['x-kubernetes-pf-flowschema-uid'];
+    const until = async (want: string) => {
+      let got = await schemaOf();
+      for (let i = 0; i < 50 && got !== want; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        got = await schemaOf();
+      }
+      return got;
+    };
+    const globalDefault = (await gw.admin.get(`${FC}/flowschemas/global-default`)).json.metadata.uid as string;
+    expect(await schemaOf()).toBe(globalDefault);
+    const rules = (user: string) => [{ subjects: [{ kind: 'User', user: { name: user } }], resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'] }] }];
+    const created = await gw.admin.post(`${FC}/flowschemas`, {
+      apiVersion: 'flowcontrol.apiserver.orch.io/v1',
+      kind: 'FlowSchema',
+      metadata: { name: 'other-user' },
+      spec: { priorityLevelConfiguration: { name: 'workload-low' }, matchingPrecedence: 400, rules: rules('other') },
+    });
+    expect(created.status).toBe(201);
+    const uid = created.json.metadata.uid as string;
+    expect(await until(uid)).toBe(uid);
+    const changed = await gw.admin.request('PATCH', `${FC}/flowschemas/other-user`, { spec: { rules: rules('someone-else') } }, { headers: { 'content-type': 'application/merge-patch+json' } });
+    expect(changed.status).toBe(200);
+    expect(await until(globalDefault)).toBe(globalDefault);
+    await gw.admin.request('PATCH', `${FC}/flowschemas/other-user`, { spec: { rules: rules('other') } }, { headers: { 'content-type': 'application/merge-patch+json' } });
+    expect(await until(uid)).toBe(uid);
+    expect((await gw.admin.request('DELETE', `${FC}/flowschemas/other-user`)).status).toBe(200);
+    expect(await until(globalDefault)).toBe(globalDefault);
+  });
+
   it('reports a FlowSchema whose priority level does not exist as Dangling', async () => {
     await gw.admin.post(`${FC}/flowschemas`, {
       apiVersion: 'flowcontrol.apiserver.orch.io/v1',
@@ -116,6 +148,10 @@ describe('API Priority and Fairness', () => {
     expect(admin.status).toBe(200);
     const metrics = (await gw.admin.get('/metrics')).text;
     expect(metrics).toMatch(/apiserver_flowcontrol_rejected_requests_total\{flow_schema="flooder",priority_level="tiny",reason="queue-full"\} 4/);
+    // The two that ran (at once, and after their wait); the counter adds what was dispatched since the last scrape.
+    expect(metrics).toMatch(/apiserver_flowcontrol_dispatched_requests_total\{flow_schema="flooder",priority_level="tiny"\} 2\n/);
+    expect((await flooder.get('/api/v1/namespaces/default/configmaps')).status).toBe(200);
+    expect((await gw.admin.get('/metrics')).text).toMatch(/apiserver_flowcontrol_dispatched_requests_total\{flow_schema="flooder",priority_level="tiny"\} 3\n/);
   });
 
   it('holds a list’s seat until its body is written: a client that stops reading keeps its level full', async () => {

@@ -79,6 +79,23 @@ const NO_RELEASE = () => undefined;
 /** The answer to a rejected request, made once: a rejection is the cheap path under a flood (no stack captured per request). */
 const TOO_MANY_REQUESTS = StatusError.tooManyRequests('Too many requests, please try again later.', 1);
 
+const MAX_CLASSIFIED = 4096;
+const MAX_CLASSIFICATION_KEY = 1024;
+
+/**
+ * What classification reads of a request (classifier.ts: user name and groups, resource or
+ * non-resource, verb, group, resource, subresource, namespace; the path of a non-resource
+ * request), each part length-prefixed so that no two requests share a key; undefined when it
+ * would be longer than MAX_CLASSIFICATION_KEY (classified every time).
+ */
+export function classificationKey(d: RequestDigest): string | undefined {
+  const part = (s: string) => `${s.length}:${s}`;
+  let key = `${part(d.user.username)}${d.user.groups.length}`;
+  for (const g of d.user.groups) key += part(g);
+  key += d.isResourceRequest ? `r${part(d.verb)}${part(d.apiGroup)}${part(d.resource)}${part(d.subresource)}${part(d.namespace)}` : `n${part(d.verb)}${part(d.path)}`;
+  return key.length > MAX_CLASSIFICATION_KEY ? undefined : key;
+}
+
 /** A priority level's queuing, from its spec and the seats its shares give it. */
 function queueConfig(plc: PriorityLevelConfiguration, seats: number): QueueSetConfig {
   const response = plc.spec.limited?.limitResponse;
@@ -102,6 +119,10 @@ function withMandatory<T extends FlowSchema | PriorityLevelConfiguration>(object
  */
 export class FlowControl {
   private ordered: FlowSchema[] = [];
+  /** Dispatches not yet added to apiserver_flowcontrol_dispatched_requests_total, by FlowSchema and priority level. */
+  private readonly dispatched = new Map<string, Map<string, { labels: { flow_schema: string; priority_level: string }; n: number }>>();
+  /** Classifications of the current configuration by classificationKey. */
+  private classified = new Map<string, FlowSchema>();
   private levels = new Map<string, Level>();
   private readonly unsubscribe: (() => void)[] = [];
   private statusTimer?: NodeJS.Timeout;
@@ -118,7 +139,13 @@ export class FlowControl {
     const registers = [deps.metrics];
     this.m = {
       rejected: new Counter({ name: 'apiserver_flowcontrol_rejected_requests_total', help: 'Number of requests rejected by API Priority and Fairness subsystem', labelNames: ['flow_schema', 'priority_level', 'reason'], registers }),
-      dispatched: new Counter({ name: 'apiserver_flowcontrol_dispatched_requests_total', help: 'Number of requests executed by API Priority and Fairness subsystem', labelNames: ['flow_schema', 'priority_level'], registers }),
+      dispatched: new Counter({
+        name: 'apiserver_flowcontrol_dispatched_requests_total',
+        help: 'Number of requests executed by API Priority and Fairness subsystem',
+        labelNames: ['flow_schema', 'priority_level'],
+        registers,
+        collect: () => this.flushDispatched(),
+      }),
       wait: new Histogram({
         name: 'apiserver_flowcontrol_request_wait_duration_seconds',
         help: 'Length of time a request spent waiting in its queue',
@@ -150,18 +177,18 @@ export class FlowControl {
    * streams) are classified but never hold a seat. Throws a 429 StatusError when rejected.
    */
   async admit(d: RequestDigest, longRunning: boolean, onGone?: OnGone): Promise<Admitted> {
-    const flowSchema = classify(this.ordered, d, (fs) => this.levels.has(fs.spec?.priorityLevelConfiguration?.name ?? '')) ?? MANDATORY_FLOW_SCHEMAS[1];
+    const flowSchema = this.classify(d);
     const plName = flowSchema.spec.priorityLevelConfiguration.name;
     const level = this.levels.get(plName) ?? this.levels.get('catch-all')!;
     const labels = { flow_schema: flowSchema.metadata.name!, priority_level: level.plc.metadata.name! };
     if (!level.queues || longRunning) {
-      this.m.dispatched.inc(labels);
+      this.countDispatched(labels);
       return { flowSchema, priorityLevel: level.plc, release: NO_RELEASE };
     }
     try {
       const seat = await level.queues.acquire(flowKey(flowSchema, d), this.deps.options.queueWaitMs, onGone, this.seats(d, level.maxSeats));
       this.m.wait.observe({ ...labels, execute: 'true' }, seat.waitedMs / 1000);
-      this.m.dispatched.inc(labels);
+      this.countDispatched(labels);
       return { flowSchema, priorityLevel: level.plc, release: () => seat.release() };
     } catch (err) {
       if (!(err instanceof RequestRejected)) throw err;
@@ -169,6 +196,37 @@ export class FlowControl {
       this.m.wait.observe({ ...labels, execute: 'false' }, 0);
       throw TOO_MANY_REQUESTS;
     }
+  }
+
+  /**
+   * The FlowSchema of a request, remembered by everything classification looks at
+   * (classificationKey) until the configuration changes (rebuild empties it); at most
+   * MAX_CLASSIFIED kept (emptied when full).
+   */
+  private classify(d: RequestDigest): FlowSchema {
+    const key = classificationKey(d);
+    let flowSchema = key === undefined ? undefined : this.classified.get(key);
+    if (flowSchema) return flowSchema;
+    flowSchema = classify(this.ordered, d, (fs) => this.levels.has(fs.spec?.priorityLevelConfiguration?.name ?? '')) ?? MANDATORY_FLOW_SCHEMAS[1];
+    if (key !== undefined) {
+      if (this.classified.size >= MAX_CLASSIFIED) this.classified.clear();
+      this.classified.set(key, flowSchema);
+    }
+    return flowSchema;
+  }
+
+  /** Counts a dispatched request in plain numbers; the counter gets them when it is collected (prom-client hashes the labels of every `inc`). */
+  private countDispatched(labels: { flow_schema: string; priority_level: string }): void {
+    let byLevel = this.dispatched.get(labels.flow_schema);
+    if (!byLevel) this.dispatched.set(labels.flow_schema, (byLevel = new Map()));
+    const pending = byLevel.get(labels.priority_level);
+    if (pending) pending.n++;
+    else byLevel.set(labels.priority_level, { labels, n: 1 });
+  }
+
+  private flushDispatched(): void {
+    for (const byLevel of this.dispatched.values()) for (const p of byLevel.values()) if (p.n > 0) this.m.dispatched.inc(p.labels, p.n);
+    this.dispatched.clear();
   }
 
   private seats(d: RequestDigest, maxSeats: number): number {
@@ -210,6 +268,7 @@ export class FlowControl {
     }
     this.levels = next;
     this.ordered = orderFlowSchemas(withMandatory(this.deps.flowSchemas.list(), MANDATORY_FLOW_SCHEMAS));
+    this.classified = new Map();
   }
 
   /** Mandatory objects created and kept; suggested ones created when missing. Conflicts with other replicas are fine. */

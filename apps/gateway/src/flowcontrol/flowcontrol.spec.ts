@@ -1,6 +1,6 @@
 import { MANDATORY_FLOW_SCHEMAS, SUGGESTED_FLOW_SCHEMAS } from './bootstrap';
 import { classify, flowKey, orderFlowSchemas } from './classifier';
-import { levelMaxSeats, requestSeats } from './flow-control';
+import { classificationKey, levelMaxSeats, requestSeats } from './flow-control';
 import { QueueSet, RequestRejected, dealHand } from './queue-set';
 import type { RequestDigest } from './types';
 
@@ -40,6 +40,35 @@ describe('classification by FlowSchema', () => {
   it('falls through to catch-all when the suggested schemas are gone, and skips unusable ones', () => {
     expect(classify(orderFlowSchemas(MANDATORY_FLOW_SCHEMAS), digest('alice', []))?.metadata.name).toBe('catch-all');
     expect(classify(ORDERED, digest('alice', []), (fs) => fs.metadata.name !== 'global-default')?.metadata.name).toBe('catch-all');
+  });
+});
+
+// Classifications are remembered by this key: two requests that classification could tell apart never share one.
+describe('classificationKey', () => {
+  const base = digest('alice', ['dev']);
+  it.each<{ name: string; d: RequestDigest }>([
+    { name: 'another user', d: digest('bob', ['dev']) },
+    { name: 'another group', d: digest('alice', ['ops']) },
+    { name: 'one more group', d: digest('alice', ['dev', 'ops']) },
+    { name: 'a user name and group split elsewhere', d: digest('alice1', ['1:dev']) },
+    { name: 'another verb', d: { ...base, verb: 'get' } },
+    { name: 'another group of the resource', d: { ...base, apiGroup: 'apps' } },
+    { name: 'another resource', d: { ...base, resource: 'secrets' } },
+    { name: 'a subresource', d: { ...base, subresource: 'status' } },
+    { name: 'another namespace', d: { ...base, namespace: 'kube-system' } },
+    { name: 'cluster scope', d: { ...base, namespace: '' } },
+    { name: 'a non-resource request', d: { ...base, isResourceRequest: false } },
+  ])('$name has a key of its own', ({ d }) => {
+    expect(classificationKey(d)).toBeDefined();
+    expect(classificationKey(d)).not.toBe(classificationKey(base));
+  });
+
+  it('is the same for the same request, leaves out what classification does not read, and is not made for huge users', () => {
+    expect(classificationKey(digest('alice', ['dev']))).toBe(classificationKey(base));
+    expect(classificationKey({ ...base, limit: 5, path: '/api/v1/pods' })).toBe(classificationKey(base));
+    const paths = (path: string) => classificationKey({ ...base, isResourceRequest: false, path });
+    expect(paths('/healthz')).not.toBe(paths('/readyz'));
+    expect(classificationKey(digest('alice', Array.from({ length: 200 }, (_, i) => `group-${i}`)))).toBeUndefined();
   });
 });
 
