@@ -63,6 +63,8 @@ export function requestSeats(d: RequestDigest, stored: number | undefined, maxSe
 export interface Admitted {
   flowSchema: FlowSchema;
   priorityLevel: PriorityLevelConfiguration;
+  /** False for exempt levels and long-running requests: `release` does nothing. */
+  holdsSeat: boolean;
   release(): void;
 }
 
@@ -183,13 +185,13 @@ export class FlowControl {
     const labels = { flow_schema: flowSchema.metadata.name!, priority_level: level.plc.metadata.name! };
     if (!level.queues || longRunning) {
       this.countDispatched(labels);
-      return { flowSchema, priorityLevel: level.plc, release: NO_RELEASE };
+      return { flowSchema, priorityLevel: level.plc, holdsSeat: false, release: NO_RELEASE };
     }
     try {
       const seat = await level.queues.acquire(flowKey(flowSchema, d), this.deps.options.queueWaitMs, onGone, this.seats(d, level.maxSeats));
       this.m.wait.observe({ ...labels, execute: 'true' }, seat.waitedMs / 1000);
       this.countDispatched(labels);
-      return { flowSchema, priorityLevel: level.plc, release: () => seat.release() };
+      return { flowSchema, priorityLevel: level.plc, holdsSeat: true, release: () => seat.release() };
     } catch (err) {
       if (!(err instanceof RequestRejected)) throw err;
       this.m.rejected.inc({ ...labels, reason: err.reason });

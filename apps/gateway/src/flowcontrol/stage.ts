@@ -1,7 +1,7 @@
 import type { RequestInfo } from '../request/request-info';
 import type { ApiRequest } from '../pipeline/api-request';
 import { requestUser } from '../pipeline/api-request';
-import type { FlowControl } from './flow-control';
+import type { Admitted, FlowControl } from './flow-control';
 
 /** Subresources that stream for a long time (upstream's default --long-running-request-regexp). */
 const LONG_RUNNING_SUBRESOURCES = new Set(['log', 'exec', 'attach', 'portforward', 'proxy']);
@@ -30,21 +30,26 @@ export function flowControlStage(flowControl: FlowControl | undefined): (r: ApiR
       onClose = cancel;
       res?.once('close', cancel);
     };
-    const admitted = await flowControl.admit(
-      {
-        user: requestUser(r),
-        isResourceRequest: info.isResourceRequest,
-        verb: String(info.verb),
-        apiGroup: info.apiGroup,
-        resource: info.resource,
-        subresource: info.subresource,
-        namespace: info.namespace,
-        path: info.path,
-        limit: Number(r.query.get('limit')) || undefined,
-      },
-      isLongRunning(info),
-      onGone,
-    ).finally(() => onClose && res?.off('close', onClose));
+    let admitted: Admitted;
+    try {
+      admitted = await flowControl.admit(
+        {
+          user: requestUser(r),
+          isResourceRequest: info.isResourceRequest,
+          verb: String(info.verb),
+          apiGroup: info.apiGroup,
+          resource: info.resource,
+          subresource: info.subresource,
+          namespace: info.namespace,
+          path: info.path,
+          limit: Number(r.query.get('limit')) || undefined,
+        },
+        isLongRunning(info),
+        onGone,
+      );
+    } finally {
+      if (onClose) res?.off('close', onClose);
+    }
     if (!res) {
       admitted.release();
       return;
@@ -53,6 +58,8 @@ export function flowControlStage(flowControl: FlowControl | undefined): (r: ApiR
     const plUid = admitted.priorityLevel.metadata.uid ?? '';
     r.reply.header('X-Kubernetes-PF-FlowSchema-UID', fsUid).header('X-Kubernetes-PF-PriorityLevel-UID', plUid);
     r.reply.header('X-Orch-PF-FlowSchema-UID', fsUid).header('X-Orch-PF-PriorityLevel-UID', plUid);
+    // Exempt and long-running requests hold no seat: nothing to release.
+    if (!admitted.holdsSeat) return;
     if (res.writableFinished || res.destroyed) admitted.release();
     else {
       // The seat is held until the whole body is written (handed to the socket: 'prefinish' comes

@@ -84,11 +84,13 @@ const PROTOBUF = new WeakMap<ResourceDef, boolean>();
  * is: emptied when MAX_MANAGERS were seen, headers over MAX_CACHED_USER_AGENT characters not kept.
  */
 export function fieldManagerOf(userAgent: string | undefined): string {
-  if (userAgent === undefined || userAgent.length > MAX_CACHED_USER_AGENT) return managerFromUserAgent(userAgent);
-  let manager = MANAGERS.get(userAgent);
+  // No User-Agent is the same as an empty one.
+  const ua = userAgent ?? '';
+  if (ua.length > MAX_CACHED_USER_AGENT) return managerFromUserAgent(ua);
+  let manager = MANAGERS.get(ua);
   if (manager === undefined) {
     if (MANAGERS.size >= MAX_MANAGERS) MANAGERS.clear();
-    MANAGERS.set(userAgent, (manager = managerFromUserAgent(userAgent)));
+    MANAGERS.set(ua, (manager = managerFromUserAgent(ua)));
   }
   return manager;
 }
