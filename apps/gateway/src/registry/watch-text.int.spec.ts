@@ -173,4 +173,25 @@ describe('watch events as stored text (real SQLite store)', () => {
     expect(got[1][0].json).toBe(got[0][0].json);
     expect(got[2][0].json).toBe(got[0][0].json);
   });
+
+  it('watchers without selectors are sent one event object per store event (made once for all of them)', async () => {
+    const reg = new GenericStore(configmaps, resolveKind(configmaps, { k8sCompatibility: false }), fixture.store, fixture.cache, opts);
+    const from = String(fixture.cache.currentRevision());
+    const got: WatchEventOut[][] = [[], [], []];
+    const handles = await Promise.all(
+      [{}, {}, { labelSelector: 'app=x' }].map((w, i) => reg.watch('unfiltered', { ...w, resourceVersion: from }, { send: (e) => void got[i].push(e), end: () => undefined, acceptsText: true })),
+    );
+    await reg.create('unfiltered', obj(configmaps, 'a', x, '1'), ctx('unfiltered'));
+    await reg.update('unfiltered', 'a', obj(configmaps, 'a', x, '2'), ctx('unfiltered'));
+    await reg.delete('unfiltered', 'a', {}, ctx('unfiltered'));
+    for (let n = 0; n < 200 && got.some((g) => g.length < 3); n++) await new Promise((r) => setTimeout(r, 10));
+    for (const h of handles) h.stop();
+    expect(got.map((g) => g.map(short))).toEqual(Array.from({ length: 3 }, () => ['ADDED a', 'MODIFIED a', 'DELETED a']));
+    got[0].forEach((e, k) => {
+      expect(got[1][k]).toBe(e);
+      // A watcher with selectors has its own event (its type may differ), of the same text.
+      expect(got[2][k]).not.toBe(e);
+      expect(got[2][k].json).toBe(e.json);
+    });
+  });
 });

@@ -55,6 +55,11 @@ export class ResourceWatches {
   private readonly decoded = new EventMemo<StoreEvent, { obj?: KubeObject | Promise<KubeObject>; prev?: KubeObject | Promise<KubeObject> }>();
   /** Stored texts of recent watch events, likewise. */
   private readonly texts = new EventMemo<StoreEvent, EventTexts>();
+  /**
+   * The last store event's text event for watchers without selectors: the same for all of
+   * them, so the cache's dispatch of one event to a thousand such watchers makes it once.
+   */
+  private unfilteredText?: { event: StoreEvent; out: TextWatchEvent | undefined | typeof PARSE };
 
   constructor(
     private readonly objects: StoredObjects,
@@ -200,6 +205,17 @@ export class ResourceWatches {
 
   /** The watch event of a store event for one watcher, as stored text; PARSE when a value it needs does not read as stored. */
   private textEvent(event: StoreEvent, filtered: boolean, labels: LabelSelector, fields: FieldSelector): TextWatchEvent | undefined | typeof PARSE {
+    if (!filtered) {
+      const last = this.unfilteredText;
+      if (last?.event === event) return last.out;
+      const out = this.selectText(event, false, labels, fields);
+      this.unfilteredText = { event, out };
+      return out;
+    }
+    return this.selectText(event, true, labels, fields);
+  }
+
+  private selectText(event: StoreEvent, filtered: boolean, labels: LabelSelector, fields: FieldSelector): TextWatchEvent | undefined | typeof PARSE {
     const obj = event.type === 'delete' ? undefined : this.storedText(event, false);
     const prev = event.type === 'delete' || (filtered && event.type !== 'create') ? this.storedText(event, true) : undefined;
     if (obj === null || prev === null) return PARSE;
