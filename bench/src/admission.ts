@@ -61,7 +61,7 @@ async function startAllowingWebhook(): Promise<{ url: string; caBundle: string; 
 }
 
 /** Ten policies a cluster might hold for config maps, each with a binding (all admit the bench objects). */
-function policies(): { policy: unknown; binding: unknown }[] {
+export function policies(): { policy: unknown; binding: unknown }[] {
   const checks = [
     'object.metadata.name.size() <= 253',
     "!has(object.metadata.labels) || !('forbidden' in object.metadata.labels)",
