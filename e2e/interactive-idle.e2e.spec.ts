@@ -42,7 +42,7 @@ const TRANSPORTS: { transport: string; exec: Record<string, string>; portForward
   { transport: 'SPDY', exec: { KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false' }, portForward: { KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' } },
 ];
 
-/** A running kubectl with its output so far and its exit code once it exits. */
+/** A running kubectl with its output so far and its exit code once it exits and its output is read. */
 interface Kubectl {
   child: ChildProcess;
   out: { stdout: string; stderr: string };
@@ -62,7 +62,8 @@ describe('streaming sessions and --streaming-connection-idle-timeout (kubectl)',
     const out = { stdout: '', stderr: '' };
     child.stdout!.on('data', (d) => (out.stdout += d));
     child.stderr!.on('data', (d) => (out.stderr += d));
-    return { child, out, exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))) };
+    // 'close', not 'exit': a process can be seen to exit before its last output is read from the pipes.
+    return { child, out, exited: new Promise((resolve) => child.once('close', (code) => resolve(code))) };
   };
   /** Sessions the agent closed for idling so far, by endpoint (node_agent_streaming_idle_closes_total). */
   const idleCloses = (): Record<string, number> => {

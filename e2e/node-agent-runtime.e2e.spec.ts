@@ -36,7 +36,7 @@ async function agentOutput(runtime: string, path: string, until: RegExp): Promis
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   await new Promise<void>((resolve) => {
     const onData = (d: Buffer) => {
       out += d.toString();
