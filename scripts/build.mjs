@@ -65,20 +65,29 @@ async function newestMtime(dir) {
 }
 
 /**
- * Builds a project's browser UI with Vite when it has one (ui/vite.config.mjs) and its sources
- * (or the lock file) changed since the last bundle; returns whether it built.
+ * Builds a project's browser UI with Vite when it has one (ui/vite.config.mjs) and its sources,
+ * the library files the last bundle was made from (`@orch/api/catalog`...), or the lock file
+ * changed since the last bundle; returns whether it built.
  */
 async function buildUi(projectDir) {
   const uiDir = join(root, projectDir, 'ui');
   const configFile = join(uiDir, 'vite.config.mjs');
   const built = join(root, 'dist', projectDir, 'ui', 'index.html');
+  // Outside the served folder: the bundle's input files, recorded when it is built.
+  const inputsFile = join(root, 'dist', projectDir, 'ui-inputs.json');
   const sourcesAt = await newestMtime(uiDir);
   if (!sourcesAt) return false;
   const builtAt = await stat(built).then((s) => s.mtimeMs, () => 0);
   const lockAt = (await stat(join(root, 'package-lock.json'))).mtimeMs;
-  if (builtAt > sourcesAt && builtAt > lockAt) return false;
+  const inputs = await readFile(inputsFile, 'utf8').then(JSON.parse, () => undefined);
+  // A recorded input gone counts as changed.
+  const inputsAt = inputs ? Math.max(0, ...(await Promise.all(inputs.map((f) => stat(join(root, f)).then((s) => s.mtimeMs, () => Infinity))))) : Infinity;
+  if (builtAt > sourcesAt && builtAt > lockAt && builtAt > inputsAt) return false;
   const { build } = await import('vite');
-  await build({ configFile, logLevel: 'warn' });
+  const outputs = await build({ configFile, logLevel: 'warn' });
+  const modules = [outputs].flat().flatMap((o) => o.output.flatMap((chunk) => chunk.moduleIds ?? []));
+  const files = modules.filter((id) => id.startsWith(root) && !id.includes('/node_modules/') && !id.startsWith(uiDir)).map((id) => relative(root, id));
+  await writeFile(inputsFile, JSON.stringify([...new Set(files)].sort(), null, 2));
   return true;
 }
 

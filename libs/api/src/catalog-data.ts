@@ -1,3 +1,6 @@
+// The built-in resource catalog as plain data. The dashboard's browser bundle imports this module
+// (as `@orch/api/catalog`), so it and what it imports stay free of Node and server code: the UI's
+// type check (apps/dashboard/ui/tsconfig.json, no Node types) fails otherwise.
 import type { ApiDeprecation, ResourceDef, Scope, StorageRef, SubresourceDef, Verb } from './catalog-types';
 
 /** The verbs of an ordinary stored resource. */

@@ -1,4 +1,3 @@
-import type { CustomResourceConversion } from './custom/crd';
 import type { JSONSchemaProps } from './custom/json-schema';
 
 /** A lowercase API verb (SPEC "API verbs"). */
@@ -109,6 +108,19 @@ export interface PrinterColumn {
   priority?: number;
   /** JSONPath into the object (`.spec.replicas`). */
   jsonPath: string;
+}
+
+/** Where a CRD's conversion webhook is: an https URL, or a Service with path and port. */
+export interface WebhookClientConfig {
+  url?: string;
+  service?: { namespace: string; name: string; path?: string; port?: number };
+  caBundle?: string;
+}
+
+/** A CustomResourceDefinition's spec.conversion: how its versions convert into each other. */
+export interface CustomResourceConversion {
+  strategy: 'None' | 'Webhook';
+  webhook?: { clientConfig?: WebhookClientConfig; conversionReviewVersions: string[] };
 }
 
 /**

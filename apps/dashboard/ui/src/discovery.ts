@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { BUILTIN_RESOURCES } from '@orch/api/catalog';
 import { request, type ResourceRef } from './api';
 
 interface ApiResource {
@@ -58,20 +59,24 @@ export function useDiscovery(): Discovery | undefined {
   return d;
 }
 
-/** Built-in resources the workload and overview views use without waiting for discovery. */
-export const CORE = {
-  pods: { group: '', version: 'v1', resource: 'pods', namespaced: true, kind: 'Pod' },
-  nodes: { group: '', version: 'v1', resource: 'nodes', namespaced: false, kind: 'Node' },
-  namespaces: { group: '', version: 'v1', resource: 'namespaces', namespaced: false, kind: 'Namespace' },
-  events: { group: '', version: 'v1', resource: 'events', namespaced: true, kind: 'Event' },
-  services: { group: '', version: 'v1', resource: 'services', namespaced: true, kind: 'Service' },
-  endpoints: { group: '', version: 'v1', resource: 'endpoints', namespaced: true, kind: 'Endpoints' },
-  deployments: { group: 'apps', version: 'v1', resource: 'deployments', namespaced: true, kind: 'Deployment' },
-  statefulsets: { group: 'apps', version: 'v1', resource: 'statefulsets', namespaced: true, kind: 'StatefulSet' },
-  daemonsets: { group: 'apps', version: 'v1', resource: 'daemonsets', namespaced: true, kind: 'DaemonSet' },
-  replicasets: { group: 'apps', version: 'v1', resource: 'replicasets', namespaced: true, kind: 'ReplicaSet' },
-  jobs: { group: 'batch', version: 'v1', resource: 'jobs', namespaced: true, kind: 'Job' },
-  cronjobs: { group: 'batch', version: 'v1', resource: 'cronjobs', namespaced: true, kind: 'CronJob' },
-} satisfies Record<string, ResourceRef>;
+/** Built-in resources the workload and overview views use without waiting for discovery, by group. */
+const CORE_RESOURCES = {
+  '': ['pods', 'nodes', 'namespaces', 'events', 'services', 'endpoints'],
+  apps: ['deployments', 'statefulsets', 'daemonsets', 'replicasets'],
+  batch: ['jobs', 'cronjobs'],
+} as const;
+
+type CoreResource = (typeof CORE_RESOURCES)[keyof typeof CORE_RESOURCES][number];
+
+/** The references of {@link CORE_RESOURCES}, from the resource catalog (each one's first enabled version). */
+export const CORE = Object.fromEntries(
+  Object.entries(CORE_RESOURCES).flatMap(([group, resources]) =>
+    resources.map((resource) => {
+      const def = BUILTIN_RESOURCES.find((r) => r.group === group && r.resource === resource && r.enabledByDefault);
+      if (!def) throw new Error(`the resource catalog has no ${group}/${resource}`);
+      return [resource, { group, version: def.version, resource, namespaced: def.scope === 'Namespaced', kind: def.kind }];
+    }),
+  ),
+) as Record<CoreResource, ResourceRef>;
 
 export const WORKLOADS: ResourceRef[] = [CORE.deployments, CORE.statefulsets, CORE.daemonsets, CORE.jobs, CORE.cronjobs, CORE.replicasets, CORE.pods];

@@ -1,6 +1,6 @@
 import { FieldError, nameIsDNSSubdomain, type KubeObject } from '@orch/apimachinery';
 import { ALL_VERBS } from '../catalog-data';
-import type { CustomResourceInfo, PrinterColumn, ResourceDef, SubresourceDef } from '../catalog-types';
+import type { CustomResourceConversion, CustomResourceInfo, PrinterColumn, ResourceDef, SubresourceDef, WebhookClientConfig } from '../catalog-types';
 import { isJsonObject, memberOf, type JSONSchemaProps } from './json-schema';
 import { JsonPath, JsonPathError } from './jsonpath';
 import { structuralSchemaErrors } from './structural';
@@ -17,17 +17,6 @@ export interface CustomResourceDefinitionNames {
   kind: string;
   listKind?: string;
   categories?: string[];
-}
-
-export interface WebhookClientConfig {
-  url?: string;
-  service?: { namespace: string; name: string; path?: string; port?: number };
-  caBundle?: string;
-}
-
-export interface CustomResourceConversion {
-  strategy: 'None' | 'Webhook';
-  webhook?: { clientConfig?: WebhookClientConfig; conversionReviewVersions: string[] };
 }
 
 export interface CustomResourceDefinitionVersion {
