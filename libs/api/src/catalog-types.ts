@@ -1,4 +1,5 @@
 import type { JSONSchemaProps } from './custom/json-schema';
+import type { WebhookConversion } from './types/generated/apiextensions-v1';
 
 /** A lowercase API verb (SPEC "API verbs"). */
 export type Verb =
@@ -110,17 +111,10 @@ export interface PrinterColumn {
   jsonPath: string;
 }
 
-/** Where a CRD's conversion webhook is: an https URL, or a Service with path and port. */
-export interface WebhookClientConfig {
-  url?: string;
-  service?: { namespace: string; name: string; path?: string; port?: number };
-  caBundle?: string;
-}
-
-/** A CustomResourceDefinition's spec.conversion: how its versions convert into each other. */
+/** A CustomResourceDefinition's spec.conversion (the API type, its strategy narrowed to the two there are). */
 export interface CustomResourceConversion {
   strategy: 'None' | 'Webhook';
-  webhook?: { clientConfig?: WebhookClientConfig; conversionReviewVersions: string[] };
+  webhook?: WebhookConversion;
 }
 
 /**

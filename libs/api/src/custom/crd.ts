@@ -1,6 +1,7 @@
 import { FieldError, nameIsDNSSubdomain, type KubeObject } from '@orch/apimachinery';
 import { ALL_VERBS } from '../catalog-data';
-import type { CustomResourceConversion, CustomResourceInfo, PrinterColumn, ResourceDef, SubresourceDef, WebhookClientConfig } from '../catalog-types';
+import type { CustomResourceConversion, CustomResourceInfo, PrinterColumn, ResourceDef, SubresourceDef } from '../catalog-types';
+import type { WebhookClientConfig } from '../types/generated/apiextensions-v1';
 import { isJsonObject, memberOf, type JSONSchemaProps } from './json-schema';
 import { JsonPath, JsonPathError } from './jsonpath';
 import { structuralSchemaErrors } from './structural';
