@@ -1,5 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { gunzipSync } from 'node:zlib';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { KeyValue } from '@orch/storage';
@@ -36,37 +38,68 @@ describe('jsonListChunks: a list page written from the stored texts', () => {
 });
 
 describe('ChunkedBody', () => {
-  it('a turn of the event loop makes a chunk for each waiting body, four chunks’ bytes in all at most', async () => {
-    let turn = 0;
-    let ticking = true;
+  /** Turns of the event loop counted from now (a setImmediate each) until the returned stop() is called. */
+  const countTurns = () => {
+    const state = { turn: 0, ticking: true };
     const tick = () => {
-      turn++;
-      if (ticking) setImmediate(tick);
+      state.turn++;
+      if (state.ticking) setImmediate(tick);
     };
     setImmediate(tick);
+    return { now: () => state.turn, stop: () => (state.ticking = false) };
+  };
+  /** Bodies of `n` chunks each; what each chunk was made on (turn, body). */
+  const bodies = (count: number, n: number, turn: () => number) => {
     const made: { turn: number; body: number }[] = [];
     function* chunks(body: number) {
-      for (let i = 0; i < 10; i++) {
-        made.push({ turn, body });
+      for (let i = 0; i < n; i++) {
+        made.push({ turn: turn(), body });
         yield Buffer.alloc(BODY_CHUNK_BYTES, body);
       }
     }
+    return { made, streams: Array.from({ length: count }, (_, i) => new ChunkedBody(chunks(i))) };
+  };
+  const byTurn = (made: { turn: number; body: number }[]) => {
+    const turns = new Map<number, number[]>();
+    for (const m of made) turns.set(m.turn, [...(turns.get(m.turn) ?? []), m.body]);
+    return [...turns.values()];
+  };
+
+  it('a turn makes a chunk for each waiting body whose reader is behind, four chunks’ bytes in all at most', async () => {
+    const turns = countTurns();
+    const { made, streams } = bodies(6, 10, turns.now);
     const read = async (body: ChunkedBody) => {
       let bytes = 0;
       for await (const c of body) bytes += (c as Buffer).length;
       return bytes;
     };
-    const bytes = await Promise.all(Array.from({ length: 6 }, (_, i) => read(new ChunkedBody(chunks(i)))));
-    ticking = false;
+    const bytes = await Promise.all(streams.map(read));
+    turns.stop();
     expect(bytes).toEqual(Array(6).fill(10 * BODY_CHUNK_BYTES));
-    const byTurn = new Map<number, number[]>();
-    for (const m of made) byTurn.set(m.turn, [...(byTurn.get(m.turn) ?? []), m.body]);
-    for (const bodies of byTurn.values()) {
-      expect(bodies.length).toBeLessThanOrEqual(4);
-      expect(new Set(bodies).size).toBe(bodies.length);
+    for (const served of byTurn(made)) {
+      expect(served.length).toBeLessThanOrEqual(4);
+      // An async reader takes a chunk later: one chunk of a body per turn.
+      expect(new Set(served).size).toBe(served.length);
     }
     // Bodies move together: some turn served several.
-    expect(Math.max(...[...byTurn.values()].map((b) => b.length))).toBeGreaterThan(1);
+    expect(Math.max(...byTurn(made).map((b) => b.length))).toBeGreaterThan(1);
+  });
+
+  it('serves the oldest body first, several chunks a turn while its reader takes them at once: bodies finish in the order they began', async () => {
+    const turns = countTurns();
+    const { made, streams } = bodies(6, 10, turns.now);
+    const finished: number[] = [];
+    // A reader that takes every write at once (a socket with room).
+    const sink = (body: number) => new Writable({ write: (_chunk, _enc, done) => done(), final: (done) => (finished.push(body), done()) });
+    await Promise.all(streams.map((s, i) => pipeline(s, sink(i))));
+    turns.stop();
+    const served = byTurn(made);
+    // Still no more than four chunks' bytes a turn, for all bodies together...
+    for (const t of served) expect(t.length).toBeLessThanOrEqual(4);
+    // ...but all four of one body: the first is done after three turns, not after ten.
+    expect(served.some((t) => t.length === 4 && new Set(t).size === 1)).toBe(true);
+    expect(Math.max(...made.filter((m) => m.body === 0).map((m) => m.turn)) - Math.min(...made.map((m) => m.turn))).toBeLessThanOrEqual(2);
+    expect(finished).toEqual([0, 1, 2, 3, 4, 5]);
   });
 
   it('a chunk that fails destroys the stream with the error', async () => {

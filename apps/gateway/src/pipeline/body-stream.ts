@@ -51,19 +51,30 @@ const TURN_BYTES = 4 * BODY_CHUNK_BYTES;
 
 /**
  * Turns of the event loop for making chunks, shared by every streamed body of the process: on a
- * turn (setImmediate, after the turn's I/O) the bodies waiting for a chunk get one each, in the
- * order they asked, until TURN_BYTES are made; the others wait for the next turn. However many
- * big bodies stream at once, a request that arrives waits behind at most TURN_BYTES of their work;
- * yet when turns are crowded (other requests, 429s under a flood), a few bodies still move a chunk
- * each per turn, so a list does not hold its seat for more turns than it must.
+ * turn (setImmediate, after the turn's I/O) the waiting bodies are served oldest first (the
+ * order they began), each making chunks while its socket takes them at once, until TURN_BYTES
+ * are made; the others wait for the next turn. However many big bodies stream at once, a
+ * request that arrives waits behind at most TURN_BYTES of their work. Oldest first, not a chunk
+ * each in turn: the first list finishes (and frees its priority-and-fairness seat) after a
+ * couple of turns instead of all of them finishing together after many turns, so a request
+ * queued behind them for a seat gets one after a couple of turns.
  */
 class ChunkTurns {
+  /** Bodies waiting for a chunk, oldest (lowest `order`) first. */
   private readonly waiting: ChunkedBody[] = [];
   private scheduled = false;
+  private begun = 0;
 
-  /** `body` gets its next chunk made on a later turn. */
+  /** The place of a new body in the order of service. */
+  nextOrder(): number {
+    return this.begun++;
+  }
+
+  /** `body` gets its next chunks made on a later turn. */
   request(body: ChunkedBody): void {
-    this.waiting.push(body);
+    let at = this.waiting.length;
+    while (at > 0 && this.waiting[at - 1].order > body.order) at--;
+    this.waiting.splice(at, 0, body);
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(this.turn);
@@ -72,11 +83,11 @@ class ChunkTurns {
 
   private readonly turn = (): void => {
     this.scheduled = false;
-    // A body asks again only once its chunk is taken (a later turn): each gets at most one here.
+    // A body asks again only once its socket wants more (a later turn): each is served once here.
     for (let made = 0; made < TURN_BYTES && this.waiting.length > 0; ) {
       const body = this.waiting.shift()!;
       // A destroyed body (its client went away) gives its turn to the next one.
-      if (!body.destroyed) made += body.makeChunk();
+      if (!body.destroyed) made += body.makeChunks(TURN_BYTES - made);
     }
     if (this.waiting.length > 0) {
       this.scheduled = true;
@@ -89,13 +100,15 @@ const turns = new ChunkTurns();
 
 /**
  * A body made chunk by chunk as its reader asks (a pipe to the response pauses while the socket
- * pushes back): each chunk is made on a later turn of the event loop (ChunkTurns), so requests
+ * pushes back): chunks are made on later turns of the event loop (ChunkTurns), so requests
  * that arrived meanwhile are read first. A chunk that fails to be made destroys the
  * stream with the error: Fastify then destroys the response, so the client sees a broken body (no
  * clean end of a chunked body), never a complete-looking truncated one.
  */
 export class ChunkedBody extends Readable {
   private asked = false;
+  /** Its place in ChunkTurns' order of service (the order bodies began). */
+  readonly order = turns.nextOrder();
 
   constructor(private readonly chunks: Iterator<Buffer, void, undefined>) {
     super({ highWaterMark: BODY_CHUNK_BYTES });
@@ -107,19 +120,31 @@ export class ChunkedBody extends Readable {
     turns.request(this);
   }
 
-  /** Makes and pushes the next chunk (ChunkTurns calls this on the body's turn); returns its size. */
-  makeChunk(): number {
+  /**
+   * Makes and pushes chunks on the body's turn (ChunkTurns calls this): one, then more while the
+   * reader takes them at once (a socket that accepts the write: push() answers true) and they
+   * fit in `budget` bytes; returns the bytes made.
+   */
+  makeChunks(budget: number): number {
     this.asked = false;
-    if (this.destroyed) return 0;
-    let next: IteratorResult<Buffer, void>;
-    try {
-      next = this.chunks.next();
-    } catch (err) {
-      this.destroy(err as Error);
-      return 0;
+    let made = 0;
+    while (!this.destroyed) {
+      let next: IteratorResult<Buffer, void>;
+      try {
+        next = this.chunks.next();
+      } catch (err) {
+        this.destroy(err as Error);
+        break;
+      }
+      if (next.done) {
+        this.push(null);
+        break;
+      }
+      made += next.value.length;
+      // push() answers false once chunks wait unread (the socket pushes back): no more now.
+      if (!this.push(next.value) || made + BODY_CHUNK_BYTES > budget) break;
     }
-    this.push(next.done ? null : next.value);
-    return next.done ? 0 : next.value.length;
+    return made;
   }
 
   override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
