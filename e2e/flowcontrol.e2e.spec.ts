@@ -182,6 +182,43 @@ describe('API Priority and Fairness', () => {
     agent.destroy();
   });
 
+  it('frees a list’s seat when its client goes away mid-body: the queued request is served, the list stops', async () => {
+    const agent = new https.Agent({ ca: gw.creds.ca, cert: flooderCreds.cert, key: flooderCreds.key });
+    const list = await new Promise<IncomingMessage>((resolve, reject) => https.get(`${gw.url}/api/v1/namespaces/apf-big/configmaps`, { agent }, resolve).on('error', reject));
+    list.pause();
+    expect(list.statusCode).toBe(200);
+    let queuedStatus = 0;
+    const queued = flooder.get('/api/v1/namespaces/default/configmaps').then((r) => (queuedStatus = r.status));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(queuedStatus).toBe(0);
+    // The client goes away with most of the body unread.
+    list.destroy();
+    agent.destroy();
+    await queued;
+    expect(queuedStatus).toBe(200);
+    // The level serves whole lists again.
+    expect((await flooder.get('/api/v1/namespaces/apf-big/configmaps')).json.items).toHaveLength(200);
+  });
+
+  it('serves a get on another connection while a big list streams: the list does not hold the event loop', async () => {
+    const agent = new https.Agent({ ca: gw.creds.ca, cert: flooderCreds.cert, key: flooderCreds.key });
+    const order: string[] = [];
+    const list = new Promise<void>((resolve, reject) =>
+      https
+        .get(`${gw.url}/api/v1/namespaces/apf-big/configmaps`, { agent }, (res) => {
+          res.once('data', () => void other.get('/api/v1/namespaces/default/configmaps').then((r) => order.push(`get ${r.status}`), reject));
+          res.on('data', () => undefined);
+          res.on('end', () => (order.push('list end'), resolve()));
+        })
+        .on('error', reject),
+    );
+    await list;
+    // The 8 MiB body is made and written in bounded slices; the get, sent once its first bytes came, is answered between them.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(order).toEqual(['get 200', 'list end']);
+    agent.destroy();
+  });
+
   it('does not hold watches: a level full of watchers still serves requests', async () => {
     const watches = Array.from({ length: 3 }, () => flooder.watch('/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=2', () => false, 3000));
     await new Promise((r) => setTimeout(r, 300));
