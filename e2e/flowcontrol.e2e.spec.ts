@@ -154,6 +154,21 @@ describe('API Priority and Fairness', () => {
     expect((await gw.admin.get('/metrics')).text).toMatch(/apiserver_flowcontrol_dispatched_requests_total\{flow_schema="flooder",priority_level="tiny"\} 3\n/);
   });
 
+  /**
+   * The flooder's list of apf-big (8 MiB), paused after its head so that it holds the level's one
+   * seat, and the flooder's next request, queued behind it (its status 0 until it is answered).
+   */
+  async function pausedListAndQueued() {
+    const agent = new https.Agent({ ca: gw.creds.ca, cert: flooderCreds.cert, key: flooderCreds.key });
+    const list = await new Promise<IncomingMessage>((resolve, reject) => https.get(`${gw.url}/api/v1/namespaces/apf-big/configmaps`, { agent }, resolve).on('error', reject));
+    list.pause();
+    expect(list.statusCode).toBe(200);
+    const queued = { status: 0, done: Promise.resolve() };
+    queued.done = flooder.get('/api/v1/namespaces/default/configmaps').then((r) => void (queued.status = r.status));
+    await new Promise((r) => setTimeout(r, 300));
+    return { agent, list, queued };
+  }
+
   it('holds a list’s seat until its body is written: a client that stops reading keeps its level full', async () => {
     await gw.admin.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'apf-big' } });
     // 8 MiB of ConfigMaps: more than the socket buffers on both sides take.
@@ -161,41 +176,29 @@ describe('API Priority and Fairness', () => {
       const r = await gw.admin.post('/api/v1/namespaces/apf-big/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `big-${i}` }, data: { text: 'x'.repeat(40 * 1024) } });
       expect(r.status).toBe(201);
     }
-    const agent = new https.Agent({ ca: gw.creds.ca, cert: flooderCreds.cert, key: flooderCreds.key });
-    const list = await new Promise<IncomingMessage>((resolve, reject) => https.get(`${gw.url}/api/v1/namespaces/apf-big/configmaps`, { agent }, resolve).on('error', reject));
-    list.pause();
-    expect(list.statusCode).toBe(200);
+    const { agent, list, queued } = await pausedListAndQueued();
     // The list holds the level's one seat: the next request waits in the queue of one, the one after is refused.
-    let queuedStatus = 0;
-    const queued = flooder.get('/api/v1/namespaces/default/configmaps').then((r) => (queuedStatus = r.status));
-    await new Promise((r) => setTimeout(r, 300));
     expect((await flooder.get('/api/v1/namespaces/default/configmaps')).status).toBe(429);
-    expect(queuedStatus).toBe(0);
+    expect(queued.status).toBe(0);
     // Read on: the body ends, the seat is free, the queued request is served.
     const chunks: Buffer[] = [];
     list.on('data', (c: Buffer) => chunks.push(c));
     list.resume();
     await new Promise((resolve) => list.on('end', resolve));
     expect(JSON.parse(Buffer.concat(chunks).toString()).items).toHaveLength(200);
-    await queued;
-    expect(queuedStatus).toBe(200);
+    await queued.done;
+    expect(queued.status).toBe(200);
     agent.destroy();
   });
 
   it('frees a list’s seat when its client goes away mid-body: the queued request is served, the list stops', async () => {
-    const agent = new https.Agent({ ca: gw.creds.ca, cert: flooderCreds.cert, key: flooderCreds.key });
-    const list = await new Promise<IncomingMessage>((resolve, reject) => https.get(`${gw.url}/api/v1/namespaces/apf-big/configmaps`, { agent }, resolve).on('error', reject));
-    list.pause();
-    expect(list.statusCode).toBe(200);
-    let queuedStatus = 0;
-    const queued = flooder.get('/api/v1/namespaces/default/configmaps').then((r) => (queuedStatus = r.status));
-    await new Promise((r) => setTimeout(r, 300));
-    expect(queuedStatus).toBe(0);
+    const { agent, list, queued } = await pausedListAndQueued();
+    expect(queued.status).toBe(0);
     // The client goes away with most of the body unread.
     list.destroy();
     agent.destroy();
-    await queued;
-    expect(queuedStatus).toBe(200);
+    await queued.done;
+    expect(queued.status).toBe(200);
     // The level serves whole lists again.
     expect((await flooder.get('/api/v1/namespaces/apf-big/configmaps')).json.items).toHaveLength(200);
   });
