@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { selfSignedServingCert } from '@orch/auth';
 import { startBenchGateway, type BenchGateway } from './gateway-process';
 import { call, percentile, runLoad, target, type HttpsTarget } from './load';
-import { monotonicMicros, profileSummary, type ProfileWindow } from './profile';
+import { inclusiveShares, monotonicMicros, profileSummary, type ProfileWindow } from './profile';
 import type { WebhookJob } from './admission-webhook';
 import type { Row } from './report';
 
@@ -28,6 +28,15 @@ const DEFAULT_PLUGINS = [
 
 const NS = 'bench';
 
+/** The parts of the ValidatingAdmissionPolicy plugin's work the --gateway-profile notes of the policies phase name (frames as `<function> <url>`). */
+const POLICY_PARTS: Record<string, RegExp> = {
+  'ValidatingAdmissionPolicy plugin (validate)': /^validate \S*admission\/policy\/validating-admission-policy\.js$/,
+  'bindings that apply (candidates)': /^candidates \S*policy-source\.js$/,
+  'expression values (activation)': /^(admissionActivation|activation) \S*(admission-request|policy-source)\.js$/,
+  'object to expression values (CelValueConverter.convert)': /^convert \S*libs\/cel\/src\/schema\.js$/,
+  'expression evaluation (CelProgram.evaluate)': /^evaluate \S*libs\/cel\/src\/program\.js$/,
+};
+
 /** One phase's medians: creates/s and gateway CPU per create, with the no-plugins gateway's beside them. */
 interface Measured {
   value: number;
@@ -38,7 +47,12 @@ interface Measured {
 }
 const ROUNDS = 6;
 const WARM_UP_CREATES = 3000;
-const PHASE_WARM_UP_CREATES = 1000;
+/**
+ * Creates of a phase's warm-up, on both gateways: more than the ~1,500 creates V8 takes to
+ * compile the code a new phase brings (after the 10 policies are added, the first creates cost
+ * 2,400–3,000 µs CPU each, against ~750 µs warm).
+ */
+const PHASE_WARM_UP_CREATES = 3000;
 const median = (xs: number[]) => percentile([...xs].sort((x, y) => x - y), 50);
 const ADMISSION = '/apis/admissionregistration.k8s.io/v1';
 
@@ -119,7 +133,8 @@ async function creates(t: HttpsTarget, pid: number, phase: string, concurrency: 
  * Admission cost on the create path, same run: creates/s with no admission plugins (baseline),
  * with the default chain, with one validating webhook (a real HTTPS server) and with 10
  * validating admission policies. The two gateways alternate short rounds so machine noise falls
- * on both; each figure is the median of six rounds. Each phase also gives the gateway's CPU
+ * on both; each figure is the median of six rounds, measured warm: before each phase both
+ * gateways serve PHASE_WARM_UP_CREATES uncounted creates (V8 compiles the phase's new code). Each phase also gives the gateway's CPU
  * time per create (user + system of the whole process, /proc): unlike creates/s it does not
  * depend on what else the machine runs. With `profile`, the gateway with the chain runs under
  * --cpu-prof and the notes give its top frames per phase.
@@ -147,8 +162,9 @@ export async function admissionBench(opts: { durationMs: number; concurrency: nu
     const measure = async (phase: string): Promise<Measured> => {
       const value: Round[] = [];
       const baseline: Round[] = [];
-      // The phase's own code paths warm up first (not counted).
-      await creates(f, full.process.pid!, `${phase}-warm-${round++}`, opts.concurrency, 60_000, PHASE_WARM_UP_CREATES);
+      // The phase's own code paths warm up first (not counted); the baseline gateway gets the same
+      // creates, so both are measured warm and hold as many config maps.
+      for (const [t, g] of [[b, bare], [f, full]] as const) await creates(t, g.process.pid!, `${phase}-warm-${round++}`, opts.concurrency, 60_000, PHASE_WARM_UP_CREATES);
       const from = monotonicMicros();
       for (let i = 0; i < ROUNDS; i++) {
         baseline.push(await creates(b, bare.process.pid!, `none-${round++}`, opts.concurrency, d / 3));
@@ -207,6 +223,8 @@ export async function admissionBench(opts: { durationMs: number; concurrency: nu
       full.process.kill('SIGINT');
       await new Promise((r) => full.process.once('exit', r));
       for (const w of windows) notes.push(`gateway CPU profile (default chain), ${w.name} (self time of the main thread's busy time):\n    ${(await profileSummary(profDir, w.window, 15, true)).join('\n    ')}`);
+      const policiesWindow = windows.find((w) => w.name === 'policies')!.window;
+      notes.push(`gateway CPU profile (default chain), policies, by part (inclusive):\n    ${(await inclusiveShares(profDir, POLICY_PARTS, policiesWindow, true)).join('\n    ')}`);
     }
     return { rows, notes };
   } finally {
