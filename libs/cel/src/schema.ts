@@ -4,6 +4,7 @@
 
 import { parseGoDuration } from '@orch/apimachinery';
 import { CEL_RESERVED_WORDS, escapePropertyName } from './escaping';
+import { project, type Projection } from './projection';
 import { timestampText } from './timestamps';
 
 /**
@@ -59,7 +60,8 @@ export function resolveSchema(schema: CelSchema | undefined, ctx: SchemaContext 
   if (!schema || (!schema.$ref && !schema.allOf?.length)) return schema;
   let memo = resolvedNodes.get(ctx);
   if (!memo) resolvedNodes.set(ctx, (memo = new WeakMap()));
-  if (memo.has(schema)) return memo.get(schema);
+  const hit = memo.get(schema);
+  if (hit !== undefined || memo.has(schema)) return hit;
   const resolved = resolveUncached(schema, ctx);
   memo.set(schema, resolved);
   return resolved;
@@ -232,6 +234,65 @@ export class CelValueConverter {
     return this.value(json, schema ? resolveSchema(schema, this.ctx) : undefined, schema !== undefined);
   }
 
+  /**
+   * `convert(project(json, projection), schema)` (see projection.ts), without the projected
+   * copy and the schema lookups on the way: the walk of the schema's object and map nodes along
+   * the projection is planned once per (context, projection, schema) and reused, so a request
+   * touches its value and the plan only (a request's conversions run in cold CPU caches).
+   * Pass the same projection and schema objects for the same expressions.
+   */
+  convertProjected(json: unknown, projection: Projection, schema?: CelSchema): unknown {
+    if (projection === true || !schema) return this.convert(project(json, projection), schema);
+    let byProjection = plans.get(this.ctx);
+    if (!byProjection) plans.set(this.ctx, (byProjection = new WeakMap()));
+    let bySchema = byProjection.get(projection);
+    if (!bySchema) byProjection.set(projection, (bySchema = new Map()));
+    let plan = bySchema.get(schema);
+    if (!plan) bySchema.set(schema, (plan = this.plan(resolveSchema(schema, this.ctx), projection, true)));
+    return plan(this, json);
+  }
+
+  /**
+   * What `value(project(json, p), s, typed)` does, as a function of `json`: object and map nodes
+   * read only the projected fields, with their schemas, escaped names and sub-plans resolved
+   * here; anything else falls back to the projected copy and `value`.
+   */
+  private plan(s: CelSchema | undefined, p: Projection, typed: boolean): ConversionPlan {
+    const generic: ConversionPlan = (c, json) => c.value(project(json, p), s, typed);
+    if (p === true || !typed || !s) return generic;
+    const kind = schemaKind(s);
+    if (kind !== 'object' && kind !== 'map') return generic;
+    // Per projected field (in the projection's order, as project() copies them): the names it is
+    // reachable under and its plan; none for a field the conversion leaves out.
+    const fields: { key: string; idents: readonly string[]; plan: ConversionPlan }[] = [];
+    if (kind === 'map') {
+      const values = resolveSchema(elementSchema(s), this.ctx);
+      for (const [k, sub] of p) fields.push({ key: k, idents: [k], plan: this.plan(values, sub, values !== undefined) });
+    } else {
+      const props = objectProperties(s);
+      const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;
+      for (const [k, sub] of p) {
+        const prop = props[k];
+        if (prop) {
+          const idents = reachableNames(k);
+          if (idents.length) fields.push({ key: k, idents, plan: this.plan(resolveSchema(prop, this.ctx), sub, true) });
+        } else if (preserve) fields.push({ key: k, idents: [k], plan: (c, json) => c.untyped(project(json, sub)) });
+      }
+    }
+    return (c, json) => {
+      if (json === null || json === undefined) return null;
+      if (typeof json !== 'object' || Array.isArray(json)) return c.value(json, s, true);
+      if (!isPlainObject(json)) return generic(c, json);
+      const out: Record<string, unknown> = Object.create(null);
+      for (const f of fields) {
+        if (!Object.hasOwn(json, f.key)) continue;
+        const value = f.plan(c, (json as Record<string, unknown>)[f.key]);
+        for (const ident of f.idents) out[ident] = value;
+      }
+      return out;
+    };
+  }
+
   private value(json: unknown, s: CelSchema | undefined, typed: boolean): unknown {
     if (json === null || json === undefined) return null;
     if (!typed || !s) return this.untyped(json);
@@ -261,7 +322,7 @@ export class CelValueConverter {
         if (!isPlainObject(json)) return this.untyped(json);
         const values = resolveSchema(elementSchema(s), this.ctx);
         const out: Record<string, unknown> = Object.create(null);
-        for (const [k, v] of Object.entries(json)) out[k] = this.value(v, values, values !== undefined);
+        for (const k of Object.keys(json)) out[k] = this.value(json[k], values, values !== undefined);
         return out;
       }
       case 'object': {
@@ -269,7 +330,9 @@ export class CelValueConverter {
         const props = objectProperties(s);
         const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;
         const out: Record<string, unknown> = Object.create(null);
-        for (const [k, v] of Object.entries(json)) {
+        // Keys, not entries: no array per field (conversion runs in a request's cold CPU caches).
+        for (const k of Object.keys(json)) {
+          const v = json[k];
           const prop = props[k];
           if (prop) {
             const idents = reachableNames(k);
@@ -292,7 +355,7 @@ export class CelValueConverter {
     if (Array.isArray(json)) return json.map((v) => this.untyped(v));
     if (isPlainObject(json)) {
       const out: Record<string, unknown> = Object.create(null);
-      for (const [k, v] of Object.entries(json)) out[k] = this.untyped(v);
+      for (const k of Object.keys(json)) out[k] = this.untyped(json[k]);
       return out;
     }
     return json;
@@ -308,6 +371,12 @@ export class CelValueConverter {
     return v;
   }
 }
+
+/** A planned conversion of one value (see CelValueConverter.convertProjected). */
+type ConversionPlan = (c: CelValueConverter, json: unknown) => unknown;
+
+/** Conversion plans per schema context, projection and schema. */
+const plans = new WeakMap<SchemaContext, WeakMap<ReadonlyMap<string, Projection>, Map<CelSchema, ConversionPlan>>>();
 
 /** Nanoseconds of a Go duration string, or undefined when it is not one. */
 export function durationNanosOf(text: string): bigint | undefined {

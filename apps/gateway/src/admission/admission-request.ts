@@ -59,17 +59,22 @@ export function admissionRequest(a: VersionedAttributes, uid: string): Admission
   };
 }
 
-const kindSchemas = new Map<string, CelSchema | undefined>();
+/** Schemas of built-in kinds by group, version and kind (nested: a lookup builds no key; null: no schema). */
+const kindSchemas = new Map<string, Map<string, Map<string, CelSchema | null>>>();
 const refSchemas = new Map<string, CelSchema | undefined>();
 
 /** The OpenAPI schema of a built-in kind (for expression types), with $refs resolved lazily; computed once per kind. */
 export function kindSchema(kind: GroupVersionKind): CelSchema | undefined {
-  const key = `${kind.group}/${kind.version}/${kind.kind}`;
-  if (!kindSchemas.has(key)) {
+  let byVersion = kindSchemas.get(kind.group);
+  if (!byVersion) kindSchemas.set(kind.group, (byVersion = new Map()));
+  let byKind = byVersion.get(kind.version);
+  if (!byKind) byVersion.set(kind.version, (byKind = new Map()));
+  let schema = byKind.get(kind.kind);
+  if (schema === undefined) {
     const t = schemaForKind(kind.group, kind.version, kind.kind);
-    kindSchemas.set(key, t ? (definition(t) as CelSchema) : undefined);
+    byKind.set(kind.kind, (schema = t ? (definition(t) as CelSchema) : null));
   }
-  return kindSchemas.get(key);
+  return schema ?? undefined;
 }
 
 /** Resolves `#/components/schemas/<name>` against the built-in type schemas (computed once per name). */
@@ -168,7 +173,7 @@ export function admissionActivation(env: CelEnvironment, a: AdmissionAttributes,
   const converter = env.converter();
   const schema = kindSchema(a.kind);
   const request = reads.request || reads.authorizer ? admissionRequest(a, '') : undefined;
-  const convert = (o: KubeObject | undefined, p: Projection | undefined) => (o && p ? converter.convert(p === true ? o : project(o, p), schema) : null);
+  const convert = (o: KubeObject | undefined, p: Projection | undefined) => (o && p ? converter.convertProjected(o, p, schema) : null);
   const act: AdmissionActivation = {
     object: convert(a.object, reads.object),
     oldObject: convert(a.oldObject, reads.oldObject),

@@ -77,7 +77,8 @@ const INDEX_LIMIT = 512;
  */
 export class PolicySource<P extends PolicyObject, B extends BindingObject, C extends CompiledPolicy<P>> {
   private compiled = new Map<string, C>();
-  private generations = '';
+  /** The generations of the policies' and the bindings' caches the compiled policies and the index are of. */
+  private generations: readonly [number, number] = [-1, -1];
   private index = new Map<string, Candidate<P, B, C>[]>();
   private readonly reads = new WeakMap<Candidate<P, B, C>[], ActivationReads>();
 
@@ -169,9 +170,8 @@ export class PolicySource<P extends PolicyObject, B extends BindingObject, C ext
   private refresh(): void {
     const policies = this.state.cache<P>(this.group, this.policies);
     const bindings = this.state.cache<B>(this.group, this.bindings);
-    const generations = `${policies.generation}/${bindings.generation}`;
-    if (generations === this.generations) return;
-    this.generations = generations;
+    if (policies.generation === this.generations[0] && bindings.generation === this.generations[1]) return;
+    this.generations = [policies.generation, bindings.generation];
     this.index = new Map();
     const next = new Map<string, C>();
     for (const p of policies.list()) {
