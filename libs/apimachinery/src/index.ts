@@ -9,6 +9,7 @@ export * from './media';
 export * from './quantity';
 export * from './time';
 export * from './duration';
+export * from './bounded-map';
 export * from './table';
 export * from './schema-walker';
 export * from './strategic-merge';

@@ -1,5 +1,5 @@
 import type { GroupVersionKind } from '@orch/api';
-import { StatusError, type KubeObject } from '@orch/apimachinery';
+import { BoundedMap, StatusError, type KubeObject } from '@orch/apimachinery';
 import type { UserInfo } from '@orch/auth';
 import { DiscoveryService } from '@nestjs/core';
 import type { AdmissionOperation, WriteAdmission } from '../registry/strategy';
@@ -170,7 +170,7 @@ const MAX_ROUTES = 4096;
 export class AdmissionChain {
   /** Plugins whose `handles` must be asked per request. */
   private readonly askEachTime: ReadonlySet<AdmissionPlugin>;
-  private readonly routes = new Map<string, Route>();
+  private readonly routes = new BoundedMap<string, Route>(MAX_ROUTES);
 
   constructor(
     readonly plugins: readonly AdmissionPlugin[],
@@ -182,14 +182,10 @@ export class AdmissionChain {
   /** The plugins, in chain order, a request's hooks go to (those with a fixed `handles` that said no left out). */
   private route(operation: AdmissionOperation, r: AdmissionResource, subresource: string): Route {
     const key = `${operation} ${r.group}/${r.version}/${r.resource}/${subresource}`;
-    let route = this.routes.get(key);
-    if (!route) {
+    return this.routes.get(key, () => {
       const asked = this.plugins.filter((p) => !p.handles || this.askEachTime.has(p) || p.handles(operation, r, subresource));
-      route = { mutate: asked.filter((p) => p.mutate), validate: asked.filter((p) => p.validate) };
-      if (this.routes.size >= MAX_ROUTES) this.routes.clear();
-      this.routes.set(key, route);
-    }
-    return route;
+      return { mutate: asked.filter((p) => p.mutate), validate: asked.filter((p) => p.validate) };
+    });
   }
 
   /** Orders plugins by ADMISSION_PLUGIN_ORDER, then by name. */
