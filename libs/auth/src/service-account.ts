@@ -1,6 +1,6 @@
 import { createHash, createPrivateKey, createPublicKey, randomUUID, type KeyObject } from 'node:crypto';
 import { SignJWT, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
-import { StatusError } from '@orch/apimachinery';
+import { BoundedMap, StatusError } from '@orch/apimachinery';
 import type { AuthRequest, Authenticator } from './authn';
 import { ExpiringCache, tokenCacheKey } from './token-cache';
 import type { UserInfo } from './user';
@@ -174,7 +174,7 @@ export function serviceAccountAuthenticator(opts: ServiceAccountAuthenticatorOpt
   const issuers = new Set(opts.issuers);
   // Secrets this authenticator stamped, with the day: concurrent first uses of a legacy token
   // (the informer has not seen the stamp yet) patch once, not once per request.
-  const stamped = new Map<string, string>();
+  const stamped = new BoundedMap<string, string>(10_000);
   // Verified tokens by tokenCacheKey (token and audiences): the signature check (most of a
   // request's authentication) is done once per VERIFIED_TTL_MS, never past `exp`. Only the
   // check of the token itself is reused: the lookups below run for every request, so a token
@@ -236,7 +236,7 @@ export function serviceAccountAuthenticator(opts: ServiceAccountAuthenticatorOpt
   };
 }
 
-async function legacyUser(p: JWTPayload, token: string, lookup: ServiceAccountLookup | undefined, now: () => number, stamped: Map<string, string>): Promise<UserInfo> {
+async function legacyUser(p: JWTPayload, token: string, lookup: ServiceAccountLookup | undefined, now: () => number, stamped: BoundedMap<string, string>): Promise<UserInfo> {
   const claim = (k: string) => (typeof p[`${LEGACY_CLAIM_PREFIX}${k}`] === 'string' ? (p[`${LEGACY_CLAIM_PREFIX}${k}`] as string) : '');
   const ns = claim('namespace');
   const name = claim('service-account.name');
@@ -252,7 +252,6 @@ async function legacyUser(p: JWTPayload, token: string, lookup: ServiceAccountLo
     const today = new Date(now()).toISOString().slice(0, 10);
     const key = `${ns}/${secretName}`;
     if (secret.metadata.annotations?.[LEGACY_TOKEN_LAST_USED] !== today && stamped.get(key) !== today) {
-      if (stamped.size >= 10_000) stamped.clear();
       stamped.set(key, today);
       await lookup.markLegacyTokenUsed(ns, secretName, today).catch(() => stamped.delete(key));
     }

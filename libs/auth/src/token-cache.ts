@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { BoundedMap } from '@orch/apimachinery';
 import type { AuthRequest, Authenticator } from './authn';
 import type { UserInfo } from './user';
 
@@ -30,9 +31,11 @@ export function tokenCacheKey(token: string, audiences: readonly string[] | unde
  * flood of distinct tokens cannot grow it, and a real client's next request fills it again).
  */
 export class ExpiringCache<V> {
-  private readonly entries = new Map<string, { value: V; until: number }>();
+  private readonly entries: BoundedMap<string, { value: V; until: number }>;
 
-  constructor(private readonly max: number) {}
+  constructor(max: number) {
+    this.entries = new BoundedMap(max);
+  }
 
   /** The value of `key` if it is still valid at `now`; undefined otherwise. */
   get(key: string, now: number): V | undefined {
@@ -41,7 +44,6 @@ export class ExpiringCache<V> {
   }
 
   set(key: string, value: V, until: number): void {
-    if (this.entries.size >= this.max) this.entries.clear();
     this.entries.set(key, { value, until });
   }
 }

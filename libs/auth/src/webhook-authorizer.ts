@@ -1,3 +1,4 @@
+import { BoundedMap } from '@orch/apimachinery';
 import { ALLOW, DENY, NO_OPINION, type AuthorizationAttributes, type AuthorizationResult, type Authorizer } from './authz';
 import type { ReviewPoster } from './webhook-token';
 
@@ -36,8 +37,7 @@ export function subjectAccessReviewOf(a: AuthorizationAttributes): Record<string
  */
 export function webhookAuthorizer(post: ReviewPoster, opts: WebhookAuthorizerOptions): Authorizer {
   const now = opts.now ?? Date.now;
-  const cache = new Map<string, { result: AuthorizationResult; until: number }>();
-  const max = opts.maxEntries ?? 8192;
+  const cache = new BoundedMap<string, { result: AuthorizationResult; until: number }>(opts.maxEntries ?? 8192);
   return {
     name: 'Webhook',
     async authorize(a) {
@@ -54,7 +54,6 @@ export function webhookAuthorizer(post: ReviewPoster, opts: WebhookAuthorizerOpt
       const s = answer?.status ?? {};
       const reason = [s.reason, s.evaluationError].filter(Boolean).join('; ');
       const result = s.allowed ? ALLOW(reason) : s.denied ? DENY(reason) : NO_OPINION(reason);
-      if (cache.size >= max) cache.clear();
       cache.set(key, { result, until: now() + (result.decision === 'allow' ? opts.authorizedTtlMs : opts.unauthorizedTtlMs) });
       return result;
     },

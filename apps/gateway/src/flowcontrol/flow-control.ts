@@ -1,4 +1,4 @@
-import { StatusError } from '@orch/apimachinery';
+import { BoundedMap, StatusError } from '@orch/apimachinery';
 import type { Logger } from '@orch/server-common';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ObjectCache } from '../admission/object-cache';
@@ -124,7 +124,7 @@ export class FlowControl {
   /** Dispatches not yet added to apiserver_flowcontrol_dispatched_requests_total, by FlowSchema and priority level. */
   private readonly dispatched = new Map<string, Map<string, { labels: { flow_schema: string; priority_level: string }; n: number }>>();
   /** Classifications of the current configuration by classificationKey. */
-  private classified = new Map<string, FlowSchema>();
+  private readonly classified = new BoundedMap<string, FlowSchema>(MAX_CLASSIFIED);
   private levels = new Map<string, Level>();
   private readonly unsubscribe: (() => void)[] = [];
   private statusTimer?: NodeJS.Timeout;
@@ -207,14 +207,8 @@ export class FlowControl {
    */
   private classify(d: RequestDigest): FlowSchema {
     const key = classificationKey(d);
-    let flowSchema = key === undefined ? undefined : this.classified.get(key);
-    if (flowSchema) return flowSchema;
-    flowSchema = classify(this.ordered, d, (fs) => this.levels.has(fs.spec?.priorityLevelConfiguration?.name ?? '')) ?? MANDATORY_FLOW_SCHEMAS[1];
-    if (key !== undefined) {
-      if (this.classified.size >= MAX_CLASSIFIED) this.classified.clear();
-      this.classified.set(key, flowSchema);
-    }
-    return flowSchema;
+    const make = () => classify(this.ordered, d, (fs) => this.levels.has(fs.spec?.priorityLevelConfiguration?.name ?? '')) ?? MANDATORY_FLOW_SCHEMAS[1];
+    return key === undefined ? make() : this.classified.get(key, make);
   }
 
   /** Counts a dispatched request in plain numbers; the counter gets them when it is collected (prom-client hashes the labels of every `inc`). */
@@ -270,7 +264,7 @@ export class FlowControl {
     }
     this.levels = next;
     this.ordered = orderFlowSchemas(withMandatory(this.deps.flowSchemas.list(), MANDATORY_FLOW_SCHEMAS));
-    this.classified = new Map();
+    this.classified.clear();
   }
 
   /** Mandatory objects created and kept; suggested ones created when missing. Conflicts with other replicas are fine. */

@@ -1,5 +1,5 @@
 import { hasProtobufSchema, type Catalog, type GroupVersionKind, type ResourceDef } from '@orch/api';
-import { StatusError, managerFromUserAgent } from '@orch/apimachinery';
+import { BoundedMap, StatusError, managerFromUserAgent } from '@orch/apimachinery';
 import type { RequestContext } from '../registry/strategy';
 import { checkIncludeObject, chooseRepresentation } from '../server/representation';
 import type { ApiRequest } from './api-request';
@@ -86,17 +86,11 @@ const PROTOBUF = new WeakMap<ResourceDef, boolean>();
 export function fieldManagerOf(userAgent: string | undefined): string {
   // No User-Agent is the same as an empty one.
   const ua = userAgent ?? '';
-  if (ua.length > MAX_CACHED_USER_AGENT) return managerFromUserAgent(ua);
-  let manager = MANAGERS.get(ua);
-  if (manager === undefined) {
-    if (MANAGERS.size >= MAX_MANAGERS) MANAGERS.clear();
-    MANAGERS.set(ua, (manager = managerFromUserAgent(ua)));
-  }
-  return manager;
+  return ua.length > MAX_CACHED_USER_AGENT ? managerFromUserAgent(ua) : MANAGERS.get(ua, managerFromUserAgent);
 }
 
-const MANAGERS = new Map<string, string>();
 export const MAX_MANAGERS = 512;
+const MANAGERS = new BoundedMap<string, string>(MAX_MANAGERS);
 const MAX_CACHED_USER_AGENT = 256;
 /** Entries of the field manager cache (for its spec). */
 export const cachedFieldManagers = (): number => MANAGERS.size;

@@ -1,5 +1,5 @@
 import type { ResourceDef } from '@orch/api';
-import { StatusError, buildTable, negotiate, type Encoding, type IncludeObject, type KubeObject, type Negotiated } from '@orch/apimachinery';
+import { BoundedMap, StatusError, buildTable, negotiate, type Encoding, type IncludeObject, type KubeObject, type Negotiated } from '@orch/apimachinery';
 import { tableFor } from '../registry/kinds';
 
 /** How a response body is written (the negotiated representation). */
@@ -13,17 +13,13 @@ export type Representation = Negotiated;
  */
 export function chooseRepresentation(accept: string | undefined, watch: boolean, protobuf: boolean): Representation {
   const key = accept !== undefined && accept.length > MAX_CACHED_ACCEPT ? undefined : `${watch ? 'w' : '-'}${protobuf ? 'p' : '-'}${accept ?? ''}`;
-  const cached = key === undefined ? undefined : chosen.get(key);
-  if (cached) return cached;
-  const encodings: Encoding[] = watch ? ['json'] : ['json', 'yaml'];
-  if (protobuf) encodings.push('protobuf');
-  // Shared by every request with the same key: frozen, so that none can change it for the others.
-  const repr = Object.freeze(negotiate(accept, { encodings, table: true, partialMetadata: true }));
-  if (key !== undefined) {
-    if (chosen.size >= MAX_CHOSEN) chosen.clear();
-    chosen.set(key, repr);
-  }
-  return repr;
+  const make = (): Representation => {
+    const encodings: Encoding[] = watch ? ['json'] : ['json', 'yaml'];
+    if (protobuf) encodings.push('protobuf');
+    // Shared by every request with the same key: frozen, so that none can change it for the others.
+    return Object.freeze(negotiate(accept, { encodings, table: true, partialMetadata: true }));
+  };
+  return key === undefined ? make() : chosen.get(key, make);
 }
 
 /**
@@ -32,8 +28,8 @@ export function chooseRepresentation(accept: string | undefined, watch: boolean,
  * not kept. Bounded: emptied when MAX_CHOSEN distinct keys were seen, and headers longer than
  * MAX_CACHED_ACCEPT are negotiated every time.
  */
-const chosen = new Map<string, Representation>();
 export const MAX_CHOSEN = 512;
+const chosen = new BoundedMap<string, Representation>(MAX_CHOSEN);
 const MAX_CACHED_ACCEPT = 256;
 
 /** Entries of the representation cache (for its spec). */
