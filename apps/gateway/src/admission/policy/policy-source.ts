@@ -3,7 +3,7 @@
 // a resource, selectors, parameter objects, and the expression values of one request.
 
 import { parseApiVersion, type ResourceDef } from '@orch/api';
-import { StatusError, type KubeObject, type LabelSelectorObject } from '@orch/apimachinery';
+import { BoundedMap, StatusError, type KubeObject, type LabelSelectorObject } from '@orch/apimachinery';
 import { CelCompileError, project, type CelProgram } from '@orch/cel';
 import type { AdmissionAttributes } from '../../pipeline/admit';
 import { admissionActivation, ALL_READS, readsOfPrograms, type ActivationReads } from '../admission-request';
@@ -79,7 +79,7 @@ export class PolicySource<P extends PolicyObject, B extends BindingObject, C ext
   private compiled = new Map<string, C>();
   /** The generations of the policies' and the bindings' caches the compiled policies and the index are of. */
   private generations: readonly [number, number] = [-1, -1];
-  private index = new Map<string, Candidate<P, B, C>[]>();
+  private readonly index = new BoundedMap<string, Candidate<P, B, C>[]>(INDEX_LIMIT);
   private readonly reads = new WeakMap<Candidate<P, B, C>[], ActivationReads>();
 
   constructor(
@@ -109,12 +109,7 @@ export class PolicySource<P extends PolicyObject, B extends BindingObject, C ext
     const def = this.state.catalog.lookup(a.resource.group, a.resource.version, a.resource.resource);
     const namespaced = def ? def.scope === 'Namespaced' : !!a.namespace;
     const key = `${a.operation}|${a.resource.group}|${a.resource.version}|${a.resource.resource}|${a.subresource}|${namespaced}`;
-    let found = this.index.get(key);
-    if (!found) {
-      found = this.match(a, namespaced, true);
-      if (this.index.size >= INDEX_LIMIT) this.index.clear();
-      this.index.set(key, found);
-    }
+    const found = this.index.get(key, () => this.match(a, namespaced, true));
     if (!found.some((c) => c.byName)) return found;
     const byName = this.match(a, namespaced, false);
     return found.filter((c) => !c.byName || byName.some((n) => n.binding === c.binding));
@@ -172,7 +167,7 @@ export class PolicySource<P extends PolicyObject, B extends BindingObject, C ext
     const bindings = this.state.cache<B>(this.group, this.bindings);
     if (policies.generation === this.generations[0] && bindings.generation === this.generations[1]) return;
     this.generations = [policies.generation, bindings.generation];
-    this.index = new Map();
+    this.index.clear();
     const next = new Map<string, C>();
     for (const p of policies.list()) {
       const name = p.metadata.name ?? '';
