@@ -22,15 +22,25 @@ export class EventMemo<K extends object, V> {
   private weights: number[] = [];
   private head = 0;
   private weight = 0;
+  /** The last key found and its value: the cache hands one event to all its watchers in a row. */
+  private lastKey?: K;
+  private lastValue?: V;
 
   constructor(private readonly maxWeight = DEFAULT_EVENT_MEMO_WEIGHT) {}
 
   get(key: K): V | undefined {
-    return this.entries.get(key);
+    if (key === this.lastKey) return this.lastValue;
+    const value = this.entries.get(key);
+    if (value !== undefined) {
+      this.lastKey = key;
+      this.lastValue = value;
+    }
+    return value;
   }
 
   /** Remembers value for key (weighing `weight`); drops the oldest entries beyond maxWeight, never the newest. */
   set(key: K, value: V, weight: number): void {
+    if (key === this.lastKey) this.lastValue = value;
     if (this.entries.has(key)) {
       this.entries.set(key, value);
       return;
@@ -40,7 +50,9 @@ export class EventMemo<K extends object, V> {
     this.weights.push(weight);
     this.weight += weight;
     while (this.weight > this.maxWeight && this.order.length - this.head > 1) {
-      this.entries.delete(this.order[this.head]!);
+      const oldest = this.order[this.head]!;
+      this.entries.delete(oldest);
+      if (oldest === this.lastKey) this.lastKey = this.lastValue = undefined;
       this.order[this.head] = undefined;
       this.weight -= this.weights[this.head];
       this.head++;

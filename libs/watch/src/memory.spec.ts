@@ -42,10 +42,20 @@ describe('EventMemo', () => {
     { name: 'drops the oldest beyond the bound', weights: [3, 3, 3, 3], max: 10, kept: [1, 2, 3] },
     { name: 'keeps the newest entry even when it alone weighs more', weights: [3, 20], max: 10, kept: [1] },
     { name: 'an entry set again keeps its place and weight', weights: [3, 3, 3], again: 0, max: 10, kept: [0, 1, 2] },
-  ])('$name', ({ weights, max, kept, again }) => {
+    // get answers the key it found last without a lookup: never a value set over or dropped since.
+    { name: 'an entry read last, then dropped, is gone', weights: [3, 3, 3, 3], read: 0, max: 10, kept: [1, 2, 3] },
+    { name: 'an entry read last, then set again, has its new value', weights: [3, 3, 3], read: 0, again: 0, max: 10, kept: [0, 1, 2] },
+  ])('$name', ({ weights, max, kept, again, read }) => {
     const memo = new EventMemo<object, number>(max);
-    weights.forEach((w, i) => memo.set(keys[i], i, w));
+    weights.forEach((w, i) => {
+      memo.set(keys[i], i, w);
+      if (read === i) memo.get(keys[i]);
+    });
     if (again !== undefined) memo.set(keys[again], 100 + again, weights[again]);
+    const want = (i: number) => (!kept.includes(i) ? undefined : i === again ? 100 + i : i);
+    // The key read last first (a lookup of another key would replace it).
+    if (read !== undefined) expect(memo.get(keys[read])).toBe(want(read));
+    expect(kept.map((i) => memo.get(keys[i]))).toEqual(kept.map(want));
     expect(keys.map((k, i) => (memo.get(k) !== undefined ? i : -1)).filter((i) => i >= 0)).toEqual(kept);
     expect(memo.size).toBe(kept.length);
   });

@@ -25,4 +25,15 @@ describe('textFrame: a JSON watch event framed from the stored text', () => {
     expect(textFrame('ADDED', text)).toBe(textFrame('ADDED', text));
     expect(textFrame('DELETED', text)).not.toBe(textFrame('ADDED', text));
   });
+
+  it('is made once for the thousand watchers sent one event', () => {
+    const text = StoredText.of(stored({ name: 'b' }), 4)!;
+    const made = jest.spyOn(Buffer, 'from');
+    try {
+      const frames = new Set(Array.from({ length: 1000 }, () => textFrame('MODIFIED', text)));
+      expect([frames.size, made.mock.calls.length]).toEqual([1, 1]);
+    } finally {
+      made.mockRestore();
+    }
+  });
 });

@@ -114,12 +114,6 @@ const textEvents = new WeakMap<StoredText, Partial<Record<TextWatchEvent['type']
 const CRLF = Buffer.from('\r\n');
 
 /**
- * The last text event framed and its frame: every watcher without selectors is sent the same
- * event object (ResourceWatches), so one event's thousand sends look its frame up once.
- */
-let lastText: { event: TextWatchEvent; frame: Buffer } | undefined;
-
-/**
  * `data` as one chunk of the chunked transfer encoding (`<size in hex>CRLF<data>CRLF`), the
  * framing Node's response would add on every write: framed once, an encoded event is written
  * to each watcher's socket as it is.
@@ -295,11 +289,7 @@ class WatchStream implements PacedStream {
   }
 
   private encodeEvent(event: WatchEventOut): Buffer {
-    if (event.json !== undefined) {
-      if (lastText?.event === event) return lastText.frame;
-      lastText = { event, frame: textFrame(event.type, event.json) };
-      return lastText.frame;
-    }
+    if (event.json !== undefined) return textFrame(event.type, event.json);
     const { repr, serialization } = this;
     const apiGroup = this.r.info.apiGroup;
     const row = repr.kind === 'table' && event.type !== 'BOOKMARK' && event.type !== 'ERROR';

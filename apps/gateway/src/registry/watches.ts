@@ -10,6 +10,11 @@ import type { RegistryOptions, TextWatchEvent, WatchEventOut, WatchHandle, Watch
 interface EventTexts {
   obj?: StoredText | null;
   prev?: StoredText | null;
+  /**
+   * The watch event of every watcher without selectors, made by the first of them (the same for
+   * all: one event object, one frame); null when it sends none.
+   */
+  unfiltered?: TextWatchEvent | null | typeof PARSE;
 }
 
 /** What a watch event is made of: its type and the new or old state of the object. */
@@ -53,13 +58,8 @@ const PARSE = Symbol('parse');
 export class ResourceWatches {
   /** Parsed objects of recent watch events, shared by every watcher of this resource (not kept with the history). */
   private readonly decoded = new EventMemo<StoreEvent, { obj?: KubeObject | Promise<KubeObject>; prev?: KubeObject | Promise<KubeObject> }>();
-  /** Stored texts of recent watch events, likewise. */
+  /** Stored texts of recent watch events, and their watch event for watchers without selectors, likewise. */
   private readonly texts = new EventMemo<StoreEvent, EventTexts>();
-  /**
-   * The last store event's text event for watchers without selectors: the same for all of
-   * them, so the cache's dispatch of one event to a thousand such watchers makes it once.
-   */
-  private unfilteredText?: { event: StoreEvent; out: TextWatchEvent | undefined | typeof PARSE };
 
   constructor(
     private readonly objects: StoredObjects,
@@ -205,14 +205,17 @@ export class ResourceWatches {
 
   /** The watch event of a store event for one watcher, as stored text; PARSE when a value it needs does not read as stored. */
   private textEvent(event: StoreEvent, filtered: boolean, labels: LabelSelector, fields: FieldSelector): TextWatchEvent | undefined | typeof PARSE {
-    if (!filtered) {
-      const last = this.unfilteredText;
-      if (last?.event === event) return last.out;
-      const out = this.selectText(event, false, labels, fields);
-      this.unfilteredText = { event, out };
-      return out;
-    }
-    return this.selectText(event, true, labels, fields);
+    if (filtered) return this.selectText(event, true, labels, fields);
+    const texts = this.textsOf(event);
+    if (texts.unfiltered === undefined) texts.unfiltered = this.selectText(event, false, labels, fields) ?? null;
+    return texts.unfiltered ?? undefined;
+  }
+
+  /** The memo entry of a store event's texts, made when there is none. */
+  private textsOf(event: StoreEvent): EventTexts {
+    let texts = this.texts.get(event);
+    if (!texts) this.texts.set(event, (texts = {}), (event.value?.length ?? 0) + (event.prevValue?.length ?? 0));
+    return texts;
   }
 
   private selectText(event: StoreEvent, filtered: boolean, labels: LabelSelector, fields: FieldSelector): TextWatchEvent | undefined | typeof PARSE {
@@ -231,8 +234,7 @@ export class ResourceWatches {
   private storedText(event: StoreEvent, previous: boolean): StoredText | null | undefined {
     const value = previous ? event.prevValue : event.value;
     if (value === undefined) return undefined;
-    let cached = this.texts.get(event);
-    if (!cached) this.texts.set(event, (cached = {}), (event.value?.length ?? 0) + (event.prevValue?.length ?? 0));
+    const cached = this.textsOf(event);
     let have = previous ? cached.prev : cached.obj;
     if (have === undefined) {
       have = this.objects.readsVerbatim([{ value }]) ? (StoredText.of(value, event.revision) ?? null) : null;
