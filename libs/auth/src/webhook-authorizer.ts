@@ -1,5 +1,5 @@
-import { BoundedMap } from '@orch/apimachinery';
 import { ALLOW, DENY, NO_OPINION, type AuthorizationAttributes, type AuthorizationResult, type Authorizer } from './authz';
+import { ExpiringCache } from './token-cache';
 import type { ReviewPoster } from './webhook-token';
 
 export interface WebhookAuthorizerOptions {
@@ -37,14 +37,14 @@ export function subjectAccessReviewOf(a: AuthorizationAttributes): Record<string
  */
 export function webhookAuthorizer(post: ReviewPoster, opts: WebhookAuthorizerOptions): Authorizer {
   const now = opts.now ?? Date.now;
-  const cache = new BoundedMap<string, { result: AuthorizationResult; until: number }>(opts.maxEntries ?? 8192);
+  const cache = new ExpiringCache<AuthorizationResult>(opts.maxEntries ?? 8192);
   return {
     name: 'Webhook',
     async authorize(a) {
       const review = subjectAccessReviewOf(a);
       const key = JSON.stringify(review.spec);
-      const hit = cache.get(key);
-      if (hit && hit.until > now()) return hit.result;
+      const hit = cache.get(key, now());
+      if (hit) return hit;
       let answer: SubjectAccessReviewAnswer;
       try {
         answer = (await post(review)) as SubjectAccessReviewAnswer;
@@ -54,7 +54,7 @@ export function webhookAuthorizer(post: ReviewPoster, opts: WebhookAuthorizerOpt
       const s = answer?.status ?? {};
       const reason = [s.reason, s.evaluationError].filter(Boolean).join('; ');
       const result = s.allowed ? ALLOW(reason) : s.denied ? DENY(reason) : NO_OPINION(reason);
-      cache.set(key, { result, until: now() + (result.decision === 'allow' ? opts.authorizedTtlMs : opts.unauthorizedTtlMs) });
+      cache.set(key, result, now() + (result.decision === 'allow' ? opts.authorizedTtlMs : opts.unauthorizedTtlMs));
       return result;
     },
   };
