@@ -7,7 +7,7 @@ import { ensurePki, issueClientCert } from '@orch/auth';
 import type { FloodJob, FloodResult } from './apf-flooder';
 import { startBenchGateway } from './gateway-process';
 import { call, percentile, runLoad, target, type HttpsTarget } from './load';
-import { monotonicMicros, profileSummary } from './profile';
+import { inclusiveShares, monotonicMicros, profileSummary } from './profile';
 import type { Row } from './report';
 
 const FC = '/apis/flowcontrol.apiserver.orch.io/v1';
@@ -123,6 +123,21 @@ function waitNote(before: Awaited<ReturnType<typeof victimWaits>>, after: Awaite
 }
 
 /**
+ * The kinds of work of the flooded gateway (inclusive shares of its main thread's busy time; a
+ * TLS write counts both as `writev` and as the kind that made it): which one the victim's
+ * requests wait behind on the event loop.
+ */
+const FLOOD_WORK: Record<string, RegExp> = {
+  'TLS writes (writev: encrypt and the loopback send)': /^writev $/,
+  '429 responses (sendError)': /^sendError .*pipeline\/encode\.js/,
+  'request heads (HTTP parse, routing, sync pipeline start)': /^parserOnHeadersComplete /,
+  'priority and fairness admit (incl. its metrics)': /^admit .*flowcontrol\/flow-control\.js/,
+  'list starts (listVerbatim, first two chunks)': /^(listVerbatim .*registry\/reads\.js|sendChunks .*pipeline\/encode\.js)/,
+  'list body turns (ChunkTurns)': /^turn .*pipeline\/body-stream\.js/,
+  'garbage collector': /^\(garbage collector\)/,
+};
+
+/**
  * The flooder either ignores Retry-After (retries each 429 at once: the worst case, an abusive
  * client) or honours it as client-go and kubectl do (a well-behaved client asking for 10x its share).
  */
@@ -190,6 +205,7 @@ export async function flowControlBench(opts: { durationMs: number; listSize: num
         // A clean exit (SIGINT) writes the profile.
         await new Promise((r) => (gateway.process.once('exit', r), gateway.process.kill('SIGINT')));
         notes.push(`gateway CPU profile while flooded (${mode}; self time of the main thread's busy time):\n    ${(await profileSummary(profDir, window, 15, true)).join('\n    ')}`);
+        notes.push(`gateway work while flooded (${mode}; inclusive shares of the main thread's busy time): ${(await inclusiveShares(profDir, FLOOD_WORK, window, true)).join(', ')}`);
       }
     } finally {
       gateway.process.kill('SIGKILL');
