@@ -59,20 +59,17 @@ export function admissionRequest(a: VersionedAttributes, uid: string): Admission
   };
 }
 
-/** Schemas of built-in kinds by group, version and kind (nested: a lookup builds no key; null: no schema). */
-const kindSchemas = new Map<string, Map<string, Map<string, CelSchema | null>>>();
+/** Schemas of built-in kinds by `group/version/kind` (null: the kind has no schema). */
+const kindSchemas = new Map<string, CelSchema | null>();
 const refSchemas = new Map<string, CelSchema | undefined>();
 
 /** The OpenAPI schema of a built-in kind (for expression types), with $refs resolved lazily; computed once per kind. */
 export function kindSchema(kind: GroupVersionKind): CelSchema | undefined {
-  let byVersion = kindSchemas.get(kind.group);
-  if (!byVersion) kindSchemas.set(kind.group, (byVersion = new Map()));
-  let byKind = byVersion.get(kind.version);
-  if (!byKind) byVersion.set(kind.version, (byKind = new Map()));
-  let schema = byKind.get(kind.kind);
+  const key = `${kind.group}/${kind.version}/${kind.kind}`;
+  let schema = kindSchemas.get(key);
   if (schema === undefined) {
     const t = schemaForKind(kind.group, kind.version, kind.kind);
-    byKind.set(kind.kind, (schema = t ? (definition(t) as CelSchema) : null));
+    kindSchemas.set(key, (schema = t ? (definition(t) as CelSchema) : null));
   }
   return schema ?? undefined;
 }
