@@ -96,6 +96,15 @@ describe('conversion of a projected value (CelValueConverter.convertProjected)',
     }
   });
 
+  it('follows a new schema object of the same projection (a CRD whose schema changed): no plan of the old one is used', () => {
+    // `kind` no longer declared (left out), `spec.template.created` a plain string (no longer a timestamp)
+    const changed: CelSchema = { type: 'object', properties: { metadata: schema.properties!.metadata, spec: { type: 'object', properties: { template: { type: 'object', properties: { created: { type: 'string' } } } } } } };
+    const want = (s: CelSchema) => env.converter().convert(project(full, reads), s);
+    expect(want(changed)).not.toStrictEqual(want(schema));
+    const converter = env.converter();
+    for (const s of [schema, changed, schema, changed]) expect(converter.convertProjected(full, reads, s)).toStrictEqual(want(s));
+  });
+
   it('converts whole (projection true) and schema-less values as convert does', () => {
     expect(env.converter().convertProjected(full, true, schema)).toStrictEqual(env.converter().convert(full, schema));
     expect(env.converter().convertProjected(full, reads)).toStrictEqual(env.converter().convert(project(full, reads)));

@@ -246,7 +246,7 @@ export class CelValueConverter {
     let byProjection = plans.get(this.ctx);
     if (!byProjection) plans.set(this.ctx, (byProjection = new WeakMap()));
     let bySchema = byProjection.get(projection);
-    if (!bySchema) byProjection.set(projection, (bySchema = new Map()));
+    if (!bySchema) byProjection.set(projection, (bySchema = new WeakMap()));
     let plan = bySchema.get(schema);
     if (!plan) bySchema.set(schema, (plan = this.plan(resolveSchema(schema, this.ctx), projection, true)));
     return plan(this, json);
@@ -375,8 +375,8 @@ export class CelValueConverter {
 /** A planned conversion of one value (see CelValueConverter.convertProjected). */
 type ConversionPlan = (c: CelValueConverter, json: unknown) => unknown;
 
-/** Conversion plans per schema context, projection and schema. */
-const plans = new WeakMap<SchemaContext, WeakMap<ReadonlyMap<string, Projection>, Map<CelSchema, ConversionPlan>>>();
+/** Conversion plans per schema context, projection and schema object (all weak: a schema replaced, as a CRD's on an update, drops its plans). */
+const plans = new WeakMap<SchemaContext, WeakMap<ReadonlyMap<string, Projection>, WeakMap<CelSchema, ConversionPlan>>>();
 
 /** Nanoseconds of a Go duration string, or undefined when it is not one. */
 export function durationNanosOf(text: string): bigint | undefined {
