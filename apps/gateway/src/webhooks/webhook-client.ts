@@ -1,14 +1,14 @@
 import { Agent, request } from 'node:https';
+import type { admissionregistrationV1 } from '@orch/api';
 import { readResponseBody } from './response-body';
 import type { ServiceResolver } from './service-resolver';
 
-/** Where a webhook is (upstream WebhookClientConfig): an https URL, or a Service with path and port. */
-export interface WebhookClientConfig {
-  url?: string;
-  service?: { namespace: string; name: string; path?: string; port?: number };
-  /** Base64 PEM CA bundle that signs the webhook's serving certificate (system roots when absent). */
-  caBundle?: string;
-  /** The gateway's own credentials towards the webhook (authentication and authorization webhooks' kubeconfig files). */
+/**
+ * Where a webhook is: the API's WebhookClientConfig (an https URL, or a Service with path and port;
+ * the base64 PEM CA bundle that signs its serving certificate, system roots when absent), with the
+ * gateway's own credentials towards it (authentication and authorization webhooks' kubeconfig files).
+ */
+export interface WebhookClientConfig extends admissionregistrationV1.WebhookClientConfig {
   clientCertPem?: string;
   clientKeyPem?: string;
   bearerToken?: string;
