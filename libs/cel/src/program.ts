@@ -13,7 +13,7 @@
 import { COST, functionCost, isSizeDependent, operatorCost, PER_CALL_COST_LIMIT, runtimeKind, runtimeSize, type AstNode } from './cost';
 import { type EvaluationError } from './engine';
 import { CelCostLimitError, CelEvaluationError } from './errors';
-import { FUNCTION_OVERRIDES, OPERATOR_OVERRIDES } from './overrides';
+import { FUNCTION_OVERRIDES, OPERATOR_OVERRIDES, type Override } from './overrides';
 import { readsOf, type Projection } from './projection';
 import type { CelSchema } from './schema';
 
@@ -290,13 +290,8 @@ function overrideOf(n: EngineNode): NodePlan['override'] {
   const { op, args } = n;
   const operatorOverride = OPERATOR_OVERRIDES[op];
   if (operatorOverride) {
-    if (op === '.?') {
-      const [operand, field] = args as [EngineNode, string];
-      return (ev, ctx) => {
-        const v = ev.run(operand, ctx);
-        return v instanceof Promise ? v.then((x) => operatorOverride(x, field)) : operatorOverride(v, field);
-      };
-    }
+    // `.?` has one operand; its field name is a constant of the node, passed to the override as is.
+    if (op === '.?') return applyTo([args[0]], operatorOverride, args[1]);
     return applyTo(op === '-_' ? [args] : args, operatorOverride);
   }
   if (op !== 'call' && op !== 'rcall') return undefined;
@@ -311,27 +306,19 @@ function overrideOf(n: EngineNode): NodePlan['override'] {
 }
 
 /**
- * Evaluates `operands` in order, then applies `fn` to their values (waiting for any that are
- * promises: asynchronous library calls). One and two operands, nearly every call, allocate no
- * array on the way (a request's evaluations run in cold CPU caches, where each allocation costs).
+ * Evaluates the one or two `operands` in order, then applies `fn` to their values, or to the one
+ * value and `extra` (a constant of the node: the field of `.?`), waiting for any that is a promise
+ * (asynchronous library calls). A call allocates no operand array (a request's evaluations run in
+ * cold CPU caches, where each allocation costs); overrides take one or two operands (overrides.ts).
  */
-function applyTo(operands: readonly EngineNode[], fn: (...operands: unknown[]) => unknown): NonNullable<NodePlan['override']> {
-  if (operands.length === 1) {
-    const [a] = operands;
-    return (ev, ctx) => {
-      const x = ev.run(a, ctx);
-      return x instanceof Promise ? x.then((v) => fn(v)) : fn(x);
-    };
-  }
-  if (operands.length === 2) {
-    const [a, b] = operands;
-    return (ev, ctx) => {
-      const x = ev.run(a, ctx);
-      const y = ev.run(b, ctx);
-      return x instanceof Promise || y instanceof Promise ? Promise.all([x, y]).then(([v, w]) => fn(v, w)) : fn(x, y);
-    };
-  }
-  return (ev, ctx) => thenApply(operands.map((o) => ev.run(o, ctx)), fn);
+function applyTo(operands: readonly EngineNode[], fn: Override, extra?: unknown): NonNullable<NodePlan['override']> {
+  const [a, b] = operands;
+  if (operands.length + (extra === undefined ? 0 : 1) > 2) throw new Error(`an override takes one or two operands, not ${operands.length} (extra: ${String(extra)})`);
+  return (ev, ctx) => {
+    const x = ev.run(a, ctx);
+    const y = b ? ev.run(b, ctx) : extra;
+    return x instanceof Promise || y instanceof Promise ? Promise.all([x, y]).then(([v, w]) => fn(v, w)) : fn(x, y);
+  };
 }
 
 /** Installs only the overrides (no cost counting) on the surface nodes of a program evaluated untracked. */
@@ -339,12 +326,6 @@ function installOverrides(node: EngineNode): void {
   const override = overrideOf(node);
   if (override) node.evaluate = (ev, _ast, ctx) => override(ev, ctx);
   for (const c of surfaceChildren(node)) installOverrides(c as EngineNode);
-}
-
-/** Applies `fn` to the operand values, waiting for any that are promises (asynchronous library calls). */
-function thenApply(values: unknown[], fn: (...operands: unknown[]) => unknown): unknown {
-  if (values.some((v) => v instanceof Promise)) return Promise.all(values).then((vs) => fn(...vs));
-  return fn(...values);
 }
 
 function install(node: EngineNode, p: NodePlan, synchronous: boolean): void {
