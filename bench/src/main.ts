@@ -43,6 +43,7 @@ const FLAGS = {
   'scale-phases': { type: 'stringSlice', default: [...SCALE_PHASES], description: `Phases of the scale benchmark to run: ${SCALE_PHASES.join(', ')}.` },
   'scale-watch-clients': { type: 'int', default: 4, description: 'Processes holding the watchers of the scale benchmark (their TLS and parsing stay off the measured gateways and spread over cores).' },
   'scale-profile': { type: 'bool', default: false, description: 'CPU-profile the gateways and watcher processes during the scale benchmark’s watch delivery and print their top frames.' },
+  'scale-pump-in-gateway': { type: 'bool', default: true, description: 'Also run the scale benchmark’s watch delivery with the pump inside gateway-0 (false: only with the pump in its own process).' },
   'rbac-bindings': { type: 'int', default: 1000, description: 'RoleBindings (to other users) in place during the auth benchmark.' },
   'auth-profile': { type: 'bool', default: false, description: 'CPU-profile the two gateways of the auth benchmark and print their top frames while each variant’s gets are measured (the bad-credential attacks are left out).' },
   'auth-attacks': { type: 'bool', default: true, description: 'Run the bad-credential attacks of the auth benchmark (--auth-attacks=false: the throughput rows only).' },
@@ -112,6 +113,7 @@ async function main(): Promise<void> {
       phases: scalePhases(opts['scale-phases']),
       watchClients: opts['scale-watch-clients'],
       profile: opts['scale-profile'],
+      pumpInGateway: opts['scale-pump-in-gateway'],
     });
     printRows('scale-out (3 gateways on etcd, NATS, Redis)', scale.rows);
     for (const note of scale.notes) console.log(`- ${note}`);

@@ -26,6 +26,8 @@ export interface ScaleBenchOptions {
   watchClients: number;
   /** CPU profiles of the gateways and watcher processes during watch delivery (top frames in the notes). */
   profile: boolean;
+  /** The watch phase also runs with the pump inside gateway-0 (else only with the pump in its own process). */
+  pumpInGateway: boolean;
 }
 
 const configMap = (ns: string, name: string, data: Record<string, string> = { key: 'value' }) => JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data });
@@ -46,6 +48,12 @@ async function startReplicas(dir: string, engines: Engines, count: number, pkiDi
   const first = await startBenchGateway(join(dir, 'gw-0'), args, nodeArgs(0));
   const rest = await Promise.all(Array.from({ length: count - 1 }, (_, i) => startBenchGateway(join(dir, `gw-${i + 1}`), args, nodeArgs(i + 1))));
   return [first, ...rest];
+}
+
+/** A process's main thread so far (Linux /proc/<pid>/task/<pid>/schedstat): ns waited on a run queue, and runs on a core. */
+async function runQueueWait(pid: number): Promise<{ waitNs: number; runs: number }> {
+  const [, waitNs, runs] = (await readFile(`/proc/${pid}/task/${pid}/schedstat`, 'utf8')).trim().split(' ').map(Number);
+  return { waitNs, runs };
 }
 
 /** CPU seconds (user + system) a process has used so far (Linux /proc); `mainThread`: its main thread's only. */
@@ -70,8 +78,67 @@ interface DeliveryResult {
   achievedRate: number;
   /** Cores busy while events flowed: the watcher processes, the writer, the feed probe, and each of `observe`'s processes. */
   cpu: { watchers: number; writer: number; probe: number; observed: number[] };
+  /** Main threads' time runnable but waiting for a core (Linux schedstat), ms per run of the thread: each of `observe`'s processes, then the probe. */
+  runQueueWaitMs: number[];
   /** When events flowed (monotonicMicros), for profiles. */
   window: { from: number; to: number };
+  /** Counts of each part's delays by ms range (DELAY_BUCKETS), to see steps: write → feed, write → publication (no probe feed time in it), feed → publication, publication → watcher. */
+  histograms: { feed: string; bus: string; feedToBus: string; busToWatcher: string };
+  /** etcd's own watch metrics over the run (ETCD_WATCH_METRICS): counters' increase, gauges' highest sample. */
+  etcdWatch: string;
+}
+
+/** Upper bounds (ms) of the delay histogram's ranges; the last range is open. */
+const DELAY_BUCKETS = [0, 5, 10, 20, 30, 50, 70, 90, 100, 110, 120, 150, 200, 300];
+
+/** "≤0: n, 0–5: n, …, >300: n", ranges without values left out. */
+function delayHistogram(values: number[]): string {
+  const counts = new Array<number>(DELAY_BUCKETS.length + 1).fill(0);
+  for (const v of values) {
+    const i = DELAY_BUCKETS.findIndex((bound) => v <= bound);
+    counts[i < 0 ? DELAY_BUCKETS.length : i]++;
+  }
+  const label = (i: number) => (i === 0 ? `≤${DELAY_BUCKETS[0]}` : i === DELAY_BUCKETS.length ? `>${DELAY_BUCKETS[i - 1]}` : `${DELAY_BUCKETS[i - 1]}–${DELAY_BUCKETS[i]}`);
+  return counts.flatMap((n, i) => (n > 0 ? [`${label(i)}: ${n}`] : [])).join(', ');
+}
+
+/**
+ * etcd's watch gauges (its /metrics, etcd 3.4): slow watchers are the ones etcd moved off its
+ * synced set (their stream's send channel was full; its sync loop catches them up every 100 ms),
+ * pending events the ones queued to watch streams and not yet sent by them.
+ */
+const ETCD_WATCH_METRICS = ['etcd_debugging_mvcc_slow_watcher_total', 'etcd_debugging_mvcc_pending_events_total', 'etcd_debugging_mvcc_watcher_total', 'etcd_debugging_mvcc_watch_stream_total'];
+
+async function etcdWatchMetrics(endpoint: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${endpoint}/metrics`)).text();
+  const values = new Map<string, number>();
+  for (const name of ETCD_WATCH_METRICS) {
+    const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+    if (m) values.set(name, Number(m[1]));
+  }
+  return values;
+}
+
+/** Samples etcd's watch gauges every 100 ms until stopped; then says how high each went and how often it was above 0. */
+function sampleEtcdWatch(endpoint: string): { stop: () => Promise<string> } {
+  const samples: Map<string, number>[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      samples.push(await etcdWatchMetrics(endpoint).catch(() => new Map<string, number>()));
+      await sleep(100);
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return ETCD_WATCH_METRICS.map((name) => {
+        const seen = samples.flatMap((s) => (s.has(name) ? [s.get(name)!] : []));
+        return seen.length === 0 ? `${name} absent` : `${name} max ${Math.max(...seen)} (${seen.filter((v) => v > 0).length} of ${seen.length} samples above 0)`;
+      }).join(', ');
+    },
+  };
 }
 
 /** A bench child process with IPC that says `{ ready }`, later `{ done: report }`, or `{ error }`. */
@@ -130,16 +197,21 @@ async function watchDelivery(
   try {
     await Promise.all(children.map((c) => c.next('ready')));
     await sleep(500);
+    const etcdWatch = sampleEtcdWatch(etcdEndpoint);
     const t0 = performance.now();
     const from = monotonicMicros();
     const observedBefore = await Promise.all(opts.observe.map((pid) => cpuSeconds(pid)));
+    const waited = [...opts.observe, probe.proc.pid!];
+    const waitsBefore = await Promise.all(waited.map(runQueueWait));
     writer.proc.send('start');
     const written = await writer.next<EtcdFeedReport>('done');
     // The last events need a moment to arrive (bounded: a lost delivery shows in the count).
     await sleep(2000);
     const seconds = (performance.now() - t0) / 1000;
     const observedAfter = await Promise.all(opts.observe.map((pid) => cpuSeconds(pid)));
+    const waitsAfter = await Promise.all(waited.map(runQueueWait));
     const to = monotonicMicros();
+    const etcdWatchSummary = await etcdWatch.stop();
     const [onFeed, ...reports] = await Promise.all([probe, ...clients].map((c) => (c.proc.send('stop'), c.next<EtcdFeedReport & WatchClientReport>('done'))));
     const endToEnd: number[] = [];
     const afterFeed: number[] = [];
@@ -153,6 +225,7 @@ async function watchDelivery(
       });
     }
     const feed = onFeed.times.flatMap((at, seq) => (at > 0 ? [at - written.times[seq]] : []));
+    const bus = onBus.flatMap((at, seq) => (at > 0 ? [at - written.times[seq]] : []));
     const feedToBus = onFeed.times.flatMap((at, seq) => (at > 0 && onBus[seq] > 0 ? [onBus[seq] - at] : []));
     const p = (values: number[]) => {
       values.sort((a, b) => a - b);
@@ -175,6 +248,9 @@ async function watchDelivery(
         observed: observedAfter.map((c, i) => (c - observedBefore[i]) / seconds),
       },
       window: { from, to },
+      runQueueWaitMs: waitsAfter.map((w, i) => (w.waitNs - waitsBefore[i].waitNs) / 1e6 / Math.max(1, w.runs - waitsBefore[i].runs)),
+      histograms: { feed: delayHistogram(feed), bus: delayHistogram(bus), feedToBus: delayHistogram(feedToBus), busToWatcher: delayHistogram(busToWatcher) },
+      etcdWatch: etcdWatchSummary,
     };
   } finally {
     for (const c of children) if (c.proc.exitCode === null) c.proc.kill('SIGKILL');
@@ -346,7 +422,7 @@ export async function scaleBench(opts: ScaleBenchOptions): Promise<{ rows: Row[]
       const placements = [
         { name: 'process', label: "the pump in its own process (gateways --watch-pump=false)" },
         { name: 'gateway', label: 'the pump inside gateway-0 (leader-elected among the gateways)' },
-      ] as const;
+      ].filter((p) => p.name === 'process' || opts.pumpInGateway);
       const results = new Map<string, DeliveryResult>();
       for (const placement of placements) {
         const profDir = join(dir, `prof-watch-${placement.name}`);
@@ -375,9 +451,13 @@ export async function scaleBench(opts: ScaleBenchOptions): Promise<{ rows: Row[]
           `watch delivery with ${placement.label}: ${delivery.delivered} of ${delivery.expected} expected deliveries arrived, ${delivery.achievedRate.toFixed(0)} events/s; ` +
             `etcd's feed → NATS publication ${ms(delivery.feedToBus)}, NATS publication → watcher ${ms(delivery.busToWatcher)}, after etcd's feed ${ms(delivery.afterFeed)}`,
         );
+        const h = delivery.histograms;
+        notes.push(`delays by ms range (${placement.name}): write → etcd's feed ${h.feed}; write → NATS publication ${h.bus}; etcd's feed → NATS publication ${h.feedToBus}; NATS publication → watcher ${h.busToWatcher}; etcd while events flowed: ${delivery.etcdWatch}`);
         notes.push(
           `CPU while events flowed (${placement.name}; cores busy, of ${cpus().length}): gateways ${[0, 1, 2].map(share).join(' + ')}, ${pump ? `pump process ${share(6)}, ` : ''}etcd ${share(3)}, nats ${share(4)}, redis ${share(5)}, ${opts.watchClients} watcher processes ${delivery.cpu.watchers.toFixed(2)}, etcd writer ${delivery.cpu.writer.toFixed(2)}, etcd feed probe ${delivery.cpu.probe.toFixed(2)}; load average ${loadavg()[0].toFixed(1)}`,
         );
+        const wait = (i: number) => delivery.runQueueWaitMs[i].toFixed(2);
+        notes.push(`main threads' wait for a core per run (${placement.name}; Linux schedstat, ms): gateways ${[0, 1, 2].map(wait).join(', ')}${pump ? `, pump ${wait(6)}` : ''}, etcd feed probe ${wait(pids.length)}`);
         pump?.kill('SIGINT');
         await stopGateways(gws);
         if (pump && pump.exitCode === null) await new Promise((r) => pump.once('exit', r));
@@ -390,12 +470,14 @@ export async function scaleBench(opts: ScaleBenchOptions): Promise<{ rows: Row[]
       }
       const raw = await natsDelivery(nats.url, { watchers: opts.watchers, namespaces: 100, rate: opts.eventsPerSecond, durationMs: opts.durationMs });
       const own = results.get('process')!;
-      const inGateway = results.get('gateway')!;
+      const inGateway = results.get('gateway');
       const rate = Math.round(own.achievedRate);
       rows.push({ metric: `watch delivery p50 after etcd's change feed (${opts.watchers} watchers, 3 gateways + pump process, ${rate} events/s)`, orch: own.afterFeed.p50, baseline: raw.p50, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
       rows.push({ metric: `watch delivery p99 after etcd's change feed (${opts.watchers} watchers, 3 gateways + pump process, ${rate} events/s)`, orch: own.afterFeed.p99, baseline: raw.p99, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
-      rows.push({ metric: "watch delivery p50 after etcd's change feed, pump in its own process", orch: own.afterFeed.p50, baseline: inGateway.afterFeed.p50, baselineName: 'pump inside gateway-0, same run', unit: 'ms', higherIsBetter: false });
-      rows.push({ metric: "watch delivery p99 after etcd's change feed, pump in its own process", orch: own.afterFeed.p99, baseline: inGateway.afterFeed.p99, baselineName: 'pump inside gateway-0, same run', unit: 'ms', higherIsBetter: false });
+      if (inGateway) {
+        rows.push({ metric: "watch delivery p50 after etcd's change feed, pump in its own process", orch: own.afterFeed.p50, baseline: inGateway.afterFeed.p50, baselineName: 'pump inside gateway-0, same run', unit: 'ms', higherIsBetter: false });
+        rows.push({ metric: "watch delivery p99 after etcd's change feed, pump in its own process", orch: own.afterFeed.p99, baseline: inGateway.afterFeed.p99, baselineName: 'pump inside gateway-0, same run', unit: 'ms', higherIsBetter: false });
+      }
       rows.push({ metric: 'watch delivery p50 end to end (write sent → watcher), pump process', orch: own.endToEnd.p50, baseline: own.feed.p50, baselineName: "write sent → etcd's change feed (a direct etcd watch)", unit: 'ms', higherIsBetter: false });
       rows.push({ metric: 'watch delivery p99 end to end (write sent → watcher), pump process', orch: own.endToEnd.p99, baseline: own.feed.p99, baselineName: "write sent → etcd's change feed (a direct etcd watch)", unit: 'ms', higherIsBetter: false });
       notes.push(`load average before the watch phase ${loadBefore.toFixed(1)}, after ${loadavg()[0].toFixed(1)}`);
