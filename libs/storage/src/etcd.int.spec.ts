@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { EtcdServer, startEtcd } from '@orch/testing';
 import { describeStoreConformance } from './conformance';
 import { EtcdStore, openEtcdStore } from './etcd';
@@ -42,6 +43,38 @@ describe('EtcdStore', () => {
     await Promise.all(Array.from({ length: 50 }, (_, i) => store.create(`/k${i}`, value)));
     expect((await store.list('/')).items).toHaveLength(50);
   });
+
+  // etcd queues a watch's responses for a client that does not read (a descheduled process) up to
+  // the client's flow-control window; past it, the watch's send channel fills and etcd moves the
+  // watcher off its synced set (its slow-watcher gauge), to be caught up by a 100 ms sync loop.
+  it('a watch whose process does not read while 2,000 writes commit stays synced in etcd, then gets them all in order', async () => {
+    const own = await startEtcd();
+    try {
+      const store = await openStore(own.endpoint, '/burst');
+      const revisions: number[] = [];
+      const from = await store.currentRevision();
+      store.watch('/', from, { onEvents: (events) => revisions.push(...events.map((e) => e.revision)), onError: () => undefined });
+      await store.create('/started', 'v');
+      while (revisions.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      // spawnSync blocks this process (no read of the watch) while the writer commits, then reads etcd's gauge.
+      const writer = `
+        const { Etcd3 } = require('etcd3');
+        const client = new Etcd3({ hosts: ${JSON.stringify(own.endpoint)} });
+        Promise.all(Array.from({ length: 2000 }, (_, i) => client.put('/burst/k' + i).value('x'.repeat(150))))
+          .then(() => fetch(${JSON.stringify(`${own.endpoint}/metrics`)}))
+          .then((res) => res.text())
+          .then((text) => { console.log(/^etcd_debugging_mvcc_slow_watcher_total (\\S+)$/m.exec(text)[1]); process.exit(0); });`;
+      const run = spawnSync(process.execPath, ['-e', writer], { encoding: 'utf8', timeout: 60_000 });
+      expect(run.stderr).toBe('');
+      expect(run.stdout.trim()).toBe('0');
+      const last = await store.currentRevision();
+      const deadline = Date.now() + 10000;
+      while (revisions.at(-1)! < last && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(revisions).toEqual(Array.from({ length: last - from }, (_, i) => from + 1 + i));
+    } finally {
+      await own.stop();
+    }
+  }, 60000);
 
   it('ends watches with an error when etcd goes away', async () => {
     const own = await startEtcd();
