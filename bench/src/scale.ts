@@ -257,6 +257,25 @@ async function watchDelivery(
   }
 }
 
+/**
+ * The notes of one watch-delivery run: its parts' percentiles, their delays by ms range with
+ * etcd's watch gauges, the cores each process kept busy and the main threads' run-queue waits
+ * (`observe` as watchDelivery got it: the gateways, etcd, nats, redis, then the pump if any).
+ */
+function deliveryNotes(placement: { name: string; label: string }, delivery: DeliveryResult, opts: { pump: boolean; watchClients: number }): string[] {
+  const share = (i: number) => delivery.cpu.observed[i].toFixed(2);
+  const ms = (v: { p50: number; p99: number }) => `p50 ${v.p50.toFixed(1)} / p99 ${v.p99.toFixed(1)} ms`;
+  const wait = (i: number) => delivery.runQueueWaitMs[i].toFixed(2);
+  const h = delivery.histograms;
+  return [
+    `watch delivery with ${placement.label}: ${delivery.delivered} of ${delivery.expected} expected deliveries arrived, ${delivery.achievedRate.toFixed(0)} events/s; ` +
+      `etcd's feed → NATS publication ${ms(delivery.feedToBus)}, NATS publication → watcher ${ms(delivery.busToWatcher)}, after etcd's feed ${ms(delivery.afterFeed)}`,
+    `delays by ms range (${placement.name}): write → etcd's feed ${h.feed}; write → NATS publication ${h.bus}; etcd's feed → NATS publication ${h.feedToBus}; NATS publication → watcher ${h.busToWatcher}; etcd while events flowed: ${delivery.etcdWatch}`,
+    `CPU while events flowed (${placement.name}; cores busy, of ${cpus().length}): gateways ${[0, 1, 2].map(share).join(' + ')}, ${opts.pump ? `pump process ${share(6)}, ` : ''}etcd ${share(3)}, nats ${share(4)}, redis ${share(5)}, ${opts.watchClients} watcher processes ${delivery.cpu.watchers.toFixed(2)}, etcd writer ${delivery.cpu.writer.toFixed(2)}, etcd feed probe ${delivery.cpu.probe.toFixed(2)}; load average ${loadavg()[0].toFixed(1)}`,
+    `main threads' wait for a core per run (${placement.name}; Linux schedstat, ms): gateways ${[0, 1, 2].map(wait).join(', ')}${opts.pump ? `, pump ${wait(6)}` : ''}, etcd feed probe ${wait(delivery.runQueueWaitMs.length - 1)}`,
+  ];
+}
+
 /** Baseline of watch delivery: raw NATS, the same receivers and rate, publish → receive. */
 async function natsDelivery(url: string, opts: { watchers: number; namespaces: number; rate: number; durationMs: number }): Promise<{ p50: number; p99: number }> {
   const publisher = await connect({ servers: url });
@@ -445,19 +464,7 @@ export async function scaleBench(opts: ScaleBenchOptions): Promise<{ rows: Row[]
           bus: { url: nats.url, subject: await subject() },
         });
         results.set(placement.name, delivery);
-        const share = (i: number) => delivery.cpu.observed[i].toFixed(2);
-        const ms = (v: { p50: number; p99: number }) => `p50 ${v.p50.toFixed(1)} / p99 ${v.p99.toFixed(1)} ms`;
-        notes.push(
-          `watch delivery with ${placement.label}: ${delivery.delivered} of ${delivery.expected} expected deliveries arrived, ${delivery.achievedRate.toFixed(0)} events/s; ` +
-            `etcd's feed → NATS publication ${ms(delivery.feedToBus)}, NATS publication → watcher ${ms(delivery.busToWatcher)}, after etcd's feed ${ms(delivery.afterFeed)}`,
-        );
-        const h = delivery.histograms;
-        notes.push(`delays by ms range (${placement.name}): write → etcd's feed ${h.feed}; write → NATS publication ${h.bus}; etcd's feed → NATS publication ${h.feedToBus}; NATS publication → watcher ${h.busToWatcher}; etcd while events flowed: ${delivery.etcdWatch}`);
-        notes.push(
-          `CPU while events flowed (${placement.name}; cores busy, of ${cpus().length}): gateways ${[0, 1, 2].map(share).join(' + ')}, ${pump ? `pump process ${share(6)}, ` : ''}etcd ${share(3)}, nats ${share(4)}, redis ${share(5)}, ${opts.watchClients} watcher processes ${delivery.cpu.watchers.toFixed(2)}, etcd writer ${delivery.cpu.writer.toFixed(2)}, etcd feed probe ${delivery.cpu.probe.toFixed(2)}; load average ${loadavg()[0].toFixed(1)}`,
-        );
-        const wait = (i: number) => delivery.runQueueWaitMs[i].toFixed(2);
-        notes.push(`main threads' wait for a core per run (${placement.name}; Linux schedstat, ms): gateways ${[0, 1, 2].map(wait).join(', ')}${pump ? `, pump ${wait(6)}` : ''}, etcd feed probe ${wait(pids.length)}`);
+        notes.push(...deliveryNotes(placement, delivery, { pump: pump !== undefined, watchClients: opts.watchClients }));
         pump?.kill('SIGINT');
         await stopGateways(gws);
         if (pump && pump.exitCode === null) await new Promise((r) => pump.once('exit', r));
