@@ -6,10 +6,13 @@
 // --flush sweeps 8 MB of memory before each call, as the rest of a gateway's request work does
 // between two validations: with it the figure is what a gateway pays (≈ 400 µs here, the bench's
 // +380 µs per create), without it the same calls cost ≈ 50 µs (data and code stay in the CPU's
-// caches). --builds runs the plugins of several builds' dist/ directories in alternating rounds of
-// one process (paired ratios cancel the machine's load).
+// caches). --builds runs the plugins of several builds' dist/ directories in alternating rounds,
+// each build in a process of its own (paired ratios cancel the machine's load; in one process the
+// builds share the engine's module and the second build measured 1.12–1.2× the first even when
+// the two were copies of one build).
 
 import 'reflect-metadata';
+import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -54,39 +57,66 @@ function flush(): void {
   for (let i = 0; i < sweep.length; i += 8) sweep[i]++;
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { creates: { type: 'string', default: '20000' }, policies: { type: 'string', default: '10' }, flush: { type: 'boolean', default: false }, builds: { type: 'string', default: join(__dirname, '..', '..') } } });
-  const creates = Number(values.creates);
-  const load = createRequire(__filename);
-  const builds = values.builds.split(',').map((dist) => {
-    const { ValidatingAdmissionPolicyPlugin } = load(join(dist, 'apps/gateway/src/admission/policy/validating-admission-policy.js')) as { ValidatingAdmissionPolicyPlugin: new (state: unknown) => Plugin };
-    return { dist, plugin: new ValidatingAdmissionPolicyPlugin(benchState(Number(values.policies))), rounds: [] as number[] };
-  });
-  for (const b of builds) {
-    for (let i = 0; i < WARM_UP; i++) await b.plugin.validate(create());
-    // The policies apply: a config map the 9th refuses is refused.
-    if (Number(values.policies) > 8) {
-      const refused = create() as { object: { data: Record<string, string> } };
-      refused.object.data = { password: 'x' };
-      if (await Promise.resolve(b.plugin.validate(refused)).then(() => true, () => false)) throw new Error(`${b.dist}: the policies do not apply`);
-    }
+type Options = { creates: number; policies: number; flush: boolean };
+
+/** One build's plugin in this process: warmed up, checked to apply, then measured a round at a time. */
+async function child(dist: string, o: Options): Promise<void> {
+  const { ValidatingAdmissionPolicyPlugin } = createRequire(__filename)(join(dist, 'apps/gateway/src/admission/policy/validating-admission-policy.js')) as { ValidatingAdmissionPolicyPlugin: new (state: unknown) => Plugin };
+  const plugin = new ValidatingAdmissionPolicyPlugin(benchState(o.policies));
+  for (let i = 0; i < WARM_UP; i++) await plugin.validate(create());
+  // The policies apply: a config map the 9th refuses is refused.
+  if (o.policies > 8) {
+    const refused = create() as { object: { data: Record<string, string> } };
+    refused.object.data = { password: 'x' };
+    if (await new Promise((resolve) => resolve(plugin.validate(refused))).then(() => true, () => false)) throw new Error(`${dist}: the policies do not apply`);
   }
-  for (let r = 0; r < ROUNDS; r++) {
-    // Every other round in the reverse order: the build measured first in a round gains (~10 %), which this cancels.
-    for (const b of r % 2 ? [...builds].reverse() : builds) {
+  const send = (m: unknown) => process.send!(m);
+  process.on('message', () => {
+    void (async () => {
       let spent = 0;
-      for (let i = 0; i < creates / ROUNDS; i++) {
+      for (let i = 0; i < o.creates / ROUNDS; i++) {
         const a = create();
-        if (values.flush) flush();
+        if (o.flush) flush();
         const before = process.cpuUsage();
-        await b.plugin.validate(a);
+        await plugin.validate(a);
         const t = process.cpuUsage(before);
         spent += t.user + t.system;
       }
-      b.rounds.push(spent / (creates / ROUNDS));
-    }
+      send(spent / (o.creates / ROUNDS));
+    })();
+  });
+  send('ready');
+}
+
+/** A build's child process, measuring a round when asked. */
+function measured(dist: string, argv: string[]): { dist: string; rounds: number[]; ready: Promise<void>; round(): Promise<number>; stop(): void } {
+  const proc = fork(__filename, [...argv, `--child=${dist}`], { stdio: 'inherit' });
+  const next = () => new Promise<unknown>((resolve, reject) => {
+    proc.once('message', resolve);
+    proc.once('exit', (code) => reject(new Error(`${dist}: the measuring process exited (${code})`)));
+  });
+  const ready = next().then(() => undefined);
+  return { dist, rounds: [], ready, round: () => (proc.send('round'), next() as Promise<number>), stop: () => proc.kill() };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { creates: { type: 'string', default: '20000' }, policies: { type: 'string', default: '10' }, flush: { type: 'boolean', default: false }, builds: { type: 'string', default: join(__dirname, '..', '..') }, child: { type: 'string' } } });
+  const o: Options = { creates: Number(values.creates), policies: Number(values.policies), flush: values.flush };
+  if (values.child) return child(values.child, o);
+  const argv = process.argv.slice(2).filter((a) => !a.startsWith('--builds'));
+  const builds: ReturnType<typeof measured>[] = [];
+  // One at a time: their warm-ups would otherwise compete for the CPU.
+  for (const dist of values.builds.split(',')) {
+    const b = measured(dist, argv);
+    await b.ready;
+    builds.push(b);
   }
-  for (const b of builds) console.log(`${b.dist}: ${median(b.rounds).toFixed(1)} µs CPU per validate (median of ${ROUNDS} rounds; lowest ${Math.min(...b.rounds).toFixed(1)})${values.flush ? ', caches flushed before each' : ''}`);
+  for (let r = 0; r < ROUNDS; r++) {
+    // Every other round in the reverse order: the build measured first in a round gains, which this cancels.
+    for (const b of r % 2 ? [...builds].reverse() : builds) b.rounds.push(await b.round());
+  }
+  for (const b of builds) b.stop();
+  for (const b of builds) console.log(`${b.dist}: ${median(b.rounds).toFixed(1)} µs CPU per validate (median of ${ROUNDS} rounds; lowest ${Math.min(...b.rounds).toFixed(1)})${o.flush ? ', caches flushed before each' : ''}`);
   for (const b of builds.slice(1)) console.log(`${b.dist} / ${builds[0].dist}: ${median(b.rounds.map((x, i) => x / builds[0].rounds[i])).toFixed(3)} (median paired round ratio)`);
 }
 
