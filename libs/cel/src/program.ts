@@ -10,6 +10,7 @@
 // asynchronous evaluations of one program never share a count. The same hook evaluates the
 // operations overrides.ts replaces.
 
+import { compile, type CompiledForm } from './compiled';
 import { COST, functionCost, isSizeDependent, operatorCost, PER_CALL_COST_LIMIT, runtimeKind, runtimeSize, type AstNode } from './cost';
 import { type EvaluationError } from './engine';
 import { CelCostLimitError, CelEvaluationError } from './errors';
@@ -78,6 +79,8 @@ export class CelProgram {
 
   /** The program evaluated untracked: parsed again, with the overrides but no counting hooks (made on first use). */
   private plain?: EngineProgram;
+  /** The closure-compiled form for untracked evaluation (compiled.ts; made on first use, null: none). */
+  private compiled?: CompiledForm | null;
 
   constructor(
     /** The expression as written. */
@@ -159,8 +162,16 @@ export class CelProgram {
     return this.reads.get(name);
   }
 
-  /** Evaluation of the program without counting hooks (the overrides still apply). */
+  /** Evaluation of the program without counting hooks (the overrides still apply): by its compiled form when it has one and that gives a value. */
   private evaluateUntracked(activation: CelActivation): CelResult | Promise<CelResult> {
+    if (this.compiled === undefined) this.compiled = (this.synchronous && compile(this.program.ast)) || null;
+    if (this.compiled) {
+      try {
+        return { value: this.compiled(activation), cost: 0 };
+      } catch {
+        // not the plain case: the engine's value or error is the result
+      }
+    }
     if (!this.plain) {
       const plain = this.reparse();
       if (plain !== this.program) installOverrides(plain.ast);
