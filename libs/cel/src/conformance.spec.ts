@@ -152,24 +152,50 @@ function toValue(v: Json): unknown {
   throw new Unsupported(`value ${JSON.stringify(v)}`);
 }
 
-/** Runs one test; returns undefined when it passes, else what went wrong. */
+/** The canonical value of one evaluation, or `ERROR: <first line of the message>`. */
+function outcomeOf(evaluate: () => unknown): string {
+  try {
+    const result = evaluate() as { value: unknown };
+    if (result instanceof Promise) throw new Error('unexpected async result');
+    return canonActual(result.value);
+  } catch (e) {
+    if (e instanceof Unsupported) throw e;
+    return `ERROR: ${(e as Error).message.split('\n')[0]}`;
+  }
+}
+
+/**
+ * Runs one test, counted and untracked (the untracked path evaluates by the compiled form where
+ * it applies, compiled.ts): both must give the same outcome. Returns undefined when the test
+ * passes, else what went wrong.
+ */
 function runTest(t: Json): string | undefined {
   const want = t.value ? canonExpected(t.value) : t.typedResult?.result ? canonExpected(t.typedResult.result) : t.evalError || t.anyEvalErrors ? 'ERROR' : 'bool(true)';
-  let got: string;
+  let counted: string;
+  let untracked: string;
   try {
     const variables = (t.typeEnv ?? []).filter((d: Json) => d.ident).map((d: Json) => ({ name: d.name, type: typeString(d.ident.type) }));
     const env = new CelEnvironment({ variables, heterogeneousLiterals: true, undeclaredAreDyn: !!t.disableCheck || !t.typeEnv });
     const activation: Record<string, unknown> = {};
     for (const [k, v] of Object.entries((t.bindings ?? {}) as Record<string, Json>)) activation[k] = toValue(v.value);
-    const result = env.compile(t.expr).evaluate(activation);
-    if (result instanceof Promise) throw new Error('unexpected async result');
-    got = canonActual(result.value);
+    let program: ReturnType<typeof env.compile> | undefined;
+    try {
+      program = env.compile(t.expr);
+    } catch (e) {
+      counted = untracked = `ERROR: ${(e as Error).message.split('\n')[0]}`;
+    }
+    if (program) {
+      const compiled = program;
+      counted = outcomeOf(() => compiled.evaluate(activation));
+      untracked = outcomeOf(() => compiled.evaluate(activation, { untracked: true }));
+    }
   } catch (e) {
     if (e instanceof Unsupported) return `unsupported ${e.message}`;
-    got = `ERROR`;
-    if (want !== 'ERROR') return `want ${want}, got error: ${(e as Error).message.split('\n')[0]}`;
+    throw e;
   }
-  return got === want ? undefined : `want ${want}, got ${got}`;
+  if (untracked !== counted) return `untracked evaluation gave ${untracked}, counted ${counted}`;
+  if (counted.startsWith('ERROR')) return want === 'ERROR' ? undefined : `want ${want}, got error: ${counted.slice('ERROR: '.length)}`;
+  return counted === want ? undefined : `want ${want}, got ${counted}`;
 }
 
 interface SectionResult {
