@@ -14,6 +14,7 @@ import { getTestRegistry } from '@bufbuild/cel-spec/testdata/registry.js';
 import { getConformanceSuite } from '@bufbuild/cel-spec/testdata/tests.js';
 import { makeDuration, Optional, UintClass } from './engine';
 import { CelEnvironment } from './environment';
+import type { CelProgram } from './program';
 import { durationNanosOf } from './schema';
 
 const registry = getTestRegistry();
@@ -171,31 +172,33 @@ function outcomeOf(evaluate: () => unknown): string {
  */
 function runTest(t: Json): string | undefined {
   const want = t.value ? canonExpected(t.value) : t.typedResult?.result ? canonExpected(t.typedResult.result) : t.evalError || t.anyEvalErrors ? 'ERROR' : 'bool(true)';
-  let counted: string;
-  let untracked: string;
+  let outcomes: { counted: string; untracked: string };
   try {
     const variables = (t.typeEnv ?? []).filter((d: Json) => d.ident).map((d: Json) => ({ name: d.name, type: typeString(d.ident.type) }));
     const env = new CelEnvironment({ variables, heterogeneousLiterals: true, undeclaredAreDyn: !!t.disableCheck || !t.typeEnv });
     const activation: Record<string, unknown> = {};
     for (const [k, v] of Object.entries((t.bindings ?? {}) as Record<string, Json>)) activation[k] = toValue(v.value);
-    let program: ReturnType<typeof env.compile> | undefined;
-    try {
-      program = env.compile(t.expr);
-    } catch (e) {
-      counted = untracked = `ERROR: ${(e as Error).message.split('\n')[0]}`;
-    }
-    if (program) {
-      const compiled = program;
-      counted = outcomeOf(() => compiled.evaluate(activation));
-      untracked = outcomeOf(() => compiled.evaluate(activation, { untracked: true }));
-    }
+    outcomes = evaluateBothWays(() => env.compile(t.expr), activation);
   } catch (e) {
     if (e instanceof Unsupported) return `unsupported ${e.message}`;
     throw e;
   }
+  const { counted, untracked } = outcomes;
   if (untracked !== counted) return `untracked evaluation gave ${untracked}, counted ${counted}`;
   if (counted.startsWith('ERROR')) return want === 'ERROR' ? undefined : `want ${want}, got error: ${counted.slice('ERROR: '.length)}`;
   return counted === want ? undefined : `want ${want}, got ${counted}`;
+}
+
+/** The outcomes of a program evaluated counted and untracked; a compile error is the outcome of both. */
+function evaluateBothWays(compile: () => CelProgram, activation: Record<string, unknown>): { counted: string; untracked: string } {
+  let program: CelProgram;
+  try {
+    program = compile();
+  } catch (e) {
+    const error = `ERROR: ${(e as Error).message.split('\n')[0]}`;
+    return { counted: error, untracked: error };
+  }
+  return { counted: outcomeOf(() => program.evaluate(activation)), untracked: outcomeOf(() => program.evaluate(activation, { untracked: true })) };
 }
 
 interface SectionResult {
