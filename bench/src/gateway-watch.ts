@@ -6,6 +6,9 @@
  * the machine's cores with the gateway, so they are kept cheap (raw TLS, one shared read buffer,
  * a scan for the seq marker instead of a JSON parse) while still reading every byte of every
  * event: what the row measures is delivery, the client's CPU per delivery is reported beside it.
+ * `protocol` says how the watcher processes hold their watches: `http/1.1`, a TLS connection per
+ * watch; `h2`, all the watches of a process as streams of one HTTP/2 session, as client-go and
+ * kubectl do (the gateway then writes one TLS record for many watches of a client).
  *
  * The events go out in rounds over the same watches, and the p99 reported is the median of the
  * rounds' p99s: one event is a thousand deliveries, a tenth of a round's hundred thousand, so a
@@ -14,7 +17,7 @@
  */
 import { benchChild } from './scale';
 import { call, cpuSeconds, percentile, type HttpsTarget } from './load';
-import { wallClockMs, type WatchClientConfig, type WatchClientReport } from './watch-client';
+import { wallClockMs, type WatchClientConfig, type WatchClientReport, type WatchProtocol } from './watch-client';
 
 export interface FanOutResult {
   p50: number;
@@ -28,6 +31,8 @@ export interface FanOutResult {
   gatewayCpuMsPerEvent: number;
   /** CPU of the watcher processes per delivery, µs. */
   clientCpuUsPerDelivery: number;
+  /** Connections the watcher processes held (HTTP/1.1: one per watch; h2: the sessions). */
+  connections: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -38,11 +43,11 @@ const sorted = (values: number[]) => values.sort((a, b) => a - b);
 export async function watchFanOut(
   t: HttpsTarget,
   gateway: { url: string; pid: number; creds: { ca: string; cert: string; key: string } },
-  opts: { namespace: string; watchers: number; events: number; rounds: number; gapMs: number; clients: number },
+  opts: { namespace: string; watchers: number; events: number; rounds: number; gapMs: number; clients: number; protocol: WatchProtocol },
 ): Promise<FanOutResult> {
   await call(t, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: opts.namespace } }));
   const rv = JSON.parse((await call(t, 'GET', `/api/v1/namespaces/${opts.namespace}/configmaps`)).body).metadata.resourceVersion;
-  const configs: WatchClientConfig[] = Array.from({ length: opts.clients }, () => ({ watches: [], ...gateway.creds }));
+  const configs: WatchClientConfig[] = Array.from({ length: opts.clients }, () => ({ watches: [], ...gateway.creds, protocol: opts.protocol }));
   for (let w = 0; w < opts.watchers; w++) configs[w % opts.clients].watches.push({ url: gateway.url, path: `/api/v1/namespaces/${opts.namespace}/configmaps?watch=1&resourceVersion=${rv}` });
   const clients = configs.map((cfg) => benchChild('watch-client.js', { ORCH_WATCH_CLIENT: JSON.stringify(cfg) }));
   try {
@@ -79,6 +84,7 @@ export async function watchFanOut(
       expected: opts.watchers * total,
       gatewayCpuMsPerEvent: (gatewayCpu * 1000) / total,
       clientCpuUsPerDelivery: (reports.reduce((sum, r) => sum + r.cpuSeconds, 0) * 1e6) / Math.max(1, latencies.length),
+      connections: reports.reduce((sum, r) => sum + r.connections, 0),
     };
   } finally {
     for (const c of clients) if (c.proc.exitCode === null) c.proc.kill('SIGKILL');

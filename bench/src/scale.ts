@@ -9,7 +9,7 @@ import { clusterIdentity, watchChannels } from '@orch/watch';
 import { startEtcd, startNats, startRedis, type EtcdServer, type NatsServer, type RedisServer } from '@orch/testing';
 import { startBenchGateway, startBenchWatchPump, type BenchGateway } from './gateway-process';
 import type { EtcdFeedConfig, EtcdFeedReport } from './etcd-feed';
-import type { WatchClientConfig, WatchClientReport } from './watch-client';
+import { whyNotServed, type WatchClientConfig, type WatchClientReport, type WatchProtocol } from './watch-client';
 import { call, percentile, rssMiB, runLoad, target, type LoadResult } from './load';
 import type { Row } from './report';
 import { inclusiveShares, monotonicMicros, profileSummary } from './profile';
@@ -24,6 +24,8 @@ export interface ScaleBenchOptions {
   phases: Set<ScalePhase>;
   /** Processes holding the watchers. */
   watchClients: number;
+  /** How the watcher processes hold their watches (watch-client.ts), in this order: HTTP/1.1 with each pump placement, h2 with the pump process. */
+  watchProtocols: WatchProtocol[];
   /** CPU profiles of the gateways and watcher processes during watch delivery (top frames in the notes). */
   profile: boolean;
   /** The watch phase also runs with the pump inside gateway-0 (else only with the pump in its own process). */
@@ -76,6 +78,9 @@ interface DeliveryResult {
   delivered: number;
   expected: number;
   achievedRate: number;
+  /** Events written, and the seconds the cores below were measured over. */
+  events: number;
+  seconds: number;
   /** Cores busy while events flowed: the watcher processes, the writer, the feed probe, and each of `observe`'s processes. */
   cpu: { watchers: number; writer: number; probe: number; observed: number[] };
   /** Main threads' time runnable but waiting for a core (Linux schedstat), ms per run of the thread: each of `observe`'s processes, then the probe. */
@@ -171,18 +176,20 @@ export function benchChild(main: string, env: Record<string, string>, nodeArgs: 
  * CPU goes to delivery, not to serving creates), and a probe process watching etcd's change feed
  * notes when each event appears there (etcd-feed.ts): each delivery's latency splits into etcd's
  * part (commit and feed) and the gateways' (the pump, NATS, the replica's cache and the HTTPS
- * stream). `nodeArgs` go to the watcher processes' node (profiles).
+ * stream). `nodeArgs` go to the watcher processes' node (profiles). `protocol`: a TLS connection
+ * per watch (`http/1.1`) or, `h2`, one HTTP/2 session per watcher process and gateway carrying
+ * all its watches of that gateway as streams (client-go's way).
  */
 async function watchDelivery(
   gws: BenchGateway[],
   etcdEndpoint: string,
-  opts: { watchers: number; namespaces: number; nsPrefix: string; rate: number; durationMs: number; clients: number; nodeArgs: (role: 'watcher' | 'writer') => string[]; observe: number[]; bus: { url: string; subject: string } },
+  opts: { watchers: number; namespaces: number; nsPrefix: string; rate: number; durationMs: number; clients: number; protocol: WatchProtocol; nodeArgs: (role: 'watcher' | 'writer') => string[]; observe: number[]; bus: { url: string; subject: string } },
 ): Promise<DeliveryResult> {
   const admin = target(gws[0].url, gws[0].creds, 64);
   for (let n = 0; n < opts.namespaces; n++) await call(admin, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: `${opts.nsPrefix}${n}` } }));
   const rv = Number(JSON.parse((await call(admin, 'GET', '/api/v1/configmaps?limit=1')).body).metadata.resourceVersion);
   const perNamespace = new Array<number>(opts.namespaces).fill(0);
-  const configs: WatchClientConfig[] = Array.from({ length: opts.clients }, () => ({ watches: [], ...gws[0].creds }));
+  const configs: WatchClientConfig[] = Array.from({ length: opts.clients }, () => ({ watches: [], ...gws[0].creds, protocol: opts.protocol }));
   for (let w = 0; w < opts.watchers; w++) {
     const ns = w % opts.namespaces;
     perNamespace[ns]++;
@@ -241,6 +248,8 @@ async function watchDelivery(
       delivered: endToEnd.length,
       expected,
       achievedRate: written.rate ?? 0,
+      events: written.times.length,
+      seconds,
       cpu: {
         watchers: reports.reduce((sum, r) => sum + r.cpuSeconds, 0) / seconds,
         writer: written.cpuSeconds / seconds,
@@ -271,8 +280,25 @@ function deliveryNotes(placement: { name: string; label: string }, delivery: Del
     `watch delivery with ${placement.label}: ${delivery.delivered} of ${delivery.expected} expected deliveries arrived, ${delivery.achievedRate.toFixed(0)} events/s; ` +
       `etcd's feed → NATS publication ${ms(delivery.feedToBus)}, NATS publication → watcher ${ms(delivery.busToWatcher)}, after etcd's feed ${ms(delivery.afterFeed)}`,
     `delays by ms range (${placement.name}): write → etcd's feed ${h.feed}; write → NATS publication ${h.bus}; etcd's feed → NATS publication ${h.feedToBus}; NATS publication → watcher ${h.busToWatcher}; etcd while events flowed: ${delivery.etcdWatch}`,
-    `CPU while events flowed (${placement.name}; cores busy, of ${cpus().length}): gateways ${[0, 1, 2].map(share).join(' + ')}, ${opts.pump ? `pump process ${share(6)}, ` : ''}etcd ${share(3)}, nats ${share(4)}, redis ${share(5)}, ${opts.watchClients} watcher processes ${delivery.cpu.watchers.toFixed(2)}, etcd writer ${delivery.cpu.writer.toFixed(2)}, etcd feed probe ${delivery.cpu.probe.toFixed(2)}; load average ${loadavg()[0].toFixed(1)}`,
+    `CPU while events flowed (${placement.name}; cores busy, of ${cpus().length}): gateways ${[0, 1, 2].map(share).join(' + ')} (${gatewaysCpuMsPerEvent(delivery).toFixed(2)} ms per event), ${opts.pump ? `pump process ${share(6)}, ` : ''}etcd ${share(3)}, nats ${share(4)}, redis ${share(5)}, ${opts.watchClients} watcher processes ${delivery.cpu.watchers.toFixed(2)}, etcd writer ${delivery.cpu.writer.toFixed(2)}, etcd feed probe ${delivery.cpu.probe.toFixed(2)}; load average ${loadavg()[0].toFixed(1)}`,
     `main threads' wait for a core per run (${placement.name}; Linux schedstat, ms): gateways ${[0, 1, 2].map(wait).join(', ')}${opts.pump ? `, pump ${wait(6)}` : ''}, etcd feed probe ${wait(delivery.runQueueWaitMs.length - 1)}`,
+  ];
+}
+
+/** CPU of the three gateways together per event written (ms). */
+const gatewaysCpuMsPerEvent = (d: DeliveryResult) => ((d.cpu.observed[0] + d.cpu.observed[1] + d.cpu.observed[2]) * d.seconds * 1000) / Math.max(1, d.events);
+
+/**
+ * The rows of the watch delivery with h2 watchers (one session per watcher process and gateway)
+ * beside HTTP/1.1's, both with the pump process, same run; no figure where h2 is not served.
+ */
+function h2DeliveryRows(watchers: number, h2: DeliveryResult | undefined, http1: DeliveryResult | undefined, notServed: string | undefined): Row[] {
+  const vs = { baselineName: `HTTP/1.1 watchers, same run${notServed ? ` (h2 not served: ${notServed})` : ''}`, unit: 'ms', higherIsBetter: false };
+  const label = `${watchers} watchers over HTTP/2, one session per watcher process and gateway as client-go, 3 gateways + pump process`;
+  return [
+    { metric: `watch delivery p50 after etcd's change feed (${label})`, orch: h2?.afterFeed.p50 ?? NaN, baseline: http1?.afterFeed.p50 ?? NaN, ...vs },
+    { metric: `watch delivery p99 after etcd's change feed (${label})`, orch: h2?.afterFeed.p99 ?? NaN, baseline: http1?.afterFeed.p99 ?? NaN, ...vs },
+    { metric: `gateways' CPU per event (all 3, ${label})`, orch: h2 ? gatewaysCpuMsPerEvent(h2) : NaN, baseline: http1 ? gatewaysCpuMsPerEvent(http1) : NaN, ...vs },
   ];
 }
 
@@ -443,50 +469,68 @@ export async function scaleBench(opts: ScaleBenchOptions): Promise<{ rows: Row[]
         { name: 'gateway', label: 'the pump inside gateway-0 (leader-elected among the gateways)' },
       ].filter((p) => p.name === 'process' || opts.pumpInGateway);
       const results = new Map<string, DeliveryResult>();
+      const notServed = new Map<WatchProtocol, string>();
       for (const placement of placements) {
+        const own = placement.name === 'process';
+        // HTTP/1.1 with each placement; h2 with the pump process (the HA topology), on the same gateways.
+        const protocols = opts.watchProtocols.filter((p) => p === 'http/1.1' || own);
+        if (protocols.length === 0) continue;
         const profDir = join(dir, `prof-watch-${placement.name}`);
         const prof = (name: string) => (opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`] : []);
-        const own = placement.name === 'process';
         const gws = await startReplicas(join(dir, `watch-${placement.name}`), engines, 3, pkiDir, () => prof('gateways'), own ? ['--watch-pump=false'] : []);
         children.push(...gws.map((g) => g.process));
         const pump = own ? await startBenchWatchPump(replicaArgs(engines, pkiDir), prof('pump')) : undefined;
         if (pump) children.push(pump);
         const pids = [...gws.map((g) => g.process.pid!), etcd.pid, nats.pid, redis.pid, ...(pump ? [pump.pid!] : [])];
-        const delivery = await watchDelivery(gws, etcd.endpoint, {
-          watchers: opts.watchers,
-          namespaces: 100,
-          nsPrefix: `wd-${placement.name}-`,
-          rate: opts.eventsPerSecond,
-          durationMs: opts.durationMs,
-          clients: opts.watchClients,
-          nodeArgs: (role) => prof(role),
-          observe: pids,
-          bus: { url: nats.url, subject: await subject() },
-        });
-        results.set(placement.name, delivery);
-        notes.push(...deliveryNotes(placement, delivery, { pump: pump !== undefined, watchClients: opts.watchClients }));
+        const runs: [WatchProtocol, DeliveryResult][] = [];
+        for (const protocol of protocols) {
+          const why = await whyNotServed(gws[0].url, gws[0].creds, protocol);
+          if (why) {
+            notServed.set(protocol, why);
+            notes.push(`watch delivery over ${protocol} with ${placement.label}: not served by these gateways (${why})`);
+            continue;
+          }
+          const delivery = await watchDelivery(gws, etcd.endpoint, {
+            watchers: opts.watchers,
+            namespaces: 100,
+            nsPrefix: `wd-${placement.name}-${protocol === 'h2' ? 'h2-' : ''}`,
+            rate: opts.eventsPerSecond,
+            durationMs: opts.durationMs,
+            clients: opts.watchClients,
+            protocol,
+            nodeArgs: (role) => prof(role),
+            observe: pids,
+            bus: { url: nats.url, subject: await subject() },
+          });
+          results.set(`${placement.name} ${protocol}`, delivery);
+          runs.push([protocol, delivery]);
+          notes.push(...deliveryNotes({ name: `${placement.name}, ${protocol}`, label: `${placement.label}, watchers over ${protocol}` }, delivery, { pump: pump !== undefined, watchClients: opts.watchClients }));
+        }
         pump?.kill('SIGINT');
         await stopGateways(gws);
         if (pump && pump.exitCode === null) await new Promise((r) => pump.once('exit', r));
-        if (opts.profile) {
+        for (const [protocol, delivery] of opts.profile ? runs : []) {
           for (const who of ['gateways', ...(own ? ['pump'] : []), 'watcher']) {
             const work = who === 'watcher' ? '' : ` inclusive shares of the busy time: ${(await inclusiveShares(join(profDir, who), WATCH_WORK, delivery.window)).join(', ')};`;
-            notes.push(`${who} CPU profile while events flowed (${placement.name}),${work} top frames by self time:\n    ${(await profileSummary(join(profDir, who), delivery.window)).join('\n    ')}`);
+            notes.push(`${who} CPU profile while events flowed (${placement.name}, ${protocol}),${work} top frames by self time:\n    ${(await profileSummary(join(profDir, who), delivery.window)).join('\n    ')}`);
           }
         }
       }
       const raw = await natsDelivery(nats.url, { watchers: opts.watchers, namespaces: 100, rate: opts.eventsPerSecond, durationMs: opts.durationMs });
-      const own = results.get('process')!;
-      const inGateway = results.get('gateway');
-      const rate = Math.round(own.achievedRate);
-      rows.push({ metric: `watch delivery p50 after etcd's change feed (${opts.watchers} watchers, 3 gateways + pump process, ${rate} events/s)`, orch: own.afterFeed.p50, baseline: raw.p50, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
-      rows.push({ metric: `watch delivery p99 after etcd's change feed (${opts.watchers} watchers, 3 gateways + pump process, ${rate} events/s)`, orch: own.afterFeed.p99, baseline: raw.p99, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
-      if (inGateway) {
-        rows.push({ metric: "watch delivery p50 after etcd's change feed, pump in its own process", orch: own.afterFeed.p50, baseline: inGateway.afterFeed.p50, baselineName: 'pump inside gateway-0, same run', unit: 'ms', higherIsBetter: false });
-        rows.push({ metric: "watch delivery p99 after etcd's change feed, pump in its own process", orch: own.afterFeed.p99, baseline: inGateway.afterFeed.p99, baselineName: 'pump inside gateway-0, same run', unit: 'ms', higherIsBetter: false });
+      const own = results.get('process http/1.1');
+      const inGateway = results.get('gateway http/1.1');
+      if (own) {
+        const rate = Math.round(own.achievedRate);
+        rows.push({ metric: `watch delivery p50 after etcd's change feed (${opts.watchers} watchers, 3 gateways + pump process, ${rate} events/s)`, orch: own.afterFeed.p50, baseline: raw.p50, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
+        rows.push({ metric: `watch delivery p99 after etcd's change feed (${opts.watchers} watchers, 3 gateways + pump process, ${rate} events/s)`, orch: own.afterFeed.p99, baseline: raw.p99, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
+        if (inGateway) {
+          rows.push({ metric: "watch delivery p50 after etcd's change feed, pump in its own process", orch: own.afterFeed.p50, baseline: inGateway.afterFeed.p50, baselineName: 'pump inside gateway-0, same run', unit: 'ms', higherIsBetter: false });
+          rows.push({ metric: "watch delivery p99 after etcd's change feed, pump in its own process", orch: own.afterFeed.p99, baseline: inGateway.afterFeed.p99, baselineName: 'pump inside gateway-0, same run', unit: 'ms', higherIsBetter: false });
+        }
+        rows.push({ metric: 'watch delivery p50 end to end (write sent → watcher), pump process', orch: own.endToEnd.p50, baseline: own.feed.p50, baselineName: "write sent → etcd's change feed (a direct etcd watch)", unit: 'ms', higherIsBetter: false });
+        rows.push({ metric: 'watch delivery p99 end to end (write sent → watcher), pump process', orch: own.endToEnd.p99, baseline: own.feed.p99, baselineName: "write sent → etcd's change feed (a direct etcd watch)", unit: 'ms', higherIsBetter: false });
       }
-      rows.push({ metric: 'watch delivery p50 end to end (write sent → watcher), pump process', orch: own.endToEnd.p50, baseline: own.feed.p50, baselineName: "write sent → etcd's change feed (a direct etcd watch)", unit: 'ms', higherIsBetter: false });
-      rows.push({ metric: 'watch delivery p99 end to end (write sent → watcher), pump process', orch: own.endToEnd.p99, baseline: own.feed.p99, baselineName: "write sent → etcd's change feed (a direct etcd watch)", unit: 'ms', higherIsBetter: false });
+      if (opts.watchProtocols.includes('h2')) rows.push(...h2DeliveryRows(opts.watchers, results.get('process h2'), own, notServed.get('h2')));
       notes.push(`load average before the watch phase ${loadBefore.toFixed(1)}, after ${loadavg()[0].toFixed(1)}`);
     }
 
