@@ -8,7 +8,7 @@
  * event: what the row measures is delivery, the client's CPU per delivery is reported beside it.
  * `protocol` says how the watcher processes hold their watches: `http/1.1`, a TLS connection per
  * watch; `h2`, all the watches of a process as streams of one HTTP/2 session, as client-go and
- * kubectl do (the gateway then writes one TLS record for many watches of a client).
+ * kubectl do (one TLS connection carries every event of the process's watches).
  *
  * The events go out in rounds over the same watches, and the p99 reported is the median of the
  * rounds' p99s: one event is a thousand deliveries, a tenth of a round's hundred thousand, so a
