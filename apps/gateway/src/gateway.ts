@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { Http2Session } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -45,7 +46,7 @@ import { REPAIR_HEALTH_CHECK, ServiceAddresses, ServiceAddressRepair, serviceRan
 import { systemContext } from './registry/system-context';
 import { OpenApiV3 } from './openapi/service';
 import type { AdmissionChain } from './pipeline/admit';
-import { Encoder } from './pipeline/encode';
+import { Encoder, overHttp2 } from './pipeline/encode';
 import { MAX_REQUEST_BODY_BYTES } from './pipeline/media';
 import { NonResourceEndpoints } from './pipeline/non-resource';
 import { WatchStreams } from './pipeline/watch';
@@ -85,6 +86,8 @@ export class Gateway {
   /** The gateway's identity towards extension API servers (front-proxy CA and client certificate). */
   private frontProxy!: FrontProxyPki;
   private readonly caches: ObjectCache[] = [];
+  /** Open HTTP/2 connections (--http2): shutdown sends each a GOAWAY, and destroys those left after the grace period. */
+  readonly http2Sessions = new Set<Http2Session>();
   /** Calls webhooks (conversion; admission's may share it): HTTPS with the config's CA bundle, Services through their endpoints. */
   readonly webhooks: WebhookClient;
 
@@ -363,8 +366,12 @@ export class Gateway {
     fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_REQUEST_BODY_BYTES }, (_req, body, done) => done(null, body));
     fastify.setErrorHandler((err, req, reply) => {
       const se = toStatusError(err);
-      // A body refused on its Content-Length is still on its way: close without a reset.
-      if (reply.getHeader('connection') === 'close') lingerOnClose(req.raw.socket);
+      // A body refused on its Content-Length is still on its way: close without a reset. Over
+      // HTTP/2 the stream is reset instead, the connection stays (and a `connection` header is forbidden).
+      if (reply.getHeader('connection') === 'close') {
+        if (overHttp2(req.raw)) reply.removeHeader('connection');
+        else lingerOnClose(req.raw.socket);
+      }
       reply.code(se.code).header('content-type', 'application/json').send(JSON.stringify(se.toStatus()));
     });
     const handler = (req: Parameters<ApiHandler['handle']>[0], reply: Parameters<ApiHandler['handle']>[1]) => this.handler.handle(req, reply);
@@ -373,7 +380,11 @@ export class Gateway {
       fastify.route({ method: [...API_METHODS], url, handler, exposeHeadRoute: false });
       fastify.route({ method: OTHER_METHODS, url, handler: methodNotAllowed, exposeHeadRoute: false });
     }
-    // WebSocket and SPDY upgrades (exec, attach, port-forward) never reach Fastify's routes.
+    fastify.server.on('session', (session: Http2Session) => {
+      this.http2Sessions.add(session);
+      session.once('close', () => this.http2Sessions.delete(session));
+    });
+    // WebSocket and SPDY upgrades (exec, attach, port-forward) never reach Fastify's routes (HTTP/1.1 connections only).
     fastify.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.handler.handleUpgrade(req, socket, head));
     fastify.server.on('connect', (_req: IncomingMessage, socket: Duplex) => answerConnect(socket));
     // Sources over --authentication-failure-limit are reset before the TLS handshake.

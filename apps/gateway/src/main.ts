@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { mkdir, readFile } from 'node:fs/promises';
+import type { Http2SecureServer, Settings as Http2Settings } from 'node:http2';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -47,8 +48,12 @@ async function main(): Promise<void> {
   // TLS asks for certificates of the client CA and of the authenticating proxies' CA; each authenticator checks its own chain.
   const requestHeaderCa = options['requestheader-client-ca-file'] ? await readFile(options['requestheader-client-ca-file'], 'utf8') : '';
 
+  const tls = { key, cert, ca: requestHeaderCa ? [clientCa, requestHeaderCa] : clientCa, requestCert: true, rejectUnauthorized: false };
+  const http2 = options.http2;
   const adapter = new FastifyAdapter({
-    https: { key, cert, ca: requestHeaderCa ? [clientCa, requestHeaderCa] : clientCa, requestCert: true, rejectUnauthorized: false },
+    // With --http2, ALPN offers h2 and http/1.1 on the same port (upgrades need HTTP/1.1); Node's
+    // limits on rejected streams and invalid frames (HTTP/2 rapid reset) stay at their defaults.
+    ...(http2 ? { http2: true as const, https: { ...tls, allowHTTP1: true, settings: http2Settings(options['http2-max-streams-per-connection']) } } : { https: tls }),
     bodyLimit: MAX_REQUEST_BODY_BYTES,
     forceCloseConnections: 'idle',
     maxParamLength: 4096,
@@ -60,7 +65,9 @@ async function main(): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot({ options, pki, clientCa }), adapter, { bodyParser: false, logger: ['error', 'warn'] });
   await app.init();
   const gateway = app.get(Gateway);
-  gateway.install(app.getHttpAdapter().getInstance());
+  const fastify = app.getHttpAdapter().getInstance();
+  if (http2) servesHttp1Like(fastify.server as unknown as Http2SecureServer);
+  gateway.install(fastify);
   const host = options['bind-address'] === '0.0.0.0' ? '127.0.0.1' : options['bind-address'];
   const server = options['advertise-url'] || `https://${host.includes(':') ? `[${host}]` : host}:${options['secure-port']}`;
   // Written before the port opens: whoever sees the gateway ready finds them (npm start starts the
@@ -81,16 +88,39 @@ async function main(): Promise<void> {
     // New connections are refused before any watch ends (app.close ends them): a client whose
     // watch ends finds the server gone and waits for its return instead of backing off.
     httpServer.close();
+    // HTTP/2 connections get a GOAWAY: they close once their streams have ended.
+    for (const session of gateway.http2Sessions) session.close();
     // Other long-running requests (log follow, proxies) get a bounded time to finish.
     setTimeout(() => {
       gateway.logger.warn('requests still open after the shutdown grace period; closing their connections', { seconds: SHUTDOWN_GRACE_MS / 1000 });
       httpServer.closeAllConnections?.();
+      for (const session of gateway.http2Sessions) session.destroy();
     }, SHUTDOWN_GRACE_MS).unref();
     await app.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/**
+ * The HTTP/2 settings the gateway advertises: at most `maxStreams` concurrent streams per connection
+ * (upstream --http2-max-streams-per-connection; 0 leaves Node's default).
+ */
+function http2Settings(maxStreams: number): Http2Settings {
+  if (!Number.isInteger(maxStreams) || maxStreams < 0) throw new Error(`--http2-max-streams-per-connection must be 0 (Node's default) or more, not ${maxStreams}`);
+  return maxStreams > 0 ? { maxConcurrentStreams: maxStreams } : {};
+}
+
+/**
+ * Gives the HTTP/1.1 connections of an HTTP/2 server (allowHTTP1) the timeouts Fastify gives its
+ * HTTP/1.1 server: an idle kept-alive connection closes after 72 s, a request's head and body may
+ * take as long as they take (Node's http2 module sets no keep-alive timeout, and a 300 s request timeout).
+ */
+function servesHttp1Like(server: Http2SecureServer): void {
+  const http1 = server as Http2SecureServer & { keepAliveTimeout?: number; requestTimeout?: number };
+  http1.keepAliveTimeout = 72_000;
+  http1.requestTimeout = 0;
 }
 
 main().catch((err) => {

@@ -22,6 +22,8 @@ export const GATEWAY_FLAGS = {
   'min-request-timeout': { type: 'int', default: 1800, description: 'Minimum number of seconds a watch stays open before the server ends it (randomized up to twice this).' },
   'livez-grace-period': { type: 'duration', default: 0, description: 'Maximum startup duration during which livez does not fail for slow start-up checks.' },
   'shutdown-delay-duration': { type: 'duration', default: 0, description: 'Time to delay the termination: readyz fails first, in-flight requests finish.' },
+  http2: { type: 'bool', default: true, description: 'Offer HTTP/2 (ALPN h2) besides HTTP/1.1 on --secure-port: a client multiplexes its requests and watches on one connection. Upgrades (exec, attach, port-forward) stay HTTP/1.1.' },
+  'http2-max-streams-per-connection': { type: 'int', default: 1000, description: 'The limit on concurrent streams (requests and watches) of one HTTP/2 connection the server advertises; 0 means Node\'s default.' },
   'tls-cert-file': { type: 'string', default: '', description: 'File containing the default x509 serving certificate (default: generated PKI).' },
   'tls-private-key-file': { type: 'string', default: '', description: 'File containing the default x509 private key matching --tls-cert-file.' },
   'client-ca-file': { type: 'string', default: '', description: 'Enables client certificate authentication with this CA bundle (default: the generated CA).' },

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { Http2ServerRequest } from 'node:http2';
 import { X509Certificate, createHash } from 'node:crypto';
 import { TLSSocket } from 'node:tls';
 import * as x509 from '@peculiar/x509';
@@ -93,9 +94,14 @@ function readChain(socket: TLSSocket): Buffer[] {
   return chain;
 }
 
-/** Builds the AuthRequest of a Node request (Fastify: `request.raw`); the certificate comes from its TLS socket. */
-export function authRequestFromIncoming(req: IncomingMessage): AuthRequest {
-  const peerCertificate = req.socket instanceof TLSSocket ? peerCertificateFromSocket(req.socket) : undefined;
+/**
+ * Builds the AuthRequest of a Node request (Fastify: `request.raw`); the certificate comes from its
+ * TLS connection: the request's socket over HTTP/1.1, its session's socket over HTTP/2 (one object
+ * per connection, as PEER_CERTS needs: `req.socket` of an HTTP/2 request is a new proxy per stream).
+ */
+export function authRequestFromIncoming(req: IncomingMessage | Http2ServerRequest): AuthRequest {
+  const socket = 'stream' in req ? req.stream.session?.socket : req.socket;
+  const peerCertificate = socket instanceof TLSSocket ? peerCertificateFromSocket(socket) : undefined;
   return peerCertificate ? { headers: req.headers, peerCertificate } : { headers: req.headers };
 }
 

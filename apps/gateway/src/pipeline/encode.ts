@@ -14,6 +14,15 @@ import { StoredProtobuf } from './stored-protobuf';
 const gzipAsync = promisify(gzip);
 const asIs = (text: string): string => text;
 
+/**
+ * The request is a stream of an HTTP/2 connection (--http2): connection-level headers
+ * (`connection`, `transfer-encoding`) are forbidden on its response, and its socket is shared
+ * by the connection's other streams (never written to or closed for one request).
+ */
+export function overHttp2(raw: { httpVersionMajor: number }): boolean {
+  return raw.httpVersionMajor === 2;
+}
+
 /** `Warning` header values (RFC 7234, code 299, as upstream sends them). */
 export function warningHeader(warnings: readonly string[]): string[] {
   return warnings.map((w) => `299 - ${JSON.stringify(w)}`);
@@ -147,7 +156,8 @@ export class Encoder {
       if (!reply.raw.writableEnded) reply.raw.destroy();
       return se.code;
     }
-    for (const [k, v] of Object.entries(se.headers)) reply.header(k, v);
+    const http2 = overHttp2(req.raw);
+    for (const [k, v] of Object.entries(se.headers)) if (!(http2 && k.toLowerCase() === 'connection')) reply.header(k, v);
     const accept = req.headers.accept;
     if (errorRepresentation(accept) === 'protobuf') {
       const contentType = negotiate(accept, { encodings: ['protobuf'] }).contentType;

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { Http2ServerResponse, ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import { encodeWatchEventProtobuf } from '@orch/api';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
@@ -7,7 +8,7 @@ import type { StoredText } from '../registry/stored-text';
 import { serializationOf, toPartialObjectMetadata, toTable, type Representation } from '../server/representation';
 import type { ApiRequest } from './api-request';
 import { requestTarget, requestUser } from './api-request';
-import { inRequestedGroup, warningHeader } from './encode';
+import { inRequestedGroup, overHttp2, warningHeader } from './encode';
 import { listOptions, queryBool } from './query';
 
 /**
@@ -22,7 +23,10 @@ import { listOptions, queryBool } from './query';
  * event once), so an event is serialized once per representation, whatever the number of
  * watchers (a Table watcher's first row, which carries the column definitions, is its own): the encoded bytes, framed as a chunk of the chunked transfer encoding, are kept
  * beside the event object while it lives, and the same Buffer is written to every watcher's
- * socket (no per-watcher framing, copy or string encoding).
+ * socket (no per-watcher framing, copy or string encoding). Over HTTP/2 the stream carries the
+ * same bytes without the chunk framing (a view of the framed Buffer, made once per event, written
+ * as DATA on each watcher's stream): Node's session writes the DATA frames of all the streams of
+ * a connection written in one turn with one TLS write.
  */
 export const MAX_WATCH_SEND_BUFFER = 16 * 1024 * 1024;
 /**
@@ -83,10 +87,12 @@ class WatchWriter {
 }
 
 /**
- * The socket a response writes to: at once, or, for a request pipelined behind another on its
- * connection, once the earlier responses are done (rejects if the connection goes first).
+ * What a watch response writes its events to: over HTTP/2 its stream; else its socket, at once,
+ * or, for a request pipelined behind another on its connection, once the earlier responses are
+ * done (rejects if the connection goes first).
  */
-function responseSocket(res: ServerResponse): Promise<Socket> {
+function responseOutput(res: ServerResponse | Http2ServerResponse): Promise<WatchOutput> {
+  if ('stream' in res) return Promise.resolve(res.stream);
   if (res.socket) return Promise.resolve(res.socket);
   return new Promise((resolve, reject) => {
     const onClose = () => reject(new Error('the connection closed before the watch could start'));
@@ -108,6 +114,12 @@ export interface WatchLimits {
 
 /** Encoded and framed watch events by event object, then by representation (see WatchStreams). */
 const encodedEvents = new WeakMap<object, Map<string, Buffer>>();
+/** The bytes of framed events without their chunk framing (HTTP/2 watchers), by framed event. */
+const unframedEvents = new WeakMap<Buffer, Buffer>();
+
+/** The socket (HTTP/1.1, chunk-framed events) or the HTTP/2 stream (unframed events) of a watch. */
+type WatchOutput = Socket | ServerHttp2Stream;
+
 /** Framed JSON watch events of stored texts, by text and event type. */
 const textEvents = new WeakMap<StoredText, Partial<Record<TextWatchEvent['type'], Buffer>>>();
 
@@ -121,6 +133,16 @@ const CRLF = Buffer.from('\r\n');
 function chunkOf(data: Buffer): Buffer {
   const head = Buffer.from(`${data.length.toString(16)}\r\n`, 'latin1');
   return Buffer.concat([head, data, CRLF], head.length + data.length + CRLF.length);
+}
+
+/**
+ * The data of a chunk chunkOf or textFrame framed (a view: the bytes are the frame's), made once
+ * per frame for every HTTP/2 watcher.
+ */
+function unframed(frame: Buffer): Buffer {
+  let data = unframedEvents.get(frame);
+  if (!data) unframedEvents.set(frame, (data = frame.subarray(frame.indexOf(0x0a) + 1, frame.length - CRLF.length)));
+  return data;
 }
 
 /**
@@ -140,8 +162,9 @@ export function textFrame(type: TextWatchEvent['type'], json: StoredText): Buffe
 }
 
 /**
- * One watch response: the socket it writes framed events to, the events queued for it, and its
- * end. Created by WatchStreams.serve; `attach` hands it the registry's watch once that began.
+ * One watch response: the socket it writes framed events to (or, over HTTP/2, the stream it
+ * writes their data to), the events queued for it, and its end. Created by WatchStreams.serve;
+ * `attach` hands it the registry's watch once that began.
  */
 class WatchStream implements PacedStream {
   /** Framed events not written yet (the writer comes by, or the socket drains). */
@@ -159,6 +182,8 @@ class WatchStream implements PacedStream {
   private timer?: NodeJS.Timeout;
   private readonly repr: Representation;
   private readonly serialization: ReturnType<typeof serializationOf>;
+  /** Over HTTP/2: events go out without their chunk framing (the stream frames its DATA itself). */
+  private readonly http2: boolean;
   private readonly onDrain = () => {
     this.blocked = false;
     if (this.queue.length > 0) this.writer.schedule(this);
@@ -167,13 +192,14 @@ class WatchStream implements PacedStream {
   constructor(
     private readonly r: ApiRequest,
     private readonly registry: GenericStore,
-    private readonly socket: Socket,
+    private readonly socket: WatchOutput,
     private readonly writer: WatchWriter,
     /** Called once when the stream ends (finished, aborted or closed by the client). */
     private readonly onEnd: (stream: WatchStream) => void,
   ) {
     this.repr = requestTarget(r).repr;
     this.serialization = serializationOf(this.repr);
+    this.http2 = overHttp2(r.req.raw);
     this.sink = {
       send: (ev) => this.send(ev),
       end: () => this.finish(),
@@ -240,14 +266,14 @@ class WatchStream implements PacedStream {
       // The usual case (one event since the last turn): one write, no cork.
       const frame = this.queue.pop()!;
       this.queuedBytes = 0;
-      return this.socket.write(frame);
+      return this.socket.write(this.http2 ? unframed(frame) : frame);
     }
     this.socket.cork();
     let ok = true;
     while (this.queue.length > 0 && ok) {
       const frame = this.queue.shift()!;
       this.queuedBytes -= frame.length;
-      ok = this.socket.write(frame);
+      ok = this.socket.write(this.http2 ? unframed(frame) : frame);
     }
     this.socket.uncork();
     return ok;
@@ -268,7 +294,7 @@ class WatchStream implements PacedStream {
     res.writeHead(200, {
       // Protobuf watches are length-prefixed WatchEvent frames (upstream stream=watch).
       'content-type': this.serialization === 'protobuf' ? `${this.repr.contentType};stream=watch` : 'application/json',
-      'transfer-encoding': 'chunked',
+      ...(this.http2 ? {} : { 'transfer-encoding': 'chunked' }),
       'cache-control': 'no-cache, private',
     });
     res.flushHeaders();
@@ -312,7 +338,7 @@ class WatchStream implements PacedStream {
   /** Ends the stream cleanly: what is queued still goes out before the end (a clean end loses no event). */
   finish(): void {
     if (this.closed) return;
-    for (const frame of this.queue.splice(0)) this.socket.write(frame);
+    for (const frame of this.queue.splice(0)) this.socket.write(this.http2 ? unframed(frame) : frame);
     this.closed = true;
     this.socket.removeListener('drain', this.onDrain);
     clearTimeout(this.timer);
@@ -402,8 +428,9 @@ export class WatchStreams {
     const fieldSelector = info.name ? [opts.fieldSelector, `metadata.name=${info.name}`].filter(Boolean).join(',') : opts.fieldSelector;
     const timeoutSeconds = watchTimeoutSeconds(query, this.opts.minRequestTimeoutSeconds);
     // Framed chunks go to the socket itself (the response has sent its chunked headers and ends
-    // with the last chunk); the socket outlives the watch on a kept-alive connection.
-    const socket = await responseSocket(r.reply.raw);
+    // with the last chunk); the socket outlives the watch on a kept-alive connection. Over HTTP/2,
+    // their data goes to the response's stream.
+    const socket = await responseOutput(r.reply.raw);
     const release = this.admit(requestUser(r).username);
     const stream = new WatchStream(r, registry, socket, this.writer, (s) => this.open.delete(s));
     this.open.add(stream);
