@@ -27,7 +27,9 @@ interface H2Response {
 /** One request on `session`, its whole answer. */
 function h2request(session: ClientHttp2Session, method: string, path: string, opts: { headers?: Record<string, string>; body?: Buffer | object } = {}): Promise<H2Response> {
   const body = opts.body === undefined ? undefined : Buffer.isBuffer(opts.body) ? opts.body : Buffer.from(JSON.stringify(opts.body));
-  const headers = { ':method': method, ':path': path, accept: 'application/json', ...(body ? { 'content-type': 'application/json', 'content-length': String(body.length) } : {}), ...opts.headers };
+  // A CONNECT names an authority, no path.
+  const target = method === 'CONNECT' ? { ':authority': path } : { ':path': path };
+  const headers = { ':method': method, ...target, accept: 'application/json', ...(body ? { 'content-type': 'application/json', 'content-length': String(body.length) } : {}), ...opts.headers };
   return new Promise((resolve, reject) => {
     const stream = session.request(headers, { endStream: !body });
     let responseHeaders: http2.IncomingHttpHeaders = {};
@@ -150,6 +152,15 @@ describe('the gateway over HTTP/2', () => {
     expect(r.json).toMatchObject({ kind: 'Status', code, reason });
   });
 
+  it.each([
+    ['CONNECT', 'CONNECT', 'example.com:443', 405, 'MethodNotAllowed'],
+    ['an exec (upgrades need HTTP/1.1)', 'GET', '/api/v1/namespaces/default/pods/p/exec?command=ls', 400, 'BadRequest'],
+  ])('answers %s with a Status on its stream', async (_name, method, path, code, reason) => {
+    const r = await h2request(admin, method, path);
+    expect(r.status).toBe(code);
+    expect(r.json).toMatchObject({ kind: 'Status', code, reason });
+  });
+
   it('answers a body over the limit 413 and goes on serving the connection', async () => {
     const big = Buffer.from(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'too-big' }, data: { v: 'x'.repeat(4 * 1024 * 1024) } }));
     const r = await h2request(admin, 'POST', '/api/v1/namespaces/default/configmaps', { body: big });
@@ -191,6 +202,21 @@ describe('the gateway over HTTP/2', () => {
     await w.ended;
     expect(w.stream.rstCode).toBe(http2.constants.NGHTTP2_NO_ERROR);
     expect(w.events.length).toBeGreaterThanOrEqual(20); // the initial ADDED events
+  });
+
+  it('cuts off a watch whose client stops reading (its stream reset), the connection serving on', async () => {
+    expect((await gw.admin.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'h2-slow' } })).status).toBe(201);
+    const session = await connect(gw, gw.creds);
+    sessions.push(session);
+    const w = watch(session, '/api/v1/namespaces/h2-slow/configmaps?watch=1&resourceVersion=0');
+    expect(await w.status).toBe(200);
+    w.stream.pause(); // a client that does not read: its stream window closes, the gateway buffers
+    // 32 objects of 700 KB: about 22 MB of events, past the 16 MiB bound.
+    const value = 'x'.repeat(700 * 1024);
+    for (let i = 0; i < 32; i++) expect((await gw.admin.post('/api/v1/namespaces/h2-slow/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `big-${i}` }, data: { v: value } })).status).toBe(201);
+    await eventually('the slow watch reset', async () => (w.stream.rstCode !== undefined ? true : undefined), 20_000);
+    expect(w.stream.rstCode).not.toBe(http2.constants.NGHTTP2_NO_ERROR);
+    expect((await h2request(session, 'GET', '/api/v1/namespaces/default')).status).toBe(200);
   });
 
   it('serves HTTP/1.1 on the same port', async () => {

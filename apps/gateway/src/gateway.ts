@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { Http2Session } from 'node:http2';
+import type { Http2ServerResponse, Http2Session } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -386,7 +386,7 @@ export class Gateway {
     });
     // WebSocket and SPDY upgrades (exec, attach, port-forward) never reach Fastify's routes (HTTP/1.1 connections only).
     fastify.server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.handler.handleUpgrade(req, socket, head));
-    fastify.server.on('connect', (_req: IncomingMessage, socket: Duplex) => answerConnect(socket));
+    fastify.server.on('connect', (_req: IncomingMessage, socket: Duplex | Http2ServerResponse) => answerConnect(socket));
     // Sources over --authentication-failure-limit are reset before the TLS handshake.
     this.authenticationFailures?.guard(fastify.server);
   }

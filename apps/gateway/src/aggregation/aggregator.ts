@@ -334,7 +334,8 @@ export class Aggregator {
     const a = remote.apiService;
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(req.headers)) {
-      if (v === undefined || DROPPED_HEADERS.has(k) || k.startsWith('impersonate-') || k.startsWith('x-remote-')) continue;
+      // HTTP/2 pseudo-headers (`:authority`, `:path`, ...) are not headers of the HTTP/1.1 request to the extension server.
+      if (v === undefined || DROPPED_HEADERS.has(k) || k.startsWith('impersonate-') || k.startsWith('x-remote-') || k.startsWith(':')) continue;
       headers[k] = v;
     }
     const body = Buffer.isBuffer(req.body) ? req.body : undefined;

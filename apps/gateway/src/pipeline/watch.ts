@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { Http2ServerResponse, ServerHttp2Stream } from 'node:http2';
+import { constants as http2Constants, type Http2ServerResponse, type ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import { encodeWatchEventProtobuf } from '@orch/api';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
@@ -354,12 +354,17 @@ class WatchStream implements PacedStream {
     this.onEnd(this);
   }
 
-  /** Ends the stream with an error: the socket goes, and with it the buffered bytes. */
+  /**
+   * Ends the stream with an error: the socket goes, and with it the buffered bytes. Over HTTP/2
+   * the stream is reset (INTERNAL_ERROR: a broken body, never a clean end) and its buffered bytes
+   * go with it; the connection serves the client's other streams on.
+   */
   private abort(): void {
     this.queue.length = 0;
     this.queuedBytes = 0;
     this.finish();
-    this.r.reply.raw.destroy();
+    if (this.http2) (this.socket as ServerHttp2Stream).close(http2Constants.NGHTTP2_INTERNAL_ERROR);
+    else this.r.reply.raw.destroy();
   }
 }
 

@@ -1,4 +1,5 @@
 import { METHODS } from 'node:http';
+import type { Http2ServerResponse } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -25,9 +26,16 @@ function rawStatusAnswer(se: StatusError, statusLine: string, extraHeaders = '')
   return `HTTP/1.1 ${se.code} ${statusLine}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extraHeaders}connection: close\r\n\r\n${body}`;
 }
 
-/** CONNECT (Node's 'connect' event; without a listener the socket is dropped): 405 like other methods. */
-export function answerConnect(socket: Duplex): void {
+/**
+ * CONNECT (Node's 'connect' event; without a listener the socket is dropped): 405 like other
+ * methods. Over HTTP/2 the event carries the stream's response, answered on the stream.
+ */
+export function answerConnect(socket: Duplex | Http2ServerResponse): void {
   const se = new StatusError(405, 'MethodNotAllowed', `the server does not allow the method "CONNECT": the API serves ${API_METHODS.join(', ')}`);
+  if ('stream' in socket) {
+    socket.writeHead(se.code, { 'content-type': 'application/json', allow: API_METHODS.join(', ') }).end(JSON.stringify(se.toStatus()));
+    return;
+  }
   socket.on('error', () => socket.destroy());
   socket.end(rawStatusAnswer(se, 'Method Not Allowed', `allow: ${API_METHODS.join(', ')}\r\n`));
 }

@@ -378,7 +378,8 @@ function reasonFor(code: number): StatusReason {
 
 function forwardedHeaders(r: SubresourceRequest): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  for (const [k, v] of Object.entries(r.req.headers)) if (v !== undefined && !DROP_HEADERS.has(k) && !k.startsWith('impersonate-')) out[k] = v;
+  // HTTP/2 pseudo-headers (`:authority`, `:path`, ...) are not headers of the agent's HTTP/1.1 request.
+  for (const [k, v] of Object.entries(r.req.headers)) if (v !== undefined && !DROP_HEADERS.has(k) && !k.startsWith('impersonate-') && !k.startsWith(':')) out[k] = v;
   const b = body(r);
   if (b) out['content-length'] = String(b.length);
   return out;
