@@ -219,6 +219,10 @@ describe('the gateway over HTTP/2', () => {
     expect((await h2request(session, 'GET', '/api/v1/namespaces/default')).status).toBe(200);
   });
 
+  it('advertises at most 1000 concurrent streams per connection (--http2-max-streams-per-connection)', () => {
+    expect(admin.remoteSettings.maxConcurrentStreams).toBe(1000);
+  });
+
   it('serves HTTP/1.1 on the same port', async () => {
     const r = await new ApiClient(gw.url, gw.creds).get('/api/v1/namespaces/default');
     expect(r.status).toBe(200);
