@@ -1,5 +1,5 @@
 import { BUILTIN_RESOURCES } from '@orch/api';
-import { DeletedFinalStateUnknown, SharedInformer, SharedInformerFactory, unwrapTombstone, type InformerOptions } from './informer';
+import { DeletedFinalStateUnknown, SharedInformer, SharedInformerFactory, unwrapTombstone, visitOnEvents, type InformerOptions } from './informer';
 import { RestClient } from './rest';
 import { ApiPeer } from '@orch/testing';
 import { memoryLogger, waitFor } from '@orch/testing';
@@ -40,6 +40,16 @@ describe('SharedInformer against a wire peer', () => {
     informer.addEventHandler(rec.handler);
     informer.run();
     return rec;
+  };
+
+  /** Once the informer watches: adds a, moves it to node n1, adds b, deletes a. */
+  const addUpdateAddDelete = async () => {
+    await informer.waitForSync();
+    await waitFor(() => peer.openWatches === 1);
+    peer.put(PODS, pod('a'));
+    peer.put(PODS, pod('a', { spec: { nodeName: 'n1' } }));
+    peer.put(PODS, pod('b'));
+    peer.remove(PODS, 'ns', 'a');
   };
 
   beforeEach(async () => {
@@ -84,17 +94,27 @@ describe('SharedInformer against a wire peer', () => {
 
   it('applies watch events in order and keeps the cache keyed by namespace/name', async () => {
     const rec = start();
-    await informer.waitForSync();
-    await waitFor(() => peer.openWatches === 1);
-    peer.put(PODS, pod('a'));
-    peer.put(PODS, pod('a', { spec: { nodeName: 'n1' } }));
-    peer.put(PODS, pod('b'));
-    peer.remove(PODS, 'ns', 'a');
+    await addUpdateAddDelete();
     await waitFor(() => rec.calls.length === 4, 'four notifications');
     expect(rec.calls).toEqual(['add a', 'update a', 'add b', 'delete a']);
     expect(informer.keys()).toEqual(['ns/b']);
     expect(informer.get('ns/b')?.metadata.name).toBe('b');
     expect(informer.listInNamespace('ns').map((p) => p.metadata.name)).toEqual(['b']);
+  });
+
+  // What a controller's handlers see: each add, update (old object first when it matters) and delete, as plain objects.
+  it.each([
+    ['always (the default)', undefined, ['a:-', 'a:-', 'a:n1', 'b:-', 'a:n1']],
+    ['never', () => false, ['a:-', 'a:n1', 'b:-', 'a:n1']],
+    ['when the node changed', (old: Pod, cur: Pod) => old.spec?.nodeName !== cur.spec?.nodeName, ['a:-', 'a:-', 'a:n1', 'b:-', 'a:n1']],
+    ['when its labels changed', (old: Pod, cur: Pod) => old.metadata.labels?.app !== cur.metadata.labels?.app, ['a:-', 'a:n1', 'b:-', 'a:n1']],
+  ])('visitOnEvents visits the old object of an update %s', async (_name, visitOld, expected) => {
+    start();
+    const visited: string[] = [];
+    visitOnEvents(informer, (p) => visited.push(`${p.metadata.name}:${p.spec?.nodeName ?? '-'}`), visitOld);
+    await addUpdateAddDelete();
+    await waitFor(() => visited.length === expected.length, 'every visit');
+    expect(visited).toEqual(expected);
   });
 
   // After a 410 the relist is diffed against the cache.

@@ -43,27 +43,35 @@ export function unwrapTombstone<T>(obj: T | DeletedFinalStateUnknown<T>): T {
   return obj instanceof DeletedFinalStateUnknown ? obj.obj : obj;
 }
 
+/** What {@link visitOnEvents} registers on: a SharedInformer, or anything taking event handlers. */
+type EventSource<T> = { addEventHandler(handler: ResourceEventHandler<T>): unknown };
+
+/**
+ * Registers handlers on `informer` that call `visit` with the object of every add, update and
+ * delete (tombstones unwrapped). On an update the new object is visited, and before it the old
+ * one when `visitOld(oldObj, newObj)` holds (by default always: a change may move the object
+ * to another key or owner).
+ */
+export function visitOnEvents<T>(informer: EventSource<T>, visit: (obj: T) => void, visitOld: (oldObj: T, newObj: T) => boolean = () => true): void {
+  informer.addEventHandler({
+    onAdd: visit,
+    onUpdate: (oldObj, newObj) => {
+      if (visitOld(oldObj, newObj)) visit(oldObj);
+      visit(newObj);
+    },
+    onDelete: (obj) => visit(unwrapTombstone(obj)),
+  });
+}
+
 /**
  * Registers handlers on `informer` that add `keyOf(obj)` to `queue`: on add, on update (the old
  * object's key and the new one's: a change may move the object to another key) and on delete
  * (tombstones unwrapped). An undefined key is skipped.
  */
-export function enqueueOnEvents<T>(
-  informer: { addEventHandler(handler: ResourceEventHandler<T>): unknown },
-  queue: { add(key: string): void },
-  keyOf: (obj: T) => string | undefined,
-): void {
-  const add = (obj: T) => {
+export function enqueueOnEvents<T>(informer: EventSource<T>, queue: { add(key: string): void }, keyOf: (obj: T) => string | undefined): void {
+  visitOnEvents(informer, (obj) => {
     const key = keyOf(obj);
     if (key !== undefined) queue.add(key);
-  };
-  informer.addEventHandler({
-    onAdd: add,
-    onUpdate: (oldObj, newObj) => {
-      add(oldObj);
-      add(newObj);
-    },
-    onDelete: (obj) => add(unwrapTombstone(obj)),
   });
 }
 

@@ -1,4 +1,4 @@
-import { isAlreadyExists, unwrapTombstone } from '@orch/client';
+import { isAlreadyExists, visitOnEvents } from '@orch/client';
 import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { bootstrapTokens, isBootstrapToken, signingToken, tokenExpiration } from '../cluster-common/bootstrap-token';
 import { QueueController, selected } from '../../framework/queue-controller';
@@ -31,11 +31,7 @@ export class BootstrapSigner extends QueueController {
       const key = `${cm.metadata.namespace}/${CLUSTER_INFO}`;
       return this.keys.includes(key) ? key : undefined;
     });
-    this.cache.secrets.addEventHandler({
-      onAdd: (s) => this.enqueueAll(s),
-      onUpdate: (_o, s) => this.enqueueAll(s),
-      onDelete: (s) => this.enqueueAll(unwrapTombstone(s)),
-    });
+    visitOnEvents(this.cache.secrets, (s) => this.enqueueAll(s), () => false);
     // Sync once at start even when no event arrives (no cluster-info, no tokens yet).
     for (const key of this.keys) this.queue.add(key);
   }

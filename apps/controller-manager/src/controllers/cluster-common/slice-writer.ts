@@ -1,5 +1,5 @@
 import { generateName } from '@orch/apimachinery';
-import { ApiError, splitObjectKey, unwrapTombstone, type RestClient, type ResourceClient, type SharedInformer } from '@orch/client';
+import { ApiError, splitObjectKey, visitOnEvents, type RestClient, type ResourceClient, type SharedInformer } from '@orch/client';
 import { CreateExpectations } from '../../framework/expectations';
 import { ignoreNotFound } from '../../framework/queue-controller';
 import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from './labels';
@@ -47,7 +47,7 @@ export class ManagedSlices {
       this.expectations.observe(owner, s.metadata.name ?? '');
       enqueue(owner);
     };
-    informer.addEventHandler({ onAdd: seen, onUpdate: (_o, s) => seen(s), onDelete: (obj) => seen(unwrapTombstone(obj)) });
+    visitOnEvents(informer, seen, () => false);
   }
 
   /** False while slices this controller created for `key` are not in the cache yet: do not act. */

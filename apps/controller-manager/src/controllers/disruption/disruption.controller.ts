@@ -1,6 +1,6 @@
 import { parseApiVersion } from '@orch/api';
 import { formatTime, labelSelectorFromObject, type OwnerReference } from '@orch/apimachinery';
-import { isConflict, objectKey, unwrapTombstone, type DeletedFinalStateUnknown } from '@orch/client';
+import { isConflict, objectKey, visitOnEvents } from '@orch/client';
 import type { ControllerContext } from '../../framework/controller';
 import { QueueController } from '../../framework/queue-controller';
 import { controllerRefOf, resolveControllerRef } from '../../framework/controller-ref';
@@ -30,14 +30,8 @@ export class DisruptionController extends QueueController {
   constructor(ctx: ControllerContext) {
     super('disruption', ctx, { reportingController: 'disruption-controller' });
     this.enqueueOn(this.cache.budgets, objectKey);
-    this.cache.pods.addEventHandler({
-      onAdd: (pod) => this.enqueueBudgetsOf(pod),
-      onUpdate: (old, cur) => {
-        this.enqueueBudgetsOf(cur);
-        if (JSON.stringify(old.metadata.labels ?? {}) !== JSON.stringify(cur.metadata.labels ?? {})) this.enqueueBudgetsOf(old);
-      },
-      onDelete: (obj: Pod | DeletedFinalStateUnknown<Pod>) => this.enqueueBudgetsOf(unwrapTombstone(obj)),
-    });
+    // A pod whose labels changed may have left budgets: those are enqueued too.
+    visitOnEvents(this.cache.pods, (pod) => this.enqueueBudgetsOf(pod), (old, cur) => JSON.stringify(old.metadata.labels ?? {}) !== JSON.stringify(cur.metadata.labels ?? {}));
   }
 
   /** upstream getPdbForPod: budgets in the pod's namespace whose selector matches it. */

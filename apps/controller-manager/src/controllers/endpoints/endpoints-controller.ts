@@ -1,4 +1,4 @@
-import { ApiError, NAMESPACE_INDEX, objectKey, splitObjectKey, unwrapTombstone, type SharedInformer } from '@orch/client';
+import { ApiError, NAMESPACE_INDEX, objectKey, splitObjectKey, visitOnEvents, type SharedInformer } from '@orch/client';
 import type { ControllerContext, ControllerDescriptor } from '../../framework/controller';
 import { selectorMatches, serviceSelector } from '../cluster-common/labels';
 import { QueueController, ignoreNotFound } from '../../framework/queue-controller';
@@ -19,15 +19,7 @@ export function podServiceKeys(services: SharedInformer<Service>, pod: Pod): str
 
 /** Registers pod handlers that enqueue the services selecting the old and new pod. */
 export function enqueueServicesOfPods(pods: SharedInformer<Pod>, services: SharedInformer<Service>, add: (key: string) => void): void {
-  const each = (pod: Pod) => podServiceKeys(services, pod).forEach(add);
-  pods.addEventHandler({
-    onAdd: each,
-    onUpdate: (oldPod, newPod) => {
-      each(oldPod);
-      each(newPod);
-    },
-    onDelete: (obj) => each(unwrapTombstone(obj)),
-  });
+  visitOnEvents(pods, (pod) => podServiceKeys(services, pod).forEach(add));
 }
 
 /**

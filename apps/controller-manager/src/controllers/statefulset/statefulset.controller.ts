@@ -1,5 +1,5 @@
 import { labelSelectorFromObject, type KubeObject } from '@orch/apimachinery';
-import { isAlreadyExists, isNotFound, objectKey, unwrapTombstone, type DeletedFinalStateUnknown } from '@orch/client';
+import { isAlreadyExists, isNotFound, objectKey, visitOnEvents } from '@orch/client';
 import type { ControllerContext } from '../../framework/controller';
 import { QueueController, byController } from '../../framework/queue-controller';
 import { claimObjects, recheckOwner } from '../workload-common/claim';
@@ -7,7 +7,7 @@ import { controllerRefOf, controllersSelecting, newControllerRef, resolveControl
 import { CONTROLLER_REVISIONS, PERSISTENT_VOLUME_CLAIMS, PODS, STATEFUL_SETS } from '../../framework/resources';
 import { newRevision, nextRevisionNumber, revisionDecision, revisionsToPrune, templateOf } from '../workload-common/revisions';
 import { CONTROLLER_UID_INDEX } from '../../framework/informers';
-import type { ControllerRevision, Pod, StatefulSet } from '../../framework/api';
+import type { ControllerRevision, StatefulSet } from '../../framework/api';
 import { canonicalJson } from '../workload-common/hash';
 import { isMemberOf, podClaims, podRevision, POD_INDEX_LABEL, POD_NAME_LABEL } from './identity';
 import { planStatefulSet, type RevisionInfo, type SetAction } from './plan';
@@ -26,19 +26,8 @@ export class StatefulSetController extends QueueController {
   constructor(ctx: ControllerContext) {
     super('statefulset', ctx, { reportingController: 'statefulset-controller' });
     this.enqueueOn(this.cache.sets, objectKey);
-    this.cache.pods.addEventHandler({
-      onAdd: (pod) => this.enqueueFor(pod),
-      onUpdate: (old, cur) => {
-        if (controllerRefOf(old)?.uid !== controllerRefOf(cur)?.uid) this.enqueueFor(old);
-        this.enqueueFor(cur);
-      },
-      onDelete: (obj: Pod | DeletedFinalStateUnknown<Pod>) => this.enqueueFor(unwrapTombstone(obj)),
-    });
-    this.cache.revisions.addEventHandler({
-      onAdd: (r) => this.enqueueFor(r),
-      onUpdate: (_old, cur) => this.enqueueFor(cur),
-      onDelete: (obj: ControllerRevision | DeletedFinalStateUnknown<ControllerRevision>) => this.enqueueFor(unwrapTombstone(obj)),
-    });
+    visitOnEvents(this.cache.pods, (pod) => this.enqueueFor(pod), (old, cur) => controllerRefOf(old)?.uid !== controllerRefOf(cur)?.uid);
+    visitOnEvents(this.cache.revisions, (r) => this.enqueueFor(r), () => false);
   }
 
   /** The owning set, or for an orphan pod every set whose selector matches it. */
