@@ -1,4 +1,4 @@
-import { mirrorUpstreamKeys, readWellKnown, upstreamKeysMissing, UPSTREAM_TWINS, withTwin } from './well-known';
+import { jobPodLabels, mirrorUpstreamKeys, readWellKnown, upstreamKeysMissing, UPSTREAM_TWINS, withTwin } from './well-known';
 
 describe('well-known keys and their upstream twins', () => {
   it('pairs every orch.io key with the kubernetes.io key of the same meaning', () => {
@@ -27,6 +27,28 @@ describe('well-known keys and their upstream twins', () => {
     expect(upstreamKeysMissing(map, enabled)).toBe(changed);
     expect(mirrorUpstreamKeys(copy, enabled)).toBe(changed);
     expect(copy).toEqual(want);
+  });
+
+  it.each<{ name: string; upstreamTwins: boolean; want: Record<string, string> }>([
+    {
+      name: 'compatibility off',
+      upstreamTwins: false,
+      want: { 'job-name': 'pi', 'batch.orch.io/job-name': 'pi', 'controller-uid': 'u1', 'batch.orch.io/controller-uid': 'u1' },
+    },
+    {
+      name: 'compatibility on: the batch.kubernetes.io twins too',
+      upstreamTwins: true,
+      want: {
+        'job-name': 'pi',
+        'batch.orch.io/job-name': 'pi',
+        'controller-uid': 'u1',
+        'batch.orch.io/controller-uid': 'u1',
+        'batch.kubernetes.io/job-name': 'pi',
+        'batch.kubernetes.io/controller-uid': 'u1',
+      },
+    },
+  ])('jobPodLabels: $name', ({ upstreamTwins, want }) => {
+    expect(jobPodLabels({ metadata: { name: 'pi', uid: 'u1' } }, upstreamTwins)).toEqual(want);
   });
 
   it('withTwin lists a key with its twin, or alone', () => {

@@ -74,3 +74,24 @@ export function upstreamKeysMissing(map: Readonly<Record<string, string>> | unde
   if (!enabled || !map) return false;
   return Object.entries(UPSTREAM_TWINS).some(([key, twin]) => map[key] !== undefined && map[twin] !== map[key]);
 }
+
+/** Labels tying a Job's pods to it (upstream batch/v1 ControllerUidLabel, JobNameLabel). */
+export const JOB_CONTROLLER_UID_LABEL = 'batch.orch.io/controller-uid';
+export const JOB_NAME_LABEL = 'batch.orch.io/job-name';
+/** The unprefixed forms upstream still sets for compatibility (LegacyControllerUidLabel, LegacyJobNameLabel). */
+export const LEGACY_CONTROLLER_UID_LABEL = 'controller-uid';
+export const LEGACY_JOB_NAME_LABEL = 'job-name';
+
+/**
+ * The labels that tie a Job's pods to it (upstream generateSelector): its name and uid, under
+ * the unprefixed and the `batch.orch.io/` keys, plus their `batch.kubernetes.io/` twins when
+ * `upstreamTwins` (compatibility option). The gateway puts them in a job's template, the job
+ * controller on every pod it creates.
+ */
+export function jobPodLabels(job: { metadata: { name?: string; uid?: string } }, upstreamTwins: boolean): Record<string, string> {
+  const name = job.metadata.name ?? '';
+  const uid = job.metadata.uid ?? '';
+  const labels = { [LEGACY_JOB_NAME_LABEL]: name, [JOB_NAME_LABEL]: name, [LEGACY_CONTROLLER_UID_LABEL]: uid, [JOB_CONTROLLER_UID_LABEL]: uid };
+  mirrorUpstreamKeys(labels, upstreamTwins);
+  return labels;
+}

@@ -3,7 +3,7 @@
  * conditions, which pods count as failed, how many pods should be active, which to remove,
  * and the pod-failure backoff.
  */
-import { mirrorUpstreamKeys } from '@orch/api';
+import { JOB_CONTROLLER_UID_LABEL } from '@orch/api';
 import { parseTime, type LabelSelectorObject } from '@orch/apimachinery';
 import { comparePodsForDeletion } from '../replicaset/ranking';
 import { findCondition, isPodReady } from '../workload-common/pods';
@@ -12,11 +12,6 @@ import { completionIndexOf, hasIndex, type Interval } from './indexes';
 
 /** Finalizer on job pods until the job controller counted them (upstream batch.kubernetes.io/job-tracking). */
 export const JOB_TRACKING_FINALIZER = 'batch.orch.io/job-tracking';
-export const CONTROLLER_UID_LABEL = 'batch.orch.io/controller-uid';
-export const JOB_NAME_LABEL = 'batch.orch.io/job-name';
-/** Unprefixed labels upstream still sets for compatibility. */
-export const LEGACY_CONTROLLER_UID_LABEL = 'controller-uid';
-export const LEGACY_JOB_NAME_LABEL = 'job-name';
 
 /** upstream DefaultJobPodFailureBackOff and MaxJobPodFailureBackOff. */
 export const POD_FAILURE_BACKOFF_MS = 10_000;
@@ -29,23 +24,11 @@ export const JOB_REASON = {
 } as const;
 
 /**
- * Labels every pod of the job carries (upstream: generated selector labels and job name),
- * with their `batch.kubernetes.io` twins when `upstreamTwins` (compatibility option).
- */
-export function jobPodLabels(job: Job, upstreamTwins: boolean): Record<string, string> {
-  const uid = job.metadata.uid ?? '';
-  const name = job.metadata.name ?? '';
-  const labels = { [CONTROLLER_UID_LABEL]: uid, [JOB_NAME_LABEL]: name, [LEGACY_CONTROLLER_UID_LABEL]: uid, [LEGACY_JOB_NAME_LABEL]: name };
-  mirrorUpstreamKeys(labels, upstreamTwins);
-  return labels;
-}
-
-/**
  * The selector of the job's pods: `spec.selector`, or the generated
  * `batch.orch.io/controller-uid=<uid>` when the API left it unset.
  */
 export function jobSelector(job: Job): LabelSelectorObject {
-  return job.spec.selector ?? { matchLabels: { [CONTROLLER_UID_LABEL]: job.metadata.uid ?? '' } };
+  return job.spec.selector ?? { matchLabels: { [JOB_CONTROLLER_UID_LABEL]: job.metadata.uid ?? '' } };
 }
 
 export function isIndexed(job: Job): boolean {

@@ -1,4 +1,4 @@
-import { mirrorUpstreamKeys } from '@orch/api';
+import { jobPodLabels, mirrorUpstreamKeys } from '@orch/api';
 import { formatTime, labelSelectorFromObject } from '@orch/apimachinery';
 import { isNotFound, objectKey, unwrapTombstone, type DeletedFinalStateUnknown } from '@orch/client';
 import type { ControllerContext } from '../../framework/controller';
@@ -22,7 +22,6 @@ import {
   isJobFinished,
   JOB_REASON,
   JOB_TRACKING_FINALIZER,
-  jobPodLabels,
   jobSelector,
   readyCount,
   wantActive,

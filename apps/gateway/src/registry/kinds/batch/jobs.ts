@@ -1,17 +1,10 @@
-import { mirrorUpstreamKeys, type batchV1 } from '@orch/api';
+import { JOB_CONTROLLER_UID_LABEL, jobPodLabels, type batchV1 } from '@orch/api';
 import { FieldError, humanDuration, labelSelectorFromObject, parseTime, validateLabelSelectorObject, type LabelSelectorObject } from '@orch/apimachinery';
 import type { Served, Strategy } from '../../strategy';
 import { STATUS, col, defaultStrategy, defineKind } from '../binding';
 import { age, containerCells, selectorText } from '../table-cells';
 
 type Job = Served<batchV1.Job>;
-
-/** Labels of a Job's pods that tie them to it (upstream batch.kubernetes.io/controller-uid, job-name). */
-export const JOB_CONTROLLER_UID_LABEL = 'batch.orch.io/controller-uid';
-export const JOB_NAME_LABEL = 'batch.orch.io/job-name';
-/** The unprefixed forms upstream still sets for compatibility. */
-export const LEGACY_CONTROLLER_UID_LABEL = 'controller-uid';
-export const LEGACY_JOB_NAME_LABEL = 'job-name';
 
 /**
  * upstream generateSelector: unless `spec.manualSelector` is true, the template gets the
@@ -24,14 +17,7 @@ export function generateJobSelector(job: Job, upstreamTwins: boolean): void {
   const spec = (job.spec ??= {} as batchV1.JobSpec);
   const template = (spec.template ??= {});
   const meta = (template.metadata ??= {});
-  const generated: Record<string, string> = {
-    [LEGACY_JOB_NAME_LABEL]: job.metadata.name ?? '',
-    [JOB_NAME_LABEL]: job.metadata.name ?? '',
-    [LEGACY_CONTROLLER_UID_LABEL]: job.metadata.uid ?? '',
-    [JOB_CONTROLLER_UID_LABEL]: job.metadata.uid ?? '',
-  };
-  mirrorUpstreamKeys(generated, upstreamTwins);
-  meta.labels = { ...generated, ...(meta.labels ?? {}) };
+  meta.labels = { ...jobPodLabels(job, upstreamTwins), ...(meta.labels ?? {}) };
   const selector = (spec.selector ??= {});
   selector.matchLabels = { ...(selector.matchLabels ?? {}) };
   selector.matchLabels[JOB_CONTROLLER_UID_LABEL] ??= job.metadata.uid ?? '';
