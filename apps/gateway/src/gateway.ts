@@ -24,7 +24,7 @@ import {
   type Pki,
   type ServiceAccountTokenIssuer,
 } from '@orch/auth';
-import { HealthChecks, createLogger, createMetricsRegistry, httpRequestMetrics, type Logger } from '@orch/server-common';
+import { HealthChecks, createLogger, createMetricsRegistry, httpRequestMetrics, overHttp2, type Logger } from '@orch/server-common';
 import { openEtcdStore, openSqliteStore, type Store } from '@orch/storage';
 import { clusterIdentity, LocalBus, MemoryHistory, NatsBus, Pump, RedisHistory, storeLeaseLock, WatchCache, watchChannels, type EventHistory, type WatchBus } from '@orch/watch';
 import { Aggregator, type APIService } from './aggregation/aggregator';
@@ -46,7 +46,7 @@ import { REPAIR_HEALTH_CHECK, ServiceAddresses, ServiceAddressRepair, serviceRan
 import { systemContext } from './registry/system-context';
 import { OpenApiV3 } from './openapi/service';
 import type { AdmissionChain } from './pipeline/admit';
-import { Encoder, overHttp2 } from './pipeline/encode';
+import { Encoder } from './pipeline/encode';
 import { MAX_REQUEST_BODY_BYTES } from './pipeline/media';
 import { NonResourceEndpoints } from './pipeline/non-resource';
 import { WatchStreams } from './pipeline/watch';

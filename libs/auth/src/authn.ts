@@ -6,6 +6,7 @@ import * as x509 from '@peculiar/x509';
 import { Passport } from 'passport';
 import { Strategy } from 'passport-strategy';
 import { StatusError } from '@orch/apimachinery';
+import { overHttp2 } from '@orch/server-common';
 import { ExpiringCache } from './token-cache';
 import { ANONYMOUS_USER, AUTHENTICATED_GROUP, UNAUTHENTICATED_GROUP, UserInfo } from './user';
 
@@ -100,7 +101,7 @@ function readChain(socket: TLSSocket): Buffer[] {
  * per connection, as PEER_CERTS needs: `req.socket` of an HTTP/2 request is a new proxy per stream).
  */
 export function authRequestFromIncoming(req: IncomingMessage | Http2ServerRequest): AuthRequest {
-  const socket = 'stream' in req ? req.stream.session?.socket : req.socket;
+  const socket = overHttp2(req) ? req.stream.session?.socket : req.socket;
   const peerCertificate = socket instanceof TLSSocket ? peerCertificateFromSocket(socket) : undefined;
   return peerCertificate ? { headers: req.headers, peerCertificate } : { headers: req.headers };
 }

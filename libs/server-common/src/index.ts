@@ -3,3 +3,4 @@ export * from './flags';
 export * from './health';
 export * from './logger';
 export * from './metrics';
+export * from './http2';

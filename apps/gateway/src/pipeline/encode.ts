@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ProtobufError, encodeProtobuf, type ResourceDef } from '@orch/api';
 import { StatusError, encodeYaml, negotiate, type KubeObject } from '@orch/apimachinery';
+import { overHttp2 } from '@orch/server-common';
 import { StorageFullError } from '@orch/storage';
 import { errorRepresentation, serializationOf, toPartialObjectMetadata, toTable, type Representation } from '../server/representation';
 import type { ApiRequest } from './api-request';
@@ -13,15 +14,6 @@ import { StoredProtobuf } from './stored-protobuf';
 
 const gzipAsync = promisify(gzip);
 const asIs = (text: string): string => text;
-
-/**
- * The request is a stream of an HTTP/2 connection (--http2): connection-level headers
- * (`connection`, `transfer-encoding`) are forbidden on its response, and its socket is shared
- * by the connection's other streams (never written to or closed for one request).
- */
-export function overHttp2(raw: { httpVersionMajor: number }): boolean {
-  return raw.httpVersionMajor === 2;
-}
 
 /** `Warning` header values (RFC 7234, code 299, as upstream sends them). */
 export function warningHeader(warnings: readonly string[]): string[] {

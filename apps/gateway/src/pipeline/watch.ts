@@ -3,12 +3,13 @@ import { constants as http2Constants, type Http2ServerResponse, type ServerHttp2
 import type { Socket } from 'node:net';
 import { encodeWatchEventProtobuf } from '@orch/api';
 import { StatusError, type KubeObject } from '@orch/apimachinery';
+import { overHttp2 } from '@orch/server-common';
 import type { GenericStore, ObjectWatchEvent, TextWatchEvent, WatchEventOut, WatchHandle, WatchSink } from '../registry/generic-store';
 import type { StoredText } from '../registry/stored-text';
 import { serializationOf, toPartialObjectMetadata, toTable, type Representation } from '../server/representation';
 import type { ApiRequest } from './api-request';
 import { requestTarget, requestUser } from './api-request';
-import { inRequestedGroup, overHttp2, warningHeader } from './encode';
+import { inRequestedGroup, warningHeader } from './encode';
 import { listOptions, queryBool } from './query';
 
 /**
@@ -92,7 +93,7 @@ class WatchWriter {
  * done (rejects if the connection goes first).
  */
 function responseOutput(res: ServerResponse | Http2ServerResponse): Promise<WatchOutput> {
-  if ('stream' in res) return Promise.resolve(res.stream);
+  if (overHttp2(res)) return Promise.resolve(res.stream);
   if (res.socket) return Promise.resolve(res.socket);
   return new Promise((resolve, reject) => {
     const onClose = () => reject(new Error('the connection closed before the watch could start'));

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { StatusError } from '@orch/apimachinery';
+import { overHttp2 } from '@orch/server-common';
 
 /** The methods the API serves (every path routes them to the pipeline). */
 export const API_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
@@ -32,7 +33,7 @@ function rawStatusAnswer(se: StatusError, statusLine: string, extraHeaders = '')
  */
 export function answerConnect(socket: Duplex | Http2ServerResponse): void {
   const se = new StatusError(405, 'MethodNotAllowed', `the server does not allow the method "CONNECT": the API serves ${API_METHODS.join(', ')}`);
-  if ('stream' in socket) {
+  if (overHttp2(socket)) {
     socket.writeHead(se.code, { 'content-type': 'application/json', allow: API_METHODS.join(', ') }).end(JSON.stringify(se.toStatus()));
     return;
   }
