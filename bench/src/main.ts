@@ -16,7 +16,7 @@ import { flowControlBench } from './flowcontrol';
 import { call, cpuSeconds, percentile, rssMiB, runLoad, target, type HttpsTarget, type LoadResult } from './load';
 import { benchProcessPodStartup, benchSandboxPodStartup, benchSimulatedRuntime, benchStreaming } from './node-agent';
 import { runProxyBench } from './proxy';
-import { startBenchGateway } from './gateway-process';
+import { startBenchGateway, type BenchGateway } from './gateway-process';
 import { watchFanOut } from './gateway-watch';
 import { inclusiveShares, inclusiveSummary, monotonicMicros, profileSummary, type ProfileWindow } from './profile';
 import { printRows, type Row } from './report';
@@ -162,11 +162,53 @@ const CREATE_PARTS: Record<string, RegExp> = {
   'stored bytes (StoredObjects.encode)': /^encode \S*registry\/stored-objects\.js$/,
 };
 
+/** What the phases of {@link gatewayBench} share: the gateway under test, the bare baseline beside it, and the rows and notes so far. */
+interface GatewayRun {
+  opts: BenchOptions;
+  dir: string;
+  gateway: BenchGateway;
+  /** The gateway's client side: its URL with the admin credentials. */
+  orch: HttpsTarget;
+  /** Bare Fastify HTTPS with the same TLS material (the baseline of creates and gets). */
+  base: ChildProcess;
+  bare: HttpsTarget;
+  rows: Row[];
+  notes: string[];
+  /** Starts another bare baseline answering `listFile` (a list body) to its lists. */
+  startBaseline: (listSize: number, listFile?: string) => Promise<{ process: ChildProcess; target: HttpsTarget }>;
+  /** Runs `run` as a named phase (its window in the --gateway-profile notes). */
+  phase: <T>(name: string, run: () => Promise<T>) => Promise<T>;
+  /** The phases run so far, with their windows. */
+  phases: { name: string; window: ProfileWindow }[];
+  profDir: string;
+}
+
+/** CPU time of the server process per request: steadier than requests/s on a shared machine. */
+async function cpuPerOp(pid: number | undefined, run: () => Promise<LoadResult>): Promise<{ load: LoadResult; cpuUs: number }> {
+  const before = cpuSeconds(pid ?? -1);
+  const load = await run();
+  return { load, cpuUs: ((cpuSeconds(pid ?? -1) - before) * 1e6) / Math.max(1, load.ops) };
+}
+
 async function gatewayBench(opts: BenchOptions): Promise<{ rows: Row[]; notes: string[] }> {
-  const rows: Row[] = [];
-  const notes: string[] = [];
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-'));
   const children: ChildProcess[] = [];
+  try {
+    const run = await startGatewayRun(opts, dir, children);
+    const created = await benchCreatesAndGets(run);
+    await benchPatches(run, Math.max(1, created.ops));
+    await benchLists(run);
+    await benchWatches(run);
+    await benchProtobufAndMemory(run);
+    return { rows: run.rows, notes: run.notes };
+  } finally {
+    for (const c of children) c.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The gateway process (SQLite) with its credentials and a `bench` namespace, and the bare Fastify HTTPS baseline; every process goes to `children`. */
+async function startGatewayRun(opts: BenchOptions, dir: string, children: ChildProcess[]): Promise<GatewayRun> {
   // With --gateway-profile: the gateway runs under --cpu-prof, each phase notes its window.
   const profDir = join(dir, 'prof');
   const phases: { name: string; window: ProfileWindow }[] = [];
@@ -176,138 +218,135 @@ async function gatewayBench(opts: BenchOptions): Promise<{ rows: Row[]; notes: s
     phases.push({ name, window: { from, to: monotonicMicros() } });
     return result;
   };
-  try {
-    // --- gateway process (SQLite) and its credentials
-    const gateway = await startBenchGateway(join(dir, 'gw'), [], opts['gateway-profile'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
-    const gw = gateway.process;
-    children.push(gw);
-    const { creds, pkiDir: pki } = gateway;
-    const orch = target(gateway.url, creds, opts.concurrency);
-    const ns = await call(orch, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } }));
-    if (ns.status !== 201) throw new Error(`namespace create failed: ${ns.status} ${ns.body}`);
+  const gateway = await startBenchGateway(join(dir, 'gw'), [], opts['gateway-profile'] ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+  children.push(gateway.process);
+  const { creds, pkiDir: pki } = gateway;
+  const orch = target(gateway.url, creds, opts.concurrency);
+  const ns = await call(orch, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'bench' } }));
+  if (ns.status !== 201) throw new Error(`namespace create failed: ${ns.status} ${ns.body}`);
 
-    // --- baseline: bare Fastify HTTPS with the same TLS material
-    const startBaseline = async (pkiDir: string, listSize: number, listFile?: string) => {
-      const port = await freePort();
-      const child = spawn(process.execPath, [BASELINE_MAIN, String(port), join(pkiDir, 'serving.crt'), join(pkiDir, 'serving.key'), join(pkiDir, 'ca.crt'), String(listSize), ...(listFile ? [listFile] : [])], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      children.push(child);
-      await waitForLine(child, /ready/, 30_000);
-      return { process: child, target: target(`https://127.0.0.1:${port}`, creds, opts.concurrency) };
-    };
-    const { process: base, target: bare } = await startBaseline(pki, opts['list-size']);
-
-    // CPU time of the server process per request: steadier than requests/s on a shared machine.
-    const cpuPerOp = async (pid: number | undefined, run: () => Promise<LoadResult>): Promise<{ load: LoadResult; cpuUs: number }> => {
-      const before = cpuSeconds(pid ?? -1);
-      const load = await run();
-      return { load, cpuUs: ((cpuSeconds(pid ?? -1) - before) * 1e6) / Math.max(1, load.ops) };
-    };
-
-    // 1. creates/s over HTTPS, 64 clients
-    const { load: created, cpuUs: createCpu } = await cpuPerOp(gw.pid, () => phase('creates', () => runLoad(opts.concurrency, opts.duration, async (i) => (await call(orch, 'POST', '/api/v1/namespaces/bench/configmaps', configMap(`c-${i}`))).status === 201)));
-    const { load: bareCreated, cpuUs: bareCreateCpu } = await cpuPerOp(base.pid, () => runLoad(opts.concurrency, opts.duration, async (i) => (await call(bare, 'POST', '/api/v1/namespaces/bench/configmaps', configMap(`c-${i}`))).status === 201));
-    rows.push({ metric: `creates/s (HTTPS, ${opts.concurrency} clients)`, orch: created.opsPerSecond, baseline: bareCreated.opsPerSecond, baselineName: 'bare Fastify HTTPS', unit: '/s', higherIsBetter: true });
-    rows.push({ metric: 'create p99 latency', orch: created.p99Ms, baseline: bareCreated.p99Ms, baselineName: 'bare Fastify HTTPS', unit: 'ms', higherIsBetter: false });
-    rows.push({ metric: 'server CPU per create', orch: createCpu, baseline: bareCreateCpu, baselineName: 'bare Fastify HTTPS', unit: 'µs', higherIsBetter: false });
-
-    // 1b. the store alone with the same durability: raw SQLite creates, 64 concurrent writers
-    const raw = await openSqliteStore(join(dir, 'raw.db'));
-    const rawCreated = await runLoad(opts.concurrency, opts.duration, async (i) => {
-      await raw.create(`/registry/core/configmaps/bench/c-${i}`, configMap(`c-${i}`));
-      return true;
+  // --- baseline: bare Fastify HTTPS with the same TLS material
+  const startBaseline = async (listSize: number, listFile?: string) => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [BASELINE_MAIN, String(port), join(pki, 'serving.crt'), join(pki, 'serving.key'), join(pki, 'ca.crt'), String(listSize), ...(listFile ? [listFile] : [])], {
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    await raw.close();
-    rows.push({ metric: `creates/s vs raw store writes`, orch: created.opsPerSecond, baseline: rawCreated.opsPerSecond, baselineName: 'SqliteStore.create, same durability', unit: '/s', higherIsBetter: true });
+    children.push(child);
+    await waitForLine(child, /ready/, 30_000);
+    return { process: child, target: target(`https://127.0.0.1:${port}`, creds, opts.concurrency) };
+  };
+  const { process: base, target: bare } = await startBaseline(opts['list-size']);
+  return { opts, dir, gateway, orch, base, bare, rows: [], notes: [], startBaseline, phase, phases, profDir };
+}
 
-    // 2. gets/s
-    const n = Math.max(1, created.ops);
-    const { load: gets, cpuUs: getCpu } = await cpuPerOp(gw.pid, () => phase('gets', () => runLoad(opts.concurrency, opts.duration, async (i) => (await call(orch, 'GET', `/api/v1/namespaces/bench/configmaps/c-${i % n}`)).status === 200)));
-    const { load: bareGets, cpuUs: bareGetCpu } = await cpuPerOp(base.pid, () => runLoad(opts.concurrency, opts.duration, async (i) => (await call(bare, 'GET', `/api/v1/namespaces/bench/configmaps/c-${i % n}`)).status === 200));
-    rows.push({ metric: `gets/s (HTTPS, ${opts.concurrency} clients)`, orch: gets.opsPerSecond, baseline: bareGets.opsPerSecond, baselineName: 'bare Fastify HTTPS', unit: '/s', higherIsBetter: true });
-    rows.push({ metric: 'get p99 latency', orch: gets.p99Ms, baseline: bareGets.p99Ms, baselineName: 'bare Fastify HTTPS', unit: 'ms', higherIsBetter: false });
-    rows.push({ metric: 'server CPU per get', orch: getCpu, baseline: bareGetCpu, baselineName: 'bare Fastify HTTPS', unit: 'µs', higherIsBetter: false });
+/** 1. creates/s over HTTPS (against the bare baseline and the raw store), 2. gets/s; returns the creates' load (their objects are read after). */
+async function benchCreatesAndGets({ opts, dir, gateway, orch, base, bare, rows, phase }: GatewayRun): Promise<LoadResult> {
+  const gw = gateway.process;
+  // 1. creates/s over HTTPS, 64 clients
+  const { load: created, cpuUs: createCpu } = await cpuPerOp(gw.pid, () => phase('creates', () => runLoad(opts.concurrency, opts.duration, async (i) => (await call(orch, 'POST', '/api/v1/namespaces/bench/configmaps', configMap(`c-${i}`))).status === 201)));
+  const { load: bareCreated, cpuUs: bareCreateCpu } = await cpuPerOp(base.pid, () => runLoad(opts.concurrency, opts.duration, async (i) => (await call(bare, 'POST', '/api/v1/namespaces/bench/configmaps', configMap(`c-${i}`))).status === 201));
+  rows.push({ metric: `creates/s (HTTPS, ${opts.concurrency} clients)`, orch: created.opsPerSecond, baseline: bareCreated.opsPerSecond, baselineName: 'bare Fastify HTTPS', unit: '/s', higherIsBetter: true });
+  rows.push({ metric: 'create p99 latency', orch: created.p99Ms, baseline: bareCreated.p99Ms, baselineName: 'bare Fastify HTTPS', unit: 'ms', higherIsBetter: false });
+  rows.push({ metric: 'server CPU per create', orch: createCpu, baseline: bareCreateCpu, baselineName: 'bare Fastify HTTPS', unit: 'µs', higherIsBetter: false });
 
-    // 2b. server-side apply patches/s beside merge patches/s, both changing data.key of the same objects
-    const cmPath = (i: number) => `/api/v1/namespaces/bench/configmaps/c-${i % n}`;
-    const merges = await phase('merge patches', () => runLoad(opts.concurrency, opts.duration, async (i) => {
-      const r = await call(orch, 'PATCH', `${cmPath(i)}?fieldManager=bench-merge`, JSON.stringify({ data: { key: `m-${i}` } }), 'application/merge-patch+json');
-      return r.status === 200;
-    }));
-    const applies = await phase('apply patches', () => runLoad(opts.concurrency, opts.duration, async (i) => {
-      const config = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c-${i % n}`, namespace: 'bench' }, data: { key: `a-${i}` } };
-      const r = await call(orch, 'PATCH', `${cmPath(i)}?fieldManager=bench-apply&force=true`, JSON.stringify(config), 'application/apply-patch+yaml');
-      return r.status === 200;
-    }));
-    rows.push({ metric: `apply patches/s (server-side apply, ${opts.concurrency} clients)`, orch: applies.opsPerSecond, baseline: merges.opsPerSecond, baselineName: 'merge patches/s, same objects', unit: '/s', higherIsBetter: true });
-    rows.push({ metric: 'apply patch p99 latency', orch: applies.p99Ms, baseline: merges.p99Ms, baselineName: 'merge patch p99, same objects', unit: 'ms', higherIsBetter: false });
+  // 1b. the store alone with the same durability: raw SQLite creates, 64 concurrent writers
+  const raw = await openSqliteStore(join(dir, 'raw.db'));
+  const rawCreated = await runLoad(opts.concurrency, opts.duration, async (i) => {
+    await raw.create(`/registry/core/configmaps/bench/c-${i}`, configMap(`c-${i}`));
+    return true;
+  });
+  await raw.close();
+  rows.push({ metric: `creates/s vs raw store writes`, orch: created.opsPerSecond, baseline: rawCreated.opsPerSecond, baselineName: 'SqliteStore.create, same durability', unit: '/s', higherIsBetter: true });
 
-    // 3. list latency of N ConfigMaps (fill a namespace with exactly N)
-    await call(orch, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'lists' } }));
-    await runLoad(opts.concurrency, 600_000, async (i) => (await call(orch, 'POST', '/api/v1/namespaces/lists/configmaps', configMap(`l-${i}`).replace('"bench"', '"lists"'))).status === 201, opts['list-size']);
-    const listLat = await phase('lists', () => runLoad(1, opts.duration, async () => (await call(orch, 'GET', '/api/v1/namespaces/lists/configmaps')).status === 200, 50));
-    // The bare server answers the very objects the gateway listed (managedFields and all: twice the
-    // bytes of the gets' small objects), serialized per request like any body.
-    const listFile = join(dir, 'list.json');
-    await writeFile(listFile, (await call(orch, 'GET', '/api/v1/namespaces/lists/configmaps')).body);
-    const sameList = await startBaseline(pki, opts['list-size'], listFile);
-    const bareListLat = await runLoad(1, opts.duration, async () => (await call(sameList.target, 'GET', '/api/v1/namespaces/bench/configmaps')).status === 200, 50);
-    sameList.target.agent.destroy();
-    sameList.process.kill('SIGKILL');
-    rows.push({ metric: `list ${opts['list-size']} ConfigMaps p50`, orch: listLat.p50Ms, baseline: bareListLat.p50Ms, baselineName: 'bare Fastify, same JSON', unit: 'ms', higherIsBetter: false });
-    rows.push({ metric: `list ${opts['list-size']} ConfigMaps p99`, orch: listLat.p99Ms, baseline: bareListLat.p99Ms, baselineName: 'bare Fastify, same JSON', unit: 'ms', higherIsBetter: false });
+  // 2. gets/s
+  const n = Math.max(1, created.ops);
+  const { load: gets, cpuUs: getCpu } = await cpuPerOp(gw.pid, () => phase('gets', () => runLoad(opts.concurrency, opts.duration, async (i) => (await call(orch, 'GET', `/api/v1/namespaces/bench/configmaps/c-${i % n}`)).status === 200)));
+  const { load: bareGets, cpuUs: bareGetCpu } = await cpuPerOp(base.pid, () => runLoad(opts.concurrency, opts.duration, async (i) => (await call(bare, 'GET', `/api/v1/namespaces/bench/configmaps/c-${i % n}`)).status === 200));
+  rows.push({ metric: `gets/s (HTTPS, ${opts.concurrency} clients)`, orch: gets.opsPerSecond, baseline: bareGets.opsPerSecond, baselineName: 'bare Fastify HTTPS', unit: '/s', higherIsBetter: true });
+  rows.push({ metric: 'get p99 latency', orch: gets.p99Ms, baseline: bareGets.p99Ms, baselineName: 'bare Fastify HTTPS', unit: 'ms', higherIsBetter: false });
+  rows.push({ metric: 'server CPU per get', orch: getCpu, baseline: bareGetCpu, baselineName: 'bare Fastify HTTPS', unit: 'µs', higherIsBetter: false });
+  return created;
+}
 
-    // 4. watch delivery latency to W watchers: create → event at each watcher
-    const watch = await phase('watch', () => watchLatency(orch, opts.watchers, 200));
-    const rawWatch = await rawWatchLatency(join(dir, 'rawwatch.db'), opts.watchers, 200);
-    rows.push({ metric: `watch delivery p50 (${opts.watchers} watchers)`, orch: watch.p50, baseline: rawWatch.p50, baselineName: 'store change feed, in-process', unit: 'ms', higherIsBetter: false });
-    rows.push({ metric: `watch delivery p99 (${opts.watchers} watchers)`, orch: watch.p99, baseline: rawWatch.p99, baselineName: 'store change feed, in-process', unit: 'ms', higherIsBetter: false });
+/** 2b. server-side apply patches/s beside merge patches/s, both changing data.key of the same `n` objects. */
+async function benchPatches({ opts, orch, rows, phase }: GatewayRun, n: number): Promise<void> {
+  const cmPath = (i: number) => `/api/v1/namespaces/bench/configmaps/c-${i % n}`;
+  const merges = await phase('merge patches', () => runLoad(opts.concurrency, opts.duration, async (i) => {
+    const r = await call(orch, 'PATCH', `${cmPath(i)}?fieldManager=bench-merge`, JSON.stringify({ data: { key: `m-${i}` } }), 'application/merge-patch+json');
+    return r.status === 200;
+  }));
+  const applies = await phase('apply patches', () => runLoad(opts.concurrency, opts.duration, async (i) => {
+    const config = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c-${i % n}`, namespace: 'bench' }, data: { key: `a-${i}` } };
+    const r = await call(orch, 'PATCH', `${cmPath(i)}?fieldManager=bench-apply&force=true`, JSON.stringify(config), 'application/apply-patch+yaml');
+    return r.status === 200;
+  }));
+  rows.push({ metric: `apply patches/s (server-side apply, ${opts.concurrency} clients)`, orch: applies.opsPerSecond, baseline: merges.opsPerSecond, baselineName: 'merge patches/s, same objects', unit: '/s', higherIsBetter: true });
+  rows.push({ metric: 'apply patch p99 latency', orch: applies.p99Ms, baseline: merges.p99Ms, baselineName: 'merge patch p99, same objects', unit: 'ms', higherIsBetter: false });
+}
 
-    // 4b. watch fan-out to many watchers held by processes of their own (issue 16: p99 ≤ 50 ms for 1,000), once per
-    // --watch-protocols entry: HTTP/1.1 (a connection per watch) and h2 (one session per watcher process, as client-go)
-    const fanOutRows: Record<WatchProtocol, string> = {
-      'http/1.1': `watch delivery p99 (${opts['fanout-watchers']} watchers in 2 processes, median of ${opts['fanout-rounds']} rounds, goal ≤ 50 ms)`,
-      h2: `watch delivery p99 over HTTP/2 (${opts['fanout-watchers']} watchers in 2 processes, one h2 session per process as client-go, median of ${opts['fanout-rounds']} rounds, goal ≤ 50 ms)`,
-    };
-    const fanOutCpu: Partial<Record<WatchProtocol, number>> = {};
-    let rawFanOut: { p50: number; p99: number } | undefined;
-    for (const protocol of oneOfEach('watch-protocols', opts['watch-protocols'], WATCH_PROTOCOLS)) {
-      const notServed = await whyNotServed(gateway.url, creds, protocol);
-      const fanOut = notServed ? undefined : await phase(protocol === 'h2' ? 'watch fan-out over h2' : 'watch fan-out', () => watchFanOut(orch, { ...gateway, pid: gw.pid! }, { namespace: `fanout${protocol === 'h2' ? '-h2' : ''}`, watchers: opts['fanout-watchers'], events: 100, rounds: opts['fanout-rounds'], gapMs: 50, clients: 2, protocol }));
-      rawFanOut ??= await rawWatchLatency(join(dir, 'rawfanout.db'), opts['fanout-watchers'], 100);
-      rows.push({ metric: fanOutRows[protocol], orch: fanOut?.p99 ?? NaN, baseline: rawFanOut.p99, baselineName: `store change feed, in-process${notServed ? ` (${protocol} not served: ${notServed})` : ''}`, unit: 'ms', higherIsBetter: false });
-      fanOutCpu[protocol] = fanOut?.gatewayCpuMsPerEvent ?? NaN;
-      notes.push(
-        fanOut
-          ? `watch fan-out (${protocol}, ${fanOut.connections} connections): ${fanOut.delivered} of ${fanOut.expected} events delivered, p50 ${fanOut.p50.toFixed(2)} ms, p99 of each round ${fanOut.roundP99s.map((v) => v.toFixed(1)).join(' / ')} ms; ` +
-              `gateway CPU ${fanOut.gatewayCpuMsPerEvent.toFixed(1)} ms per event, watcher processes ${fanOut.clientCpuUsPerDelivery.toFixed(1)} µs per delivery`
-          : `watch fan-out (${protocol}): not served by this gateway (${notServed})`,
-      );
-    }
-    if (fanOutCpu.h2 !== undefined) rows.push({ metric: `gateway CPU per event of the watch fan-out, h2 watchers (${opts['fanout-watchers']} watchers)`, orch: fanOutCpu.h2, baseline: fanOutCpu['http/1.1'] ?? NaN, baselineName: 'HTTP/1.1 watchers, same run', unit: 'ms', higherIsBetter: false });
+/** 3. list latency of N ConfigMaps (a namespace filled with exactly N), against a bare server answering the same JSON. */
+async function benchLists({ opts, dir, orch, rows, phase, startBaseline }: GatewayRun): Promise<void> {
+  await call(orch, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'lists' } }));
+  await runLoad(opts.concurrency, 600_000, async (i) => (await call(orch, 'POST', '/api/v1/namespaces/lists/configmaps', configMap(`l-${i}`).replace('"bench"', '"lists"'))).status === 201, opts['list-size']);
+  const listLat = await phase('lists', () => runLoad(1, opts.duration, async () => (await call(orch, 'GET', '/api/v1/namespaces/lists/configmaps')).status === 200, 50));
+  // The bare server answers the very objects the gateway listed (managedFields and all: twice the
+  // bytes of the gets' small objects), serialized per request like any body.
+  const listFile = join(dir, 'list.json');
+  await writeFile(listFile, (await call(orch, 'GET', '/api/v1/namespaces/lists/configmaps')).body);
+  const sameList = await startBaseline(opts['list-size'], listFile);
+  const bareListLat = await runLoad(1, opts.duration, async () => (await call(sameList.target, 'GET', '/api/v1/namespaces/bench/configmaps')).status === 200, 50);
+  sameList.target.agent.destroy();
+  sameList.process.kill('SIGKILL');
+  rows.push({ metric: `list ${opts['list-size']} ConfigMaps p50`, orch: listLat.p50Ms, baseline: bareListLat.p50Ms, baselineName: 'bare Fastify, same JSON', unit: 'ms', higherIsBetter: false });
+  rows.push({ metric: `list ${opts['list-size']} ConfigMaps p99`, orch: listLat.p99Ms, baseline: bareListLat.p99Ms, baselineName: 'bare Fastify, same JSON', unit: 'ms', higherIsBetter: false });
+}
 
-    // 5. protobuf vs JSON over HTTP on the same gateway
-    rows.push(...(await phase('protobuf', () => protobufHttpBench(orch, { getPath: '/api/v1/namespaces/bench/configmaps/c-0', listPath: '/api/v1/namespaces/lists/configmaps?limit=500', concurrency: opts.concurrency, durationMs: Math.min(opts.duration, 5000) }))));
+/** 4. watch delivery latency to W watchers (create → event at each watcher), 4b. the fan-out to many watchers in processes of their own. */
+async function benchWatches({ opts, dir, gateway, orch, rows, notes, phase }: GatewayRun): Promise<void> {
+  const watch = await phase('watch', () => watchLatency(orch, opts.watchers, 200));
+  const rawWatch = await rawWatchLatency(join(dir, 'rawwatch.db'), opts.watchers, 200);
+  rows.push({ metric: `watch delivery p50 (${opts.watchers} watchers)`, orch: watch.p50, baseline: rawWatch.p50, baselineName: 'store change feed, in-process', unit: 'ms', higherIsBetter: false });
+  rows.push({ metric: `watch delivery p99 (${opts.watchers} watchers)`, orch: watch.p99, baseline: rawWatch.p99, baselineName: 'store change feed, in-process', unit: 'ms', higherIsBetter: false });
 
-    // 6. memory after all of the above
-    rows.push({ metric: 'RSS', orch: await rssMiB(gw.pid!), baseline: await rssMiB(base.pid!), baselineName: `bare Fastify holding ${opts['list-size']} objects`, unit: 'MiB', higherIsBetter: false });
-    if (opts['gateway-profile']) {
-      // A clean exit (SIGINT) writes the profile.
-      await new Promise((r) => (gw.once('exit', r), gw.kill('SIGINT')));
-      for (const p of phases) notes.push(`gateway CPU profile, ${p.name} (self time of the main thread's busy time):\n    ${(await profileSummary(profDir, p.window, 15, true)).join('\n    ')}`);
-      // Where creates spend their time, callers included (the create path's budget).
-      const creates = phases.find((p) => p.name === 'creates');
-      if (creates) {
-        notes.push(`gateway CPU profile, creates (inclusive time of the main thread's busy time):\n    ${(await inclusiveSummary(profDir, creates.window, 40, true)).join('\n    ')}`);
-        notes.push(`gateway CPU profile, creates, by part (inclusive):\n    ${(await inclusiveShares(profDir, CREATE_PARTS, creates.window, true)).join('\n    ')}`);
-      }
-    }
-  } finally {
-    for (const c of children) c.kill('SIGKILL');
-    await rm(dir, { recursive: true, force: true });
+  // 4b. watch fan-out to many watchers held by processes of their own (issue 16: p99 ≤ 50 ms for 1,000), once per
+  // --watch-protocols entry: HTTP/1.1 (a connection per watch) and h2 (one session per watcher process, as client-go)
+  const fanOutRows: Record<WatchProtocol, string> = {
+    'http/1.1': `watch delivery p99 (${opts['fanout-watchers']} watchers in 2 processes, median of ${opts['fanout-rounds']} rounds, goal ≤ 50 ms)`,
+    h2: `watch delivery p99 over HTTP/2 (${opts['fanout-watchers']} watchers in 2 processes, one h2 session per process as client-go, median of ${opts['fanout-rounds']} rounds, goal ≤ 50 ms)`,
+  };
+  const fanOutCpu: Partial<Record<WatchProtocol, number>> = {};
+  let rawFanOut: { p50: number; p99: number } | undefined;
+  for (const protocol of oneOfEach('watch-protocols', opts['watch-protocols'], WATCH_PROTOCOLS)) {
+    const notServed = await whyNotServed(gateway.url, gateway.creds, protocol);
+    const fanOut = notServed ? undefined : await phase(protocol === 'h2' ? 'watch fan-out over h2' : 'watch fan-out', () => watchFanOut(orch, { ...gateway, pid: gateway.process.pid! }, { namespace: `fanout${protocol === 'h2' ? '-h2' : ''}`, watchers: opts['fanout-watchers'], events: 100, rounds: opts['fanout-rounds'], gapMs: 50, clients: 2, protocol }));
+    rawFanOut ??= await rawWatchLatency(join(dir, 'rawfanout.db'), opts['fanout-watchers'], 100);
+    rows.push({ metric: fanOutRows[protocol], orch: fanOut?.p99 ?? NaN, baseline: rawFanOut.p99, baselineName: `store change feed, in-process${notServed ? ` (${protocol} not served: ${notServed})` : ''}`, unit: 'ms', higherIsBetter: false });
+    fanOutCpu[protocol] = fanOut?.gatewayCpuMsPerEvent ?? NaN;
+    notes.push(
+      fanOut
+        ? `watch fan-out (${protocol}, ${fanOut.connections} connections): ${fanOut.delivered} of ${fanOut.expected} events delivered, p50 ${fanOut.p50.toFixed(2)} ms, p99 of each round ${fanOut.roundP99s.map((v) => v.toFixed(1)).join(' / ')} ms; ` +
+            `gateway CPU ${fanOut.gatewayCpuMsPerEvent.toFixed(1)} ms per event, watcher processes ${fanOut.clientCpuUsPerDelivery.toFixed(1)} µs per delivery`
+        : `watch fan-out (${protocol}): not served by this gateway (${notServed})`,
+    );
   }
-  return { rows, notes };
+  if (fanOutCpu.h2 !== undefined) rows.push({ metric: `gateway CPU per event of the watch fan-out, h2 watchers (${opts['fanout-watchers']} watchers)`, orch: fanOutCpu.h2, baseline: fanOutCpu['http/1.1'] ?? NaN, baselineName: 'HTTP/1.1 watchers, same run', unit: 'ms', higherIsBetter: false });
+}
+
+/** 5. protobuf vs JSON over HTTP on the same gateway, 6. memory after all of the above; with --gateway-profile, the profile notes of every phase. */
+async function benchProtobufAndMemory({ opts, gateway, orch, base, rows, notes, phase, phases, profDir }: GatewayRun): Promise<void> {
+  const gw = gateway.process;
+  rows.push(...(await phase('protobuf', () => protobufHttpBench(orch, { getPath: '/api/v1/namespaces/bench/configmaps/c-0', listPath: '/api/v1/namespaces/lists/configmaps?limit=500', concurrency: opts.concurrency, durationMs: Math.min(opts.duration, 5000) }))));
+  rows.push({ metric: 'RSS', orch: await rssMiB(gw.pid!), baseline: await rssMiB(base.pid!), baselineName: `bare Fastify holding ${opts['list-size']} objects`, unit: 'MiB', higherIsBetter: false });
+  if (!opts['gateway-profile']) return;
+  // A clean exit (SIGINT) writes the profile.
+  await new Promise((r) => (gw.once('exit', r), gw.kill('SIGINT')));
+  for (const p of phases) notes.push(`gateway CPU profile, ${p.name} (self time of the main thread's busy time):\n    ${(await profileSummary(profDir, p.window, 15, true)).join('\n    ')}`);
+  // Where creates spend their time, callers included (the create path's budget).
+  const creates = phases.find((p) => p.name === 'creates');
+  if (creates) {
+    notes.push(`gateway CPU profile, creates (inclusive time of the main thread's busy time):\n    ${(await inclusiveSummary(profDir, creates.window, 40, true)).join('\n    ')}`);
+    notes.push(`gateway CPU profile, creates, by part (inclusive):\n    ${(await inclusiveShares(profDir, CREATE_PARTS, creates.window, true)).join('\n    ')}`);
+  }
 }
 
 /** W watchers on one namespace; `events` creates; latency = create start → event arrival, per watcher. */

@@ -420,6 +420,19 @@ async function stopGateways(gws: BenchGateway[]): Promise<void> {
   await Promise.all(gws.map((g) => new Promise((r) => (g.process.exitCode !== null ? r(null) : g.process.once('exit', r)))));
 }
 
+/** What the phases of {@link scaleBench} share: the engines, a store straight on etcd, the cluster PKI, the processes to kill, and the rows and notes so far. */
+interface ScaleRun {
+  opts: ScaleBenchOptions;
+  dir: string;
+  engines: Engines;
+  pkiDir: string;
+  /** EtcdStore on the bench's etcd, no gateway in between. */
+  direct: Awaited<ReturnType<typeof openEtcdStore>>;
+  children: ChildProcess[];
+  rows: Row[];
+  notes: string[];
+}
+
 /**
  * The scale-out benchmarks (issue: creates through 3 vs 1 gateways, watch delivery, list from
  * cache, RSS), each phase with its own gateways; `opts.phases` picks some.
@@ -430,195 +443,205 @@ export async function scaleBench(opts: ScaleBenchOptions): Promise<{ rows: Row[]
   const dir = await mkdtemp(join(tmpdir(), 'orch-bench-scale-'));
   const children: ChildProcess[] = [];
   const [etcd, nats, redis] = await Promise.all([startEtcd(), startNats(), startRedis()]);
-  const engines = { etcd, nats, redis };
   const pkiDir = join(dir, 'pki');
   const direct = await openEtcdStore({ endpoints: [etcd.endpoint], prefix: '/registry' });
+  const run: ScaleRun = { opts, dir, engines: { etcd, nats, redis }, pkiDir, direct, children, rows, notes };
   try {
-    if (opts.phases.has('creates')) {
-      // --- creates/s through one gateway, then through three (same etcd, same flags), each with
-      // the CPU each process spent per create and the gateways' profile during the creates
-      const run = (count: number, name: string) => createRun(join(dir, `creates-${name}`), engines, pkiDir, count, opts, children);
-      const single = await run(1, 'one');
-      const triple = await run(3, 'three');
-      rows.push({ metric: `creates/s through 3 gateways (${opts.concurrency} clients)`, orch: triple.load.opsPerSecond, baseline: single.load.opsPerSecond, baselineName: '1 gateway, same etcd', unit: '/s', higherIsBetter: true });
-      const gatewayMs = (r: CreateRun) => r.cpuMsPerCreate.gateways.reduce((a, b) => a + b, 0);
-      rows.push({ metric: 'gateway CPU per create, 3 gateways (all of them)', orch: gatewayMs(triple), baseline: gatewayMs(single), baselineName: '1 gateway', unit: 'ms', higherIsBetter: false });
-      // The ceiling below them: the same number of concurrent creates straight into etcd.
-      const rawEtcd = await runLoad(opts.concurrency, opts.durationMs, async (i) => {
-        await direct.create(`/registry/core/configmaps/raw/r-${i}`, configMap('raw', `r-${i}`));
-        return true;
-      });
-      rows.push({ metric: 'creates/s through 3 gateways vs raw etcd', orch: triple.load.opsPerSecond, baseline: rawEtcd.opsPerSecond, baselineName: `EtcdStore.create, ${opts.concurrency} concurrent, no gateway`, unit: '/s', higherIsBetter: true });
-      for (const [label, r] of [['1 gateway', single], ['3 gateways', triple]] as const) {
-        const c = r.cpuMsPerCreate;
-        const f = (v: number) => v.toFixed(2);
-        notes.push(
-          `creates through ${label}: ${r.load.opsPerSecond.toFixed(0)}/s, p50 ${r.load.p50Ms.toFixed(1)} ms, p99 ${r.load.p99Ms.toFixed(1)} ms; CPU ms per create: gateways ${c.gateways.map(f).join(' + ')} (main threads ${c.gatewayMainThreads.map(f).join(' + ')}), etcd ${f(c.etcd)}, nats ${f(c.nats)}, redis ${f(c.redis)}, bench client ${f(c.client)}; cores busy ${r.cores.toFixed(2)} of ${cpus().length}, load average ${r.load1.toFixed(1)}`,
-        );
-        notes.push(`gateway CPU profile of the creates through ${label} (the load's window), inclusive shares of the busy time: ${r.work.join(', ')}; top frames by self time:\n    ${r.profile.join('\n    ')}`);
-      }
-    }
-
-    if (opts.phases.has('watch')) {
-      // --- watch delivery to W watchers over three gateways at R events/s, with the pump in a
-      // process of its own (the HA topology) and inside gateway-0 (same run); baseline raw NATS
-      const loadBefore = loadavg()[0];
-      const subject = async () => watchChannels(await clusterIdentity(direct)).subject;
-      const placements = [
-        { name: 'process', label: "the pump in its own process (gateways --watch-pump=false)" },
-        { name: 'gateway', label: 'the pump inside gateway-0 (leader-elected among the gateways)' },
-      ].filter((p) => p.name === 'process' || opts.pumpInGateway);
-      const results = new Map<string, DeliveryResult>();
-      const notServed = new Map<WatchProtocol, string>();
-      for (const placement of placements) {
-        const own = placement.name === 'process';
-        // HTTP/1.1 with each placement; h2 with the pump process (the HA topology), on the same gateways.
-        const protocols = opts.watchProtocols.filter((p) => p === 'http/1.1' || own);
-        if (protocols.length === 0) continue;
-        const profDir = join(dir, `prof-watch-${placement.name}`);
-        const prof = (name: string) => (opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`] : []);
-        const gws = await startReplicas(join(dir, `watch-${placement.name}`), engines, 3, pkiDir, () => prof('gateways'), own ? ['--watch-pump=false'] : []);
-        children.push(...gws.map((g) => g.process));
-        const pump = own ? await startBenchWatchPump(replicaArgs(engines, pkiDir), prof('pump')) : undefined;
-        if (pump) children.push(pump);
-        const pids = [...gws.map((g) => g.process.pid!), etcd.pid, nats.pid, redis.pid, ...(pump ? [pump.pid!] : [])];
-        const runs: [WatchProtocol, DeliveryResult][] = [];
-        for (const protocol of protocols) {
-          const why = await whyNotServed(gws[0].url, gws[0].creds, protocol);
-          if (why) {
-            notServed.set(protocol, why);
-            notes.push(`watch delivery over ${protocol} with ${placement.label}: not served by these gateways (${why})`);
-            continue;
-          }
-          const delivery = await watchDelivery(gws, etcd.endpoint, {
-            watchers: opts.watchers,
-            namespaces: 100,
-            nsPrefix: `wd-${placement.name}-${protocol === 'h2' ? 'h2-' : ''}`,
-            rate: opts.eventsPerSecond,
-            durationMs: opts.durationMs,
-            clients: opts.watchClients,
-            protocol,
-            nodeArgs: (role) => prof(role),
-            observe: pids,
-            bus: { url: nats.url, subject: await subject() },
-          });
-          results.set(`${placement.name} ${protocol}`, delivery);
-          runs.push([protocol, delivery]);
-          notes.push(...deliveryNotes({ name: `${placement.name}, ${protocol}`, label: `${placement.label}, watchers over ${protocol}` }, delivery, { pump: pump !== undefined, watchClients: opts.watchClients }));
-        }
-        pump?.kill('SIGINT');
-        await stopGateways(gws);
-        if (pump && pump.exitCode === null) await new Promise((r) => pump.once('exit', r));
-        for (const [protocol, delivery] of opts.profile ? runs : []) {
-          for (const who of ['gateways', ...(own ? ['pump'] : []), 'watcher']) {
-            const work = who === 'watcher' ? '' : ` inclusive shares of the busy time: ${(await inclusiveShares(join(profDir, who), WATCH_WORK, delivery.window)).join(', ')};`;
-            notes.push(`${who} CPU profile while events flowed (${placement.name}, ${protocol}),${work} top frames by self time:\n    ${(await profileSummary(join(profDir, who), delivery.window)).join('\n    ')}`);
-          }
-        }
-      }
-      const raw = await natsDelivery(nats.url, { watchers: opts.watchers, namespaces: 100, rate: opts.eventsPerSecond, durationMs: opts.durationMs });
-      const own = results.get('process http/1.1');
-      const inGateway = results.get('gateway http/1.1');
-      if (own) {
-        const rate = Math.round(own.achievedRate);
-        rows.push({ metric: `watch delivery p50 after etcd's change feed (${opts.watchers} watchers, 3 gateways + pump process, ${rate} events/s)`, orch: own.afterFeed.p50, baseline: raw.p50, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
-        rows.push({ metric: `watch delivery p99 after etcd's change feed (${opts.watchers} watchers, 3 gateways + pump process, ${rate} events/s)`, orch: own.afterFeed.p99, baseline: raw.p99, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
-        if (inGateway) {
-          rows.push({ metric: "watch delivery p50 after etcd's change feed, pump in its own process", orch: own.afterFeed.p50, baseline: inGateway.afterFeed.p50, baselineName: 'pump inside gateway-0, same run', unit: 'ms', higherIsBetter: false });
-          rows.push({ metric: "watch delivery p99 after etcd's change feed, pump in its own process", orch: own.afterFeed.p99, baseline: inGateway.afterFeed.p99, baselineName: 'pump inside gateway-0, same run', unit: 'ms', higherIsBetter: false });
-        }
-        rows.push({ metric: 'watch delivery p50 end to end (write sent → watcher), pump process', orch: own.endToEnd.p50, baseline: own.feed.p50, baselineName: "write sent → etcd's change feed (a direct etcd watch)", unit: 'ms', higherIsBetter: false });
-        rows.push({ metric: 'watch delivery p99 end to end (write sent → watcher), pump process', orch: own.endToEnd.p99, baseline: own.feed.p99, baselineName: "write sent → etcd's change feed (a direct etcd watch)", unit: 'ms', higherIsBetter: false });
-      }
-      if (opts.watchProtocols.includes('h2')) rows.push(...h2DeliveryRows(opts.watchers, results.get('process h2'), own, notServed.get('h2')));
-      notes.push(`load average before the watch phase ${loadBefore.toFixed(1)}, after ${loadavg()[0].toFixed(1)}`);
-    }
-
-    if (opts.phases.has('list')) {
-      // --- a list of N objects from the watch cache vs from etcd (same data, same gateway build)
-      const client = new Etcd3({ hosts: etcd.endpoint });
-      const ops = Array.from({ length: opts.listSize }, (_, i) => ({
-        key: `/registry/registry/core/configmaps/lists/l-${String(i).padStart(6, '0')}`,
-        value: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `l-${String(i).padStart(6, '0')}`, namespace: 'lists', uid: `00000000-0000-0000-0000-${String(i).padStart(12, '0')}`, creationTimestamp: '2026-01-01T00:00:00Z' }, data: { key: 'value' } }),
-      }));
-      for (let i = 0; i < ops.length; i += 128) {
-        await client.kv.txn({ compare: [], success: ops.slice(i, i + 128).map((o) => ({ request_put: { key: Buffer.from(o.key), value: Buffer.from(o.value) } })) });
-      }
-      client.close();
-      const cached = await startBenchGateway(join(dir, 'cached'), ['--storage-backend=etcd', `--etcd-servers=${etcd.endpoint}`, `--nats-url=${nats.url}`, `--redis-url=${redis.url}`, `--pki-dir=${pkiDir}`]);
-      const uncached = await startBenchGateway(join(dir, 'uncached'), ['--storage-backend=etcd', `--etcd-servers=${etcd.endpoint}`, `--nats-url=${nats.url}`, `--redis-url=${redis.url}`, `--pki-dir=${pkiDir}`, '--feature-gates=ConsistentListFromCache=false']);
-      children.push(cached.process, uncached.process);
-      const listPath = '/api/v1/namespaces/lists/configmaps';
-      const tc = target(cached.url, cached.creds, 1);
-      const tu = target(uncached.url, uncached.creds, 1);
-      const count = JSON.parse((await call(tc, 'GET', listPath)).body).items.length;
-      if (count !== opts.listSize) throw new Error(`list from the cache has ${count} items, want ${opts.listSize}`);
-      const fromCache = await runLoad(1, opts.durationMs, async () => (await call(tc, 'GET', listPath)).status === 200, 20);
-      const fromEtcd = await runLoad(1, opts.durationMs, async () => (await call(tu, 'GET', listPath)).status === 200, 20);
-      rows.push({ metric: `list ${opts.listSize} ConfigMaps p50, from the watch cache`, orch: fromCache.p50Ms, baseline: fromEtcd.p50Ms, baselineName: 'from etcd (ConsistentListFromCache=false)', unit: 'ms', higherIsBetter: false });
-      // The same list in pages of 500 (limit and continue, as informers list), first page to last.
-      const walk = async (t: ReturnType<typeof target>) => {
-        let token = '';
-        do {
-          const page = await call(t, 'GET', `${listPath}?limit=500${token ? `&continue=${encodeURIComponent(token)}` : ''}`);
-          if (page.status !== 200) return false;
-          token = (JSON.parse(page.body) as { metadata: { continue?: string } }).metadata.continue ?? '';
-        } while (token);
-        return true;
-      };
-      const pagedCache = await runLoad(1, opts.durationMs, () => walk(tc), 20);
-      const pagedEtcd = await runLoad(1, opts.durationMs, () => walk(tu), 20);
-      rows.push({ metric: `list ${opts.listSize} ConfigMaps in pages of 500 (limit/continue) p50, from the watch cache`, orch: pagedCache.p50Ms, baseline: pagedEtcd.p50Ms, baselineName: 'from etcd (ConsistentListFromCache=false)', unit: 'ms', higherIsBetter: false });
-      cached.process.kill('SIGKILL');
-      uncached.process.kill('SIGKILL');
-    }
+    if (opts.phases.has('creates')) await scaleCreates(run);
+    if (opts.phases.has('watch')) await scaleWatchDelivery(run);
+    if (opts.phases.has('list')) await scaleList(run);
   } finally {
     for (const c of children) c.kill('SIGKILL');
     await direct.close();
     await Promise.all([etcd.stop(), nats.stop(), redis.stop()]);
   }
 
-  // --- RSS of the embedded default holding N small objects created within the history
-  // retention, watched as a cluster watches them (a controller's informer of every ConfigMap, a
-  // label-selected one): what the cache, the history and watch serving keep per object. The
-  // retention is 10 min, so that every create is in the history even on a loaded machine
-  // (100,000 creates take 2 to 5 min here; the memory history is bounded by age only).
   try {
-    if (opts.phases.has('rss')) {
-      const gw = await startBenchGateway(join(dir, 'rss'), ['--watch-history-retention=10m']);
-      children.push(gw.process);
-      const t = target(gw.url, gw.creds, opts.concurrency);
-      await call(t, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'rss' } }));
-      const rv = JSON.parse((await call(t, 'GET', '/api/v1/configmaps?limit=1')).body).metadata.resourceVersion;
-      const watches = [`/api/v1/configmaps?watch=1&resourceVersion=${rv}`, `/api/v1/namespaces/rss/configmaps?watch=1&resourceVersion=${rv}&labelSelector=app%3Dnone`];
-      const watcher = benchChild('watch-client.js', { ORCH_WATCH_CLIENT: JSON.stringify({ watches: watches.map((path) => ({ url: gw.url, path })), ...gw.creds } satisfies WatchClientConfig) });
-      children.push(watcher.proc);
-      await watcher.next('ready');
-      const cpuBefore = await cpuSeconds(gw.process.pid!);
-      const made = await runLoad(opts.concurrency, 600_000, async (i) => (await call(t, 'POST', '/api/v1/namespaces/rss/configmaps', configMap('rss', `r-${i}`, { seq: String(i) }))).status === 201, opts.rssObjects);
-      if (made.ops !== opts.rssObjects) throw new Error(`created ${made.ops} of ${opts.rssObjects} objects`);
-      const cpuPerCreate = ((await cpuSeconds(gw.process.pid!)) - cpuBefore) / made.ops;
-      // Right after the storm RSS still holds the V8 heap's room for it (new space, old space
-      // not yet collected); settled: the watchers connected, no writes, for RSS_SETTLE_MS.
-      await sleep(2000);
-      const afterStorm = await rssMiB(gw.process.pid!);
-      await sleep(RSS_SETTLE_MS - 2000);
-      const settled = await rssMiB(gw.process.pid!);
-      const peak = await peakRssMiB(gw.process.pid!);
-      watcher.proc.send('stop');
-      const delivered = (await watcher.next<WatchClientReport>('done')).seqs.length;
-      const mapRss = await plainMapRss(opts.rssObjects);
-      const what = `gateway RSS, ${opts.rssObjects} small objects + the history of their creates, 2 watchers (SQLite, memory history)`;
-      const row = (when: string, orch: number): Row => ({ metric: `${what}: ${when}`, orch, baseline: mapRss, baselineName: 'the same objects as JSON in a plain Map', unit: 'MiB', higherIsBetter: false });
-      rows.push(row(`settled (${RSS_SETTLE_MS / 1000} s after the creates; the goal)`, settled), row('2 s after the creates', afterStorm), row('peak (VmHWM)', peak));
-      const within = made.seconds + RSS_SETTLE_MS / 1000 < 600 ? 'all in the history (10 min retention)' : 'LONGER than the 10 min history retention: the oldest events had left the history';
-      notes.push(`${opts.rssObjects} creates took ${made.seconds.toFixed(0)} s (${made.opsPerSecond.toFixed(0)}/s, gateway CPU ${(cpuPerCreate * 1000).toFixed(2)} ms per create), ${within}; the watcher of every ConfigMap received ${delivered} of ${opts.rssObjects} events`);
-    }
+    if (opts.phases.has('rss')) await scaleRss(run);
   } finally {
     for (const c of children) c.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
   }
   return { rows, notes };
+}
+
+async function scaleCreates({ opts, dir, engines, pkiDir, direct, children, rows, notes }: ScaleRun): Promise<void> {
+  // --- creates/s through one gateway, then through three (same etcd, same flags), each with
+  // the CPU each process spent per create and the gateways' profile during the creates
+  const run = (count: number, name: string) => createRun(join(dir, `creates-${name}`), engines, pkiDir, count, opts, children);
+  const single = await run(1, 'one');
+  const triple = await run(3, 'three');
+  rows.push({ metric: `creates/s through 3 gateways (${opts.concurrency} clients)`, orch: triple.load.opsPerSecond, baseline: single.load.opsPerSecond, baselineName: '1 gateway, same etcd', unit: '/s', higherIsBetter: true });
+  const gatewayMs = (r: CreateRun) => r.cpuMsPerCreate.gateways.reduce((a, b) => a + b, 0);
+  rows.push({ metric: 'gateway CPU per create, 3 gateways (all of them)', orch: gatewayMs(triple), baseline: gatewayMs(single), baselineName: '1 gateway', unit: 'ms', higherIsBetter: false });
+  // The ceiling below them: the same number of concurrent creates straight into etcd.
+  const rawEtcd = await runLoad(opts.concurrency, opts.durationMs, async (i) => {
+    await direct.create(`/registry/core/configmaps/raw/r-${i}`, configMap('raw', `r-${i}`));
+    return true;
+  });
+  rows.push({ metric: 'creates/s through 3 gateways vs raw etcd', orch: triple.load.opsPerSecond, baseline: rawEtcd.opsPerSecond, baselineName: `EtcdStore.create, ${opts.concurrency} concurrent, no gateway`, unit: '/s', higherIsBetter: true });
+  for (const [label, r] of [['1 gateway', single], ['3 gateways', triple]] as const) {
+    const c = r.cpuMsPerCreate;
+    const f = (v: number) => v.toFixed(2);
+    notes.push(
+      `creates through ${label}: ${r.load.opsPerSecond.toFixed(0)}/s, p50 ${r.load.p50Ms.toFixed(1)} ms, p99 ${r.load.p99Ms.toFixed(1)} ms; CPU ms per create: gateways ${c.gateways.map(f).join(' + ')} (main threads ${c.gatewayMainThreads.map(f).join(' + ')}), etcd ${f(c.etcd)}, nats ${f(c.nats)}, redis ${f(c.redis)}, bench client ${f(c.client)}; cores busy ${r.cores.toFixed(2)} of ${cpus().length}, load average ${r.load1.toFixed(1)}`,
+    );
+    notes.push(`gateway CPU profile of the creates through ${label} (the load's window), inclusive shares of the busy time: ${r.work.join(', ')}; top frames by self time:\n    ${r.profile.join('\n    ')}`);
+  }
+}
+
+async function scaleWatchDelivery({ opts, dir, engines, pkiDir, direct, children, rows, notes }: ScaleRun): Promise<void> {
+  const { etcd, nats, redis } = engines;
+  // --- watch delivery to W watchers over three gateways at R events/s, with the pump in a
+  // process of its own (the HA topology) and inside gateway-0 (same run); baseline raw NATS
+  const loadBefore = loadavg()[0];
+  const subject = async () => watchChannels(await clusterIdentity(direct)).subject;
+  const placements = [
+    { name: 'process', label: "the pump in its own process (gateways --watch-pump=false)" },
+    { name: 'gateway', label: 'the pump inside gateway-0 (leader-elected among the gateways)' },
+  ].filter((p) => p.name === 'process' || opts.pumpInGateway);
+  const results = new Map<string, DeliveryResult>();
+  const notServed = new Map<WatchProtocol, string>();
+  for (const placement of placements) {
+    const own = placement.name === 'process';
+    // HTTP/1.1 with each placement; h2 with the pump process (the HA topology), on the same gateways.
+    const protocols = opts.watchProtocols.filter((p) => p === 'http/1.1' || own);
+    if (protocols.length === 0) continue;
+    const profDir = join(dir, `prof-watch-${placement.name}`);
+    const prof = (name: string) => (opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profDir, name)}`] : []);
+    const gws = await startReplicas(join(dir, `watch-${placement.name}`), engines, 3, pkiDir, () => prof('gateways'), own ? ['--watch-pump=false'] : []);
+    children.push(...gws.map((g) => g.process));
+    const pump = own ? await startBenchWatchPump(replicaArgs(engines, pkiDir), prof('pump')) : undefined;
+    if (pump) children.push(pump);
+    const pids = [...gws.map((g) => g.process.pid!), etcd.pid, nats.pid, redis.pid, ...(pump ? [pump.pid!] : [])];
+    const runs: [WatchProtocol, DeliveryResult][] = [];
+    for (const protocol of protocols) {
+      const why = await whyNotServed(gws[0].url, gws[0].creds, protocol);
+      if (why) {
+        notServed.set(protocol, why);
+        notes.push(`watch delivery over ${protocol} with ${placement.label}: not served by these gateways (${why})`);
+        continue;
+      }
+      const delivery = await watchDelivery(gws, etcd.endpoint, {
+        watchers: opts.watchers,
+        namespaces: 100,
+        nsPrefix: `wd-${placement.name}-${protocol === 'h2' ? 'h2-' : ''}`,
+        rate: opts.eventsPerSecond,
+        durationMs: opts.durationMs,
+        clients: opts.watchClients,
+        protocol,
+        nodeArgs: (role) => prof(role),
+        observe: pids,
+        bus: { url: nats.url, subject: await subject() },
+      });
+      results.set(`${placement.name} ${protocol}`, delivery);
+      runs.push([protocol, delivery]);
+      notes.push(...deliveryNotes({ name: `${placement.name}, ${protocol}`, label: `${placement.label}, watchers over ${protocol}` }, delivery, { pump: pump !== undefined, watchClients: opts.watchClients }));
+    }
+    pump?.kill('SIGINT');
+    await stopGateways(gws);
+    if (pump && pump.exitCode === null) await new Promise((r) => pump.once('exit', r));
+    for (const [protocol, delivery] of opts.profile ? runs : []) {
+      for (const who of ['gateways', ...(own ? ['pump'] : []), 'watcher']) {
+        const work = who === 'watcher' ? '' : ` inclusive shares of the busy time: ${(await inclusiveShares(join(profDir, who), WATCH_WORK, delivery.window)).join(', ')};`;
+        notes.push(`${who} CPU profile while events flowed (${placement.name}, ${protocol}),${work} top frames by self time:\n    ${(await profileSummary(join(profDir, who), delivery.window)).join('\n    ')}`);
+      }
+    }
+  }
+  const raw = await natsDelivery(nats.url, { watchers: opts.watchers, namespaces: 100, rate: opts.eventsPerSecond, durationMs: opts.durationMs });
+  const own = results.get('process http/1.1');
+  const inGateway = results.get('gateway http/1.1');
+  if (own) {
+    const rate = Math.round(own.achievedRate);
+    rows.push({ metric: `watch delivery p50 after etcd's change feed (${opts.watchers} watchers, 3 gateways + pump process, ${rate} events/s)`, orch: own.afterFeed.p50, baseline: raw.p50, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
+    rows.push({ metric: `watch delivery p99 after etcd's change feed (${opts.watchers} watchers, 3 gateways + pump process, ${rate} events/s)`, orch: own.afterFeed.p99, baseline: raw.p99, baselineName: 'raw NATS publish→receive', unit: 'ms', higherIsBetter: false });
+    if (inGateway) {
+      rows.push({ metric: "watch delivery p50 after etcd's change feed, pump in its own process", orch: own.afterFeed.p50, baseline: inGateway.afterFeed.p50, baselineName: 'pump inside gateway-0, same run', unit: 'ms', higherIsBetter: false });
+      rows.push({ metric: "watch delivery p99 after etcd's change feed, pump in its own process", orch: own.afterFeed.p99, baseline: inGateway.afterFeed.p99, baselineName: 'pump inside gateway-0, same run', unit: 'ms', higherIsBetter: false });
+    }
+    rows.push({ metric: 'watch delivery p50 end to end (write sent → watcher), pump process', orch: own.endToEnd.p50, baseline: own.feed.p50, baselineName: "write sent → etcd's change feed (a direct etcd watch)", unit: 'ms', higherIsBetter: false });
+    rows.push({ metric: 'watch delivery p99 end to end (write sent → watcher), pump process', orch: own.endToEnd.p99, baseline: own.feed.p99, baselineName: "write sent → etcd's change feed (a direct etcd watch)", unit: 'ms', higherIsBetter: false });
+  }
+  if (opts.watchProtocols.includes('h2')) rows.push(...h2DeliveryRows(opts.watchers, results.get('process h2'), own, notServed.get('h2')));
+  notes.push(`load average before the watch phase ${loadBefore.toFixed(1)}, after ${loadavg()[0].toFixed(1)}`);
+}
+
+async function scaleList({ opts, dir, engines, pkiDir, children, rows }: ScaleRun): Promise<void> {
+  const { etcd, nats, redis } = engines;
+  // --- a list of N objects from the watch cache vs from etcd (same data, same gateway build)
+  const client = new Etcd3({ hosts: etcd.endpoint });
+  const ops = Array.from({ length: opts.listSize }, (_, i) => ({
+    key: `/registry/registry/core/configmaps/lists/l-${String(i).padStart(6, '0')}`,
+    value: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `l-${String(i).padStart(6, '0')}`, namespace: 'lists', uid: `00000000-0000-0000-0000-${String(i).padStart(12, '0')}`, creationTimestamp: '2026-01-01T00:00:00Z' }, data: { key: 'value' } }),
+  }));
+  for (let i = 0; i < ops.length; i += 128) {
+    await client.kv.txn({ compare: [], success: ops.slice(i, i + 128).map((o) => ({ request_put: { key: Buffer.from(o.key), value: Buffer.from(o.value) } })) });
+  }
+  client.close();
+  const cached = await startBenchGateway(join(dir, 'cached'), ['--storage-backend=etcd', `--etcd-servers=${etcd.endpoint}`, `--nats-url=${nats.url}`, `--redis-url=${redis.url}`, `--pki-dir=${pkiDir}`]);
+  const uncached = await startBenchGateway(join(dir, 'uncached'), ['--storage-backend=etcd', `--etcd-servers=${etcd.endpoint}`, `--nats-url=${nats.url}`, `--redis-url=${redis.url}`, `--pki-dir=${pkiDir}`, '--feature-gates=ConsistentListFromCache=false']);
+  children.push(cached.process, uncached.process);
+  const listPath = '/api/v1/namespaces/lists/configmaps';
+  const tc = target(cached.url, cached.creds, 1);
+  const tu = target(uncached.url, uncached.creds, 1);
+  const count = JSON.parse((await call(tc, 'GET', listPath)).body).items.length;
+  if (count !== opts.listSize) throw new Error(`list from the cache has ${count} items, want ${opts.listSize}`);
+  const fromCache = await runLoad(1, opts.durationMs, async () => (await call(tc, 'GET', listPath)).status === 200, 20);
+  const fromEtcd = await runLoad(1, opts.durationMs, async () => (await call(tu, 'GET', listPath)).status === 200, 20);
+  rows.push({ metric: `list ${opts.listSize} ConfigMaps p50, from the watch cache`, orch: fromCache.p50Ms, baseline: fromEtcd.p50Ms, baselineName: 'from etcd (ConsistentListFromCache=false)', unit: 'ms', higherIsBetter: false });
+  // The same list in pages of 500 (limit and continue, as informers list), first page to last.
+  const walk = async (t: ReturnType<typeof target>) => {
+    let token = '';
+    do {
+      const page = await call(t, 'GET', `${listPath}?limit=500${token ? `&continue=${encodeURIComponent(token)}` : ''}`);
+      if (page.status !== 200) return false;
+      token = (JSON.parse(page.body) as { metadata: { continue?: string } }).metadata.continue ?? '';
+    } while (token);
+    return true;
+  };
+  const pagedCache = await runLoad(1, opts.durationMs, () => walk(tc), 20);
+  const pagedEtcd = await runLoad(1, opts.durationMs, () => walk(tu), 20);
+  rows.push({ metric: `list ${opts.listSize} ConfigMaps in pages of 500 (limit/continue) p50, from the watch cache`, orch: pagedCache.p50Ms, baseline: pagedEtcd.p50Ms, baselineName: 'from etcd (ConsistentListFromCache=false)', unit: 'ms', higherIsBetter: false });
+  cached.process.kill('SIGKILL');
+  uncached.process.kill('SIGKILL');
+}
+
+/**
+ * RSS of the embedded default holding N small objects created within the history retention,
+ * watched as a cluster watches them (a controller's informer of every ConfigMap, a
+ * label-selected one): what the cache, the history and watch serving keep per object. The
+ * retention is 10 min, so that every create is in the history even on a loaded machine
+ * (100,000 creates take 2 to 5 min here; the memory history is bounded by age only).
+ */
+async function scaleRss({ opts, dir, children, rows, notes }: ScaleRun): Promise<void> {
+  const gw = await startBenchGateway(join(dir, 'rss'), ['--watch-history-retention=10m']);
+  children.push(gw.process);
+  const t = target(gw.url, gw.creds, opts.concurrency);
+  await call(t, 'POST', '/api/v1/namespaces', JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'rss' } }));
+  const rv = JSON.parse((await call(t, 'GET', '/api/v1/configmaps?limit=1')).body).metadata.resourceVersion;
+  const watches = [`/api/v1/configmaps?watch=1&resourceVersion=${rv}`, `/api/v1/namespaces/rss/configmaps?watch=1&resourceVersion=${rv}&labelSelector=app%3Dnone`];
+  const watcher = benchChild('watch-client.js', { ORCH_WATCH_CLIENT: JSON.stringify({ watches: watches.map((path) => ({ url: gw.url, path })), ...gw.creds } satisfies WatchClientConfig) });
+  children.push(watcher.proc);
+  await watcher.next('ready');
+  const cpuBefore = await cpuSeconds(gw.process.pid!);
+  const made = await runLoad(opts.concurrency, 600_000, async (i) => (await call(t, 'POST', '/api/v1/namespaces/rss/configmaps', configMap('rss', `r-${i}`, { seq: String(i) }))).status === 201, opts.rssObjects);
+  if (made.ops !== opts.rssObjects) throw new Error(`created ${made.ops} of ${opts.rssObjects} objects`);
+  const cpuPerCreate = ((await cpuSeconds(gw.process.pid!)) - cpuBefore) / made.ops;
+  // Right after the storm RSS still holds the V8 heap's room for it (new space, old space
+  // not yet collected); settled: the watchers connected, no writes, for RSS_SETTLE_MS.
+  await sleep(2000);
+  const afterStorm = await rssMiB(gw.process.pid!);
+  await sleep(RSS_SETTLE_MS - 2000);
+  const settled = await rssMiB(gw.process.pid!);
+  const peak = await peakRssMiB(gw.process.pid!);
+  watcher.proc.send('stop');
+  const delivered = (await watcher.next<WatchClientReport>('done')).seqs.length;
+  const mapRss = await plainMapRss(opts.rssObjects);
+  const what = `gateway RSS, ${opts.rssObjects} small objects + the history of their creates, 2 watchers (SQLite, memory history)`;
+  const row = (when: string, orch: number): Row => ({ metric: `${what}: ${when}`, orch, baseline: mapRss, baselineName: 'the same objects as JSON in a plain Map', unit: 'MiB', higherIsBetter: false });
+  rows.push(row(`settled (${RSS_SETTLE_MS / 1000} s after the creates; the goal)`, settled), row('2 s after the creates', afterStorm), row('peak (VmHWM)', peak));
+  const within = made.seconds + RSS_SETTLE_MS / 1000 < 600 ? 'all in the history (10 min retention)' : 'LONGER than the 10 min history retention: the oldest events had left the history';
+  notes.push(`${opts.rssObjects} creates took ${made.seconds.toFixed(0)} s (${made.opsPerSecond.toFixed(0)}/s, gateway CPU ${(cpuPerCreate * 1000).toFixed(2)} ms per create), ${within}; the watcher of every ConfigMap received ${delivered} of ${opts.rssObjects} events`);
 }
 
 /**
