@@ -88,11 +88,18 @@ export class AdmissionState implements OnApplicationShutdown {
   /**
    * The request as a hook that matched it as `matched` sees it: the request itself when that
    * is its own kind, else with `object` and `oldObject` converted to the matched kind's
-   * version (matchPolicy Equivalent; upstream VersionedAttributes).
+   * version (matchPolicy Equivalent; upstream VersionedAttributes). The request itself comes
+   * back synchronously; a converted one, as a promise.
    */
-  async versioned(a: AdmissionAttributes, matched: MatchedAs): Promise<VersionedAttributes> {
+  versioned(a: AdmissionAttributes, matched: MatchedAs): VersionedAttributes | Promise<VersionedAttributes> {
     const k = matched.kind;
     if (k.group === a.kind.group && k.version === a.kind.version && k.kind === a.kind.kind) return a;
+    return this.converted(a, matched);
+  }
+
+  /** The request with its objects converted to the matched kind's version (see {@link versioned}). */
+  private async converted(a: AdmissionAttributes, matched: MatchedAs): Promise<VersionedAttributes> {
+    const k = matched.kind;
     const store = this.storeOf(matched.resource);
     const apiVersion = groupVersionString(k);
     const convert = (o: KubeObject | undefined) => (o ? store.convertTo(o, apiVersion) : undefined);

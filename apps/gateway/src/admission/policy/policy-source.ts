@@ -236,11 +236,11 @@ export class PolicyRequest {
     private readonly reads: ActivationReads = ALL_READS,
   ) {}
 
-  /** Reads the request's namespace (from the replica's cache unless it is missing there), when an expression reads it. */
-  async load(): Promise<void> {
+  /** Reads the request's namespace (from the replica's cache unless it is missing there), when an expression reads it: a promise only then. */
+  load(): void | Promise<void> {
     const a = this.attributes;
     const p = this.reads.namespaceObject;
-    if (a.namespace && p) this.namespaceObject = policyEnv().toCel(project(await findNamespace(this.state, a.namespace), p));
+    if (a.namespace && p) return findNamespace(this.state, a.namespace).then((ns) => void (this.namespaceObject = policyEnv().toCel(project(ns, p))));
   }
 
   /** The activation for one binding (versioned: the request as the policy matched it); `variables` receives the policy's variables. */

@@ -3,7 +3,7 @@ import { StatusError, type KubeObject } from '@orch/apimachinery';
 import { ALLOW, NO_OPINION, type AuthorizationAttributes } from '@orch/auth';
 import type { AdmissionAttributes } from '../../pipeline/admit';
 import type { AdmissionState } from '../admission-state';
-import { ValidatingAdmissionPolicyPlugin } from './validating-admission-policy';
+import { settle, ValidatingAdmissionPolicyPlugin } from './validating-admission-policy';
 
 const GROUP = 'admissionregistration.orch.io';
 const POLICIES = `${GROUP}/validatingadmissionpolicies`;
@@ -125,5 +125,42 @@ describe('ValidatingAdmissionPolicy: runtime cost, with the estimate typed by th
     const got = await outcome(plugin, create(name, data as Record<string, string>));
     if (typeof want === 'string') expect(got).toBe(want);
     else expect(got).toMatch(want);
+  });
+});
+
+describe('settle: an evaluation synchronous until a step yields a promise', () => {
+  /** Steps yielding `values` in turn, recording what each gets back (a caught error as `caught <message>`). */
+  function* steps(values: unknown[], got: unknown[]): Generator<unknown, void, unknown> {
+    for (const v of values) {
+      try {
+        got.push(yield v);
+      } catch (e) {
+        got.push(`caught ${(e as Error).message}`);
+      }
+    }
+  }
+  it.each([
+    ['plain values', [1, 'a', true], 'sync', [1, 'a', true]],
+    ['a promise', [1, Promise.resolve(2), 3], 'async', [1, 2, 3]],
+    ['a rejected promise: thrown at its step', [Promise.reject(new Error('no')), 2], 'async', ['caught no', 2]],
+    ['two promises', [Promise.resolve('x'), Promise.resolve('y')], 'async', ['x', 'y']],
+  ])('%s', async (_name, values, mode, want) => {
+    const got: unknown[] = [];
+    const result = settle(steps(values, got));
+    expect(result instanceof Promise ? 'async' : 'sync').toBe(mode);
+    await result;
+    expect(got).toEqual(want);
+  });
+
+  it.each([
+    ['a synchronous throw', () => { throw new Error('sync'); }, 'sync'],
+    ['a rejection not caught', () => Promise.reject(new Error('async')), 'async'],
+  ])('%s ends the steps with that error', async (_name, step, message) => {
+    function* failing(): Generator<unknown, void, unknown> {
+      yield 1;
+      yield step();
+      throw new Error('not reached');
+    }
+    await expect(Promise.resolve().then(() => settle(failing()))).rejects.toThrow(message);
   });
 });

@@ -104,15 +104,19 @@ export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implem
     const out: AdmissionResponse = {};
     const audit: unknown[] = [];
     const request = new PolicyRequest(this.state, a, this.source.readsOf(candidates, expressionsOf));
-    await request.load();
+    const loading = request.load();
+    if (loading) await loading;
+    // Synchronous where it can be (a policy of synchronous expressions on the request's own kind): no promise, no await per policy.
     for (const c of candidates) {
       if (c.selectors.length && !(await this.source.selects(c, a))) continue;
       const cp = c.compiled;
       const deny = (message: string, reason?: string) => denial(a, cp.policy.metadata.name ?? '', c.binding.metadata.name ?? '', message, reason);
       try {
-        const versioned = await this.state.versioned(a, c.matched);
+        const pending = this.state.versioned(a, c.matched);
+        const versioned = pending instanceof Promise ? await pending : pending;
         for (const param of this.source.params(cp, c.binding, a, (m) => deny(m, 'Forbidden'))) {
-          await this.evaluate(cp, c.binding, c.matched.kind, request.activation(versioned, param, cp.variables.length > 0), deny, out, audit);
+          const evaluating = settle(this.evaluation(cp, c.binding, c.matched.kind, request.activation(versioned, param, cp.variables.length > 0), deny, out, audit));
+          if (evaluating) await evaluating;
         }
       } catch (e) {
         if (e instanceof StatusError) throw e;
@@ -124,33 +128,35 @@ export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implem
     return out;
   }
 
-  /** Evaluates one policy for one binding and parameter object on a request of `kind` (the activation holds `params` and an empty `variables`). */
-  private async evaluate(cp: CompiledValidatingPolicy, binding: ValidatingAdmissionPolicyBinding, kind: GroupVersionKind, activation: Record<string, unknown>, deny: (message: string, reason?: string) => StatusError, out: AdmissionResponse, audit: unknown[]): Promise<void> {
+  /**
+   * The evaluation of one policy for one binding and parameter object on a request of `kind`
+   * (the activation holds `params` and an empty `variables`), as steps run by {@link settle}:
+   * each yields an expression's value, a promise only when the expression calls the authorizer.
+   */
+  private *evaluation(cp: CompiledValidatingPolicy, binding: ValidatingAdmissionPolicyBinding, kind: GroupVersionKind, activation: Record<string, unknown>, deny: (message: string, reason?: string) => StatusError, out: AdmissionResponse, audit: unknown[]): Generator<unknown, void, unknown> {
     const policyName = cp.policy.metadata.name ?? '';
     const bindingName = binding.metadata.name ?? '';
     const actions = binding.spec?.validationActions ?? [];
     const run = new BudgetedRun(withinLimits(cp, kind));
     const variables = activation.variables as Record<string, unknown>;
     for (const mc of cp.matchConditions) {
-      const selects = run.value(mc, activation);
-      if ((selects instanceof Promise ? await selects : selects) !== true) return;
+      if ((yield run.value(mc, activation)) !== true) return;
     }
     for (const v of cp.variables) {
       try {
-        const value = run.value(v, activation);
-        variables[v.name] = value instanceof Promise ? await value : value;
+        variables[v.name] = yield run.value(v, activation);
       } catch (e) {
         // A variable that fails fails only the expressions that use it.
         Object.defineProperty(variables, v.name, { enumerable: true, get: () => { throw e; } });
       }
     }
-    for (const [index, v] of cp.validations.entries()) {
-      const holds = run.value(v, activation);
-      if ((holds instanceof Promise ? await holds : holds) === true) continue;
+    for (let index = 0; index < cp.validations.length; index++) {
+      const v = cp.validations[index];
+      if ((yield run.value(v, activation)) === true) continue;
       let message = v.message ?? `failed expression: ${v.expression}`;
       if (v.messageExpression) {
         try {
-          const m = await run.value(v.messageExpression, activation);
+          const m = yield run.value(v.messageExpression, activation);
           if (typeof m === 'string' && m.trim() !== '' && !m.includes('\n')) message = m;
         } catch {
           // upstream keeps the static message when messageExpression fails
@@ -161,8 +167,25 @@ export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implem
       if (actions.includes('Audit')) audit.push({ message, policy: policyName, binding: bindingName, expressionIndex: index, validationActions: actions });
     }
     for (const x of cp.auditAnnotations) {
-      const value = await run.value(x, activation);
+      const value = yield run.value(x, activation);
       if (value !== null && value !== undefined) (out.auditAnnotations ??= {})[`${policyName}/${x.key}`] = String(celToJson(value));
+    }
+  }
+}
+
+/**
+ * Runs `steps` to their end, sending each yielded value back settled: synchronously (undefined)
+ * while no step yields a promise; from the first that does, as a promise. A rejected promise is
+ * thrown at the step that yielded it; so is a synchronous throw of a step, as in an async function.
+ */
+export function settle(steps: Generator<unknown, void, unknown>, resume: () => IteratorResult<unknown, void> = () => steps.next()): void | Promise<void> {
+  for (let r = resume(); !r.done; r = steps.next(r.value)) {
+    const pending = r.value;
+    if (pending instanceof Promise) {
+      return pending.then(
+        (v) => settle(steps, () => steps.next(v)),
+        (e) => settle(steps, () => steps.throw(e)),
+      );
     }
   }
 }
