@@ -118,3 +118,25 @@ describe('the estimate of a dynamic variable given a schema (estimatedCostWith)'
     expect(p.estimatedCostWith({ nothing: self })).toBe(p.estimatedCost);
   });
 });
+
+describe('the estimate with a size cap (estimatedCostWith sizeCap) bounds the cost of values within the cap', () => {
+  const dynEnv = new CelEnvironment({ variables: [{ name: 'object' }] });
+  const open: CelSchema = { type: 'object', properties: { name: { type: 'string' }, labels: { type: 'object', additionalProperties: { type: 'string' } }, items: { type: 'array', items: { type: 'string' } } } };
+  const cap = 64;
+  const full = 'a'.repeat(cap);
+  const atCap = { name: full, labels: Object.fromEntries(Array.from({ length: cap }, (_, i) => [`${i}`.padStart(cap, 'a'), full])), items: Array.from({ length: cap }, () => full) };
+  it.each([
+    'object.name.matches("^a+$")',
+    'object.labels.all(k, k.startsWith("a") && k.matches("a+"))',
+    'object.labels.exists(k, object.labels[k].contains("b"))',
+    'object.items.all(i, i.matches("^a") && i.size() == 64)',
+    'object.items.map(i, i + "x").exists(j, j.endsWith("y"))',
+  ])('%s', (expression) => {
+    const p = dynEnv.compile(expression);
+    const capped = p.estimatedCostWith({ object: open }, cap);
+    expect(capped).toBeLessThan(p.estimatedCostWith({ object: open }));
+    const r = p.evaluate({ object: dynEnv.toCel(atCap, open) });
+    if (r instanceof Promise) throw new Error('unexpected async');
+    expect(r.cost).toBeLessThanOrEqual(capped);
+  });
+});

@@ -133,8 +133,13 @@ interface Estimate {
  * Worst-case cost of evaluating `ast` once, for any values of the variables their schemas
  * admit (sizes without a declared maximum are bounded by the largest request body).
  */
-export function estimateCost(ast: AstNode, variables: ReadonlyMap<string, EstimateVariable>, ctx: SchemaContext = {}): number {
-  return new Estimator(variables, ctx).estimate(ast, new Map()).cost;
+/**
+ * `sizeCap`: a bound of every size within the values of the variables that have a schema
+ * (characters, bytes, items, entries, and the length of a map's keys, as {@link runtimeSize}
+ * counts them; see CelValueConverter.largestSize); the estimate then holds for such values only.
+ */
+export function estimateCost(ast: AstNode, variables: ReadonlyMap<string, EstimateVariable>, ctx: SchemaContext = {}, sizeCap = Infinity): number {
+  return new Estimator(variables, ctx, sizeCap).estimate(ast, new Map()).cost;
 }
 
 const UNKNOWN_SIZE = maxSize(undefined);
@@ -143,6 +148,7 @@ class Estimator {
   constructor(
     private readonly variables: ReadonlyMap<string, EstimateVariable>,
     private readonly ctx: SchemaContext,
+    private readonly sizeCap: number,
   ) {}
 
   private fromSchema(schema: CelSchema | undefined, cost: number): Estimate {
@@ -150,7 +156,7 @@ class Estimator {
     const s = resolveSchema(schema, this.ctx);
     const k = schemaKind(s);
     const kind: ValueKind = k === 'string' ? 'string' : k === 'bytes' ? 'bytes' : k === 'list' ? 'list' : k === 'map' || k === 'object' ? 'map' : k === 'dyn' || k === 'int-or-string' ? 'unknown' : 'other';
-    return { cost, size: kind === 'other' ? 1 : maxSize(s, this.ctx), kind, schema };
+    return { cost, size: kind === 'other' ? 1 : Math.min(maxSize(s, this.ctx), this.sizeCap), kind, schema };
   }
 
   estimate(node: AstNode, scope: ReadonlyMap<string, Estimate>): Estimate {
@@ -228,7 +234,7 @@ class Estimator {
     if (receiver && COMPREHENSIONS.has(name) && argNodes.length >= 2 && argNodes[0].op === 'id') {
       const recv = this.estimate(receiver, scope);
       const elementSchema = recv.schema ? childSchema(recv.schema, { index: true }, this.ctx) : undefined;
-      const element = recv.kind === 'map' ? { cost: 0, size: UNKNOWN_SIZE, kind: 'string' as ValueKind } : elementSchema ? this.fromSchema(elementSchema, 0) : { cost: 0, size: UNKNOWN_SIZE, kind: 'unknown' as ValueKind };
+      const element = recv.kind === 'map' ? { cost: 0, size: recv.schema ? Math.min(UNKNOWN_SIZE, this.sizeCap) : UNKNOWN_SIZE, kind: 'string' as ValueKind } : elementSchema ? this.fromSchema(elementSchema, 0) : { cost: 0, size: UNKNOWN_SIZE, kind: 'unknown' as ValueKind };
       const inner = new Map(scope).set(argNodes[0].args, element);
       const body = sum(argNodes.slice(1).map((a) => this.estimate(a, inner).cost));
       const n = recv.size;

@@ -179,10 +179,10 @@ export class CelEnvironment {
       again.check();
       return again;
     };
-    const estimateWith = (schemas: Readonly<Record<string, CelSchema>>) => {
+    const estimateWith = (schemas: Readonly<Record<string, CelSchema>>, sizeCap?: number) => {
       const variables = new Map(this.estimateVariables);
       for (const [name, schema] of Object.entries(schemas)) if (variables.has(name)) variables.set(name, { schema });
-      return estimateCost(parsed.ast, variables, this.options);
+      return estimateCost(parsed.ast, variables, this.options, sizeCap);
     };
     return new CelProgram(expression, parsed, resultType, estimated, reparse, estimateWith);
   }

@@ -93,7 +93,7 @@ export class CelProgram {
     /** Parses the expression again (a second program for untracked evaluation). */
     private readonly reparse: () => EngineProgram = () => program,
     /** The estimate with some variables given a schema (see {@link estimatedCostWith}). */
-    private readonly estimateWith: (schemas: Readonly<Record<string, CelSchema>>) => number = () => estimatedCost,
+    private readonly estimateWith: (schemas: Readonly<Record<string, CelSchema>>, sizeCap?: number) => number = () => estimatedCost,
   ) {
     this.synchronous = readsOf(program.ast, 'authorizer') === undefined;
     this.slotCount = instrument(program.ast, this.synchronous);
@@ -150,10 +150,11 @@ export class CelProgram {
   /**
    * Estimated worst-case cost when the variables named in `schemas` hold values of those
    * schemas (e.g. a dynamic `object` known to be of one kind): an upper bound of the actual
-   * cost of such values, often far below {@link estimatedCost}. Not memoized.
+   * cost of such values, often far below {@link estimatedCost}. With `sizeCap`, of such values
+   * in which no size is above it (see cost.ts largestSize). Not memoized.
    */
-  estimatedCostWith(schemas: Readonly<Record<string, CelSchema>>): number {
-    return this.estimateWith(schemas);
+  estimatedCostWith(schemas: Readonly<Record<string, CelSchema>>, sizeCap?: number): number {
+    return this.estimateWith(schemas, sizeCap);
   }
 
   /** What of variable `name` the expression can read (see {@link readsOf}); undefined when it does not use it. */

@@ -4,6 +4,7 @@
 
 import { CelEnvironment } from './environment';
 import { CelCompileError } from './errors';
+import type { Projection } from './projection';
 import type { CelSchema } from './schema';
 
 const schema: CelSchema = {
@@ -138,5 +139,38 @@ describe('checking against the schema', () => {
   it('returns the inferred result type and refuses another', () => {
     expect(env.compile('self.name').resultType).toBe('string');
     expect(() => env.compile('self.name', { resultTypes: ['bool'] })).toThrow(/must evaluate to bool, not string/);
+  });
+});
+
+describe('CelValueConverter.largestSize: a bound of every size in what it converted', () => {
+  /** The largest size in a converted value, walked: strings, bytes, lists, sets, maps and their keys. */
+  function walked(v: unknown): number {
+    if (typeof v === 'string' || v instanceof Uint8Array) return v.length;
+    if (Array.isArray(v) || v instanceof Set) return Math.max(Array.isArray(v) ? v.length : v.size, ...[...v].map(walked));
+    if (v && typeof v === 'object' && [null, Object.prototype].includes(Object.getPrototypeOf(v))) {
+      const keys = Object.keys(v);
+      return Math.max(keys.length, ...keys.map((k) => Math.max(k.length, walked((v as Record<string, unknown>)[k]))));
+    }
+    return 1;
+  }
+  const long = 'x'.repeat(300);
+  it.each([
+    ['the test object', object],
+    ['a long string', { ...object, name: long }],
+    ['a long map key', { ...object, labels: { [long]: 'v' } }],
+    ['a long escaped key, preserved', { ...object, extra: { [`${long}-dash`]: 1 } }],
+    ['many map entries', { ...object, labels: Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`k${i}`, 'v'])) }],
+    ['a long list', { ...object, ordered: Array.from({ length: 400 }, (_, i) => `i${i}`) }],
+    ['a long set list', { ...object, tags: Array.from({ length: 400 }, (_, i) => `t${i}`) }],
+    ['a long nested string', { ...object, template: { image: long } }],
+    ['an undeclared long field (left out)', { ...object, undeclared: long }],
+  ])('%s', (_name, value) => {
+    const converter = env.converter();
+    const converted = converter.convert(value, schema);
+    expect(converter.largestSize).toBeGreaterThanOrEqual(walked(converted));
+    // Projected: what a projection keeps is bounded as well.
+    const projecting = env.converter();
+    const projected = projecting.convertProjected(value, new Map<string, Projection>([['labels', true], ['ordered', true], ['template', new Map([['image', true]])], ['name', true]]), schema);
+    expect(projecting.largestSize).toBeGreaterThanOrEqual(walked(projected));
   });
 });

@@ -224,6 +224,13 @@ export interface ValueFactory {
  */
 export class CelValueConverter {
   private readonly interned = new Map<string, unknown>();
+  /**
+   * The largest size among the values this converter has built (strings, bytes, lists, maps
+   * and map keys, as cost.ts runtimeSize counts them; strings counted as given, before a
+   * conversion to bytes, timestamps or durations): a bound of their sizes, see cost.ts
+   * largestSize.
+   */
+  largestSize = 0;
 
   constructor(
     private readonly factory: ValueFactory,
@@ -284,17 +291,29 @@ export class CelValueConverter {
       if (typeof json !== 'object' || Array.isArray(json)) return c.value(json, s, true);
       if (!isPlainObject(json)) return generic(c, json);
       const out: Record<string, unknown> = Object.create(null);
+      let entries = 0;
       for (const f of fields) {
         if (!Object.hasOwn(json, f.key)) continue;
         const value = f.plan(c, (json as Record<string, unknown>)[f.key]);
-        for (const ident of f.idents) out[ident] = value;
+        for (const ident of f.idents) {
+          out[ident] = value;
+          c.sized(ident.length);
+          entries++;
+        }
       }
+      c.sized(entries);
       return out;
     };
   }
 
+  /** Notes a size for {@link largestSize}. */
+  private sized(n: number): void {
+    if (n > this.largestSize) this.largestSize = n;
+  }
+
   private value(json: unknown, s: CelSchema | undefined, typed: boolean): unknown {
     if (json === null || json === undefined) return null;
+    if (typeof json === 'string') this.sized(json.length);
     if (!typed || !s) return this.untyped(json);
     switch (schemaKind(s)) {
       case 'int':
@@ -314,6 +333,7 @@ export class CelValueConverter {
         if (!Array.isArray(json)) return this.untyped(json);
         const items = resolveSchema(s.items, this.ctx);
         const out = json.map((item) => this.value(item, items, items !== undefined));
+        this.sized(out.length);
         const listType = s['x-kubernetes-list-type'];
         if (listType === 'set' || listType === 'map') return new Set(out.map((v) => this.intern(v)));
         return out;
@@ -322,7 +342,12 @@ export class CelValueConverter {
         if (!isPlainObject(json)) return this.untyped(json);
         const values = resolveSchema(elementSchema(s), this.ctx);
         const out: Record<string, unknown> = Object.create(null);
-        for (const k of Object.keys(json)) out[k] = this.value(json[k], values, values !== undefined);
+        const keys = Object.keys(json);
+        for (const k of keys) {
+          out[k] = this.value(json[k], values, values !== undefined);
+          this.sized(k.length);
+        }
+        this.sized(keys.length);
         return out;
       }
       case 'object': {
@@ -330,6 +355,7 @@ export class CelValueConverter {
         const props = objectProperties(s);
         const preserve = s['x-kubernetes-preserve-unknown-fields'] === true;
         const out: Record<string, unknown> = Object.create(null);
+        let entries = 0;
         // Keys, not entries: no array per field (conversion runs in a request's cold CPU caches).
         for (const k of Object.keys(json)) {
           const v = json[k];
@@ -338,10 +364,19 @@ export class CelValueConverter {
             const idents = reachableNames(k);
             if (idents.length) {
               const value = this.value(v, resolveSchema(prop, this.ctx), true);
-              for (const ident of idents) out[ident] = value;
+              for (const ident of idents) {
+                out[ident] = value;
+                this.sized(ident.length);
+                entries++;
+              }
             }
-          } else if (preserve) out[k] = this.untyped(v);
+          } else if (preserve) {
+            out[k] = this.untyped(v);
+            this.sized(k.length);
+            entries++;
+          }
         }
+        this.sized(entries);
         return out;
       }
       default:
@@ -351,11 +386,20 @@ export class CelValueConverter {
 
   private untyped(json: unknown): unknown {
     if (json === null || json === undefined) return null;
+    if (typeof json === 'string') this.sized(json.length);
     if (typeof json === 'number') return Number.isInteger(json) && Number.isSafeInteger(json) ? BigInt(json) : json;
-    if (Array.isArray(json)) return json.map((v) => this.untyped(v));
+    if (Array.isArray(json)) {
+      this.sized(json.length);
+      return json.map((v) => this.untyped(v));
+    }
     if (isPlainObject(json)) {
       const out: Record<string, unknown> = Object.create(null);
-      for (const k of Object.keys(json)) out[k] = this.untyped(json[k]);
+      const keys = Object.keys(json);
+      for (const k of keys) {
+        out[k] = this.untyped(json[k]);
+        this.sized(k.length);
+      }
+      this.sized(keys.length);
       return out;
     }
     return json;

@@ -120,6 +120,8 @@ export interface AdmissionActivation {
   oldObject: unknown;
   request: unknown;
   authorizer: AuthorizerValue | null;
+  /** No size in `object`, `oldObject` and `request` (as converted) is above this (CelValueConverter.largestSize). */
+  largestSize: number;
 }
 
 /**
@@ -176,7 +178,9 @@ export function admissionActivation(env: CelEnvironment, a: AdmissionAttributes,
     oldObject: convert(a.oldObject, reads.oldObject),
     request: request && reads.request ? converter.convert(project({ ...request, object: undefined, oldObject: undefined, uid: undefined }, reads.request)) : null,
     authorizer: request && reads.authorizer ? new AuthorizerValue(celAuthorizer(authorizer), request.userInfo, { group: a.resource.group, resource: a.resource.resource, subresource: a.subresource || undefined, namespace: a.namespace || undefined, name: a.name || undefined }) : null,
+    largestSize: 0,
   };
+  act.largestSize = converter.largestSize;
   if (!byReads) activations.set(a, (byReads = new Map()));
   byReads.set(reads, act);
   return act;

@@ -6,7 +6,7 @@ import { parseApiVersion, type ResourceDef } from '@orch/api';
 import { BoundedMap, StatusError, type KubeObject, type LabelSelectorObject } from '@orch/apimachinery';
 import { CelCompileError, project, type CelProgram } from '@orch/cel';
 import type { AdmissionAttributes } from '../../pipeline/admit';
-import { admissionActivation, ALL_READS, readsOfPrograms, type ActivationReads } from '../admission-request';
+import { admissionActivation, ALL_READS, readsOfPrograms, type ActivationReads, type AdmissionActivation } from '../admission-request';
 import type { AdmissionState } from '../admission-state';
 import { matchingResource, namespaceSelectorMatches, objectSelectorMatches, selectorMatches, type MatchedAs, type RuleTarget } from '../matching';
 import { findNamespace } from '../namespace-annotations';
@@ -68,6 +68,8 @@ export interface Candidate<P extends PolicyObject, B extends BindingObject, C ex
 }
 
 const INDEX_LIMIT = 512;
+/** The smallest size cap of PolicyRequest.sizeCap: below it, estimates are too small to matter. */
+const SMALLEST_SIZE_CAP = 64;
 
 /**
  * The policies and bindings of one policy kind, as this replica's caches have them. Policies
@@ -236,6 +238,19 @@ export class PolicyRequest {
     private readonly reads: ActivationReads = ALL_READS,
   ) {}
 
+  /** The request's values each activation was made of (usually one: the request's own version). */
+  private readonly bases: AdmissionActivation[] = [];
+
+  /**
+   * A size cap no size in the activation's `object` and `oldObject` (as converted: what the
+   * expressions can read) is above (see CelValueConverter.largestSize): a power of two, at
+   * least SMALLEST_SIZE_CAP, so that few distinct caps occur.
+   */
+  sizeCap(activation: Record<string, unknown>): number {
+    const base = this.bases.find((b) => b.object === activation.object && b.oldObject === activation.oldObject);
+    return base ? 2 ** Math.ceil(Math.log2(Math.max(SMALLEST_SIZE_CAP, base.largestSize))) : Infinity;
+  }
+
   /** Reads the request's namespace (from the replica's cache unless it is missing there), when an expression reads it: a promise only then. */
   load(): void | Promise<void> {
     const a = this.attributes;
@@ -253,6 +268,7 @@ export class PolicyRequest {
     const env = policyEnv();
     const p = this.reads.params;
     const base = admissionActivation(env, versioned, this.state.authorizer, this.reads);
+    if (!this.bases.includes(base)) this.bases.push(base);
     // A literal, not a spread: a spread's copy is slow in a request's cold CPU caches (bench admission-micro --flush).
     const act = { object: base.object, oldObject: base.oldObject, request: base.request, authorizer: base.authorizer, params: param && p ? env.toCel(project(param, p)) : null, namespaceObject: this.namespaceObject, variables: Object.create(null) as Record<string, unknown> };
     if (shareable) this.plain.set(versioned, act);

@@ -119,6 +119,11 @@ describe('ValidatingAdmissionPolicy: runtime cost, with the estimate typed by th
     ['nested iteration over a small map', 'object.data.all(k, object.data.all(j, k == j || k != j))', 'cm', { a: '1', b: '2' }, 'admitted'],
     ['a regex over long values', "object.data.all(k, object.data[k].matches('^[a-z]+$'))", 'cm', { a: 'v'.repeat(150_000), b: 'v'.repeat(150_000) }, /cost limit/],
     ['a regex over a long name', "object.metadata.name.matches('^[a-z0-9]+(-[a-z0-9]+)*$')", 'a'.repeat(100_000), {}, /cost limit/],
+    // Estimated with the object's own sizes (a cap above its largest size, map keys included): small objects run uncounted, large ones counted.
+    ['a regex over a short name', "object.metadata.name.matches('^[a-z0-9]+(-[a-z0-9]+)*$')", 'cm', {}, 'admitted'],
+    ['a regex over short keys', "object.data.all(k, k.matches('^[a-z]+$'))", 'cm', { a: '1', b: '2' }, 'admitted'],
+    ['a regex over short keys, refusing', "object.data.all(k, k.matches('^[a-z]+$'))", 'cm', { a1: '1' }, 'p refused'],
+    ['a regex over a long key', "object.data.all(k, k.matches('^[a-z]+$'))", 'cm', { ['k'.repeat(150_000)]: '1' }, /cost limit/],
   ])('%s', async (_name, expression, name, data, want) => {
     const c = cluster({ [POLICIES]: [policy('p', expression)], [BINDINGS]: [binding('b', 'p')], '/namespaces': [NAMESPACE] });
     const plugin = new ValidatingAdmissionPolicyPlugin(c.state);

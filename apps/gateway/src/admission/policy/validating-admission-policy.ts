@@ -19,27 +19,30 @@ interface CompiledValidatingPolicy extends CompiledPolicy<ValidatingAdmissionPol
 /** Every compiled expression of a policy. */
 const expressionsOf = (cp: CompiledValidatingPolicy): (Compiled | undefined)[] => [...cp.matchConditions, ...cp.variables, ...cp.validations, ...cp.validations.map((v) => v.messageExpression), ...cp.auditAnnotations];
 
-const cannotOverrun = new WeakMap<object, WeakMap<GroupVersionKind, boolean>>();
+const cannotOverrun = new WeakMap<object, WeakMap<GroupVersionKind, Map<number, boolean>>>();
 
 /**
  * Whether a policy's expressions together cannot reach the per-expression cost limit (nor,
  * since that is lower, the policy's budget) for a request of `kind`: the sum of their
  * worst-case costs estimated with `object` and `oldObject` of the kind's schema (the values
  * they are converted by, which admission has validated against it), an upper bound of what
- * they cost, is below it. Such a policy is evaluated without counting. Decided once per
- * compiled policy and kind object (pass a candidate's `matched.kind`, the same object for every
- * request until the bindings index is rebuilt).
+ * they cost, is below it. With `sizeCap`, of such objects in which no size is above it (see
+ * PolicyRequest.sizeCap). Such a policy is evaluated without counting. Decided once per compiled policy,
+ * kind object and cap (pass a candidate's `matched.kind`, the same object for every request
+ * until the bindings index is rebuilt).
  */
-export function withinLimits<T extends CompiledPolicy<PolicyObject>>(cp: T, kind: GroupVersionKind, expressions: (cp: T) => (Compiled | undefined)[] = expressionsOf as never): boolean {
+export function withinLimits<T extends CompiledPolicy<PolicyObject>>(cp: T, kind: GroupVersionKind, expressions: (cp: T) => (Compiled | undefined)[] = expressionsOf as never, sizeCap = Infinity): boolean {
   let byKind = cannotOverrun.get(cp);
   if (!byKind) cannotOverrun.set(cp, (byKind = new WeakMap()));
-  let within = byKind.get(kind);
+  let byCap = byKind.get(kind);
+  if (!byCap) byKind.set(kind, (byCap = new Map()));
+  let within = byCap.get(sizeCap);
   if (within === undefined) {
     const schema = kindSchema(kind);
-    const cost = (p: CelProgram) => (schema ? p.estimatedCostWith({ object: schema, oldObject: schema }) : p.estimatedCost);
+    const cost = (p: CelProgram) => (schema ? p.estimatedCostWith({ object: schema, oldObject: schema }, sizeCap) : p.estimatedCost);
     const all = expressions(cp).filter((e): e is Compiled => !!e);
     within = all.every((e) => e.program) && all.reduce((sum, e) => sum + cost(e.program!), 0) <= Math.min(PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET);
-    byKind.set(kind, within);
+    byCap.set(sizeCap, within);
   }
   return within;
 }
@@ -115,7 +118,7 @@ export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implem
         const pending = this.state.versioned(a, c.matched);
         const versioned = pending instanceof Promise ? await pending : pending;
         for (const param of this.source.params(cp, c.binding, a, (m) => deny(m, 'Forbidden'))) {
-          const evaluating = settle(this.evaluation(cp, c.binding, c.matched.kind, request.activation(versioned, param, cp.variables.length > 0), deny, out, audit));
+          const evaluating = settle(this.evaluation(cp, c.binding, c.matched.kind, request, request.activation(versioned, param, cp.variables.length > 0), deny, out, audit));
           if (evaluating) await evaluating;
         }
       } catch (e) {
@@ -130,14 +133,15 @@ export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implem
 
   /**
    * The evaluation of one policy for one binding and parameter object on a request of `kind`
-   * (the activation holds `params` and an empty `variables`), as steps run by {@link settle}:
+   * (`activation`, one of `request`'s, holds `params` and an empty `variables`), as steps run by {@link settle}:
    * each yields an expression's value, a promise only when the expression calls the authorizer.
    */
-  private *evaluation(cp: CompiledValidatingPolicy, binding: ValidatingAdmissionPolicyBinding, kind: GroupVersionKind, activation: Record<string, unknown>, deny: (message: string, reason?: string) => StatusError, out: AdmissionResponse, audit: unknown[]): Generator<unknown, void, unknown> {
+  private *evaluation(cp: CompiledValidatingPolicy, binding: ValidatingAdmissionPolicyBinding, kind: GroupVersionKind, request: PolicyRequest, activation: Record<string, unknown>, deny: (message: string, reason?: string) => StatusError, out: AdmissionResponse, audit: unknown[]): Generator<unknown, void, unknown> {
     const policyName = cp.policy.metadata.name ?? '';
     const bindingName = binding.metadata.name ?? '';
     const actions = binding.spec?.validationActions ?? [];
-    const run = new BudgetedRun(withinLimits(cp, kind));
+    // Counted unless the estimate proves the limits out of reach: for any object of the kind, or else for objects no larger than this one.
+    const run = new BudgetedRun(withinLimits(cp, kind) || withinLimits(cp, kind, expressionsOf, request.sizeCap(activation)));
     const variables = activation.variables as Record<string, unknown>;
     for (const mc of cp.matchConditions) {
       if ((yield run.value(mc, activation)) !== true) return;
