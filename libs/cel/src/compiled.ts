@@ -69,7 +69,7 @@ function size(v: unknown): bigint {
 /** The compiled form of a checked expression, or undefined when it has a node kind this does not compile. */
 export function compile(root: EngineNode): CompiledForm | undefined {
   try {
-    return node(root);
+    return node(root, NO_ITERATION);
   } catch (e) {
     if (e instanceof Unsupported) return undefined;
     throw e;
@@ -82,9 +82,17 @@ function unsupported(): never {
   throw new Unsupported();
 }
 
-function node(n: EngineNode): CompiledForm {
+/** The value of a comprehension's iteration variable, while the comprehension iterates. */
+interface IterationCell {
+  value: unknown;
+}
+/** The iteration variables in scope at a node, innermost binding of each name. */
+type Iteration = ReadonlyMap<string, IterationCell>;
+const NO_ITERATION: Iteration = new Map();
+
+function node(n: EngineNode, scope: Iteration): CompiledForm {
   const { op, args } = n;
-  if (n.meta.alternate || (n.meta.macro && !(op === 'call' && args[0] === 'has'))) unsupported();
+  if ((n.meta.alternate && !isQuantifier(n)) || (n.meta.macro && !(op === 'call' && args[0] === 'has'))) unsupported();
   switch (op) {
     case 'value': {
       const v: unknown = args;
@@ -93,6 +101,13 @@ function node(n: EngineNode): CompiledForm {
     case 'id': {
       if (!isDyn(n)) unsupported();
       const name: string = args;
+      const cell = scope.get(name);
+      if (cell) {
+        return () => {
+          const v = cell.value;
+          return isPlainValue(v) ? v : unplain();
+        };
+      }
       return (a) => {
         const v = a[name];
         return isPlainValue(v) ? v : unplain();
@@ -101,7 +116,7 @@ function node(n: EngineNode): CompiledForm {
     case '.': {
       const [operand, field] = args as [EngineNode, string];
       if (!isDyn(operand)) unsupported();
-      const of = node(operand);
+      const of = node(operand, scope);
       return (a) => {
         const o = of(a);
         if (!isPlainObject(o) || !Object.hasOwn(o, field)) return unplain();
@@ -111,7 +126,7 @@ function node(n: EngineNode): CompiledForm {
     }
     case '&&':
     case '||': {
-      const [l, r] = [node(args[0]), node(args[1])];
+      const [l, r] = [node(args[0], scope), node(args[1], scope)];
       const decisive = op === '||';
       return (a) => {
         const x = l(a);
@@ -122,14 +137,14 @@ function node(n: EngineNode): CompiledForm {
       };
     }
     case '?:': {
-      const [c, t, f] = [node(args[0]), node(args[1]), node(args[2])];
+      const [c, t, f] = [node(args[0], scope), node(args[1], scope), node(args[2], scope)];
       return (a) => {
         const x = c(a);
         return x === true ? t(a) : x === false ? f(a) : unplain();
       };
     }
     case '!_': {
-      const x = node(args);
+      const x = node(args, scope);
       return (a) => {
         const v = x(a);
         return typeof v === 'boolean' ? !v : unplain();
@@ -137,24 +152,67 @@ function node(n: EngineNode): CompiledForm {
     }
     case 'call':
     case 'rcall':
-      return call(n);
+      return isQuantifier(n) ? quantifier(n, scope) : call(n, scope);
     default: {
       const fn = OPERATOR_OVERRIDES[op];
       if (!fn || op === '.?' || op === '[?]' || op === '-_' || !Array.isArray(args) || args.length !== 2) return unsupported();
-      const [l, r] = [node(args[0]), node(args[1])];
+      const [l, r] = [node(args[0], scope), node(args[1], scope)];
       return (a) => fn(l(a), r(a));
     }
   }
 }
 
-/** `has(x.f)`, `size`, and the functions overrides.ts replaces, with one or two operands. */
-function call(n: EngineNode): CompiledForm {
+/** The engine's `string.<name>(string): bool` overloads, as it computes them (functions.js). */
+const STRING_METHODS: Readonly<Record<string, (s: string, t: string) => boolean>> = {
+  startsWith: (s, t) => s.startsWith(t),
+  endsWith: (s, t) => s.endsWith(t),
+  contains: (s, t) => s.includes(t),
+};
+
+/** `x.all(v, p)` or `x.exists(v, p)`: the engine evaluates its expansion (`alternate`), a quantifier comprehension. */
+function isQuantifier(n: EngineNode): boolean {
+  const { op, args } = n;
+  const expansion = n.meta.alternate as (EngineNode & { args: { kind?: string } }) | undefined;
+  return op === 'rcall' && expansion?.op === 'comprehension' && expansion.args.kind === 'quantifier' && (args[0] === 'all' || args[0] === 'exists') && args[2].length === 2 && args[2][0].op === 'id';
+}
+
+/**
+ * `x.all(v, p)` / `x.exists(v, p)` over a list, a set or a plain map's keys, in the engine's
+ * order (Object.keys for maps), stopping where the engine stops (the first false / true). The
+ * engine absorbs a predicate's error when another element decides; any predicate value but a
+ * boolean leaves the whole case to the engine instead.
+ */
+function quantifier(n: EngineNode, scope: Iteration): CompiledForm {
+  const [name, receiver, [variable, predicateNode]] = n.args as [string, EngineNode, [EngineNode, EngineNode]];
+  const of = node(receiver, scope);
+  const cell: IterationCell = { value: undefined };
+  const predicate = node(predicateNode, new Map(scope).set(variable.args, cell));
+  const decisive = name === 'exists';
+  return (a) => {
+    const range = of(a);
+    const items = Array.isArray(range) ? range : range instanceof Set ? [...range] : isPlainObject(range) ? Object.keys(range) : unplain();
+    try {
+      for (const item of items) {
+        cell.value = item;
+        const holds = predicate(a);
+        if (holds === decisive) return decisive;
+        if (holds !== !decisive) return unplain();
+      }
+    } finally {
+      cell.value = undefined;
+    }
+    return !decisive;
+  };
+}
+
+/** `has(x.f)`, `size`, startsWith / endsWith / contains, and the functions overrides.ts replaces, with one or two operands. */
+function call(n: EngineNode, scope: Iteration): CompiledForm {
   const { op, args } = n;
   const name: string = args[0];
   if (op === 'call' && name === 'has') {
     const select = (n.meta.macro as unknown as { args: EngineNode[] }).args[0];
     const [operand, field] = select.args as [EngineNode, string];
-    const of = node(operand);
+    const of = node(operand, scope);
     return (a) => {
       const o = of(a);
       if (!isPlainObject(o)) return unplain();
@@ -166,17 +224,26 @@ function call(n: EngineNode): CompiledForm {
   if (receiver?.op === 'id' && receiver.args === 'optional') unsupported();
   const operands: EngineNode[] = receiver ? [receiver, ...(args[2] as EngineNode[])] : args[1];
   if (name === 'size' && operands.length === 1) {
-    const x = node(operands[0]);
+    const x = node(operands[0], scope);
     return (a) => size(x(a));
+  }
+  const method = STRING_METHODS[name];
+  if (method && receiver && operands.length === 2) {
+    const [x, y] = [node(operands[0], scope), node(operands[1], scope)];
+    return (a) => {
+      const s = x(a);
+      const t = y(a);
+      return typeof s === 'string' && typeof t === 'string' ? method(s, t) : unplain();
+    };
   }
   const override = FUNCTION_OVERRIDES[name];
   if (!override || !(operands.length === override.arity || (override.arity2 && operands.length === override.arity + 1))) return unsupported();
   const fn = override.fn;
   if (operands.length === 1) {
-    const x = node(operands[0]);
+    const x = node(operands[0], scope);
     return (a) => fn(x(a));
   }
   if (operands.length !== 2) return unsupported();
-  const [x, y] = [node(operands[0]), node(operands[1])];
+  const [x, y] = [node(operands[0], scope), node(operands[1], scope)];
   return (a) => fn(x(a), y(a));
 }
