@@ -215,6 +215,50 @@ describe('FieldManager: Update entries', () => {
   });
 });
 
+describe('FieldManager: creates of objects alike', () => {
+  const STATUS = FieldSet.fromPaths([[fieldElement('status')]]);
+  /** A create's managedFields from a manager that made `before` first, and from a fresh manager (which walks `created`). */
+  const creates = (before: Obj, created: Obj, ignored?: FieldSet) => {
+    const seasoned = new FieldManager(schema, 'v1');
+    seasoned.update(undefined, obj(before), { manager: 'first', now: time(0), ignored });
+    const after = seasoned.update(undefined, obj(created), { manager: 'second', now: time(1), subresource: 'status', ignored });
+    return { after, fresh: new FieldManager(schema, 'v1').update(undefined, obj(created), { manager: 'second', now: time(1), subresource: 'status', ignored }) };
+  };
+  it.each([
+    // The create's entry is remembered per outline: a later create of the same outline gets the same fields.
+    { name: 'same outline, other values', before: { data: { a: '1' } }, created: { data: { a: '2' }, metadata: {} } },
+    { name: 'same keys, other nesting', before: { data: { a: '1' } }, created: { data: {} } },
+    { name: 'a key that spells an outline', before: { data: { 'a:.,b': '1' } }, created: { data: { a: '1', b: '1' } } },
+    { name: 'a key with an outline character', before: { data: { a: '1', b: '1' } }, created: { data: { 'a:.,b': '1' } } },
+    { name: 'a field more', before: { data: { a: '1' } }, created: { data: { a: '1' }, metadata: { labels: { x: 'y' } } } },
+    { name: 'nothing owned', before: { data: { a: '1' } }, created: {} },
+    // Lists are never remembered: their path elements come from their items.
+    { name: 'a set list', before: { metadata: { finalizers: ['a'] } }, created: { metadata: { finalizers: ['b', 'c'] } } },
+    { name: 'a keyed list', before: { items: [{ name: 'a', value: '1' }] }, created: { items: [{ name: 'b' }] } },
+    { name: 'no list after a list', before: { metadata: { finalizers: ['a'] } }, created: { metadata: {} } },
+  ])('$name: the entry of a fresh manager', ({ before, created }) => {
+    const { after, fresh } = creates(before, created);
+    expect(after).toEqual(fresh);
+    expect(creates(before, created, STATUS)).toEqual({ after: fresh, fresh });
+  });
+
+  it('an ignored set is part of what is remembered', () => {
+    const m = new FieldManager(schema, 'v1');
+    const created = obj({ status: { phase: 'a' }, data: { a: '1' } });
+    const [ignoring] = m.update(undefined, created, { manager: 'm', now: time(0), ignored: STATUS })!;
+    const [owning] = m.update(undefined, created, { manager: 'm', now: time(0) })!;
+    expect([ignoring.fieldsV1, owning.fieldsV1]).toEqual([{ 'f:data': { '.': {}, 'f:a': {} } }, { 'f:data': { '.': {}, 'f:a': {} }, 'f:status': { 'f:phase': {} } }]);
+  });
+
+  it('each create gets its own fieldsV1 object', () => {
+    const m = new FieldManager(schema, 'v1');
+    const [a] = m.update(undefined, obj({ data: { a: '1' } }), { manager: 'm', now: time(0) })!;
+    (a.fieldsV1 as Record<string, unknown>)['f:data'] = 'changed';
+    const [b] = m.update(undefined, obj({ data: { a: '1' } }), { manager: 'm', now: time(0) })!;
+    expect(b.fieldsV1).toEqual({ 'f:data': { '.': {}, 'f:a': {} } });
+  });
+});
+
 describe('FieldManager: the reset rule', () => {
   const setMF = (managedFields: unknown) => (l: KubeObject) => ({ ...l, metadata: { ...l.metadata, managedFields } });
   const created: Step = { update: () => ({ data: { a: '1' } }), by: 'creator' };

@@ -1,4 +1,5 @@
 import { FieldError, StatusError, type StatusCause } from '../errors';
+import { BoundedMap } from '../bounded-map';
 import type { KubeObject, ManagedFieldsEntry } from '../meta';
 import type { ObjectSchema } from '../schema-walker';
 import { FieldSet, fieldElement, pathString, type FieldPath } from './field-set';
@@ -141,6 +142,39 @@ function encodeEntry(e: ManagedEntry): ManagedFieldsEntry {
   return out;
 }
 
+/** Outlines FieldManager remembers a create's fieldsV1 for (per ignored set); the longest outline kept. */
+const CREATED_OUTLINES = 256;
+const CREATED_OUTLINE_MAX_LENGTH = 2048;
+
+/**
+ * The object's keys at every depth, in order, and which values are objects (`{...}`) and which
+ * are not (`.`): all a create's field set depends on when no value is a list (a list's path
+ * elements depend on its items' values). Undefined when a value is a list or the outline would
+ * pass CREATED_OUTLINE_MAX_LENGTH. A key holding `{}:,."\` is written as a JSON string.
+ */
+function createdOutline(value: unknown): string | undefined {
+  let out = '';
+  const walk = (v: unknown): boolean => {
+    if (Array.isArray(v)) return false;
+    if (v === null || typeof v !== 'object') {
+      out += '.';
+      return true;
+    }
+    out += '{';
+    for (const k of Object.keys(v)) {
+      out += OUTLINE_SPECIAL.test(k) ? JSON.stringify(k) : k;
+      out += ':';
+      if (!walk((v as Record<string, unknown>)[k]) || out.length > CREATED_OUTLINE_MAX_LENGTH) return false;
+      out += ',';
+    }
+    out += '}';
+    return true;
+  };
+  return walk(value) ? out : undefined;
+}
+
+const OUTLINE_SPECIAL = /[{}:,."\\]/;
+
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -198,6 +232,13 @@ function conflictError(conflicts: Conflict[]): StatusError {
  * values and never change their inputs.
  */
 export class FieldManager {
+  /**
+   * The fieldsV1 (as JSON text; '' when the writer owns nothing) of a create's Update entry per
+   * outline of the created object (createdOutline) and ignored set: a create's field set is a
+   * function of those alone, so creates of objects alike are not walked against the schema again.
+   */
+  private readonly createdFields = new Map<FieldSet | undefined, BoundedMap<string, string>>();
+
   constructor(
     private readonly schema: ObjectSchema,
     /** apiVersion of the objects (`v1`, `apps/v1`). */
@@ -217,6 +258,15 @@ export class FieldManager {
     let managed: Managed = new Map();
     if (!o.subresource && !isReset(requested)) managed = decodeOrEmpty(requested);
     if (managed.size === 0 && (o.subresource || !isReset(requested))) managed = decodeOrEmpty(live?.metadata?.managedFields);
+    if (live === undefined && managed.size === 0) {
+      const created = this.createdEntry(next, o);
+      if (created !== undefined) return created === null ? undefined : [created];
+    }
+    return this.walkedUpdate(live, next, o, managed);
+  }
+
+  /** update() from the entries `managed` (changed here) by comparing `next` with `live` against the schema. */
+  private walkedUpdate(live: KubeObject | undefined, next: KubeObject, o: WriteOptions, managed: Managed): ManagedFieldsEntry[] | undefined {
     let c: Comparison;
     try {
       // A create compares with nothing: every field of next is added (one walk, no comparisons).
@@ -244,6 +294,30 @@ export class FieldManager {
       managed.set(id, entry);
     }
     return encodeManagedFields(managed);
+  }
+
+  /**
+   * update() of a create that starts from no managedFields, from the fieldsV1 remembered for
+   * objects of the same outline: the writer's entry, null when it owns nothing, undefined when
+   * the object has no outline (it holds a list) or none is remembered yet (update() walks it).
+   */
+  private createdEntry(next: KubeObject, o: WriteOptions): ManagedFieldsEntry | null | undefined {
+    const outline = createdOutline(withoutManagedFields(next));
+    if (outline === undefined) return undefined;
+    let byOutline = this.createdFields.get(o.ignored);
+    if (!byOutline) this.createdFields.set(o.ignored, (byOutline = new BoundedMap(CREATED_OUTLINES)));
+    let fieldsV1 = byOutline.get(outline);
+    if (fieldsV1 === undefined) {
+      const entries = this.walkedUpdate(undefined, next, { ...o, manager: '', subresource: '', now: '' }, new Map()) ?? [];
+      // Not remembered when the walk gave no entry or several (an object the schema cannot describe).
+      if (entries.length > 1) return undefined;
+      fieldsV1 = entries.length === 0 ? '' : JSON.stringify(entries[0].fieldsV1);
+      byOutline.set(outline, fieldsV1);
+    }
+    if (fieldsV1 === '') return null;
+    const entry: ManagedEntry = { manager: o.manager, operation: 'Update', apiVersion: this.apiVersion, time: o.now, set: NONE };
+    if (o.subresource) entry.subresource = o.subresource;
+    return { ...encodeEntry(entry), fieldsV1: JSON.parse(fieldsV1) as Record<string, unknown> };
   }
 
   /**
