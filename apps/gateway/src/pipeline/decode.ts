@@ -131,6 +131,8 @@ function checkMetadataTypes(obj: KubeObject, kind: GroupVersionKind): void {
  */
 export function validateFields(obj: KubeObject, kind: BodyKind, duplicates: readonly string[], directive: FieldValidation, warnings: string[]): void {
   let unknown: string[];
+  // Whether a null may sit where the schema declares a value (custom resources: never looked for).
+  let nulls = true;
   if (kind.customSchema) {
     unknown = pruneUnknownFields(obj as unknown as Record<string, unknown>, kind.customSchema).map((p) => `.${p}`);
   } else {
@@ -140,9 +142,10 @@ export function validateFields(obj: KubeObject, kind: BodyKind, duplicates: read
       throw StatusError.badRequest(`${kind.kind} in version "${kind.version}" cannot be handled as a ${kind.kind}: ${checked.typeErrors.map((e) => e.detail || e.toString()).join(', ')}`);
     }
     unknown = checked.unknown;
+    nulls = checked.nulls;
   }
   // What Go's typed decoding leaves for null (dropped fields, zero-valued list items): nothing later meets a null.
-  normalizeNulls(obj, kind.group, kind.version, kind.kind);
+  if (nulls) normalizeNulls(obj, kind.group, kind.version, kind.kind);
   if (directive === 'Ignore') return;
   const problems = [...duplicates.map((p) => `duplicate field "${p.replace(/^\./, '')}"`), ...unknown.map((p) => `unknown field "${p.replace(/^\./, '')}"`)];
   if (problems.length === 0) return;

@@ -1,5 +1,5 @@
 import { ProtobufError, ProtobufUnsupportedError, decodeProtobuf } from '@orch/api';
-import { StatusError, decodeJson, decodeYaml, parseContentType } from '@orch/apimachinery';
+import { BoundedMap, StatusError, decodeJson, decodeYaml, parseContentType } from '@orch/apimachinery';
 
 /** Request body limit (upstream maxRequestBodyBytes). */
 export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
@@ -14,6 +14,9 @@ export const PROTOBUF_TYPES = ['application/vnd.orch.protobuf', 'application/vnd
 
 export const PATCH_TYPES = [JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH_YAML];
 
+/** The media type of each Content-Type header seen (clients send a few; a malformed one is not kept). */
+const MEDIA_TYPES = new BoundedMap<string, string>(256);
+
 export interface DecodedMedia {
   value: unknown;
   /** JSON paths of keys given twice (`.metadata.labels.a`). */
@@ -26,7 +29,7 @@ export interface DecodedMedia {
  * kubectl's typed clients send). Unknown types → 415.
  */
 export function decodeMedia(body: Buffer | undefined, contentType: string | undefined): DecodedMedia {
-  const media = contentType ? parseContentType(contentType).mediaType : JSON_TYPE;
+  const media = contentType ? MEDIA_TYPES.get(contentType, (header) => parseContentType(header).mediaType) : JSON_TYPE;
   if (!body || body.length === 0) throw StatusError.badRequest('the request body is empty: an object is required');
   switch (media) {
     case JSON_TYPE:

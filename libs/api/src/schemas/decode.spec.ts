@@ -231,7 +231,10 @@ describe('normalizeNulls (what Go typed decoding leaves for null)', () => {
     { name: 'a null string list item becomes ""', gvk: ROLE, obj: { rules: [{ verbs: [null, 'get'] }] }, want: { rules: [{ verbs: ['', 'get'] }] } },
     { name: 'a null string map value becomes ""', gvk: POD, obj: { metadata: { labels: { a: null } } }, want: { metadata: { labels: { a: '' } } } },
     { name: 'raw and unknown fields are left alone', gvk: POD, obj: { bogus: null, metadata: { managedFields: [{ fieldsV1: { x: null } }] } }, want: { bogus: null, metadata: { managedFields: [{ fieldsV1: { x: null } }] } } },
-  ])('$name', ({ gvk, obj, want }) => {
+    { name: 'an object without null is left alone', gvk: POD, obj: pod({ nodeSelector: { a: 'b' } }), want: pod({ nodeSelector: { a: 'b' } }) },
+  ])('$name; checkFields reports nulls exactly when there is something to normalize', ({ gvk, obj, want }) => {
+    const changes = JSON.stringify(obj) !== JSON.stringify(want);
+    expect(checkFields(structuredClone(obj), ...gvk).nulls).toBe(changes);
     expect(normalizeNulls(obj, ...gvk)).toEqual(want);
   });
 });

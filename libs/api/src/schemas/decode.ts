@@ -12,6 +12,8 @@ export interface FieldCheckResult {
    * (`json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32`).
    */
   typeErrors: FieldError[];
+  /** A value of a field, list item or map entry the schema declares is null: only then has normalizeNulls work to do. */
+  nulls: boolean;
 }
 
 /**
@@ -173,7 +175,10 @@ function unionAlternative(schema: TypeSchema, value: unknown): FieldType | undef
 }
 
 function checkValue(ctx: Ctx, type: FieldType, value: unknown, loc: Loc): void {
-  if (value === null || value === undefined) return; // null leaves the field unset, as Go's decoder does
+  if (value === null || value === undefined) {
+    ctx.result.nulls = true;
+    return; // null leaves the field unset, as Go's decoder does
+  }
   if (isScalar(type)) return checkScalar(ctx, type, value, loc, type);
   if ('array' in type) {
     if (!Array.isArray(value)) return mismatch(ctx, loc, value, type);
@@ -221,7 +226,7 @@ function checkStruct(ctx: Ctx, schema: TypeSchema, obj: Record<string, unknown>,
 export function checkFields(obj: unknown, group: string, version: string, kind: string): FieldCheckResult {
   const schema = schemaForKind(group, version, kind);
   if (!schema) throw new Error(`no schema for kind ${kind} in ${group ? `${group}/` : ''}${version}`);
-  const ctx: Ctx = { result: { unknown: [], typeErrors: [] } };
+  const ctx: Ctx = { result: { unknown: [], typeErrors: [], nulls: false } };
   checkValue(ctx, { ref: schema.name }, obj, ROOT);
   return ctx.result;
 }
