@@ -141,7 +141,7 @@ export function x509Authenticator(opts: { clientCa?: string; now?: () => Date; c
       const user = cn ? { username: cn, groups: subject.getField('O') } : null;
       return { user, until: Math.min(new Date(leaf.validTo).getTime(), now().getTime() + VERIFY_CACHE_TTL_MS) };
     },
-    { maxEntries: opts.cacheSize ?? 4096, now },
+    { maxEntries: opts.cacheSize ?? 4096, now: opts.now },
   );
   return {
     async authenticate(req) {
@@ -160,16 +160,19 @@ const VERIFY_CACHE_TTL_MS = 5 * 60_000;
  * A verdict on each client certificate, decided once and reused until its `until` (ms): per
  * connection (the socket's PeerCertificate object: later requests on a keep-alive connection
  * cost a lookup) and across connections by a SHA-256 of the leaf, at most `maxEntries` of those.
- * A decision that throws is not kept (the next request decides again).
+ * A decision that throws is not kept (the next request decides again). `now` is the clock
+ * (Date.now without one: no Date made per request).
  */
 export function certificateVerdicts<V extends { until: number }>(
   decide: (peer: PeerCertificate, nowMs: number) => V,
-  opts: { maxEntries: number; now: () => Date },
+  opts: { maxEntries: number; now?: () => Date },
 ): (peer: PeerCertificate) => V {
   const perConnection = new WeakMap<PeerCertificate, V>();
   const byLeaf = new ExpiringCache<V>(opts.maxEntries);
+  const clock = opts.now;
+  const nowMs = clock ? () => clock().getTime() : Date.now;
   return (peer) => {
-    const t = opts.now().getTime();
+    const t = nowMs();
     const mine = perConnection.get(peer);
     if (mine && mine.until > t) return mine;
     const key = createHash('sha256').update(peer.raw).digest('base64');

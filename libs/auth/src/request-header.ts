@@ -51,7 +51,7 @@ export function requestHeaderAuthenticator(cfg: RequestHeaderConfig, opts: { now
       const cn = /(?:^|\n)CN=([^\n]*)/.exec(leaf.subject)?.[1] ?? '';
       return { proxy: !problem, name: cn, until: Math.min(t + 5 * 60_000, new Date(leaf.validTo).getTime()) };
     },
-    { maxEntries: 1024, now },
+    { maxEntries: 1024, now: opts.now },
   );
   return {
     async authenticate(req) {

@@ -81,6 +81,16 @@ describe('resolveStage', () => {
     for (let i = 0; i < 2; i++) expect(resolve(request('POST', '/api/v1/namespaces/d/configmaps', ua === undefined ? {} : { 'user-agent': ua })).target!.ctx.fieldManager).toBe(manager);
   });
 
+  it.each([
+    { method: 'GET', path: '/api/v1/namespaces/d/configmaps/c', manager: undefined },
+    { method: 'GET', path: '/api/v1/namespaces/d/configmaps', manager: undefined },
+    { method: 'PUT', path: '/api/v1/namespaces/d/configmaps/c', manager: 'kubectl' },
+    { method: 'PATCH', path: '/api/v1/namespaces/d/configmaps/c?fieldManager=mine', manager: 'mine' },
+    { method: 'DELETE', path: '/api/v1/namespaces/d/configmaps/c', manager: 'kubectl' },
+  ])('$method $path: field manager $manager (reads record none)', ({ method, path, manager }) => {
+    expect(resolve(request(method, path, { 'user-agent': 'kubectl/v1.32.0' })).target!.ctx.fieldManager).toBe(manager);
+  });
+
   // The cache of managers by User-Agent is bounded: distinct headers cannot grow it, and its answers stay upstream's.
   it('remembers at most MAX_MANAGERS User-Agents, and long ones not at all', () => {
     for (let i = 0; i <= MAX_MANAGERS; i++) fieldManagerOf(`tool-${i}/1`);

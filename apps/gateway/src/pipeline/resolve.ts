@@ -7,7 +7,7 @@ import { requestUser } from './api-request';
 import { parseFieldValidation } from './decode';
 import { parseDryRun, parseIfMatch } from './query';
 
-/** Verbs whose body is checked with the `fieldValidation` directive. */
+/** Verbs whose body is checked with the `fieldValidation` directive, and whose request context names a field manager. */
 const WRITES = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
 const NOT_FOUND = () => new StatusError(404, 'NotFound', 'the server could not find the requested resource');
@@ -38,12 +38,13 @@ export function resolveStage(catalog: Catalog, opts: { k8sAliases: boolean }): (
       // POST names a collection: one to a single object's path is not a create (upstream 405).
       throw StatusError.methodNotSupported({ group: def.group, resource: def.resource }, String(info.verb));
     }
+    const write = WRITES.has(String(info.verb));
     const ctx: RequestContext = {
       user: requestUser(r),
       namespace: info.namespace,
       dryRun: parseDryRun(query),
-      // Writes without fieldManager are recorded for the User-Agent's product (upstream).
-      fieldManager: query.get('fieldManager') || fieldManagerOf(req.headers['user-agent']),
+      // Writes without fieldManager are recorded for the User-Agent's product (upstream); reads record nothing.
+      fieldManager: write ? query.get('fieldManager') || fieldManagerOf(req.headers['user-agent']) : undefined,
       warnings: [],
       ifMatchResourceVersion: parseIfMatch(req.headers['if-match']),
     };
@@ -64,7 +65,7 @@ export function resolveStage(catalog: Catalog, opts: { k8sAliases: boolean }): (
       namespace: def.scope === 'Namespaced' ? info.namespace : '',
       ctx,
       repr,
-      fieldValidation: WRITES.has(String(info.verb)) ? parseFieldValidation(query) : 'Ignore',
+      fieldValidation: write ? parseFieldValidation(query) : 'Ignore',
     };
   };
 }

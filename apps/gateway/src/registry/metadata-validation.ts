@@ -90,11 +90,12 @@ const META_TYPES: Record<string, 'string' | 'object' | 'array' | 'number'> = {
   managedFields: 'array',
   generation: 'number',
 };
+const META_TYPE_ENTRIES = Object.entries(META_TYPES);
 
 /** Type errors of well-known metadata fields (a decode error: 400, not 422). */
 export function metadataTypeErrors(meta: ObjectMeta): FieldError[] {
   const errs: FieldError[] = [];
-  for (const [field, want] of Object.entries(META_TYPES)) {
+  for (const [field, want] of META_TYPE_ENTRIES) {
     const v = (meta as Record<string, unknown>)[field];
     if (v === undefined || v === null) continue;
     const got = Array.isArray(v) ? 'array' : typeof v;
