@@ -1,5 +1,4 @@
 import { FieldError, StatusError, type StatusCause } from '../errors';
-import { BoundedMap } from '../bounded-map';
 import type { KubeObject, ManagedFieldsEntry } from '../meta';
 import type { ObjectSchema } from '../schema-walker';
 import { FieldSet, fieldElement, pathString, type FieldPath } from './field-set';
@@ -142,38 +141,64 @@ function encodeEntry(e: ManagedEntry): ManagedFieldsEntry {
   return out;
 }
 
-/** Outlines FieldManager remembers a create's fieldsV1 for (per ignored set); the longest outline kept. */
-const CREATED_OUTLINES = 256;
-const CREATED_OUTLINE_MAX_LENGTH = 2048;
+/** Nodes of one CreatedFields trie at most; a walk that would pass them is not remembered, the next one starts a new trie. */
+const CREATED_OUTLINE_NODES = 4096;
 
-/**
- * The object's keys at every depth, in order, and which values are objects (`{...}`) and which
- * are not (`.`): all a create's field set depends on when no value is a list (a list's path
- * elements depend on its items' values). Undefined when a value is a list or the outline would
- * pass CREATED_OUTLINE_MAX_LENGTH. A key holding `{}:,."\` is written as a JSON string.
- */
-function createdOutline(value: unknown): string | undefined {
-  let out = '';
-  const walk = (v: unknown): boolean => {
-    if (Array.isArray(v)) return false;
-    if (v === null || typeof v !== 'object') {
-      out += '.';
-      return true;
-    }
-    out += '{';
-    for (const k of Object.keys(v)) {
-      out += OUTLINE_SPECIAL.test(k) ? JSON.stringify(k) : k;
-      out += ':';
-      if (!walk((v as Record<string, unknown>)[k]) || out.length > CREATED_OUTLINE_MAX_LENGTH) return false;
-      out += ',';
-    }
-    out += '}';
-    return true;
-  };
-  return walk(value) ? out : undefined;
+/** Outline tokens besides object keys: an object begins, an object ends, a value that is no object. */
+const OPEN = Symbol('{');
+const CLOSE = Symbol('}');
+const LEAF = Symbol('.');
+
+/** A node of the outline trie: the node of each next token, and what is remembered for an outline ending here. */
+interface OutlineNode {
+  next: Map<string | symbol, OutlineNode>;
+  /** The writer's fieldsV1, null when the writer owns nothing; absent until remembered. */
+  fieldsV1?: Record<string, unknown> | null;
 }
 
-const OUTLINE_SPECIAL = /[{}:,."\\]/;
+/**
+ * What FieldManager remembers of creates: a trie over outlines of created objects (their keys
+ * at every depth in order, and which values are objects and which are not), which is all a
+ * create's field set depends on when no value is a list (a list's path elements depend on its
+ * items' values). The keys are object keys themselves (no text is made per create).
+ */
+class CreatedFields {
+  private root: OutlineNode = { next: new Map() };
+  private nodes = 0;
+
+  /** The node of `value`'s outline, made as needed; undefined when a value is a list or the trie is full. */
+  nodeOf(value: unknown): OutlineNode | undefined {
+    if (this.nodes > CREATED_OUTLINE_NODES) {
+      this.root = { next: new Map() };
+      this.nodes = 0;
+    }
+    let node = this.root;
+    const step = (token: string | symbol): boolean => {
+      let n = node.next.get(token);
+      if (!n) {
+        if (++this.nodes > CREATED_OUTLINE_NODES) return false;
+        node.next.set(token, (n = { next: new Map() }));
+      }
+      node = n;
+      return true;
+    };
+    const walk = (v: unknown): boolean => {
+      if (Array.isArray(v)) return false;
+      if (v === null || typeof v !== 'object') return step(LEAF);
+      if (!step(OPEN)) return false;
+      for (const k of Object.keys(v)) if (!step(k) || !walk((v as Record<string, unknown>)[k])) return false;
+      return step(CLOSE);
+    };
+    return walk(value) ? node : undefined;
+  }
+}
+
+/** A copy of a fieldsV1 value (objects of objects), keys in the same order. */
+function copyFieldsV1(v: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) out[k] = copyFieldsV1(v[k] as Record<string, unknown>);
+  return out;
+}
 
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -232,12 +257,8 @@ function conflictError(conflicts: Conflict[]): StatusError {
  * values and never change their inputs.
  */
 export class FieldManager {
-  /**
-   * The fieldsV1 (as JSON text; '' when the writer owns nothing) of a create's Update entry per
-   * outline of the created object (createdOutline) and ignored set: a create's field set is a
-   * function of those alone, so creates of objects alike are not walked against the schema again.
-   */
-  private readonly createdFields = new Map<FieldSet | undefined, BoundedMap<string, string>>();
+  /** The fieldsV1 of creates by outline of the created object (CreatedFields), per ignored set. */
+  private readonly createdFields = new Map<FieldSet | undefined, CreatedFields>();
 
   constructor(
     private readonly schema: ObjectSchema,
@@ -298,26 +319,24 @@ export class FieldManager {
 
   /**
    * update() of a create that starts from no managedFields, from the fieldsV1 remembered for
-   * objects of the same outline: the writer's entry, null when it owns nothing, undefined when
-   * the object has no outline (it holds a list) or none is remembered yet (update() walks it).
+   * objects of the same outline (walked once): the writer's entry, null when it owns nothing,
+   * undefined when the object holds a list or the trie is full (update() walks it).
    */
   private createdEntry(next: KubeObject, o: WriteOptions): ManagedFieldsEntry | null | undefined {
-    const outline = createdOutline(withoutManagedFields(next));
-    if (outline === undefined) return undefined;
-    let byOutline = this.createdFields.get(o.ignored);
-    if (!byOutline) this.createdFields.set(o.ignored, (byOutline = new BoundedMap(CREATED_OUTLINES)));
-    let fieldsV1 = byOutline.get(outline);
-    if (fieldsV1 === undefined) {
+    let created = this.createdFields.get(o.ignored);
+    if (!created) this.createdFields.set(o.ignored, (created = new CreatedFields()));
+    const node = created.nodeOf(withoutManagedFields(next));
+    if (node === undefined) return undefined;
+    if (node.fieldsV1 === undefined) {
       const entries = this.walkedUpdate(undefined, next, { ...o, manager: '', subresource: '', now: '' }, new Map()) ?? [];
-      // Not remembered when the walk gave no entry or several (an object the schema cannot describe).
+      // Not remembered when the walk gave several entries (it never does for a create from none).
       if (entries.length > 1) return undefined;
-      fieldsV1 = entries.length === 0 ? '' : JSON.stringify(entries[0].fieldsV1);
-      byOutline.set(outline, fieldsV1);
+      node.fieldsV1 = entries.length === 0 ? null : entries[0].fieldsV1!;
     }
-    if (fieldsV1 === '') return null;
+    if (node.fieldsV1 === null) return null;
     const entry: ManagedEntry = { manager: o.manager, operation: 'Update', apiVersion: this.apiVersion, time: o.now, set: NONE };
     if (o.subresource) entry.subresource = o.subresource;
-    return { ...encodeEntry(entry), fieldsV1: JSON.parse(fieldsV1) as Record<string, unknown> };
+    return { ...encodeEntry(entry), fieldsV1: copyFieldsV1(node.fieldsV1) };
   }
 
   /**
