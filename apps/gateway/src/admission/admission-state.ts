@@ -30,7 +30,8 @@ export const ADMISSION_CONTEXT: RequestContext = {
  */
 @Injectable()
 export class AdmissionState implements OnApplicationShutdown {
-  private readonly caches = new Map<string, ObjectCache>();
+  /** Object caches by group, then resource (two lookups of the callers' own strings: no key made per call). */
+  private readonly caches = new Map<string, Map<string, ObjectCache>>();
   /** Plugin name → configuration, from --admission-control-config-file (read once; an unusable file fails start-up). */
   private readonly pluginConfigurations: Map<string, unknown>;
 
@@ -118,14 +119,15 @@ export class AdmissionState implements OnApplicationShutdown {
 
   /** The cached objects of a resource, started on first use. */
   cache<T extends KubeObject = KubeObject>(group: string, resource: string): ObjectCache<T> {
-    const key = `${group}/${resource}`;
-    let c = this.caches.get(key);
-    if (!c) this.caches.set(key, (c = new ObjectCache(this.gateway.watchCache, this.registry(group, resource))));
+    let ofGroup = this.caches.get(group);
+    if (!ofGroup) this.caches.set(group, (ofGroup = new Map()));
+    let c = ofGroup.get(resource);
+    if (!c) ofGroup.set(resource, (c = new ObjectCache(this.gateway.watchCache, this.registry(group, resource))));
     return c as ObjectCache<T>;
   }
 
   onApplicationShutdown(): void {
-    for (const c of this.caches.values()) c.stop();
+    for (const ofGroup of this.caches.values()) for (const c of ofGroup.values()) c.stop();
   }
 }
 
