@@ -192,9 +192,7 @@ export class StoredObjects {
       if (err instanceof ConversionError) throw StatusError.badRequest(err.message);
       throw err;
     }
-    const { apiVersion, kind, metadata, ...rest } = obj;
-    const { resourceVersion: _rv, ...meta } = metadata;
-    return JSON.stringify({ apiVersion, kind, metadata: meta, ...rest });
+    return storedJson(obj);
   }
 
   /** The written object as readers will see it (through the storage version when it differs), at `revision`. */
@@ -207,6 +205,31 @@ export class StoredObjects {
     obj.metadata.resourceVersion = String(revision);
     return obj;
   }
+}
+
+/**
+ * The stored text of an object already in the storage version: apiVersion, kind and metadata
+ * first, metadata without resourceVersion. Most objects (decoded bodies) are in that order
+ * already and are written as they are, without copies.
+ */
+export function storedJson(obj: KubeObject): string {
+  if (inStoredOrder(obj)) return JSON.stringify(obj);
+  const { apiVersion, kind, metadata, ...rest } = obj;
+  const { resourceVersion: _rv, ...meta } = metadata;
+  return JSON.stringify({ apiVersion, kind, metadata: meta, ...rest });
+}
+
+const STORED_HEAD = ['apiVersion', 'kind', 'metadata'];
+
+/** Whether an object's first members are apiVersion, kind and metadata, in that order, and its metadata has no resourceVersion: its JSON is then its stored form. */
+function inStoredOrder(obj: KubeObject): boolean {
+  if (obj.metadata.resourceVersion !== undefined) return false;
+  let i = 0;
+  for (const key in obj) {
+    if (key !== STORED_HEAD[i]) return false;
+    if (++i === STORED_HEAD.length) return true;
+  }
+  return false;
 }
 
 export function parseLabels(selector: string | undefined): LabelSelector {
