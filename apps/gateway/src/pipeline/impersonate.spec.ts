@@ -16,6 +16,8 @@ function error(fn: () => unknown): StatusError {
 describe('parseImpersonation', () => {
   it.each([
     { name: 'no headers', headers: {}, want: undefined },
+    { name: 'no Impersonate-* header', headers: { accept: 'application/json', 'user-agent': 'kubectl/v1.32.0', impersonate: 'x' }, want: undefined },
+    { name: 'an extra after other headers', headers: { accept: '*/*', 'impersonate-user': 'bob', host: 'h', 'impersonate-extra-scopes': 'view' }, want: { user: 'bob', groups: [], extra: { scopes: ['view'] } } },
     { name: 'a user', headers: { 'impersonate-user': 'bob' }, want: { user: 'bob', groups: [], extra: {} } },
     {
       name: 'user, groups, uid and extras',
@@ -29,6 +31,8 @@ describe('parseImpersonation', () => {
   it.each([
     { name: 'groups without a user', headers: { 'impersonate-group': 'dev' } },
     { name: 'an extra without a user', headers: { 'impersonate-extra-x': 'y' } },
+    { name: 'an extra after other headers without a user', headers: { accept: '*/*', 'impersonate-extra-x': 'y' } },
+    { name: 'a uid without a user', headers: { 'impersonate-uid': 'u-1' } },
     { name: 'two users', headers: { 'impersonate-user': ['a', 'b'] } },
   ])('400 for $name', ({ headers }) => {
     expect(error(() => parseImpersonation(headers)).code).toBe(400);

@@ -28,12 +28,16 @@ function values(h: string | string[] | undefined): string[] {
  * a user are a 400. Extra keys are the header suffix, lowercased and %-unescaped.
  */
 export function parseImpersonation(headers: Record<string, string | string[] | undefined>): ImpersonationRequest | undefined {
+  // Names, not entries or a key array: nothing made per header of every request.
+  let extraHeaders = false;
+  for (const name in headers) if ((extraHeaders = name.startsWith(EXTRA_PREFIX))) break;
+  // No Impersonate-* header (nearly every request): nothing asked.
+  if (!extraHeaders && headers[USER] === undefined && headers[GROUP] === undefined && headers[UID] === undefined) return undefined;
   const user = values(headers[USER]);
   const groups = values(headers[GROUP]).flatMap((g) => g.split(',').map((s) => s.trim())).filter(Boolean);
   const uid = values(headers[UID]);
   const extra: Record<string, string[]> = {};
-  // Keys, not entries: no pair array per header of every request.
-  for (const name of Object.keys(headers)) {
+  for (const name of extraHeaders ? Object.keys(headers) : []) {
     if (!name.startsWith(EXTRA_PREFIX)) continue;
     const v = headers[name];
     let key = name.slice(EXTRA_PREFIX.length);
