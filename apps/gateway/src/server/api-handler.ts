@@ -107,7 +107,7 @@ export class ApiHandler {
   private observe(info: RequestInfo, code: number, started: bigint): void {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const labels = {
-      verb: String(info.verb).toUpperCase() === info.verb ? info.verb : String(info.verb).toUpperCase(),
+      verb: String(info.verb).toUpperCase(),
       group: info.apiGroup,
       version: info.apiVersion,
       resource: info.resource,
