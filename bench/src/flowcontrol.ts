@@ -122,6 +122,12 @@ function waitNote(before: Awaited<ReturnType<typeof victimWaits>>, after: Awaite
   return `the victim's ${count} requests waited for a seat ${ms((after.sum - before.sum) / count)} on average, 99% of them at most ${within99 === Infinity ? 'more than the last bucket' : ms(within99!)} (the gateway's ${WAIT_METRIC})`;
 }
 
+/** p50, p99 and max of the gateway's event-loop delay since the previous scrape (prom-client's nodejs_eventloop_lag_*, which each scrape resets). */
+function loopDelayNote(metrics: string): string {
+  const value = (name: string) => Number(new RegExp(`^nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(metrics)?.[1]) * 1000;
+  return `p50 ${value('p50').toFixed(1)} ms, p99 ${value('p99').toFixed(1)} ms, max ${value('max').toFixed(1)} ms (nodejs_eventloop_lag_*, resolution 10 ms)`;
+}
+
 /**
  * The kinds of work of the flooded gateway (inclusive shares of its main thread's busy time; a
  * TLS write counts both as `writev` and as the kind that made it): which one the victim's
@@ -156,10 +162,11 @@ const SCENARIOS = [
  * p99 is compared with its unloaded p99 in the same run; the 429s of each client are counted.
  * The flooder is a process of its own (apf-flooder.ts): only the gateway is shared.
  */
-export async function flowControlBench(opts: { durationMs: number; listSize: number; profile?: boolean }): Promise<{ rows: Row[]; notes: string[] }> {
+export async function flowControlBench(opts: { durationMs: number; listSize: number; profile?: boolean; scenarios?: readonly number[] }): Promise<{ rows: Row[]; notes: string[] }> {
   const rows: Row[] = [];
   const notes: string[] = [];
-  for (const { name: mode, apf, ownLevel, honourRetryAfter } of SCENARIOS) {
+  const chosen = opts.scenarios?.length ? SCENARIOS.filter((_, i) => opts.scenarios!.includes(i + 1)) : SCENARIOS;
+  for (const { name: mode, apf, ownLevel, honourRetryAfter } of chosen) {
     const dir = await mkdtemp(join(tmpdir(), 'orch-bench-apf-'));
     // 40 seats for the server: the bench level's share (20 of 265) gives it 4.
     // With --apf-profile: the gateway runs under --cpu-prof; the flooded phase is summarised.
@@ -193,12 +200,16 @@ export async function flowControlBench(opts: { durationMs: number; listSize: num
       const unloaded = await phase(victim, opts.durationMs);
       const from = monotonicMicros();
       const waitsBefore = apf ? await victimWaits(admin) : undefined;
+      // This scrape resets the gateway's event-loop delay histogram: the next one covers the flooded phase.
+      await call(admin, 'GET', '/metrics');
       const flooded = await phase(victim, opts.durationMs, flood);
       const window = { from, to: monotonicMicros() };
+      const afterText = (await call(admin, 'GET', '/metrics')).body;
       const waits = waitsBefore && waitNote(waitsBefore, await victimWaits(admin));
       const { ok, rejected } = flooded.flood!;
       rows.push({ metric: `victim get p99 while flooded (${mode})`, orch: flooded.victimP99, baseline: unloaded.victimP99, baselineName: 'victim get p99 unloaded, same gateway', unit: 'ms', higherIsBetter: false });
       rows.push({ metric: `victim get p50 while flooded (${mode})`, orch: flooded.victimP50, baseline: unloaded.victimP50, baselineName: 'victim get p50 unloaded, same gateway', unit: 'ms', higherIsBetter: false });
+      notes.push(`${mode}: the gateway's event-loop delay while flooded ${loopDelayNote(afterText)}`);
       notes.push(`${mode}: ${flooders} flooding lists of ${opts.listSize} ConfigMaps (10x a fair share of ${seats / 2} of ${seats} seats): flooder got ${rejected} 429s and ${ok} lists; the victim got ${flooded.victim429} 429s${waits ? `; ${waits}` : ''}`);
       for (const t of [admin, victim]) t.agent.destroy();
       if (opts.profile) {

@@ -37,6 +37,7 @@ const FLAGS = {
   only: { type: 'string', default: '', description: 'Run only this benchmark group: gateway, codec, proxy, node-agent, scheduler, scale, crd, apf, admission, auth, watch-load, dashboard.' },
   'idle-watches': { type: 'int', default: 5000, description: 'Unread watches one client opens in the watch-load benchmark.' },
   'apf-list-size': { type: 'int', default: 1000, description: 'ConfigMaps in each list of the flooding client in the priority-and-fairness benchmark.' },
+  'apf-scenarios': { type: 'stringSlice', default: [], description: 'Scenarios of the priority-and-fairness benchmark to run, by number (1: same level, 2: APF off, 3: victim in its own level, 4: same level and the flooder honours Retry-After, 5: own level and Retry-After); all when empty.' },
   'apf-profile': { type: 'bool', default: false, description: 'CPU-profile the gateway of the priority-and-fairness benchmark and print its top frames while flooded.' },
   'scale-watchers': { type: 'int', default: 1000, description: 'Watchers spread over three gateways in the scale benchmark.' },
   'scale-events': { type: 'int', default: 1000, description: 'Events per second written in the scale benchmark’s watch phase.' },
@@ -123,7 +124,7 @@ async function main(): Promise<void> {
   }
   if (want('crd')) printRows('custom resources vs ConfigMaps (same gateway, same run)', await crdBench({ durationMs: opts.duration, concurrency: opts.concurrency, listSize: opts['list-size'] }));
   if (want('apf')) {
-    const apf = await flowControlBench({ durationMs: opts.duration, listSize: opts['apf-list-size'], profile: opts['apf-profile'] });
+    const apf = await flowControlBench({ durationMs: opts.duration, listSize: opts['apf-list-size'], profile: opts['apf-profile'], scenarios: opts['apf-scenarios'].map(Number) });
     printRows('API Priority and Fairness: a client flooding its level at 10x its fair share', apf.rows);
     for (const note of apf.notes) console.log(`- ${note}`);
   }
