@@ -1,6 +1,8 @@
+import { StatusError } from '@orch/apimachinery';
 import type { RequestInfo } from '../request/request-info';
 import type { ApiRequest } from '../pipeline/api-request';
 import { requestUser } from '../pipeline/api-request';
+import { holdConnectionAfter } from './backoff';
 import type { Admitted, FlowControl } from './flow-control';
 
 /** Subresources that stream for a long time (upstream's default --long-running-request-regexp). */
@@ -16,7 +18,8 @@ export function isLongRunning(info: RequestInfo): boolean {
  * and authorization): classifies the request, names the FlowSchema and priority level in the
  * response headers (`X-Kubernetes-PF-*` and `X-Orch-PF-*`), and waits for a seat of the
  * level; the seat is released when the response's body is written. A full queue or a too long
- * wait is a 429 with Retry-After (thrown by FlowControl.admit).
+ * wait is a 429 with Retry-After (thrown by FlowControl.admit), after which an HTTP/1.1
+ * connection is not read for Retry-After (holdConnectionAfter).
  */
 export function flowControlStage(flowControl: FlowControl | undefined): (r: ApiRequest) => Promise<void> {
   return async (r) => {
@@ -47,6 +50,9 @@ export function flowControlStage(flowControl: FlowControl | undefined): (r: ApiR
         isLongRunning(info),
         onGone,
       );
+    } catch (err) {
+      if (res && err instanceof StatusError && err.code === 429) holdConnectionAfter(res, err);
+      throw err;
     } finally {
       if (onClose) res?.off('close', onClose);
     }
