@@ -1,7 +1,7 @@
 import { MANDATORY_FLOW_SCHEMAS, SUGGESTED_FLOW_SCHEMAS } from './bootstrap';
 import { classify, flowKey, orderFlowSchemas } from './classifier';
 import { classificationKey, levelMaxSeats, requestSeats } from './flow-control';
-import { QueueSet, RequestRejected, dealHand } from './queue-set';
+import { QueueSet, RECENT_FLOW_MS, RequestRejected, dealHand } from './queue-set';
 import type { RequestDigest } from './types';
 
 const ORDERED = orderFlowSchemas([...MANDATORY_FLOW_SCHEMAS, ...SUGGESTED_FLOW_SCHEMAS]);
@@ -173,6 +173,41 @@ describe('QueueSet', () => {
     if (queues) void qs.acquire('x', 1000).catch(() => undefined);
     await expect(qs.acquire('x', 1000)).rejects.toMatchObject({ reason });
     seat.release();
+  });
+
+  // Deviation from upstream (README): while another flow of the level was active within
+  // RECENT_FLOW_MS, a flow holds at most its fair part of the seats.
+  it.each<{ name: string; others: ('running' | 'recent' | 'expired')[]; runs: number }>([
+    { name: 'a lone flow takes every seat', others: [], runs: 4 },
+    { name: 'a flow is held at half the seats while another runs a request', others: ['running'], runs: 2 },
+    { name: 'a flow is held at half the seats while another was active recently', others: ['recent'], runs: 2 },
+    { name: 'three active flows: each holds at most a third of the seats, rounded up', others: ['running', 'recent'], runs: 2 },
+    { name: 'a flow idle for longer than RECENT_FLOW_MS no longer counts', others: ['expired'], runs: 4 },
+  ])('$name', async ({ others, runs }) => {
+    const qs = new QueueSet({ concurrency: 4, queues: 16, handSize: 2, queueLengthLimit: 10 });
+    const held = await Promise.all(others.map((_, i) => qs.acquire(`other-${i}`, 1000)));
+    others.forEach((o, i) => o !== 'running' && held[i].release());
+    if (others.includes('expired')) await new Promise((r) => setTimeout(r, RECENT_FLOW_MS + 50));
+    for (let i = 0; i < 4; i++) void qs.acquire('heavy', 5000);
+    await tick();
+    expect(qs.executingRequests - others.filter((o) => o === 'running').length).toBe(runs);
+    expect(qs.queuedRequests).toBe(4 - runs);
+    others.forEach((o, i) => o === 'running' && held[i].release());
+  });
+
+  it('gives a capped flow its seats back when the other flow goes idle, without another request', async () => {
+    const qs = new QueueSet({ concurrency: 4, queues: 16, handSize: 2, queueLengthLimit: 10 });
+    const light = await qs.acquire('light', 1000);
+    const heavy = Array.from({ length: 4 }, () => qs.acquire('heavy', 5000));
+    await tick();
+    expect([qs.executingRequests, qs.queuedRequests]).toEqual([3, 2]);
+    const idleFrom = performance.now();
+    light.release();
+    const seats = await Promise.all(heavy);
+    // The last two were dispatched once the light flow had been idle for RECENT_FLOW_MS.
+    expect(performance.now() - idleFrom).toBeGreaterThanOrEqual(RECENT_FLOW_MS - 5);
+    expect(qs.executingRequests).toBe(4);
+    for (const s of seats) s.release();
   });
 
   it('gives up on a request that waits too long, or whose client went away', async () => {

@@ -11,6 +11,12 @@ import { createHash } from 'node:crypto';
 // several seats (its width: a big list costs more, as upstream's work estimator says); it
 // starts only when that many are free (at most all of them). A full queue, or a wait past the
 // timeout, is a rejection.
+//
+// One deviation from upstream (whose seats assume as many cores): while more than one flow of
+// the level has been active within RECENT_FLOW_MS, a flow holds at most its fair part of the
+// seats (fairShareCap); the others wait even when seats are free. Here a level's requests share
+// one thread, and a flow holding every seat with big lists makes the other flows wait for a
+// seat behind them; a flow that goes idle gives the whole level back after RECENT_FLOW_MS.
 
 export interface QueueSetConfig {
   /** Seats: requests of this level that may run at once. */
@@ -48,8 +54,23 @@ export interface Seat {
   release(): void;
 }
 
+/** What the fair-share cap knows of one flow of the level. */
+interface Flow {
+  seats: number;
+  waiting: number;
+  /** When it last asked for a seat or gave one back (performance.now()). */
+  lastSeen: number;
+}
+
+/** How long a flow counts as active after its last request (its requests come one after another). */
+export const RECENT_FLOW_MS = 1000;
+
+/** How often at most the cap is computed again when no flow became active (expired flows are pruned then). */
+const CAP_RECOMPUTE_MS = 20;
+
 interface Waiting {
   queue: Queue;
+  flow: Flow;
   width: number;
   enqueuedAt: number;
   resolve: (seat: Seat) => void;
@@ -108,6 +129,13 @@ export class QueueSet {
   private advancedAt = performance.now();
   /** Where the search for the next queue starts (round robin among equals). */
   private next = 0;
+  /** Flows with requests waiting or running, or seen within RECENT_FLOW_MS (older ones are pruned). */
+  private readonly flows = new Map<string, Flow>();
+  /** The fair-share cap as last computed, when, and when it may rise (a recent flow expires). */
+  private cap = { seats: Infinity, at: -Infinity, risesAt: Infinity };
+  private capTimer?: NodeJS.Timeout;
+  /** The size of `flows` at which a new flow prunes it first. */
+  private pruneAt = 64;
 
   constructor(private config: QueueSetConfig) {
     this.resize();
@@ -155,16 +183,17 @@ export class QueueSet {
    */
   acquire(flow: string, timeoutMs: number, onGone?: OnGone, seats = 1): Promise<Seat> {
     const width = Math.max(1, Math.min(seats, this.config.concurrency));
-    const free = this.executing + width <= this.config.concurrency && this.queued === 0;
-    if (this.config.queues === 0) return free ? Promise.resolve(this.seat(undefined, 0, width)) : Promise.reject(REJECTED['concurrency-limit']);
+    const f = this.flowOf(flow);
+    const free = this.executing + width <= this.config.concurrency && this.queued === 0 && this.underCap(f, width);
+    if (this.config.queues === 0) return free ? Promise.resolve(this.seat(undefined, 0, width, f)) : Promise.reject(REJECTED['concurrency-limit']);
     const queue = this.chooseQueue(flow);
     if (free) {
       this.activate(queue);
-      return Promise.resolve(this.seat(queue, 0, width));
+      return Promise.resolve(this.seat(queue, 0, width, f));
     }
     if (queue.waiting.length >= this.config.queueLengthLimit) return Promise.reject(REJECTED['queue-full']);
     return new Promise<Seat>((resolve, reject) => {
-      const w: Waiting = { queue, width, enqueuedAt: performance.now(), resolve, reject };
+      const w: Waiting = { queue, flow: f, width, enqueuedAt: performance.now(), resolve, reject };
       const leave = (reason: RejectReason) => {
         const q = w.queue;
         const i = q.waiting.indexOf(w);
@@ -172,6 +201,8 @@ export class QueueSet {
         this.advance();
         q.waiting.splice(i, 1);
         this.queued--;
+        w.flow.waiting--;
+        this.cap.at = -Infinity;
         this.deactivateIfIdle(q);
         clearTimeout(w.timer);
         reject(REJECTED[reason]);
@@ -184,6 +215,7 @@ export class QueueSet {
       this.activate(queue);
       queue.waiting.push(w);
       this.queued++;
+      f.waiting++;
       // A free seat the request due first cannot use (it is wider) may go to this one.
       if (this.executing < this.config.concurrency) this.dispatch();
     });
@@ -234,9 +266,72 @@ export class QueueSet {
     if (!this.isActive(q) && this.queues[q.index] === q) this.active--;
   }
 
-  private seat(queue: Queue | undefined, waitedMs: number, width: number): Seat {
+  /** The flow's record, seen now; a flow that was not active makes the cap be computed again. */
+  private flowOf(key: string): Flow {
+    const now = performance.now();
+    let f = this.flows.get(key);
+    if (!f || !this.isRecent(f, now)) this.cap.at = -Infinity;
+    if (!f) {
+      // Flows that never hold a seat past another's are pruned too (amortized: when the map doubled).
+      if (this.flows.size >= this.pruneAt) this.pruneAt = 2 * this.activeFlows(now).active + 64;
+      this.flows.set(key, (f = { seats: 0, waiting: 0, lastSeen: now }));
+    }
+    f.lastSeen = now;
+    return f;
+  }
+
+  private isRecent(f: Flow, now: number): boolean {
+    return f.seats > 0 || f.waiting > 0 || now - f.lastSeen < RECENT_FLOW_MS;
+  }
+
+  /** Prunes the flows no longer active; answers how many are, and when the first idle one stops counting. */
+  private activeFlows(now: number): { active: number; risesAt: number } {
+    let active = 0;
+    let risesAt = Infinity;
+    for (const [key, f] of this.flows) {
+      if (!this.isRecent(f, now)) this.flows.delete(key);
+      else {
+        active++;
+        if (f.seats === 0 && f.waiting === 0) risesAt = Math.min(risesAt, f.lastSeen + RECENT_FLOW_MS);
+      }
+    }
+    return { active, risesAt };
+  }
+
+  /**
+   * The most seats one flow may hold: all of them while it is the only active flow, else its
+   * fair part (the seats divided among the active flows, rounded up). Computed again at most
+   * every CAP_RECOMPUTE_MS unless a flow became active or gave a seat back.
+   */
+  private fairShareCap(): number {
+    const now = performance.now();
+    if (now - this.cap.at < CAP_RECOMPUTE_MS && now < this.cap.risesAt) return this.cap.seats;
+    const { active, risesAt } = this.activeFlows(now);
+    const seats = active <= 1 ? this.config.concurrency : Math.ceil(this.config.concurrency / active);
+    this.cap = { seats, at: now, risesAt };
+    return seats;
+  }
+
+  /** Whether the flow may take `width` more seats (a flow holding none may always start one request). */
+  private underCap(f: Flow, width: number): boolean {
+    return f.seats === 0 || f.seats + width <= this.fairShareCap();
+  }
+
+  /** Dispatch runs again when the cap rises (an idle flow stops counting), if requests wait held by it. */
+  private dispatchWhenCapRises(): void {
+    if (this.capTimer || this.cap.risesAt === Infinity) return;
+    this.capTimer = setTimeout(() => {
+      this.capTimer = undefined;
+      this.cap.at = -Infinity;
+      this.dispatch();
+    }, Math.max(1, this.cap.risesAt - performance.now()));
+    this.capTimer.unref?.();
+  }
+
+  private seat(queue: Queue | undefined, waitedMs: number, width: number, flow: Flow): Seat {
     this.advance();
     this.executing += width;
+    flow.seats += width;
     this.running++;
     const started = performance.now();
     if (queue) {
@@ -252,6 +347,10 @@ export class QueueSet {
         this.advance();
         this.executing -= width;
         this.running--;
+        flow.seats -= width;
+        flow.lastSeen = performance.now();
+        // When the cap may rise is known again (this flow may have become idle).
+        this.cap.at = -Infinity;
         if (queue) {
           queue.seats -= width;
           // The estimate it was charged gives way to the seat-ms it really used.
@@ -265,18 +364,25 @@ export class QueueSet {
 
   /**
    * Hands free seats to waiting requests: the non-empty queue due first in virtual time (round
-   * robin among equals); when its first request is wider than the free seats, dispatch waits for
-   * more to free (no overtaking, as upstream).
+   * robin among equals) whose first request's flow is under its fair-share cap; when that
+   * request is wider than the free seats, dispatch waits for more to free (no overtaking, as
+   * upstream). Requests held only by the cap are dispatched when it rises.
    */
   private dispatch(): void {
     while (this.executing < this.config.concurrency && this.queued > 0) {
       let pick: Queue | undefined;
+      let capped = false;
       const n = this.queues.length;
       for (let k = 0; k < n; k++) {
         const q = this.queues[(this.next + k) % n];
-        if (q.waiting.length > 0 && (!pick || q.nextR < pick.nextR)) pick = q;
+        if (q.waiting.length === 0 || (pick && q.nextR >= pick.nextR)) continue;
+        if (this.underCap(q.waiting[0].flow, q.waiting[0].width)) pick = q;
+        else capped = true;
       }
-      if (!pick) return;
+      if (!pick) {
+        if (capped) this.dispatchWhenCapRises();
+        return;
+      }
       const head = pick.waiting[0];
       // A queued request keeps the width it asked for; a smaller concurrency since then caps it.
       const width = Math.min(head.width, this.config.concurrency);
@@ -284,8 +390,9 @@ export class QueueSet {
       this.next = (pick.index + 1) % n;
       pick.waiting.shift();
       this.queued--;
+      head.flow.waiting--;
       clearTimeout(head.timer);
-      head.resolve(this.seat(pick, performance.now() - head.enqueuedAt, width));
+      head.resolve(this.seat(pick, performance.now() - head.enqueuedAt, width, head.flow));
     }
   }
 }
