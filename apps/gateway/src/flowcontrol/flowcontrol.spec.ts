@@ -175,36 +175,45 @@ describe('QueueSet', () => {
     seat.release();
   });
 
-  // Deviation from upstream (README): while another flow of the level was active within
-  // RECENT_FLOW_MS, a flow holds at most its fair part of the seats.
-  it.each<{ name: string; others: ('running' | 'recent' | 'expired')[]; runs: number }>([
-    { name: 'a lone flow takes every seat', others: [], runs: 4 },
-    { name: 'a flow is held at half the seats while another runs a request', others: ['running'], runs: 2 },
-    { name: 'a flow is held at half the seats while another was active recently', others: ['recent'], runs: 2 },
-    { name: 'three active flows: each holds at most a third of the seats, rounded up', others: ['running', 'recent'], runs: 2 },
-    { name: 'a flow idle for longer than RECENT_FLOW_MS no longer counts', others: ['expired'], runs: 4 },
-  ])('$name', async ({ others, runs }) => {
-    const qs = new QueueSet({ concurrency: 4, queues: 16, handSize: 2, queueLengthLimit: 10 });
+  // Deviation from upstream (README): while other flows of the level were active within
+  // RECENT_FLOW_MS, a flow leaves one seat free for each of them.
+  it.each<{ name: string; others: ('running' | 'recent' | 'expired')[]; width: number; runs: number }>([
+    { name: 'a lone flow takes every seat', others: [], width: 1, runs: 6 },
+    { name: 'a flow leaves one seat free while another runs a request', others: ['running'], width: 1, runs: 5 },
+    { name: 'a flow leaves one seat free while another was active recently', others: ['recent'], width: 1, runs: 5 },
+    { name: 'three other active flows: a flow leaves three seats free', others: ['running', 'recent', 'recent'], width: 1, runs: 3 },
+    { name: 'a flow idle for longer than RECENT_FLOW_MS no longer counts', others: ['expired'], width: 1, runs: 6 },
+    { name: 'a flow holding no seat starts one request wider than its limit', others: ['recent', 'recent', 'recent'], width: 4, runs: 1 },
+  ])('$name', async ({ others, width, runs }) => {
+    const qs = new QueueSet({ concurrency: 6, queues: 16, handSize: 2, queueLengthLimit: 10 });
     const held = await Promise.all(others.map((_, i) => qs.acquire(`other-${i}`, 1000)));
     others.forEach((o, i) => o !== 'running' && held[i].release());
     if (others.includes('expired')) await new Promise((r) => setTimeout(r, RECENT_FLOW_MS + 50));
-    for (let i = 0; i < 4; i++) void qs.acquire('heavy', 5000);
+    const heavy = Array.from({ length: 6 }, () => qs.acquire('heavy', 5000, undefined, width));
     await tick();
-    expect(qs.executingRequests - others.filter((o) => o === 'running').length).toBe(runs);
-    expect(qs.queuedRequests).toBe(4 - runs);
+    const running = others.filter((o) => o === 'running').length;
+    expect([qs.executingRequests - running, qs.queuedRequests]).toEqual([runs, 6 - runs]);
+    // Each other active flow finds a free seat for its next request, at once (unless a request
+    // wider than the limit took its seat).
+    if (width === 1) {
+      const next = await Promise.all(others.map((o, i) => (o === 'recent' ? qs.acquire(`other-${i}`, 1000) : undefined)));
+      expect(qs.executingRequests - running).toBe(runs + next.filter(Boolean).length);
+      for (const s of next) s?.release();
+    }
     others.forEach((o, i) => o === 'running' && held[i].release());
+    for (const h of heavy) h.then((s) => s.release(), () => undefined);
   });
 
-  it('gives a capped flow its seats back when the other flow goes idle, without another request', async () => {
+  it('gives a held flow the reserved seat when the other flow goes idle, without another request', async () => {
     const qs = new QueueSet({ concurrency: 4, queues: 16, handSize: 2, queueLengthLimit: 10 });
     const light = await qs.acquire('light', 1000);
     const heavy = Array.from({ length: 4 }, () => qs.acquire('heavy', 5000));
     await tick();
-    expect([qs.executingRequests, qs.queuedRequests]).toEqual([3, 2]);
+    expect([qs.executingRequests, qs.queuedRequests]).toEqual([4, 1]);
     const idleFrom = performance.now();
     light.release();
     const seats = await Promise.all(heavy);
-    // The last two were dispatched once the light flow had been idle for RECENT_FLOW_MS.
+    // The last one was dispatched once the light flow had been idle for RECENT_FLOW_MS.
     expect(performance.now() - idleFrom).toBeGreaterThanOrEqual(RECENT_FLOW_MS - 5);
     expect(qs.executingRequests).toBe(4);
     for (const s of seats) s.release();

@@ -12,11 +12,15 @@ import { createHash } from 'node:crypto';
 // starts only when that many are free (at most all of them). A full queue, or a wait past the
 // timeout, is a rejection.
 //
-// One deviation from upstream (whose seats assume as many cores): while more than one flow of
-// the level has been active within RECENT_FLOW_MS, a flow holds at most its fair part of the
-// seats (fairShareCap); the others wait even when seats are free. Here a level's requests share
-// one thread, and a flow holding every seat with big lists makes the other flows wait for a
-// seat behind them; a flow that goes idle gives the whole level back after RECENT_FLOW_MS.
+// One deviation from upstream (whose seats assume as many cores): while other flows of the
+// level have been active within RECENT_FLOW_MS, a flow keeps one seat free for each of them: it
+// holds at most the seats less the number of other active flows (seatLimit; a flow holding no
+// seat may always start one request). Its further requests wait even when seats are free, so
+// at most one seat per other active flow is left idle, and each of those flows finds a free
+// seat when its next request comes. Here a level's requests share one thread, and a flow
+// holding every seat with big lists makes the other flows wait for a seat behind them; a flow
+// that goes idle gives its reserved seat back after RECENT_FLOW_MS. A request held by this rule
+// keeps its place in its queue; requests of other flows behind it in that queue may go first.
 
 export interface QueueSetConfig {
   /** Seats: requests of this level that may run at once. */
@@ -54,7 +58,7 @@ export interface Seat {
   release(): void;
 }
 
-/** What the fair-share cap knows of one flow of the level. */
+/** What the seat limit knows of one flow of the level. */
 interface Flow {
   seats: number;
   waiting: number;
@@ -65,8 +69,8 @@ interface Flow {
 /** How long a flow counts as active after its last request (its requests come one after another). */
 export const RECENT_FLOW_MS = 1000;
 
-/** How often at most the cap is computed again when no flow became active (expired flows are pruned then). */
-const CAP_RECOMPUTE_MS = 20;
+/** How often at most the limit is computed again when no flow became active (expired flows are pruned then). */
+const LIMIT_RECOMPUTE_MS = 20;
 
 interface Waiting {
   queue: Queue;
@@ -131,9 +135,9 @@ export class QueueSet {
   private next = 0;
   /** Flows with requests waiting or running, or seen within RECENT_FLOW_MS (older ones are pruned). */
   private readonly flows = new Map<string, Flow>();
-  /** The fair-share cap as last computed, when, and when it may rise (a recent flow expires). */
-  private cap = { seats: Infinity, at: -Infinity, risesAt: Infinity };
-  private capTimer?: NodeJS.Timeout;
+  /** The seat limit as last computed, when, and when it may rise (a recent flow expires). */
+  private limit = { seats: Infinity, at: -Infinity, risesAt: Infinity };
+  private limitTimer?: NodeJS.Timeout;
   /** The size of `flows` at which a new flow prunes it first. */
   private pruneAt = 64;
 
@@ -184,7 +188,7 @@ export class QueueSet {
   acquire(flow: string, timeoutMs: number, onGone?: OnGone, seats = 1): Promise<Seat> {
     const width = Math.max(1, Math.min(seats, this.config.concurrency));
     const f = this.flowOf(flow);
-    const free = this.executing + width <= this.config.concurrency && this.queued === 0 && this.underCap(f, width);
+    const free = this.executing + width <= this.config.concurrency && this.queued === 0 && this.mayTake(f, width);
     if (this.config.queues === 0) return free ? Promise.resolve(this.seat(undefined, 0, width, f)) : Promise.reject(REJECTED['concurrency-limit']);
     const queue = this.chooseQueue(flow);
     if (free) {
@@ -202,7 +206,7 @@ export class QueueSet {
         q.waiting.splice(i, 1);
         this.queued--;
         w.flow.waiting--;
-        this.cap.at = -Infinity;
+        this.limit.at = -Infinity;
         this.deactivateIfIdle(q);
         clearTimeout(w.timer);
         reject(REJECTED[reason]);
@@ -266,11 +270,11 @@ export class QueueSet {
     if (!this.isActive(q) && this.queues[q.index] === q) this.active--;
   }
 
-  /** The flow's record, seen now; a flow that was not active makes the cap be computed again. */
+  /** The flow's record, seen now; a flow that was not active makes the limit be computed again. */
   private flowOf(key: string): Flow {
     const now = performance.now();
     let f = this.flows.get(key);
-    if (!f || !this.isRecent(f, now)) this.cap.at = -Infinity;
+    if (!f || !this.isRecent(f, now)) this.limit.at = -Infinity;
     if (!f) {
       // Flows that never hold a seat past another's are pruned too (amortized: when the map doubled).
       if (this.flows.size >= this.pruneAt) this.pruneAt = 2 * this.activeFlows(now).active + 64;
@@ -299,33 +303,33 @@ export class QueueSet {
   }
 
   /**
-   * The most seats one flow may hold: all of them while it is the only active flow, else its
-   * fair part (the seats divided among the active flows, rounded up). Computed again at most
-   * every CAP_RECOMPUTE_MS unless a flow became active or gave a seat back.
+   * The most seats an active flow may hold: the seats less one for each other active flow (all
+   * of them while it is the only one; it asks, so it is active). Computed again at most every
+   * LIMIT_RECOMPUTE_MS unless a flow became active or gave a seat back.
    */
-  private fairShareCap(): number {
+  private seatLimit(): number {
     const now = performance.now();
-    if (now - this.cap.at < CAP_RECOMPUTE_MS && now < this.cap.risesAt) return this.cap.seats;
+    if (now - this.limit.at < LIMIT_RECOMPUTE_MS && now < this.limit.risesAt) return this.limit.seats;
     const { active, risesAt } = this.activeFlows(now);
-    const seats = active <= 1 ? this.config.concurrency : Math.ceil(this.config.concurrency / active);
-    this.cap = { seats, at: now, risesAt };
+    const seats = this.config.concurrency - Math.max(0, active - 1);
+    this.limit = { seats, at: now, risesAt };
     return seats;
   }
 
   /** Whether the flow may take `width` more seats (a flow holding none may always start one request). */
-  private underCap(f: Flow, width: number): boolean {
-    return f.seats === 0 || f.seats + width <= this.fairShareCap();
+  private mayTake(f: Flow, width: number): boolean {
+    return f.seats === 0 || f.seats + width <= this.seatLimit();
   }
 
-  /** Dispatch runs again when the cap rises (an idle flow stops counting), if requests wait held by it. */
-  private dispatchWhenCapRises(): void {
-    if (this.capTimer || this.cap.risesAt === Infinity) return;
-    this.capTimer = setTimeout(() => {
-      this.capTimer = undefined;
-      this.cap.at = -Infinity;
+  /** Dispatch runs again when the limit rises (an idle flow stops counting), if requests wait held by it. */
+  private dispatchWhenLimitRises(): void {
+    if (this.limitTimer || this.limit.risesAt === Infinity) return;
+    this.limitTimer = setTimeout(() => {
+      this.limitTimer = undefined;
+      this.limit.at = -Infinity;
       this.dispatch();
-    }, Math.max(1, this.cap.risesAt - performance.now()));
-    this.capTimer.unref?.();
+    }, Math.max(1, this.limit.risesAt - performance.now()));
+    this.limitTimer.unref?.();
   }
 
   private seat(queue: Queue | undefined, waitedMs: number, width: number, flow: Flow): Seat {
@@ -349,8 +353,8 @@ export class QueueSet {
         this.running--;
         flow.seats -= width;
         flow.lastSeen = performance.now();
-        // When the cap may rise is known again (this flow may have become idle).
-        this.cap.at = -Infinity;
+        // When the limit may rise is known again (this flow may have become idle).
+        this.limit.at = -Infinity;
         if (queue) {
           queue.seats -= width;
           // The estimate it was charged gives way to the seat-ms it really used.
@@ -364,23 +368,23 @@ export class QueueSet {
 
   /**
    * Hands free seats to waiting requests: the non-empty queue due first in virtual time (round
-   * robin among equals) whose first request's flow is under its fair-share cap; when that
+   * robin among equals) whose first request's flow may take more seats (seatLimit); when that
    * request is wider than the free seats, dispatch waits for more to free (no overtaking, as
-   * upstream). Requests held only by the cap are dispatched when it rises.
+   * upstream). Requests held only by the limit are dispatched when it rises.
    */
   private dispatch(): void {
     while (this.executing < this.config.concurrency && this.queued > 0) {
       let pick: Queue | undefined;
-      let capped = false;
+      let held = false;
       const n = this.queues.length;
       for (let k = 0; k < n; k++) {
         const q = this.queues[(this.next + k) % n];
         if (q.waiting.length === 0 || (pick && q.nextR >= pick.nextR)) continue;
-        if (this.underCap(q.waiting[0].flow, q.waiting[0].width)) pick = q;
-        else capped = true;
+        if (this.mayTake(q.waiting[0].flow, q.waiting[0].width)) pick = q;
+        else held = true;
       }
       if (!pick) {
-        if (capped) this.dispatchWhenCapRises();
+        if (held) this.dispatchWhenLimitRises();
         return;
       }
       const head = pick.waiting[0];
