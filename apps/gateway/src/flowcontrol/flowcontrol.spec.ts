@@ -1,7 +1,7 @@
 import { MANDATORY_FLOW_SCHEMAS, SUGGESTED_FLOW_SCHEMAS } from './bootstrap';
 import { classify, flowKey, orderFlowSchemas } from './classifier';
 import { classificationKey, levelMaxSeats, requestSeats } from './flow-control';
-import { QueueSet, RECENT_FLOW_MS, RequestRejected, dealHand } from './queue-set';
+import { QueueSet, RECENT_FLOW_MS, RequestRejected, dealHand, type Seat } from './queue-set';
 import type { RequestDigest } from './types';
 
 const ORDERED = orderFlowSchemas([...MANDATORY_FLOW_SCHEMAS, ...SUGGESTED_FLOW_SCHEMAS]);
@@ -217,6 +217,34 @@ describe('QueueSet', () => {
     expect(performance.now() - idleFrom).toBeGreaterThanOrEqual(RECENT_FLOW_MS - 5);
     expect(qs.executingRequests).toBe(4);
     for (const s of seats) s.release();
+  });
+
+  // One queue for every flow: a request the limit holds at the head must not hold back others.
+  it.each<{ name: string; behind: [string, number][]; startsAtOnce: string[] }>([
+    { name: 'another flow’s request behind a held one starts at once', behind: [['light', 1]], startsAtOnce: ['light-0'] },
+    { name: 'it passes several requests of the held flow', behind: [['heavy', 1], ['light', 1]], startsAtOnce: ['light-1'] },
+    { name: 'the held flow’s own later requests do not pass its first', behind: [['heavy', 1]], startsAtOnce: [] },
+    { name: 'a request wider than the free seats still waits for them (no overtaking)', behind: [['light', 2]], startsAtOnce: [] },
+  ])('$name; the held request starts first when a seat frees', async ({ behind, startsAtOnce }) => {
+    const qs = new QueueSet({ concurrency: 4, queues: 1, handSize: 1, queueLengthLimit: 10 });
+    (await qs.acquire('light', 1000)).release();
+    // The light flow is active: the heavy one holds at most 3 of the 4 seats.
+    const heavy = await Promise.all([1, 2, 3].map(() => qs.acquire('heavy', 1000)));
+    const started: string[] = [];
+    const seats: Seat[] = [];
+    const queued = [['heavy', 1] as [string, number], ...behind].map(([flow, width], i) => {
+      const name = i === 0 ? 'held' : `${flow}-${i - 1}`;
+      return qs.acquire(flow, 5000, undefined, width).then((seat) => (started.push(name), seats.push(seat)));
+    });
+    await tick();
+    expect(started).toEqual(startsAtOnce);
+    heavy[0].release();
+    await tick();
+    expect(started[startsAtOnce.length]).toBe('held');
+    for (const s of heavy.slice(1)) s.release();
+    while (seats.length) seats.pop()!.release();
+    await Promise.all(queued);
+    while (seats.length) seats.pop()!.release();
   });
 
   it('gives up on a request that waits too long, or whose client went away', async () => {

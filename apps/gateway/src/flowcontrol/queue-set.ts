@@ -210,8 +210,8 @@ export class QueueSet {
         this.deactivateIfIdle(q);
         clearTimeout(w.timer);
         reject(REJECTED[reason]);
-        // A wide request that left the head of its queue may have held back narrower ones.
-        if (i === 0) this.dispatch();
+        // A wide request that was due next may have held back narrower ones.
+        if (this.executing < this.config.concurrency) this.dispatch();
       };
       w.timer = setTimeout(() => leave('time-out'), timeoutMs);
       w.timer.unref?.();
@@ -368,35 +368,52 @@ export class QueueSet {
 
   /**
    * Hands free seats to waiting requests: the non-empty queue due first in virtual time (round
-   * robin among equals) whose first request's flow may take more seats (seatLimit); when that
-   * request is wider than the free seats, dispatch waits for more to free (no overtaking, as
-   * upstream). Requests held only by the limit are dispatched when it rises.
+   * robin among equals) that holds a request whose flow may take more seats (seatLimit). In a
+   * queue, that is its first request, or when that one's flow is held by the limit, the first of
+   * another flow that is not (the held request keeps its place; a flow's requests never pass
+   * each other). When that request is wider than the free seats, dispatch waits for more to free
+   * (no overtaking, as upstream). Requests held only by the limit are dispatched when it rises.
    */
   private dispatch(): void {
     while (this.executing < this.config.concurrency && this.queued > 0) {
       let pick: Queue | undefined;
+      let at = 0;
       let held = false;
       const n = this.queues.length;
       for (let k = 0; k < n; k++) {
         const q = this.queues[(this.next + k) % n];
         if (q.waiting.length === 0 || (pick && q.nextR >= pick.nextR)) continue;
-        if (this.mayTake(q.waiting[0].flow, q.waiting[0].width)) pick = q;
-        else held = true;
+        const i = this.firstAllowed(q.waiting);
+        if (i !== 0) held = true;
+        if (i >= 0) [pick, at] = [q, i];
       }
       if (!pick) {
         if (held) this.dispatchWhenLimitRises();
         return;
       }
-      const head = pick.waiting[0];
+      const next = pick.waiting[at];
       // A queued request keeps the width it asked for; a smaller concurrency since then caps it.
-      const width = Math.min(head.width, this.config.concurrency);
+      const width = Math.min(next.width, this.config.concurrency);
       if (this.executing + width > this.config.concurrency) return;
       this.next = (pick.index + 1) % n;
-      pick.waiting.shift();
+      pick.waiting.splice(at, 1);
       this.queued--;
-      head.flow.waiting--;
-      clearTimeout(head.timer);
-      head.resolve(this.seat(pick, performance.now() - head.enqueuedAt, width, head.flow));
+      next.flow.waiting--;
+      clearTimeout(next.timer);
+      next.resolve(this.seat(pick, performance.now() - next.enqueuedAt, width, next.flow));
     }
+  }
+
+  /** Where in `waiting` the first request is whose flow may take its seats and none of whose flow's requests is before it (-1: none). */
+  private firstAllowed(waiting: readonly Waiting[]): number {
+    if (this.mayTake(waiting[0].flow, waiting[0].width)) return 0;
+    const heldFlows = [waiting[0].flow];
+    for (let i = 1; i < waiting.length; i++) {
+      const { flow, width } = waiting[i];
+      if (heldFlows.includes(flow)) continue;
+      if (this.mayTake(flow, width)) return i;
+      heldFlows.push(flow);
+    }
+    return -1;
   }
 }
