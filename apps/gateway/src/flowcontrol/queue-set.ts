@@ -13,14 +13,17 @@ import { createHash } from 'node:crypto';
 // timeout, is a rejection.
 //
 // One deviation from upstream (whose seats assume as many cores): while other flows of the
-// level have been active within RECENT_FLOW_MS, a flow keeps one seat free for each of them: it
-// holds at most the seats less the number of other active flows (seatLimit; a flow holding no
-// seat may always start one request). Its further requests wait even when seats are free, so
-// at most one seat per other active flow is left idle, and each of those flows finds a free
-// seat when its next request comes. Here a level's requests share one thread, and a flow
-// holding every seat with big lists makes the other flows wait for a seat behind them; a flow
-// that goes idle gives its reserved seat back after RECENT_FLOW_MS. A request held by this rule
-// keeps its place in its queue; requests of other flows behind it in that queue may go first.
+// level are active (a request running or queued, or one that came or finished within
+// RECENT_FLOW_MS), a flow keeps one seat free for each of them: it holds at most the seats less
+// the number of other active flows (seatLimit; a flow holding no seat may always start one
+// request, however wide). Its further requests wait even when seats are free, so while one flow
+// is busy each other active flow finds a free seat for its next one-seat request (several busy
+// flows may together take every seat). Worst-case waste: while a flow's one-seat requests wait
+// for this rule, one idle seat per other active flow (a wider request, up to its width less one
+// more), and a flow that went idle keeps its seat reserved for RECENT_FLOW_MS. Here a level's
+// requests share one thread, and a flow holding every seat with big lists makes the other flows
+// wait for a seat behind them. A request held by this rule keeps its place in its queue;
+// requests of other flows behind it in that queue that the rule allows go first (dispatch).
 
 export interface QueueSetConfig {
   /** Seats: requests of this level that may run at once. */
