@@ -32,6 +32,22 @@ function run(cmd: string, args: string[]): Promise<void> {
 /** Installs in flight, so concurrent callers share one apt-get run per package. */
 const installing = new Map<string, Promise<void>>();
 
+/** The file whose flock every orch process holds while it runs apt-get (apt's own locks fail at once instead of waiting). */
+const APT_LOCK = '/run/lock/orch-apt-get.lock';
+/** The apt-get runs of this process, one after another. */
+let aptRuns: Promise<unknown> = Promise.resolve();
+
+/**
+ * apt-get with `args`, after this process's earlier runs and under APT_LOCK, so installs of two
+ * packages at once (say nats-server and redis-server for one test) or by two jest workers wait for
+ * each other instead of failing on apt's lock.
+ */
+function aptGet(args: string[]): Promise<void> {
+  const next = aptRuns.then(() => run('flock', ['--wait', '900', APT_LOCK, 'apt-get', ...args]));
+  aptRuns = next.catch(() => undefined);
+  return next;
+}
+
 /**
  * The absolute path of cmd. When it is missing and we are root, installs debianPackage
  * with apt-get first; otherwise fails with an error that says what to install.
@@ -52,7 +68,7 @@ async function installDebianPackage(debianPackage: string, why: string): Promise
   }
   let install = installing.get(debianPackage);
   if (!install) {
-    install = run('apt-get', ['update', '-qq']).then(() => run('apt-get', ['install', '-y', '-qq', debianPackage]));
+    install = aptGet(['update', '-qq']).then(() => aptGet(['install', '-y', '-qq', debianPackage]));
     installing.set(debianPackage, install);
   }
   try {
