@@ -132,8 +132,6 @@ interface Estimate {
 /**
  * Worst-case cost of evaluating `ast` once, for any values of the variables their schemas
  * admit (sizes without a declared maximum are bounded by the largest request body).
- */
-/**
  * `sizeCap`: a bound of every size within the values of the variables that have a schema
  * (characters, bytes, items, entries, and the length of a map's keys, as {@link runtimeSize}
  * counts them; see CelValueConverter.largestSize); the estimate then holds for such values only.
