@@ -7,6 +7,9 @@
 // worktree under tmp/bench-compare/, builds it, runs the chosen benchmarks twice in this one run —
 // this checkout's bench driving <ref>'s apps, then driving this checkout's apps — and prints both
 // figures side by side with their ratio (each run's own baselines stay in its table above).
+// `--compare-rounds=N` repeats that N times, alternating which side goes first (ref/this, this/ref,
+// ...), so a machine that drifts during the run favours neither side; the table then gives each
+// side's median and the spread of the per-round ratios.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { join, dirname } from 'node:path';
@@ -24,21 +27,30 @@ const compare = args.find((a) => a.startsWith('--compare='));
 if (!compare) process.exit(runBench(args, {}).status ?? 1);
 
 const ref = compare.slice('--compare='.length);
-const passOn = args.filter((a) => a !== compare);
-const refDir = checkoutAndBuild(ref);
-const rowsFile = (name) => join(root, 'tmp', `bench-compare-${process.pid}-${name}.jsonl`);
-const runs = [
-  { name: ref, file: rowsFile('ref'), env: { ORCH_BENCH_APPS_ROOT: refDir } },
-  { name: 'this checkout', file: rowsFile('head'), env: {} },
-];
-for (const run of runs) {
-  console.log(`\n## apps of ${run.name}`);
-  rmSync(run.file, { force: true });
-  const r = runBench(passOn, { ...run.env, ORCH_BENCH_ROWS: run.file });
-  if (r.status !== 0) process.exit(r.status ?? 1);
+const roundsArg = args.find((a) => a.startsWith('--compare-rounds='));
+const rounds = roundsArg ? Number(roundsArg.slice('--compare-rounds='.length)) : 1;
+if (!Number.isInteger(rounds) || rounds < 1) {
+  console.error(`--compare-rounds must be a whole number of at least 1, got ${roundsArg}`);
+  process.exit(2);
 }
-printSideBySide(ref, ...runs.map((r) => readRows(r.file)));
-for (const run of runs) rmSync(run.file, { force: true });
+const passOn = args.filter((a) => a !== compare && a !== roundsArg);
+const refDir = checkoutAndBuild(ref);
+const sides = [
+  { name: ref, env: { ORCH_BENCH_APPS_ROOT: refDir }, rounds: [] },
+  { name: 'this checkout', env: {}, rounds: [] },
+];
+for (let round = 0; round < rounds; round++) {
+  for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+    console.log(`\n## apps of ${side.name}${rounds > 1 ? ` (round ${round + 1} of ${rounds})` : ''}`);
+    const file = join(root, 'tmp', `bench-compare-${process.pid}-${side === sides[0] ? 'ref' : 'head'}-${round}.jsonl`);
+    rmSync(file, { force: true });
+    const r = runBench(passOn, { ...side.env, ORCH_BENCH_ROWS: file });
+    if (r.status !== 0) process.exit(r.status ?? 1);
+    side.rounds.push(readRows(file));
+    rmSync(file, { force: true });
+  }
+}
+printSideBySide(ref, sides[0].rounds, sides[1].rounds);
 
 function runBench(benchArgs, env) {
   return spawnSync(process.execPath, ['--expose-gc', 'dist/bench/src/main.js', ...benchArgs], { stdio: 'inherit', env: { ...process.env, ...env } });
@@ -79,18 +91,40 @@ function fmt(v) {
   return Number.isFinite(v) ? (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2)) : 'n/a';
 }
 
-/** One table per group: each metric of this checkout beside <ref>'s, and which way it moved. */
-function printSideBySide(refName, refGroups, headGroups) {
-  for (const head of headGroups) {
-    const before = refGroups.find((g) => g.title === head.title);
-    console.log(`\n### ${head.title}: this checkout vs ${refName} (same run)\n`);
-    console.log(`| metric | this checkout | ${refName} | this / ${refName} | better? | orch / baseline (this, ${refName}) |`);
-    console.log('|---|---|---|---|---|---|');
+function median(values) {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** The row of `metric` in group `title` of each round (undefined where a round lacks it). */
+function rowsOf(roundsOfGroups, title, metric) {
+  return roundsOfGroups.map((groups) => groups.find((g) => g.title === title)?.rows.find((r) => r.metric === metric));
+}
+
+/**
+ * One table per group: each metric of this checkout beside <ref>'s (medians over the rounds), their
+ * ratio and which way it moved; with several rounds, the range of the per-round ratios (round i of
+ * this checkout ÷ round i of <ref>).
+ */
+function printSideBySide(refName, refRounds, headRounds) {
+  const several = headRounds.length > 1;
+  for (const head of headRounds[0]) {
+    console.log(`\n### ${head.title}: this checkout vs ${refName} (same run${several ? `, medians of ${headRounds.length} alternating rounds` : ''})\n`);
+    console.log(`| metric | this checkout | ${refName} | this / ${refName} |${several ? ' per-round range |' : ''} better? | orch / baseline (this, ${refName}) |`);
+    console.log(`|---|---|---|---|${several ? '---|' : ''}---|---|`);
     for (const row of head.rows) {
-      const old = before?.rows.find((r) => r.metric === row.metric);
-      const ratio = old ? row.orch / old.orch : NaN;
+      const mine = rowsOf(headRounds, head.title, row.metric);
+      const theirs = rowsOf(refRounds, head.title, row.metric);
+      const orch = (rows) => median(rows.map((r) => r?.orch));
+      const relative = (rows) => median(rows.map((r) => (r ? r.orch / r.baseline : NaN)));
+      const ratio = orch(mine) / orch(theirs);
+      const perRound = mine.map((r, i) => (r && theirs[i] ? r.orch / theirs[i].orch : NaN)).filter(Number.isFinite);
+      const range = perRound.length ? `${fmt(Math.min(...perRound))}–${fmt(Math.max(...perRound))}x` : 'n/a';
       const better = !Number.isFinite(ratio) ? '' : Math.abs(ratio - 1) < 0.05 ? 'same (±5%)' : ratio > 1 === row.higherIsBetter ? 'better' : 'worse';
-      console.log(`| ${row.metric} | ${fmt(row.orch)} ${row.unit} | ${old ? `${fmt(old.orch)} ${old.unit}` : 'n/a'} | ${fmt(ratio)}x | ${better} | ${fmt(row.orch / row.baseline)}x, ${old ? `${fmt(old.orch / old.baseline)}x` : 'n/a'} |`);
+      const theirsShown = theirs.some(Boolean) ? `${fmt(orch(theirs))} ${row.unit}` : 'n/a';
+      console.log(`| ${row.metric} | ${fmt(orch(mine))} ${row.unit} | ${theirsShown} | ${fmt(ratio)}x |${several ? ` ${range} |` : ''} ${better} | ${fmt(relative(mine))}x, ${theirs.some(Boolean) ? `${fmt(relative(theirs))}x` : 'n/a'} |`);
     }
   }
 }
