@@ -47,6 +47,14 @@ describe('parseRequestInfo', () => {
     { method: 'POST', url: '/apis/authorization.orch.io/v1/selfsubjectaccessreviews', want: { verb: 'create', resource: 'selfsubjectaccessreviews' } },
     // escaped names
     { method: 'GET', url: '/api/v1/namespaces/default/configmaps/a%3Ab', want: { name: 'a:b' } },
+    { method: 'GET', url: '/api/v1/namespaces/default/configmaps/a%zz', want: { name: 'a%zz' } },
+    // empty segments are skipped: doubled and trailing slashes
+    { method: 'GET', url: '/api//v1/namespaces//default/pods/p/', want: { verb: 'get', apiVersion: 'v1', namespace: 'default', resource: 'pods', name: 'p', subresource: '', rest: [] } },
+    { method: 'GET', url: '/api/v1/namespaces/default/pods/p/proxy//a//b/', want: { subresource: 'proxy', rest: ['a', 'b'] } },
+    // legacy watch prefix before a namespace's own object and its subresources
+    { method: 'GET', url: '/api/v1/watch/namespaces/ns1', want: { verb: 'watch', resource: 'namespaces', name: 'ns1', namespace: 'ns1' } },
+    { method: 'GET', url: '/api/v1/watch/namespaces/ns1/status', want: { verb: 'watch', resource: 'namespaces', name: 'ns1', subresource: 'status', namespace: '' } },
+    { method: 'OPTIONS', url: '/api/v1/namespaces/default/pods', want: { isResourceRequest: true, verb: 'options', resource: 'pods' } },
   ])('$method $url', ({ method, url, want }) => {
     const u = new URL(url, 'https://x');
     expect(parseRequestInfo(method, u.pathname, u.searchParams)).toMatchObject(want);

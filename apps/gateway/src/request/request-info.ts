@@ -40,10 +40,11 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     name: '',
     rest: [],
   };
-  const parts = path.split('/').filter((p) => p !== '').map(safeDecode);
+  const parts = pathSegments(path);
   if (parts.length === 0 || (parts[0] !== 'api' && parts[0] !== 'apis')) return info;
   info.apiPrefix = parts[0];
-  let i = 1;
+  // i: the first segment after the group version.
+  let i: number;
   if (info.apiPrefix === 'apis') {
     if (parts.length < 3) return info; // /apis, /apis/<group>: discovery
     info.apiGroup = parts[1];
@@ -54,46 +55,40 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     info.apiVersion = parts[1];
     i = 2;
   }
-  let rest = parts.slice(i);
-  if (rest.length === 0) return info; // /api/v1, /apis/<g>/<v>: discovery
+  if (parts.length === i) return info; // /api/v1, /apis/<g>/<v>: discovery
   info.isResourceRequest = true;
 
   // Legacy /watch/ prefix: /api/v1/watch/namespaces/x/pods
-  let legacyWatch = false;
-  if (rest[0] === 'watch') {
-    legacyWatch = true;
-    rest = rest.slice(1);
-  }
+  const legacyWatch = parts[i] === 'watch';
+  if (legacyWatch) i++;
 
-  if (rest[0] === 'namespaces') {
-    if (rest.length >= 3) {
+  const left = parts.length - i;
+  if (parts[i] === 'namespaces') {
+    if (left >= 3) {
       // namespaces/<ns>/<resource>[/<name>[/<subresource>...]], except namespaces/<name>/status|finalize
-      if (rest.length === 3 && NAMESPACE_SUBRESOURCES.has(rest[2])) {
+      if (left === 3 && NAMESPACE_SUBRESOURCES.has(parts[i + 2])) {
         info.resource = 'namespaces';
-        info.name = rest[1];
-        info.subresource = rest[2];
+        info.name = parts[i + 1];
+        info.subresource = parts[i + 2];
       } else {
-        info.namespace = rest[1];
-        rest = rest.slice(2);
-        assignResource(info, rest);
+        info.namespace = parts[i + 1];
+        assignResource(info, parts, i + 2);
       }
     } else {
       info.resource = 'namespaces';
-      info.name = rest[1] ?? '';
+      info.name = parts[i + 1] ?? '';
       // A namespace's own object is in no namespace for authorization, but upstream reports
       // the namespace name as the request's namespace.
       info.namespace = info.name;
     }
   } else {
-    assignResource(info, rest);
+    assignResource(info, parts, i);
   }
 
-  const method_ = method.toUpperCase();
-  const watch = legacyWatch || isWatch(query.get('watch'));
-  switch (method_) {
+  switch (method.toUpperCase()) {
     case 'GET':
     case 'HEAD':
-      info.verb = watch ? 'watch' : info.name ? 'get' : 'list';
+      info.verb = legacyWatch || isWatch(query.get('watch')) ? 'watch' : info.name ? 'get' : 'list';
       break;
     case 'POST':
       info.verb = 'create';
@@ -107,17 +102,31 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     case 'DELETE':
       info.verb = info.name ? 'delete' : 'deletecollection';
       break;
-    default:
-      info.verb = method.toLowerCase();
   }
   return info;
 }
 
-function assignResource(info: RequestInfo, rest: string[]): void {
-  info.resource = rest[0] ?? '';
-  info.name = rest[1] ?? '';
-  info.subresource = rest[2] ?? '';
-  info.rest = rest.slice(3);
+/**
+ * The non-empty segments of a path, each percent-decoded (kept as is when it does not decode),
+ * in one pass: no split, filter and map arrays (parseRequestInfo was 3.6% of a get's CPU).
+ */
+function pathSegments(path: string): string[] {
+  const parts: string[] = [];
+  for (let from = 0; from < path.length; ) {
+    let to = path.indexOf('/', from);
+    if (to < 0) to = path.length;
+    if (to > from) parts.push(safeDecode(path.slice(from, to)));
+    from = to + 1;
+  }
+  return parts;
+}
+
+/** resource, name, subresource and the segments after them, from parts[at]. */
+function assignResource(info: RequestInfo, parts: readonly string[], at: number): void {
+  info.resource = parts[at] ?? '';
+  info.name = parts[at + 1] ?? '';
+  info.subresource = parts[at + 2] ?? '';
+  info.rest = parts.slice(at + 3);
 }
 
 /**
