@@ -62,8 +62,9 @@ export function flowControlStage(flowControl: FlowControl | undefined): (r: ApiR
     }
     const fsUid = admitted.flowSchema.metadata.uid ?? '';
     const plUid = admitted.priorityLevel.metadata.uid ?? '';
-    r.reply.header('X-Kubernetes-PF-FlowSchema-UID', fsUid).header('X-Kubernetes-PF-PriorityLevel-UID', plUid);
-    r.reply.header('X-Orch-PF-FlowSchema-UID', fsUid).header('X-Orch-PF-PriorityLevel-UID', plUid);
+    // Names in lower case, as Fastify stores and sends them (it lower-cases each name it is given).
+    r.reply.header('x-kubernetes-pf-flowschema-uid', fsUid).header('x-kubernetes-pf-prioritylevel-uid', plUid);
+    r.reply.header('x-orch-pf-flowschema-uid', fsUid).header('x-orch-pf-prioritylevel-uid', plUid);
     // Exempt and long-running requests hold no seat: nothing to release.
     if (!admitted.holdsSeat) return;
     if (res.writableFinished || res.destroyed) admitted.release();
