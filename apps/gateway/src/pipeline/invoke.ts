@@ -1,5 +1,6 @@
 import type { ResourceDef } from '@orch/api';
-import { StatusError } from '@orch/apimachinery';
+import { StatusError, type KubeObject } from '@orch/apimachinery';
+import type { KeyValue } from '@orch/storage';
 import type { CreateResult, GenericStore } from '../registry/generic-store';
 import type { SubresourceHandlers } from '../server/subresources';
 import { bodyObject } from '../server/subresources';
@@ -53,9 +54,11 @@ export function invokeStage(deps: InvokeDeps): (r: ApiRequest) => Promise<void> 
     // A custom resource whose definition went away between resolve and here.
     if (!registry) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
     switch (info.verb) {
-      case 'get':
-        r.result = await readOne(r, registry);
+      case 'get': {
+        const one = readOne(r, registry);
+        r.result = one instanceof Promise ? await one : one;
         return;
+      }
       case 'list':
         r.result = await readList(r, registry);
         return;
@@ -109,23 +112,37 @@ export function invokeStage(deps: InvokeDeps): (r: ApiRequest) => Promise<void> 
   };
 }
 
-/** A GET: the stored JSON text or stored value where the representation allows (JSON text, protobuf from messages encoded once), else the object. */
-async function readOne(r: ApiRequest, registry: GenericStore): Promise<NonNullable<ApiRequest['result']>> {
+type Result = NonNullable<ApiRequest['result']>;
+
+/**
+ * A GET: the stored JSON text or stored value where the representation allows (JSON text, protobuf
+ * from messages encoded once), else the object. Without a promise where the registry answers at
+ * once (from the watch cache: GenericStore.getJson, getVerbatim).
+ */
+function readOne(r: ApiRequest, registry: GenericStore): Result | Promise<Result> {
   const { namespace: ns } = requestTarget(r);
   const rv = r.query.get('resourceVersion') ?? undefined;
   if (servesStoredJson(r)) {
-    const got = await registry.getJson(ns, r.info.name, rv);
-    return 'json' in got ? { status: 200, body: undefined, rawJson: got.json } : { status: 200, body: got.object };
+    const got = registry.getJson(ns, r.info.name, rv);
+    return got instanceof Promise ? got.then(jsonResult) : jsonResult(got);
   }
   if (r.target!.repr.kind === 'protobuf') {
-    const got = await registry.getVerbatim(ns, r.info.name, rv);
-    return 'stored' in got ? { status: 200, body: undefined, stored: { object: got.stored } } : { status: 200, body: got.object };
+    const got = registry.getVerbatim(ns, r.info.name, rv);
+    return got instanceof Promise ? got.then(verbatimResult) : verbatimResult(got);
   }
-  return { status: 200, body: await registry.get(ns, r.info.name, rv) };
+  return registry.get(ns, r.info.name, rv).then((body) => ({ status: 200, body }));
+}
+
+function jsonResult(got: { json: string } | { object: KubeObject }): Result {
+  return 'json' in got ? { status: 200, body: undefined, rawJson: got.json } : { status: 200, body: got.object };
+}
+
+function verbatimResult(got: { stored: KeyValue } | { object: KubeObject }): Result {
+  return 'stored' in got ? { status: 200, body: undefined, stored: { object: got.stored } } : { status: 200, body: got.object };
 }
 
 /** A list: the page's stored values where the representation allows (JSON written from the stored texts, protobuf from messages encoded once), else the objects. */
-async function readList(r: ApiRequest, registry: GenericStore): Promise<NonNullable<ApiRequest['result']>> {
+async function readList(r: ApiRequest, registry: GenericStore): Promise<Result> {
   const { namespace: ns } = requestTarget(r);
   const opts = listOptions(r.query);
   if (servesStoredJson(r) || r.target!.repr.kind === 'protobuf') {

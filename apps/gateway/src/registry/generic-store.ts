@@ -76,12 +76,12 @@ export class GenericStore {
   }
 
   /** GET as JSON text when the stored value reads verbatim (see ResourceReader.getJson). */
-  getJson(namespace: string, name: string, resourceVersion?: string): Promise<{ json: string } | { object: KubeObject }> {
+  getJson(namespace: string, name: string, resourceVersion?: string): ReturnType<ResourceReader['getJson']> {
     return this.reader.getJson(namespace, name, resourceVersion);
   }
 
   /** GET of the stored value itself when it reads verbatim, else the object (see ResourceReader.getVerbatim). */
-  getVerbatim(namespace: string, name: string, resourceVersion?: string): Promise<{ stored: KeyValue } | { object: KubeObject }> {
+  getVerbatim(namespace: string, name: string, resourceVersion?: string): ReturnType<ResourceReader['getVerbatim']> {
     return this.reader.getVerbatim(namespace, name, resourceVersion);
   }
 

@@ -55,6 +55,36 @@ describe('gets (real SQLite store)', () => {
     await expect(registry(plain(), gate === false ? { consistentListFromCache: false } : {}).getJson('ns', 'absent')).rejects.toMatchObject({ code: 404, message: 'configmaps "absent" not found' });
   });
 
+  // A cached object the read waits for nothing to see is answered at once (no promise), the same answer as before; anything else goes through the promise.
+  it.each([
+    { name: 'no resourceVersion, cached', rv: undefined, at: 'now' },
+    { name: 'resourceVersion 0, cached', rv: '0', at: 'now' },
+    { name: 'a resourceVersion to reach', rv: 'current', at: 'later' },
+    { name: 'cache not consistent (ConsistentListFromCache off)', rv: undefined, gate: false, at: 'later' },
+    { name: 'onRead strategy (not verbatim)', rv: undefined, strategy: normalizing, at: 'later' },
+    { name: 'absent object', rv: undefined, absent: true, at: 'later' },
+  ])('getJson and getVerbatim: $name answers $at', async ({ rv, gate, strategy, absent, at }) => {
+    const reg = registry((strategy ?? plain)(), gate === false ? { consistentListFromCache: false } : {});
+    const name = `n-${Math.random().toString(36).slice(2, 8)}`;
+    const created = await reg.create('ns', cm(name, '1'), ctx);
+    expect(await cache.waitForRevision(Number(created.object.metadata.resourceVersion), 5000)).toBe(true);
+    const asked = absent ? 'absent' : name;
+    const version = rv === 'current' ? created.object.metadata.resourceVersion : rv;
+    for (const read of [() => reg.getJson('ns', asked, version), () => reg.getVerbatim('ns', asked, version)]) {
+      const before = storeGets;
+      const got = read();
+      expect(got instanceof Promise ? 'later' : 'now').toBe(at);
+      if (absent) {
+        await expect(got).rejects.toMatchObject({ code: 404 });
+        continue;
+      }
+      const answer = await got;
+      const body = 'json' in answer ? JSON.parse(answer.json) : 'stored' in answer ? JSON.parse(answer.stored.value) : answer.object;
+      expect(body.metadata.name).toBe(name);
+      if (at === 'now') expect(storeGets).toBe(before);
+    }
+  });
+
   // A write answers with its stored text (resourceVersion spliced in) only where that is the object it returns.
   it.each([
     { name: 'create', write: (reg: GenericStore, name: string) => reg.create('ns', cm(name, '1'), ctx), json: true },

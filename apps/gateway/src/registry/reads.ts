@@ -33,8 +33,19 @@ export class ResourceReader {
   /**
    * GET as JSON text: the stored value with its resourceVersion spliced in when it reads verbatim
    * (the JSON fast path: no parse, no serialization), else the object as `get` returns it.
+   * Answered without a promise when the watch cache holds the object and the read waits for
+   * nothing (cachedNow); a failure is always a rejected promise.
    */
-  async getJson(namespace: string, name: string, resourceVersion?: string): Promise<{ json: string } | { object: KubeObject }> {
+  getJson(namespace: string, name: string, resourceVersion?: string): Promise<{ json: string } | { object: KubeObject }> | { json: string } {
+    const kv = this.cachedNow(namespace, name, resourceVersion);
+    if (kv && this.objects.readsVerbatim([kv])) {
+      const json = injectResourceVersion(kv.value, kv.modRevision);
+      if (json !== undefined) return { json };
+    }
+    return this.getJsonLater(namespace, name, resourceVersion);
+  }
+
+  private async getJsonLater(namespace: string, name: string, resourceVersion?: string): Promise<{ json: string } | { object: KubeObject }> {
     const got = await this.getVerbatim(namespace, name, resourceVersion);
     if ('object' in got) return got;
     const json = injectResourceVersion(got.stored.value, got.stored.modRevision);
@@ -44,11 +55,32 @@ export class ResourceReader {
   /**
    * GET of the stored value itself when it reads verbatim (the fast paths of JSON and protobuf:
    * the value, parsed with its modRevision as resourceVersion, is the object `get` returns),
-   * else the object as `get` returns it.
+   * else the object as `get` returns it. Without a promise as getJson.
    */
-  async getVerbatim(namespace: string, name: string, resourceVersion?: string): Promise<{ stored: KeyValue } | { object: KubeObject }> {
+  getVerbatim(namespace: string, name: string, resourceVersion?: string): Promise<{ stored: KeyValue } | { object: KubeObject }> | { stored: KeyValue } {
+    const kv = this.cachedNow(namespace, name, resourceVersion);
+    if (kv && this.objects.readsVerbatim([kv])) return { stored: kv };
+    return this.getVerbatimLater(namespace, name, resourceVersion);
+  }
+
+  private async getVerbatimLater(namespace: string, name: string, resourceVersion?: string): Promise<{ stored: KeyValue } | { object: KubeObject }> {
     const kv = await this.getStored(namespace, name, resourceVersion);
     return this.objects.readsVerbatim([kv]) ? { stored: kv } : { object: await this.objects.decode(kv) };
+  }
+
+  /**
+   * What getStored would answer from the watch cache, at once: the cached object when the cache
+   * may answer (cacheServesGet) a read that waits for no resourceVersion; undefined otherwise,
+   * when the object is absent and when asking throws (a closed store): getStored answers those,
+   * failing as a promise.
+   */
+  private cachedNow(namespace: string, name: string, resourceVersion: string | undefined): KeyValue | undefined {
+    if (resourceVersion && resourceVersion !== '0') return undefined;
+    try {
+      return this.cacheServesGet(resourceVersion, undefined) ? this.watchCache.get(this.objects.key(namespace, name)) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** The stored object of a GET: from the watch cache when it may answer (cacheServesGet), else from the store. */
