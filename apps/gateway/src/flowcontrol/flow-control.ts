@@ -176,9 +176,11 @@ export class FlowControl {
 
   /**
    * Classifies the request and waits for a seat of its level. Long-running requests (watches,
-   * streams) are classified but never hold a seat. Throws a 429 StatusError when rejected.
+   * streams) are classified but never hold a seat. A request that holds no seat (exempt level,
+   * long-running) is admitted at once, without a promise; one that waits for a seat gets a
+   * promise, rejected with a 429 StatusError when the request is rejected.
    */
-  async admit(d: RequestDigest, longRunning: boolean, onGone?: OnGone): Promise<Admitted> {
+  admit(d: RequestDigest, longRunning: boolean, onGone?: OnGone): Admitted | Promise<Admitted> {
     const flowSchema = this.classify(d);
     const plName = flowSchema.spec.priorityLevelConfiguration.name;
     const level = this.levels.get(plName) ?? this.levels.get('catch-all')!;
@@ -187,8 +189,13 @@ export class FlowControl {
       this.countDispatched(labels);
       return { flowSchema, priorityLevel: level.plc, holdsSeat: false, release: NO_RELEASE };
     }
+    return this.seatOf(flowSchema, level, level.queues, labels, d, onGone);
+  }
+
+  /** Waits for a seat of `level` (admit's queued path). */
+  private async seatOf(flowSchema: FlowSchema, level: Level, queues: QueueSet, labels: { flow_schema: string; priority_level: string }, d: RequestDigest, onGone?: OnGone): Promise<Admitted> {
     try {
-      const seat = await level.queues.acquire(flowKey(flowSchema, d), this.deps.options.queueWaitMs, onGone, this.seats(d, level.maxSeats));
+      const seat = await queues.acquire(flowKey(flowSchema, d), this.deps.options.queueWaitMs, onGone, this.seats(d, level.maxSeats));
       this.m.wait.observe({ ...labels, execute: 'true' }, seat.waitedMs / 1000);
       this.countDispatched(labels);
       return { flowSchema, priorityLevel: level.plc, holdsSeat: true, release: () => seat.release() };
