@@ -47,6 +47,38 @@ describe('pump batching (real SQLite store)', () => {
     }
   });
 
+  it('a batch is on the bus, and past the bus client\'s microtask flush, before the history gets it', async () => {
+    const bus = new LocalBus();
+    // What the bus has sent: NATS writes its published messages to the socket in a microtask.
+    const sent = new Set<number>();
+    bus.subscribe((b) => queueMicrotask(() => b.events.forEach((e) => sent.add(e.revision))));
+    const memory = new MemoryHistory({ retentionMs: 60_000 });
+    const unsentWhenAppended: number[] = [];
+    const history: EventHistory = {
+      name: 'recording',
+      scope: 'cluster',
+      append: async (after, events) => {
+        unsentWhenAppended.push(...events.filter((e) => !sent.has(e.revision)).map((e) => e.revision));
+        await memory.append(after, events);
+      },
+      read: (after, limit) => memory.read(after, limit),
+      close: () => memory.close(),
+    };
+    const start = await store.currentRevision();
+    const pump = new Pump(store, bus, history, { prefix: '/registry/', startPosition: () => start, heartbeatMs: 60_000 });
+    pump.start();
+    try {
+      for (let i = 0; i < 10; i++) await store.create(`/registry/core/configmaps/o/c${i}`, '{}');
+      const last = await store.currentRevision();
+      while (pump.publishedRevision() < last) await new Promise((r) => setTimeout(r, 10));
+      await pump.stop(); // waits for the appends
+      expect((await memory.read(start, 1000)).events.map((e) => e.revision)).toEqual(Array.from({ length: last - start }, (_, i) => start + 1 + i));
+      expect(unsentWhenAppended).toEqual([]);
+    } finally {
+      await pump.stop();
+    }
+  });
+
   it('batches published while a history append is in flight go to the history together, in order, with no gap', async () => {
     const bus = new LocalBus();
     const batches: EventBatch[] = [];

@@ -207,8 +207,8 @@ export class Pump {
       while (end < events.length && (end === start || bytes + encodedEventBytes(events[end]) <= max)) bytes += encodedEventBytes(events[end++]);
       const chunk = end === start + 1 && bytes > max ? undefined : events.slice(start, end);
       if (chunk) {
-        this.appendToHistory(this.last, chunk);
         this.bus.publish({ after: this.last, events: chunk });
+        this.appendToHistory(this.last, chunk);
       } else {
         // One event bigger than the bus carries: say only "continue after it"; receivers
         // below it see a gap and read it from the store.
@@ -220,7 +220,8 @@ export class Pump {
   }
 
   private appendToHistory(after: number, events: StoreEvent[]): void {
-    if (!this.history) return;
+    const history = this.history;
+    if (!history) return;
     if (this.pendingAppends >= (this.opts.maxPendingAppends ?? 1000)) return; // a hole, detected by readers
     this.pendingAppends++;
     const run = this.appendQueue[this.appendQueue.length - 1];
@@ -230,7 +231,9 @@ export class Pump {
     } else {
       this.appendQueue.push({ after, events: events.slice(), batches: 1 });
     }
-    this.appending ??= this.drainAppends(this.history);
+    // On a later turn: the batches of this one reach the bus's socket first (NATS flushes in a
+    // microtask), before the history's client spends its time on them.
+    this.appending ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drainAppends(history));
   }
 
   /** Appends the queued runs one after another, until none is left. */
