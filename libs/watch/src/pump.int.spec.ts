@@ -47,6 +47,35 @@ describe('pump batching (real SQLite store)', () => {
     }
   });
 
+  it('publications are an interval apart: events read within it wait for its end and go out together; one after a quiet interval goes out at once', async () => {
+    const bus = new LocalBus();
+    const batches: { revisions: number[]; at: number }[] = [];
+    bus.subscribe((b) => b.events.length > 0 && batches.push({ revisions: b.events.map((e) => e.revision), at: performance.now() }));
+    const start = await store.currentRevision();
+    const intervalMs = 1000;
+    const pump = new Pump(store, bus, undefined, { prefix: '/registry/', startPosition: () => start, heartbeatMs: 60_000, publishIntervalMs: intervalMs });
+    pump.start();
+    const published = async (revision: number) => {
+      while (pump.publishedRevision() < revision) await new Promise((r) => setTimeout(r, 5));
+    };
+    try {
+      const first = (await store.create('/registry/core/configmaps/i/first', '{}')).modRevision;
+      await published(first);
+      const stream: number[] = [];
+      for (let i = 0; i < 4; i++) stream.push((await store.create(`/registry/core/configmaps/i/s${i}`, '{}')).modRevision);
+      await published(stream[3]);
+      await new Promise((r) => setTimeout(r, intervalMs));
+      const writtenAt = performance.now();
+      const quiet = (await store.create('/registry/core/configmaps/i/quiet', '{}')).modRevision;
+      await published(quiet);
+      expect(batches.map((b) => b.revisions)).toEqual([[first], stream, [quiet]]);
+      expect(batches[1].at - batches[0].at).toBeGreaterThanOrEqual(intervalMs - 1);
+      expect(batches[2].at - writtenAt).toBeLessThan(intervalMs / 2);
+    } finally {
+      await pump.stop();
+    }
+  });
+
   it('a batch is on the bus, and past the bus client\'s microtask flush, before the history gets it', async () => {
     const bus = new LocalBus();
     // What the bus has sent: NATS writes its published messages to the socket in a microtask.
