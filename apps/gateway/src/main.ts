@@ -53,7 +53,10 @@ async function main(): Promise<void> {
   const adapter = new FastifyAdapter({
     // With --http2, ALPN offers h2 and http/1.1 on the same port (upgrades need HTTP/1.1); Node's
     // limits on rejected streams and invalid frames (HTTP/2 rapid reset) stay at their defaults.
-    ...(http2 ? { http2: true as const, https: { ...tls, allowHTTP1: true, settings: http2Settings(options['http2-max-streams-per-connection']) } } : { https: tls }),
+    // noDelay: Node's HTTP/2 server leaves Nagle on for the HTTP/1.1 connections it accepts (its
+    // https and http servers turn it off), so a response or watch event written in two parts waited
+    // for the client's delayed ACK, up to 40 ms; HTTP/2 sessions turn it off themselves.
+    ...(http2 ? { http2: true as const, https: { ...tls, allowHTTP1: true, noDelay: true, settings: http2Settings(options['http2-max-streams-per-connection']) } } : { https: tls }),
     bodyLimit: MAX_REQUEST_BODY_BYTES,
     forceCloseConnections: 'idle',
     maxParamLength: 4096,

@@ -207,10 +207,6 @@ class WatchStream implements PacedStream {
       // Plain JSON in the served group (inRequestedGroup rewrites nothing): a stored text is the event's object as it is.
       acceptsText: (this.repr.kind === 'json' || this.repr.kind === 'yaml') && (registry.def.group === r.info.apiGroup || !r.info.apiGroup.endsWith('.k8s.io')),
     };
-    // Each event goes out when written: without TCP_NODELAY (Node's HTTP/2 server leaves it off
-    // on the HTTP/1.1 connections it accepts), an event written while the previous one is not yet
-    // acknowledged waits for the client's delayed ACK, up to 40 ms on Linux. HTTP/2 sessions have it on.
-    if (!this.http2) (socket as Socket).setNoDelay(true);
     socket.on('drain', this.onDrain);
   }
 
