@@ -31,9 +31,16 @@ function readyz(url: string): Promise<boolean> {
   });
 }
 
-/** Spawns `node <nodeArgs> <main> <args>` and waits until `<url>/readyz` answers 200 (30 s at most; else kills it and throws). */
+/**
+ * Node flags for every gateway process the bench starts (gateways and watch pumps), from
+ * ORCH_BENCH_GATEWAY_NODE_OPTIONS split on whitespace (e.g. `--max-semi-space-size=64`). Empty
+ * when the variable is unset.
+ */
+const benchGatewayNodeArgs = (): string[] => (process.env.ORCH_BENCH_GATEWAY_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
+
+/** Spawns `node <ORCH_BENCH_GATEWAY_NODE_OPTIONS> <nodeArgs> <main> <args>` and waits until `<url>/readyz` answers 200 (30 s at most; else kills it and throws). */
 async function spawnUntilReady(what: string, url: string, main: string, args: string[], nodeArgs: string[]): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...nodeArgs, main, ...args], { stdio: 'ignore' });
+  const child = spawn(process.execPath, [...benchGatewayNodeArgs(), ...nodeArgs, main, ...args], { stdio: 'ignore' });
   for (let i = 0; i < 300 && child.exitCode === null && !(await readyz(url)); i++) await new Promise((r) => setTimeout(r, 100));
   if (!(await readyz(url))) {
     child.kill('SIGKILL');
