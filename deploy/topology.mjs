@@ -3,6 +3,27 @@
 // (scripts/compose.mjs; a test checks the committed files are current). A target only says
 // where things are (host names, ports, paths): services, components and flags come from here.
 
+import { readFileSync } from 'node:fs';
+
+/**
+ * The Node flags of every process of the gateway binary (gateways and watch pumps), from
+ * deploy/node-options.json: the one place npm start, start:ha, compose and the bench take them from.
+ */
+export const GATEWAY_NODE_OPTIONS = JSON.parse(readFileSync(new URL('./node-options.json', import.meta.url), 'utf8')).gateway.join(' ');
+
+/**
+ * The environment of a service's process: the launcher's `base` with the service's own `env` over
+ * it, except NODE_OPTIONS, where the service's flags go ahead of base's: a user's NODE_OPTIONS wins
+ * where both set a flag (Node applies the last).
+ * @param {{ env?: Record<string, string> }} service
+ * @param {NodeJS.ProcessEnv} base
+ */
+export function serviceEnv(service, base) {
+  const env = { ...base, ...service.env };
+  if (service.env?.NODE_OPTIONS && base.NODE_OPTIONS) env.NODE_OPTIONS = `${service.env.NODE_OPTIONS} ${base.NODE_OPTIONS}`;
+  return env;
+}
+
 export const ETCD_MEMBERS = 3;
 /** Service cluster IPs from a loopback range: the userspace network-proxy can listen on them without root. */
 const SERVICE_RANGE = '127.96.0.0/16';
@@ -48,6 +69,7 @@ export const LOCAL_PORTS = {
  * @property {string[]} args
  * @property {string[]} after   services that must be up (ready) first
  * @property {string} [health]  URL answering 200 when the service is ready
+ * @property {Record<string, string>} [env]  environment of its process (a launcher puts the user's own NODE_OPTIONS after this one's)
  */
 
 const join = (...parts) => parts.join('/').replace(/\/+/g, '/');
@@ -116,6 +138,7 @@ export function services(t) {
       ],
       after: [...etcd, 'nats', 'redis', 'init'],
       health: `${https(g)}/readyz`,
+      env: { NODE_OPTIONS: GATEWAY_NODE_OPTIONS },
     })),
     // The watch pump (etcd's change feed → NATS) in processes of its own: one leads (Lease
     // orch-system/orch-watch-pump), the other stands by and continues where it stopped.
@@ -125,6 +148,7 @@ export function services(t) {
       args: ['watch-pump', `--secure-port=${t.port(`watch-pump-${i}`)}`, `--bind-address=${t.listen}`, `--pki-dir=${pki}`, '--storage-backend=etcd', ...engines],
       after: [...etcd, 'nats', 'redis', 'init'],
       health: `${https(`watch-pump-${i}`)}/readyz`,
+      env: { NODE_OPTIONS: GATEWAY_NODE_OPTIONS },
     })),
     // Two of each: one leads (Lease in orch-system), the other stands by.
     ...[0, 1].map((i) => ({

@@ -17,7 +17,13 @@ interface PlannedService {
   name: string;
   component: string;
   args: string[];
+  env?: Record<string, string>;
 }
+
+/** The Node flags orch gives every process of the gateway binary (deploy/node-options.json). */
+const GATEWAY_NODE_OPTIONS = (JSON.parse(readFileSync(join(ROOT, 'deploy', 'node-options.json'), 'utf8')) as { gateway: string[] }).gateway.join(' ');
+/** The NODE_OPTIONS of the user who runs start:ha below: they come after the gateway's own, so they win. */
+const USER_NODE_OPTIONS = '--max-semi-space-size=16';
 
 /** The distinct flags of a command line, in order (`--a=b` → `--a`; repeated ones once). */
 const flagNames = (args: string[]) => [...new Set(args.filter((a) => a.startsWith('-')).map((a) => a.split('=')[0]))];
@@ -38,7 +44,7 @@ describe('one topology for start:ha and docker compose', () => {
     const r = spawnSync(process.execPath, ['scripts/start-ha.mjs', '--plan'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ORCH_HA_PORTS: 'free' } });
     expect(r.status).toBe(0);
     const plan = JSON.parse(r.stdout) as PlannedService[];
-    const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, { command: string[]; image: string }> };
+    const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, { command: string[]; image: string; environment?: Record<string, string> }> };
     expect(Object.keys(compose.services).sort()).toEqual([...plan.map((s) => s.name), 'haproxy'].sort());
     const components = plan.map((s) => s.component);
     expect(components.filter((c) => c === 'gateway')).toHaveLength(3);
@@ -53,7 +59,10 @@ describe('one topology for start:ha and docker compose', () => {
       // run without the per-source authentication failure limit (deploy/topology.mjs, README).
       const composeOnly = s.component === 'gateway' ? ['--authentication-failure-limit'] : [];
       expect({ service: s.name, flags: flagNames(args) }).toEqual({ service: s.name, flags: [...flagNames(s.args), ...composeOnly] });
+      expect({ service: s.name, environment: compose.services[s.name].environment }).toEqual({ service: s.name, environment: s.env });
     }
+    // Every process of the gateway binary, and only those, runs with the gateway's Node flags.
+    expect(plan.filter((s) => s.env?.NODE_OPTIONS === GATEWAY_NODE_OPTIONS).map((s) => s.component).sort()).toEqual(['gateway', 'gateway', 'gateway', 'watch-pump', 'watch-pump']);
     // The engines the gateways are told to use are the ones in the topology.
     const gw = plan.find((s) => s.name === 'gateway-0')!;
     expect(flagNames(gw.args)).toEqual(expect.arrayContaining(['--nats-url', '--redis-url', '--etcd-servers', '--storage-backend', '--watch-pump']));
@@ -109,7 +118,7 @@ describe('npm run start:ha', () => {
 
   beforeAll(async () => {
     dir = await tempDir('orch-ha-profile-');
-    ha = spawn(process.execPath, ['scripts/start-ha.mjs'], { cwd: ROOT, env: { ...process.env, ORCH_DATA_DIR: dir, ORCH_HA_PORTS: 'free' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    ha = spawn(process.execPath, ['scripts/start-ha.mjs'], { cwd: ROOT, env: { ...process.env, ORCH_DATA_DIR: dir, ORCH_HA_PORTS: 'free', NODE_OPTIONS: USER_NODE_OPTIONS }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     ha.stdout!.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
     ha.stderr!.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-20_000)));
     const deadline = Date.now() + 240_000;
@@ -139,6 +148,11 @@ describe('npm run start:ha', () => {
       // Every running gateway was started with Node,RBAC (its real command line).
       for (const g of topology.services.filter((s) => s.component === 'gateway')) {
         expect({ gateway: g.name, args: readFileSync(`/proc/${g.pid}/cmdline`, 'utf8').split('\0') }).toEqual({ gateway: g.name, args: expect.arrayContaining(['--authorization-mode=Node,RBAC']) });
+      }
+      // Every process of the gateway binary got the gateway's Node flags, the user's own after them (Node applies the last).
+      for (const g of topology.services.filter((s) => s.component === 'gateway' || s.component === 'watch-pump')) {
+        const nodeOptions = readFileSync(`/proc/${g.pid}/environ`, 'utf8').split('\0').find((v) => v.startsWith('NODE_OPTIONS='));
+        expect({ service: g.name, nodeOptions }).toEqual({ service: g.name, nodeOptions: `NODE_OPTIONS=${GATEWAY_NODE_OPTIONS} ${USER_NODE_OPTIONS}` });
       }
       // Each component's kubeconfig carries its own identity, not the admin's.
       const nodeName = hostname().toLowerCase();

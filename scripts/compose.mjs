@@ -59,6 +59,7 @@ for (const s of plan) {
   const svc = engine
     ? { image: engine, command: [{ etcd: 'etcd', nats: 'nats-server', redis: 'redis-server' }[s.component], ...s.args] }
     : { ...orchImage, command: [MAINS[s.component] ?? `dist/apps/${s.component}/src/main.js`, ...s.args], volumes: ['state:/var/lib/orch'] };
+  if (s.env) svc.environment = s.env;
   if (s.component === 'etcd') svc.volumes = [`${s.name}:${STATE}/${s.name}`];
   if (s.component === 'init') {
     svc.restart = 'no';

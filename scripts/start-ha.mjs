@@ -14,7 +14,7 @@ import { get as httpsGet } from 'node:https';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { LOCAL_PORTS, services } from '../deploy/topology.mjs';
+import { LOCAL_PORTS, serviceEnv, services } from '../deploy/topology.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
@@ -94,7 +94,8 @@ function writeTopology() {
 /** Starts a service; unless we are stopping, a service that exits is started again after a second. */
 function run(s, onExit) {
   const [cmd, ...pre] = COMMANDS[s.component];
-  const child = spawn(cmd, [...pre, ...s.args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ORCH_DATA_DIR: dataDir, PATH: [process.env.PATH, ...SBIN].join(':') } });
+  const env = serviceEnv(s, { ...process.env, ORCH_DATA_DIR: dataDir, PATH: [process.env.PATH, ...SBIN].join(':') });
+  const child = spawn(cmd, [...pre, ...s.args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   prefixLines(s.name, child.stdout, process.stdout);
   prefixLines(s.name, child.stderr, process.stderr);
   running.set(s.name, child);

@@ -14,6 +14,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { GATEWAY_NODE_OPTIONS, serviceEnv } from '../deploy/topology.mjs';
 import { ensureInstalled } from './ensure.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -63,6 +64,7 @@ const components = [
     // The Services in front of the API (default/orch, default/kubernetes) use the secure port: the
     // userspace network-proxy binds their cluster IPs without root.
     args: [`--secure-port=${port}`, '--bind-address=127.0.0.1', `--data-dir=${dataDir}`, '--service-cluster-ip-range=127.96.0.0/16', `--api-service-port=${port}`, '--enable-bootstrap-token-auth', '--write-component-kubeconfigs', '--authorization-mode=Node,RBAC', '--enable-admission-plugins=NodeRestriction', ...process.argv.slice(2)],
+    env: { NODE_OPTIONS: GATEWAY_NODE_OPTIONS },
   },
   // Each component runs with its own client certificate (written by the gateway into the data dir).
   // The bootstrap signer and token cleaner are on, as kubeadm runs them: `node-agent join` works.
@@ -151,7 +153,7 @@ function prefixLines(name, stream, out) {
 }
 
 function run(c) {
-  const child = spawn(process.execPath, [c.main, ...c.args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ORCH_DATA_DIR: dataDir } });
+  const child = spawn(process.execPath, [c.main, ...c.args], { stdio: ['ignore', 'pipe', 'pipe'], env: serviceEnv(c, { ...process.env, ORCH_DATA_DIR: dataDir }) });
   prefixLines(c.name, child.stdout, process.stdout);
   prefixLines(c.name, child.stderr, process.stderr);
   child.on('exit', (code, signal) => {

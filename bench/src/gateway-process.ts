@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import https from 'node:https';
 import { join } from 'node:path';
@@ -32,15 +33,34 @@ function readyz(url: string): Promise<boolean> {
 }
 
 /**
+ * The environment of a gateway process: NODE_OPTIONS with the gateway's default Node flags
+ * (deploy/node-options.json of the apps run, as deploy/topology.mjs's serviceEnv gives them to
+ * npm start, start:ha and compose) ahead of the bench's own NODE_OPTIONS. A checkout without the
+ * file (`--compare` with an older ref) runs its gateways on Node's defaults.
+ */
+function gatewayEnv(): NodeJS.ProcessEnv {
+  let defaults = '';
+  try {
+    defaults = (JSON.parse(readFileSync(join(process.env.ORCH_BENCH_APPS_ROOT || ROOT, 'deploy', 'node-options.json'), 'utf8')) as { gateway: string[] }).gateway.join(' ');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  return { ...process.env, NODE_OPTIONS: [defaults, process.env.NODE_OPTIONS].filter(Boolean).join(' ') };
+}
+
+/**
  * Node flags for every gateway process the bench starts (gateways and watch pumps), from
- * ORCH_BENCH_GATEWAY_NODE_OPTIONS split on whitespace (e.g. `--max-semi-space-size=64`). Empty
- * when the variable is unset.
+ * ORCH_BENCH_GATEWAY_NODE_OPTIONS split on whitespace (e.g. `--max-semi-space-size=64`): on the
+ * command line, so they win over the defaults in NODE_OPTIONS. Empty when the variable is unset.
  */
 const benchGatewayNodeArgs = (): string[] => (process.env.ORCH_BENCH_GATEWAY_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
 
-/** Spawns `node <ORCH_BENCH_GATEWAY_NODE_OPTIONS> <nodeArgs> <main> <args>` and waits until `<url>/readyz` answers 200 (30 s at most; else kills it and throws). */
+/**
+ * Spawns `node <ORCH_BENCH_GATEWAY_NODE_OPTIONS> <nodeArgs> <main> <args>` with {@link gatewayEnv}
+ * and waits until `<url>/readyz` answers 200 (30 s at most; else kills it and throws).
+ */
 async function spawnUntilReady(what: string, url: string, main: string, args: string[], nodeArgs: string[]): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...benchGatewayNodeArgs(), ...nodeArgs, main, ...args], { stdio: 'ignore' });
+  const child = spawn(process.execPath, [...benchGatewayNodeArgs(), ...nodeArgs, main, ...args], { stdio: 'ignore', env: gatewayEnv() });
   for (let i = 0; i < 300 && child.exitCode === null && !(await readyz(url)); i++) await new Promise((r) => setTimeout(r, 100));
   if (!(await readyz(url))) {
     child.kill('SIGKILL');
