@@ -59,6 +59,12 @@ export class Catalog {
   private readonly byKind = new Map<string, ResourceDef>();
   /** Served resources by what they are stored as (see equivalents); rebuilt after a change. */
   private byStorage?: Map<string, ResourceDef[]>;
+  private changes = 0;
+
+  /** A number that changes whenever a resource is registered or unregistered: what was derived from the catalog at one generation holds until it changes. */
+  get generation(): number {
+    return this.changes;
+  }
 
   constructor(
     resources: ResourceDef[] = BUILTIN_RESOURCES,
@@ -89,6 +95,7 @@ export class Catalog {
     else this.all.push(def);
     const key = Catalog.key(def.group, def.version, def.resource);
     this.byStorage = undefined;
+    this.changes++;
     if (this.isEnabled(def)) {
       this.enabled.set(key, def);
       this.byKind.set(`${def.group}/${def.version}/${def.kind}`, def);
@@ -100,6 +107,7 @@ export class Catalog {
   unregister(group: string, version: string, resource: string): void {
     const def = this.enabled.get(Catalog.key(group, version, resource));
     this.byStorage = undefined;
+    this.changes++;
     this.enabled.delete(Catalog.key(group, version, resource));
     if (def) this.byKind.delete(`${def.group}/${def.version}/${def.kind}`);
     const idx = this.all.findIndex((r) => r.group === group && r.version === version && r.resource === resource);

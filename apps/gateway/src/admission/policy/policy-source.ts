@@ -65,9 +65,24 @@ export interface Candidate<P extends PolicyObject, B extends BindingObject, C ex
   byName: boolean;
   /** Selectors left to check per request. */
   selectors: { objectSelector?: LabelSelectorObject; namespaceSelector?: LabelSelectorObject }[];
+  /** Whether the policy's expressions cannot overrun their cost limits on any object of the matched kind (see withinLimits; decided on first use). */
+  withinLimits?: boolean;
 }
 
 const INDEX_LIMIT = 512;
+/** The parameter objects of a policy without paramKind: one evaluation, params null. */
+const NO_PARAMS: readonly null[] = [null];
+
+/** What decides which bindings' rules cover a request (the index's key, with whether the request names a namespace). */
+interface RuleLookup {
+  operation: string;
+  group: string;
+  version: string;
+  resource: string;
+  subresource: string;
+  inNamespace: boolean;
+  namespaced: boolean;
+}
 /** The smallest size cap of PolicyRequest.sizeCap: below it, estimates are too small to matter. */
 const SMALLEST_SIZE_CAP = 64;
 
@@ -79,9 +94,11 @@ const SMALLEST_SIZE_CAP = 64;
  */
 export class PolicySource<P extends PolicyObject, B extends BindingObject, C extends CompiledPolicy<P>> {
   private compiled = new Map<string, C>();
-  /** The generations of the policies' and the bindings' caches the compiled policies and the index are of. */
-  private generations: readonly [number, number] = [-1, -1];
+  /** The generations of the policies' and the bindings' caches and of the catalog the compiled policies and the index are of. */
+  private generations: readonly [number, number, number] = [-1, -1, -1];
   private readonly index = new BoundedMap<string, Candidate<P, B, C>[]>(INDEX_LIMIT);
+  /** The index's answer to the last request (requests in a row are often for one resource): compared field by field, no key made. */
+  private last?: RuleLookup & { found: Candidate<P, B, C>[]; byName: boolean };
   private readonly reads = new WeakMap<Candidate<P, B, C>[], ActivationReads>();
 
   constructor(
@@ -95,11 +112,9 @@ export class PolicySource<P extends PolicyObject, B extends BindingObject, C ext
   /** The shared part of a compiled policy (param resource, matchConditions, variables). */
   compileShared(policy: P): CompiledPolicy<P> {
     const spec = policy.spec ?? {};
-    const pk = spec.paramKind;
-    const gv = pk?.apiVersion ? parseApiVersion(pk.apiVersion) : undefined;
     return {
       policy,
-      paramResource: gv && pk?.kind ? this.state.catalog.lookupKind(gv.group, gv.version, pk.kind) : undefined,
+      paramResource: this.paramResourceOf(policy),
       matchConditions: (spec.matchConditions ?? []).map((c) => ({ name: c.name, ...compileExpression(c.expression, ['bool']) })),
       variables: (spec.variables ?? []).map((v) => ({ name: v.name, ...compileExpression(v.expression) })),
     };
@@ -108,13 +123,18 @@ export class PolicySource<P extends PolicyObject, B extends BindingObject, C ext
   /** The bindings whose rules cover the request, in binding name order. */
   candidates(a: AdmissionAttributes): Candidate<P, B, C>[] {
     this.refresh();
-    const def = this.state.catalog.lookup(a.resource.group, a.resource.version, a.resource.resource);
-    const namespaced = def ? def.scope === 'Namespaced' : !!a.namespace;
-    const key = `${a.operation}|${a.resource.group}|${a.resource.version}|${a.resource.resource}|${a.subresource}|${namespaced}`;
-    const found = this.index.get(key, () => this.match(a, namespaced, true));
-    if (!found.some((c) => c.byName)) return found;
-    const byName = this.match(a, namespaced, false);
-    return found.filter((c) => !c.byName || byName.some((n) => n.binding === c.binding));
+    const r = a.resource;
+    let last = this.last;
+    if (!last || last.operation !== a.operation || last.group !== r.group || last.version !== r.version || last.resource !== r.resource || last.subresource !== a.subresource || last.inNamespace !== !!a.namespace) {
+      const def = this.state.catalog.lookup(r.group, r.version, r.resource);
+      const namespaced = def ? def.scope === 'Namespaced' : !!a.namespace;
+      const key = `${a.operation}|${r.group}|${r.version}|${r.resource}|${a.subresource}|${namespaced}`;
+      const found = this.index.get(key, () => this.match(a, namespaced, true));
+      this.last = last = { operation: a.operation, group: r.group, version: r.version, resource: r.resource, subresource: a.subresource, inNamespace: !!a.namespace, namespaced, found, byName: found.some((c) => c.byName) };
+    }
+    if (!last.byName) return last.found;
+    const byName = this.match(a, last.namespaced, false);
+    return last.found.filter((c) => !c.byName || byName.some((n) => n.binding === c.binding));
   }
 
   /**
@@ -144,8 +164,8 @@ export class PolicySource<P extends PolicyObject, B extends BindingObject, C ext
    * the binding allows that). A missing one under `Deny` is a denial (`deny`); a policy whose
    * paramKind is not served, or a binding without paramRef, an evaluation error.
    */
-  params(cp: C, binding: B, a: AdmissionAttributes, deny: (message: string) => StatusError): (KubeObject | null)[] {
-    if (!cp.policy.spec?.paramKind) return [null];
+  params(cp: C, binding: B, a: AdmissionAttributes, deny: (message: string) => StatusError): readonly (KubeObject | null)[] {
+    if (!cp.policy.spec?.paramKind) return NO_PARAMS;
     const ref = binding.spec?.paramRef;
     if (!cp.paramResource) throw new Error(`failed to find resource referenced by paramKind: '${cp.policy.spec.paramKind.apiVersion}, Kind=${cp.policy.spec.paramKind.kind}'`);
     if (!ref) throw new Error('the binding has no paramRef but the policy has a paramKind');
@@ -164,17 +184,29 @@ export class PolicySource<P extends PolicyObject, B extends BindingObject, C ext
     return found;
   }
 
+  /** The served resource of a policy's paramKind, as the catalog has it now. */
+  private paramResourceOf(policy: P): ResourceDef | undefined {
+    const pk = policy.spec?.paramKind;
+    const gv = pk?.apiVersion ? parseApiVersion(pk.apiVersion) : undefined;
+    return gv && pk?.kind ? this.state.catalog.lookupKind(gv.group, gv.version, pk.kind) : undefined;
+  }
+
+  /** Compiles what changed and empties the index after a change of the policies, the bindings or the catalog (a resource served or no longer served changes matches and paramKinds). */
   private refresh(): void {
     const policies = this.state.cache<P>(this.group, this.policies);
     const bindings = this.state.cache<B>(this.group, this.bindings);
-    if (policies.generation === this.generations[0] && bindings.generation === this.generations[1]) return;
-    this.generations = [policies.generation, bindings.generation];
+    const catalog = this.state.catalog.generation;
+    const [p0, b0, c0] = this.generations;
+    if (policies.generation === p0 && bindings.generation === b0 && catalog === c0) return;
+    this.generations = [policies.generation, bindings.generation, catalog];
     this.index.clear();
+    this.last = undefined;
     const next = new Map<string, C>();
     for (const p of policies.list()) {
       const name = p.metadata.name ?? '';
       const old = this.compiled.get(name);
-      next.set(name, old && old.policy.metadata.resourceVersion === p.metadata.resourceVersion ? old : this.compile(p, this.compileShared(p)));
+      const current = old && old.policy.metadata.resourceVersion === p.metadata.resourceVersion && (catalog === c0 || old.paramResource === this.paramResourceOf(p));
+      next.set(name, current ? old : this.compile(p, this.compileShared(p)));
     }
     this.compiled = next;
   }
