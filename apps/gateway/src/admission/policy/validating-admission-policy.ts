@@ -5,7 +5,7 @@ import { celToJson, CelCostLimitError, PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET,
 import { AdmissionPluginProvider, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResponse } from '../../pipeline/admit';
 import { kindSchema } from '../admission-request';
 import { StateAdmissionPlugin } from '../admission-state';
-import { compileExpression, PolicyRequest, PolicySource, type Compiled, type CompiledPolicy, type PolicyObject } from './policy-source';
+import { compileExpression, PolicyRequest, PolicySource, type Candidate, type Compiled, type CompiledPolicy, type PolicyObject } from './policy-source';
 import type { ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from './policy-types';
 
 export const VALIDATING_ADMISSION_POLICY = 'ValidatingAdmissionPolicy';
@@ -15,6 +15,8 @@ interface CompiledValidatingPolicy extends CompiledPolicy<ValidatingAdmissionPol
   validations: (Compiled & { message?: string; messageExpression?: Compiled; reason?: string })[];
   auditAnnotations: (Compiled & { key: string })[];
 }
+
+type ValidatingCandidate = Candidate<ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding, CompiledValidatingPolicy>;
 
 /** Every compiled expression of a policy. */
 const expressionsOf = (cp: CompiledValidatingPolicy): (Compiled | undefined)[] => [...cp.matchConditions, ...cp.variables, ...cp.validations, ...cp.validations.map((v) => v.messageExpression), ...cp.auditAnnotations];
@@ -50,9 +52,9 @@ export function withinLimits<T extends CompiledPolicy<PolicyObject>>(cp: T, kind
 /** An evaluation failure of one expression: subject to the policy's failurePolicy. */
 export class PolicyError extends Error {}
 
-/** The denial text of upstream: `ValidatingAdmissionPolicy 'p' with binding 'b' denied request: ...`. */
-function denial(a: AdmissionAttributes, policy: string, binding: string, message: string, reason: string | undefined): StatusError {
-  const text = `ValidatingAdmissionPolicy '${policy}' with binding '${binding}' denied request: ${message}`;
+/** The denial of a request by a candidate's policy, with upstream's text: `ValidatingAdmissionPolicy 'p' with binding 'b' denied request: ...`. */
+function denial(a: AdmissionAttributes, c: ValidatingCandidate, message: string, reason: string | undefined): StatusError {
+  const text = `ValidatingAdmissionPolicy '${c.compiled.policy.metadata.name ?? ''}' with binding '${c.binding.metadata.name ?? ''}' denied request: ${message}`;
   const qr = `${a.resource.resource}${a.resource.group ? `.${a.resource.group}` : ''}`;
   switch (reason ?? 'Invalid') {
     case 'Unauthorized':
@@ -113,18 +115,18 @@ export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implem
     for (const c of candidates) {
       if (c.selectors.length && !(await this.source.selects(c, a))) continue;
       const cp = c.compiled;
-      const deny = (message: string, reason?: string) => denial(a, cp.policy.metadata.name ?? '', c.binding.metadata.name ?? '', message, reason);
       try {
         const pending = this.state.versioned(a, c.matched);
         const versioned = pending instanceof Promise ? await pending : pending;
-        for (const param of this.source.params(cp, c.binding, a, (m) => deny(m, 'Forbidden'))) {
-          const evaluating = settle(this.evaluation(cp, c.binding, c.matched.kind, request, request.activation(versioned, param, cp.variables.length > 0), deny, out, audit));
+        const params = this.source.params(cp, c.binding, a, (m) => denial(a, c, m, 'Forbidden'));
+        for (let i = 0; i < params.length; i++) {
+          const evaluating = settle(this.evaluation(c, request, request.activation(versioned, params[i], cp.variables.length > 0), out, audit));
           if (evaluating) await evaluating;
         }
       } catch (e) {
         if (e instanceof StatusError) throw e;
         if ((cp.policy.spec?.failurePolicy ?? 'Fail') === 'Ignore') continue;
-        throw deny((e as Error).message, 'Forbidden');
+        throw denial(a, c, (e as Error).message, 'Forbidden');
       }
     }
     if (audit.length) (out.auditAnnotations ??= {})[AUDIT_VALIDATION_FAILURE] = JSON.stringify(audit);
@@ -132,23 +134,26 @@ export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implem
   }
 
   /**
-   * The evaluation of one policy for one binding and parameter object on a request of `kind`
+   * The evaluation of one candidate's policy for its binding and one parameter object
    * (`activation`, one of `request`'s, holds `params` and an empty `variables`), as steps run by {@link settle}:
-   * each yields an expression's value, a promise only when the expression calls the authorizer.
+   * a step yields the promise of an expression that calls the authorizer (other values are used as they come).
    */
-  private *evaluation(cp: CompiledValidatingPolicy, binding: ValidatingAdmissionPolicyBinding, kind: GroupVersionKind, request: PolicyRequest, activation: Record<string, unknown>, deny: (message: string, reason?: string) => StatusError, out: AdmissionResponse, audit: unknown[]): Generator<unknown, void, unknown> {
+  private *evaluation(c: ValidatingCandidate, request: PolicyRequest, activation: Record<string, unknown>, out: AdmissionResponse, audit: unknown[]): Generator<unknown, void, unknown> {
+    const { compiled: cp, binding } = c;
     const policyName = cp.policy.metadata.name ?? '';
     const bindingName = binding.metadata.name ?? '';
     const actions = binding.spec?.validationActions ?? [];
     // Counted unless the estimate proves the limits out of reach: for any object of the kind, or else for objects no larger than this one.
-    const run = new BudgetedRun(withinLimits(cp, kind) || withinLimits(cp, kind, expressionsOf, request.sizeCap(activation)));
+    const run = new BudgetedRun((c.withinLimits ??= withinLimits(cp, c.matched.kind)) || withinLimits(cp, c.matched.kind, expressionsOf, request.sizeCap(activation)));
     const variables = activation.variables as Record<string, unknown>;
     for (const mc of cp.matchConditions) {
-      if ((yield run.value(mc, activation)) !== true) return;
+      const matches = run.value(mc, activation);
+      if ((matches instanceof Promise ? yield matches : matches) !== true) return;
     }
     for (const v of cp.variables) {
       try {
-        variables[v.name] = yield run.value(v, activation);
+        const value = run.value(v, activation);
+        variables[v.name] = value instanceof Promise ? yield value : value;
       } catch (e) {
         // A variable that fails fails only the expressions that use it.
         Object.defineProperty(variables, v.name, { enumerable: true, get: () => { throw e; } });
@@ -156,34 +161,37 @@ export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implem
     }
     for (let index = 0; index < cp.validations.length; index++) {
       const v = cp.validations[index];
-      if ((yield run.value(v, activation)) === true) continue;
+      const valid = run.value(v, activation);
+      if ((valid instanceof Promise ? yield valid : valid) === true) continue;
       let message = v.message ?? `failed expression: ${v.expression}`;
       if (v.messageExpression) {
         try {
-          const m = yield run.value(v.messageExpression, activation);
+          const pending = run.value(v.messageExpression, activation);
+          const m = pending instanceof Promise ? yield pending : pending;
           if (typeof m === 'string' && m.trim() !== '' && !m.includes('\n')) message = m;
         } catch {
           // upstream keeps the static message when messageExpression fails
         }
       }
-      if (actions.includes('Deny')) throw deny(message, v.reason);
+      if (actions.includes('Deny')) throw denial(request.attributes, c, message, v.reason);
       if (actions.includes('Warn')) (out.warnings ??= []).push(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${message}`);
       if (actions.includes('Audit')) audit.push({ message, policy: policyName, binding: bindingName, expressionIndex: index, validationActions: actions });
     }
     for (const x of cp.auditAnnotations) {
-      const value = yield run.value(x, activation);
+      const pending = run.value(x, activation);
+      const value = pending instanceof Promise ? yield pending : pending;
       if (value !== null && value !== undefined) (out.auditAnnotations ??= {})[`${policyName}/${x.key}`] = String(celToJson(value));
     }
   }
 }
 
 /**
- * Runs `steps` to their end, sending each yielded value back settled: synchronously (undefined)
+ * Runs `steps` to their end (from `resume`, else from the start), sending each yielded value back settled: synchronously (undefined)
  * while no step yields a promise; from the first that does, as a promise. A rejected promise is
  * thrown at the step that yielded it; so is a synchronous throw of a step, as in an async function.
  */
-export function settle(steps: Generator<unknown, void, unknown>, resume: () => IteratorResult<unknown, void> = () => steps.next()): void | Promise<void> {
-  for (let r = resume(); !r.done; r = steps.next(r.value)) {
+export function settle(steps: Generator<unknown, void, unknown>, resume?: () => IteratorResult<unknown, void>): void | Promise<void> {
+  for (let r = resume ? resume() : steps.next(); !r.done; r = steps.next(r.value)) {
     const pending = r.value;
     if (pending instanceof Promise) {
       return pending.then(
