@@ -3,7 +3,7 @@ import { StatusError, type KubeObject } from '@orch/apimachinery';
 import { ALLOW, NO_OPINION, type AuthorizationAttributes } from '@orch/auth';
 import type { AdmissionAttributes } from '../../pipeline/admit';
 import type { AdmissionState } from '../admission-state';
-import { settle, ValidatingAdmissionPolicyPlugin } from './validating-admission-policy';
+import { AUDIT_VALIDATION_FAILURE, ValidatingAdmissionPolicyPlugin } from './validating-admission-policy';
 
 const GROUP = 'admissionregistration.orch.io';
 const POLICIES = `${GROUP}/validatingadmissionpolicies`;
@@ -133,39 +133,33 @@ describe('ValidatingAdmissionPolicy: runtime cost, with the estimate typed by th
   });
 });
 
-describe('settle: an evaluation synchronous until a step yields a promise', () => {
-  /** Steps yielding `values` in turn, recording what each gets back (a caught error as `caught <message>`). */
-  function* steps(values: unknown[], got: unknown[]): Generator<unknown, void, unknown> {
-    for (const v of values) {
-      try {
-        got.push(yield v);
-      } catch (e) {
-        got.push(`caught ${(e as Error).message}`);
-      }
+describe('ValidatingAdmissionPolicy: every kind of expression, synchronous or waiting for the authorizer', () => {
+  // ALLOWED is true for alice: as the literal (the evaluation runs in one call) or as an authorizer check (a promise the evaluation continues after).
+  const forms = [['true', 'synchronous'], ["authorizer.group('').resource('configmaps').check('get').allowed()", 'authorizer']];
+  const rows: [string, Record<string, unknown>, string[], unknown][] = [
+    ['a matchCondition that matches, then a refusing validation', { matchConditions: [{ name: 'm', expression: 'ALLOWED' }], validations: [{ expression: "object.metadata.name != 'cm'", message: 'no cm' }] }, ['Deny'], 'no cm'],
+    ['a matchCondition that does not match', { matchConditions: [{ name: 'm', expression: '!ALLOWED' }], validations: [{ expression: 'false' }] }, ['Deny'], 'admitted'],
+    ['a variable a validation reads', { variables: [{ name: 'can', expression: 'ALLOWED' }], validations: [{ expression: '!variables.can', message: 'can' }] }, ['Deny'], 'can'],
+    ['a failing variable, read by the second validation only', { variables: [{ name: 'bad', expression: "ALLOWED ? int('x') : 0" }], validations: [{ expression: 'true' }, { expression: 'variables.bad == 0' }] }, ['Deny'], /expression 'variables.bad == 0' resulted in error/],
+    ['a failing variable nothing reads', { variables: [{ name: 'bad', expression: "ALLOWED ? int('x') : 0" }], validations: [{ expression: "object.metadata.name == 'cm'" }] }, ['Deny'], 'admitted'],
+    ['a messageExpression', { validations: [{ expression: '!ALLOWED', message: 'static', messageExpression: "ALLOWED ? 'from the expression' : 'no'" }] }, ['Deny'], 'from the expression'],
+    ['a failing messageExpression: the static message', { validations: [{ expression: '!ALLOWED', message: 'static', messageExpression: "ALLOWED ? string(int('x')) : 'no'" }] }, ['Deny'], 'static'],
+    ['a passing validation, its messageExpression skipped, then a refusing one', { validations: [{ expression: 'ALLOWED', messageExpression: "'first'" }, { expression: '!ALLOWED', message: 'second' }] }, ['Deny'], 'second'],
+    ['an audit annotation', { validations: [{ expression: 'ALLOWED' }], auditAnnotations: [{ key: 'who', valueExpression: "ALLOWED ? 'can-get' : 'cannot'" }] }, ['Deny'], { annotations: { 'p/who': 'can-get' } }],
+    ['Warn and Audit', { validations: [{ expression: '!ALLOWED', message: 'watched' }] }, ['Warn', 'Audit'], { warnings: ["Validation failed for ValidatingAdmissionPolicy 'p' with binding 'b': watched"], annotations: { [AUDIT_VALIDATION_FAILURE]: JSON.stringify([{ message: 'watched', policy: 'p', binding: 'b', expressionIndex: 0, validationActions: ['Warn', 'Audit'] }]) } }],
+  ];
+  it.each(forms.flatMap(([allowed, form]) => rows.map(([name, spec, actions, want]) => [`${name} (${form})`, JSON.parse(JSON.stringify(spec).replaceAll('ALLOWED', allowed)), actions, want] as const)))('%s', async (_name, spec, actions, want) => {
+    const c = cluster({ [POLICIES]: [policy('p', 'true', '1', spec)], [BINDINGS]: [binding('b', 'p', { validationActions: actions })], '/namespaces': [NAMESPACE] });
+    const plugin = new ValidatingAdmissionPolicyPlugin(c.state);
+    let got: unknown;
+    try {
+      const r = await plugin.validate(create('cm'));
+      got = r?.warnings || r?.auditAnnotations ? { ...(r.warnings ? { warnings: r.warnings } : {}), ...(r.auditAnnotations ? { annotations: r.auditAnnotations } : {}) } : 'admitted';
+    } catch (e) {
+      if (!(e instanceof StatusError)) throw e;
+      got = e.message.replace(/^.*denied request: /, '');
     }
-  }
-  it.each([
-    ['plain values', [1, 'a', true], 'sync', [1, 'a', true]],
-    ['a promise', [1, Promise.resolve(2), 3], 'async', [1, 2, 3]],
-    ['a rejected promise: thrown at its step', [Promise.reject(new Error('no')), 2], 'async', ['caught no', 2]],
-    ['two promises', [Promise.resolve('x'), Promise.resolve('y')], 'async', ['x', 'y']],
-  ])('%s', async (_name, values, mode, want) => {
-    const got: unknown[] = [];
-    const result = settle(steps(values, got));
-    expect(result instanceof Promise ? 'async' : 'sync').toBe(mode);
-    await result;
-    expect(got).toEqual(want);
-  });
-
-  it.each([
-    ['a synchronous throw', () => { throw new Error('sync'); }, 'sync'],
-    ['a rejection not caught', () => Promise.reject(new Error('async')), 'async'],
-  ])('%s ends the steps with that error', async (_name, step, message) => {
-    function* failing(): Generator<unknown, void, unknown> {
-      yield 1;
-      yield step();
-      throw new Error('not reached');
-    }
-    await expect(Promise.resolve().then(() => settle(failing()))).rejects.toThrow(message);
+    if (want instanceof RegExp) expect(got).toMatch(want);
+    else expect(got).toEqual(want);
   });
 });

@@ -14,6 +14,8 @@ export const AUDIT_VALIDATION_FAILURE = 'validation.policy.admission.k8s.io/vali
 interface CompiledValidatingPolicy extends CompiledPolicy<ValidatingAdmissionPolicy> {
   validations: (Compiled & { message?: string; messageExpression?: Compiled; reason?: string })[];
   auditAnnotations: (Compiled & { key: string })[];
+  /** The expressions above in the order they run (see PolicyEvaluation). */
+  steps: Step[];
 }
 
 type ValidatingCandidate = Candidate<ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding, CompiledValidatingPolicy>;
@@ -90,7 +92,7 @@ export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implem
     'validatingadmissionpolicybindings',
     (policy, shared) => {
       const spec = policy.spec ?? {};
-      return {
+      const compiled = {
         ...shared,
         validations: (spec.validations ?? []).map((v) => ({
           ...compileExpression(v.expression, ['bool']),
@@ -100,6 +102,7 @@ export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implem
         })),
         auditAnnotations: (spec.auditAnnotations ?? []).map((x) => ({ key: x.key, ...compileExpression(x.valueExpression, ['string', 'null_type']) })),
       };
+      return { ...compiled, steps: stepsOf(compiled) };
     },
   );
 
@@ -120,7 +123,7 @@ export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implem
         const versioned = pending instanceof Promise ? await pending : pending;
         const params = this.source.params(cp, c.binding, a, (m) => denial(a, c, m, 'Forbidden'));
         for (let i = 0; i < params.length; i++) {
-          const evaluating = settle(this.evaluation(c, request, request.activation(versioned, params[i], cp.variables.length > 0), out, audit));
+          const evaluating = new PolicyEvaluation(c, request, request.activation(versioned, params[i], cp.variables.length > 0), out, audit).from(0);
           if (evaluating) await evaluating;
         }
       } catch (e) {
@@ -132,73 +135,128 @@ export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implem
     if (audit.length) (out.auditAnnotations ??= {})[AUDIT_VALIDATION_FAILURE] = JSON.stringify(audit);
     return out;
   }
+}
 
-  /**
-   * The evaluation of one candidate's policy for its binding and one parameter object
-   * (`activation`, one of `request`'s, holds `params` and an empty `variables`), as steps run by {@link settle}:
-   * a step yields the promise of an expression that calls the authorizer (other values are used as they come).
-   */
-  private *evaluation(c: ValidatingCandidate, request: PolicyRequest, activation: Record<string, unknown>, out: AdmissionResponse, audit: unknown[]): Generator<unknown, void, unknown> {
-    const { compiled: cp, binding } = c;
-    const policyName = cp.policy.metadata.name ?? '';
-    const bindingName = binding.metadata.name ?? '';
-    const actions = binding.spec?.validationActions ?? [];
-    // Counted unless the estimate proves the limits out of reach: for any object of the kind, or else for objects no larger than this one.
-    const run = new BudgetedRun((c.withinLimits ??= withinLimits(cp, c.matched.kind)) || withinLimits(cp, c.matched.kind, expressionsOf, request.sizeCap(activation)));
-    const variables = activation.variables as Record<string, unknown>;
-    for (const mc of cp.matchConditions) {
-      const matches = run.value(mc, activation);
-      if ((matches instanceof Promise ? yield matches : matches) !== true) return;
-    }
-    for (const v of cp.variables) {
-      try {
-        const value = run.value(v, activation);
-        variables[v.name] = value instanceof Promise ? yield value : value;
-      } catch (e) {
-        // A variable that fails fails only the expressions that use it.
-        Object.defineProperty(variables, v.name, { enumerable: true, get: () => { throw e; } });
-      }
-    }
-    for (let index = 0; index < cp.validations.length; index++) {
-      const v = cp.validations[index];
-      const valid = run.value(v, activation);
-      if ((valid instanceof Promise ? yield valid : valid) === true) continue;
-      let message = v.message ?? `failed expression: ${v.expression}`;
-      if (v.messageExpression) {
-        try {
-          const pending = run.value(v.messageExpression, activation);
-          const m = pending instanceof Promise ? yield pending : pending;
-          if (typeof m === 'string' && m.trim() !== '' && !m.includes('\n')) message = m;
-        } catch {
-          // upstream keeps the static message when messageExpression fails
-        }
-      }
-      if (actions.includes('Deny')) throw denial(request.attributes, c, message, v.reason);
-      if (actions.includes('Warn')) (out.warnings ??= []).push(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${message}`);
-      if (actions.includes('Audit')) audit.push({ message, policy: policyName, binding: bindingName, expressionIndex: index, validationActions: actions });
-    }
-    for (const x of cp.auditAnnotations) {
-      const pending = run.value(x, activation);
-      const value = pending instanceof Promise ? yield pending : pending;
-      if (value !== null && value !== undefined) (out.auditAnnotations ??= {})[`${policyName}/${x.key}`] = String(celToJson(value));
-    }
-  }
+/** One expression of a policy's evaluation, in the order upstream runs them, and what its value is for. */
+interface Step {
+  kind: 'match' | 'variable' | 'validation' | 'message' | 'audit';
+  compiled: Compiled;
+  /** Of a variable: its name; of an audit annotation: its key. */
+  name: string;
+  /** Of a validation and its messageExpression: the validation's index. */
+  index: number;
+}
+
+/** A policy's expressions as steps: matchConditions, variables, each validation (followed by its messageExpression, run only when it fails), auditAnnotations. */
+function stepsOf(cp: Omit<CompiledValidatingPolicy, 'steps'>): Step[] {
+  const steps: Step[] = [];
+  for (const c of cp.matchConditions) steps.push({ kind: 'match', compiled: c, name: c.name, index: 0 });
+  for (const c of cp.variables) steps.push({ kind: 'variable', compiled: c, name: c.name, index: 0 });
+  cp.validations.forEach((v, index) => {
+    steps.push({ kind: 'validation', compiled: v, name: '', index });
+    if (v.messageExpression) steps.push({ kind: 'message', compiled: v.messageExpression, name: '', index });
+  });
+  for (const x of cp.auditAnnotations) steps.push({ kind: 'audit', compiled: x, name: x.key, index: 0 });
+  return steps;
+}
+
+/** An expression's failure, as a step received it. */
+interface Failure {
+  error: unknown;
 }
 
 /**
- * Runs `steps` to their end (from `resume`, else from the start), sending each yielded value back settled: synchronously (undefined)
- * while no step yields a promise; from the first that does, as a promise. A rejected promise is
- * thrown at the step that yielded it; so is a synchronous throw of a step, as in an async function.
+ * The evaluation of one candidate's policy for its binding and one parameter object
+ * (`activation`, one of `request`'s, holds `params` and an empty `variables`): its steps run
+ * synchronously, in one call, until an expression gives a promise (it calls the authorizer);
+ * from that step on it continues when the promise settles. No generator or promise per policy
+ * otherwise (they were most of what a request allocated with 10 policies).
  */
-export function settle(steps: Generator<unknown, void, unknown>, resume?: () => IteratorResult<unknown, void>): void | Promise<void> {
-  for (let r = resume ? resume() : steps.next(); !r.done; r = steps.next(r.value)) {
-    const pending = r.value;
-    if (pending instanceof Promise) {
-      return pending.then(
-        (v) => settle(steps, () => steps.next(v)),
-        (e) => settle(steps, () => steps.throw(e)),
-      );
+class PolicyEvaluation {
+  private readonly run: BudgetedRun;
+
+  constructor(
+    private readonly c: ValidatingCandidate,
+    private readonly request: PolicyRequest,
+    private readonly activation: Record<string, unknown>,
+    private readonly out: AdmissionResponse,
+    private readonly audit: unknown[],
+  ) {
+    const cp = c.compiled;
+    // Counted unless the estimate proves the limits out of reach: for any object of the kind, or else for objects no larger than this one.
+    this.run = new BudgetedRun((c.withinLimits ??= withinLimits(cp, c.matched.kind)) || withinLimits(cp, c.matched.kind, expressionsOf, request.sizeCap(activation)));
+  }
+
+  /**
+   * Runs the steps from `at` to the end: undefined when done synchronously, else a promise.
+   * With `settled`, step `at`'s expression has already given that value or failure (its
+   * promise settled). A failing matchCondition, validation or audit annotation throws its
+   * PolicyError; a denial throws a StatusError.
+   */
+  from(at: number, settled?: { value: unknown } | Failure): void | Promise<void> {
+    const steps = this.c.compiled.steps;
+    for (let i = at; i < steps.length; i++) {
+      let value: unknown;
+      let failed: Failure | undefined;
+      if (settled && i === at) {
+        if ('error' in settled) failed = settled;
+        else value = settled.value;
+      } else {
+        try {
+          value = this.run.value(steps[i].compiled, this.activation);
+        } catch (error) {
+          failed = { error };
+        }
+        if (value instanceof Promise) {
+          return value.then(
+            (v) => this.from(i, { value: v }),
+            (error) => this.from(i, { error }),
+          );
+        }
+      }
+      i = this.apply(steps, i, value, failed);
     }
+  }
+
+  /** What step `i`'s value (or failure) does; the index of the last step it accounts for (`steps.length`: the evaluation ends). */
+  private apply(steps: Step[], i: number, value: unknown, failed: Failure | undefined): number {
+    const step = steps[i];
+    switch (step.kind) {
+      case 'variable':
+        // A variable that fails fails only the expressions that use it.
+        if (failed) Object.defineProperty(this.activation.variables, step.name, { enumerable: true, get: () => { throw failed.error; } });
+        else (this.activation.variables as Record<string, unknown>)[step.name] = value;
+        return i;
+      case 'message':
+        // upstream keeps the static message when messageExpression fails
+        this.refused(step.index, !failed && typeof value === 'string' && value.trim() !== '' && !value.includes('\n') ? value : undefined);
+        return i;
+    }
+    if (failed) throw failed.error;
+    switch (step.kind) {
+      case 'match':
+        return value === true ? i : steps.length;
+      case 'validation':
+        if (steps[i + 1]?.kind === 'message') return value === true ? i + 1 : i;
+        if (value !== true) this.refused(step.index, undefined);
+        return i;
+      default:
+        if (value !== null && value !== undefined) (this.out.auditAnnotations ??= {})[`${this.c.compiled.policy.metadata.name ?? ''}/${step.name}`] = String(celToJson(value));
+        return i;
+    }
+  }
+
+  /** Validation `index` failed, with `message` from its messageExpression (else its message or the expression): as the binding's validationActions say. */
+  private refused(index: number, message: string | undefined): void {
+    const c = this.c;
+    const v = c.compiled.validations[index];
+    const text = message ?? v.message ?? `failed expression: ${v.expression}`;
+    const actions = c.binding.spec?.validationActions ?? [];
+    const policy = c.compiled.policy.metadata.name ?? '';
+    const binding = c.binding.metadata.name ?? '';
+    if (actions.includes('Deny')) throw denial(this.request.attributes, c, text, v.reason);
+    if (actions.includes('Warn')) (this.out.warnings ??= []).push(`Validation failed for ValidatingAdmissionPolicy '${policy}' with binding '${binding}': ${text}`);
+    if (actions.includes('Audit')) this.audit.push({ message: text, policy, binding, expressionIndex: index, validationActions: actions });
   }
 }
 
