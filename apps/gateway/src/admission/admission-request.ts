@@ -59,19 +59,23 @@ export function admissionRequest(a: VersionedAttributes, uid: string): Admission
   };
 }
 
-/** Schemas of built-in kinds by `group/version/kind` (null: the kind has no schema). */
-const kindSchemas = new Map<string, CelSchema | null>();
+/**
+ * Schemas of built-in kinds by kind name, then group and version (schema undefined: the kind has
+ * none). Looked up with the request's own strings: a `group/version/kind` key made per call cost
+ * ~15x more (the new string is flattened and hashed for the Map; measured in isolation).
+ */
+const kindSchemas = new Map<string, { group: string; version: string; schema: CelSchema | undefined }[]>();
 const refSchemas = new Map<string, CelSchema | undefined>();
 
 /** The OpenAPI schema of a built-in kind (for expression types), with $refs resolved lazily; computed once per kind. */
 export function kindSchema(kind: GroupVersionKind): CelSchema | undefined {
-  const key = `${kind.group}/${kind.version}/${kind.kind}`;
-  let schema = kindSchemas.get(key);
-  if (schema === undefined) {
-    const t = schemaForKind(kind.group, kind.version, kind.kind);
-    kindSchemas.set(key, (schema = t ? (definition(t) as CelSchema) : null));
-  }
-  return schema ?? undefined;
+  let versions = kindSchemas.get(kind.kind);
+  if (!versions) kindSchemas.set(kind.kind, (versions = []));
+  for (const v of versions) if (v.group === kind.group && v.version === kind.version) return v.schema;
+  const t = schemaForKind(kind.group, kind.version, kind.kind);
+  const schema = t ? (definition(t) as CelSchema) : undefined;
+  versions.push({ group: kind.group, version: kind.version, schema });
+  return schema;
 }
 
 /** Resolves `#/components/schemas/<name>` against the built-in type schemas (computed once per name). */

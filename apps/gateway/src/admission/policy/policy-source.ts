@@ -261,8 +261,8 @@ export class PolicySource<P extends PolicyObject, B extends BindingObject, C ext
  */
 export class PolicyRequest {
   private namespaceObject: unknown = null;
-  /** The activation of bindings without params or variables, per versioned request (all such bindings share it). */
-  private readonly plain = new Map<AdmissionAttributes, Record<string, unknown>>();
+  /** The activation of bindings without params or variables, per versioned request (all such bindings share it; usually one: the request's own version). */
+  private readonly plain: { versioned: AdmissionAttributes; activation: Record<string, unknown> }[] = [];
 
   constructor(
     private readonly state: AdmissionState,
@@ -279,9 +279,16 @@ export class PolicyRequest {
    * least SMALLEST_SIZE_CAP, so that few distinct caps occur.
    */
   sizeCap(activation: Record<string, unknown>): number {
-    const base = this.bases.find((b) => b.object === activation.object && b.oldObject === activation.oldObject);
-    return base ? 2 ** Math.ceil(Math.log2(Math.max(SMALLEST_SIZE_CAP, base.largestSize))) : Infinity;
+    const last = this.lastSizeCap;
+    if (last?.activation === activation) return last.cap;
+    let cap = Infinity;
+    for (const b of this.bases) if (b.object === activation.object && b.oldObject === activation.oldObject) cap = 2 ** Math.ceil(Math.log2(Math.max(SMALLEST_SIZE_CAP, b.largestSize)));
+    this.lastSizeCap = { activation, cap };
+    return cap;
   }
+
+  /** The last sizeCap answer (the policies of a request usually share one activation). */
+  private lastSizeCap?: { activation: Record<string, unknown>; cap: number };
 
   /** Reads the request's namespace (from the replica's cache unless it is missing there), when an expression reads it: a promise only then. */
   load(): void | Promise<void> {
@@ -294,8 +301,7 @@ export class PolicyRequest {
   activation(versioned: AdmissionAttributes, param: KubeObject | null, hasVariables: boolean): Record<string, unknown> {
     const shareable = param === null && !hasVariables;
     if (shareable) {
-      const shared = this.plain.get(versioned);
-      if (shared) return shared;
+      for (const p of this.plain) if (p.versioned === versioned) return p.activation;
     }
     const env = policyEnv();
     const p = this.reads.params;
@@ -303,7 +309,7 @@ export class PolicyRequest {
     if (!this.bases.includes(base)) this.bases.push(base);
     // A literal, not a spread: a spread's copy is slow in a request's cold CPU caches (bench admission-micro --flush).
     const act = { object: base.object, oldObject: base.oldObject, request: base.request, authorizer: base.authorizer, params: param && p ? env.toCel(project(param, p)) : null, namespaceObject: this.namespaceObject, variables: Object.create(null) as Record<string, unknown> };
-    if (shareable) this.plain.set(versioned, act);
+    if (shareable) this.plain.push({ versioned, activation: act });
     return act;
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { StatusError } from '@orch/apimachinery';
 import type { GroupVersionKind } from '@orch/api';
-import { celToJson, CelCostLimitError, PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET, type CelProgram, type CelResult } from '@orch/cel';
+import { celToJson, CelCostLimitError, PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET, type CelProgram, type CelResult, type EvaluateOptions } from '@orch/cel';
 import { AdmissionPluginProvider, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResponse } from '../../pipeline/admit';
 import { kindSchema } from '../admission-request';
 import { StateAdmissionPlugin } from '../admission-state';
@@ -260,6 +260,8 @@ class PolicyEvaluation {
   }
 }
 
+const UNTRACKED: EvaluateOptions = Object.freeze({ untracked: true });
+
 /**
  * The expressions of one policy evaluation under one runtime cost budget (upstream's per-policy
  * budget): each expression may spend at most PER_CALL_COST_LIMIT and what is left.
@@ -275,7 +277,7 @@ export class BudgetedRun {
     if (c.error) throw new PolicyError(`compilation error: ${c.error}`);
     let pending: CelResult | Promise<CelResult>;
     try {
-      pending = c.program!.evaluate(activation, this.untracked ? { untracked: true } : { costLimit: Math.min(PER_CALL_COST_LIMIT, this.budget) });
+      pending = c.program!.evaluate(activation, this.untracked ? UNTRACKED : { costLimit: Math.min(PER_CALL_COST_LIMIT, this.budget) });
     } catch (e) {
       throw this.failed(c, e);
     }
