@@ -70,6 +70,8 @@ export interface Candidate<P extends PolicyObject, B extends BindingObject, C ex
 }
 
 const INDEX_LIMIT = 512;
+/** The `variables` of the activation of a policy without variables (nothing is written to it; it has no keys to read). */
+const NO_VARIABLES: Readonly<Record<string, unknown>> = Object.freeze(Object.create(null) as Record<string, unknown>);
 /** The parameter objects of a policy without paramKind: one evaluation, params null. */
 const NO_PARAMS: readonly null[] = [null];
 
@@ -297,7 +299,7 @@ export class PolicyRequest {
     if (a.namespace && p) return findNamespace(this.state, a.namespace).then((ns) => void (this.namespaceObject = policyEnv().toCel(project(ns, p))));
   }
 
-  /** The activation for one binding (versioned: the request as the policy matched it); `variables` receives the policy's variables. */
+  /** The activation for one binding (versioned: the request as the policy matched it); `variables` receives the policy's variables (`hasVariables`: it has some). */
   activation(versioned: AdmissionAttributes, param: KubeObject | null, hasVariables: boolean): Record<string, unknown> {
     const shareable = param === null && !hasVariables;
     if (shareable) {
@@ -308,7 +310,7 @@ export class PolicyRequest {
     const base = admissionActivation(env, versioned, this.state.authorizer, this.reads);
     if (!this.bases.includes(base)) this.bases.push(base);
     // A literal, not a spread: a spread's copy is slow in a request's cold CPU caches (bench admission-micro --flush).
-    const act = { object: base.object, oldObject: base.oldObject, request: base.request, authorizer: base.authorizer, params: param && p ? env.toCel(project(param, p)) : null, namespaceObject: this.namespaceObject, variables: Object.create(null) as Record<string, unknown> };
+    const act = { object: base.object, oldObject: base.oldObject, request: base.request, authorizer: base.authorizer, params: param && p ? env.toCel(project(param, p)) : null, namespaceObject: this.namespaceObject, variables: hasVariables ? (Object.create(null) as Record<string, unknown>) : NO_VARIABLES };
     if (shareable) this.plain.push({ versioned, activation: act });
     return act;
   }

@@ -115,7 +115,9 @@ export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implem
     const loading = request.load();
     if (loading) await loading;
     // Synchronous where it can be (a policy of synchronous expressions on the request's own kind): no promise, no await per policy.
-    for (const c of candidates) {
+    // An indexed loop: for-of in an async function allocates an iterator result per candidate.
+    for (let k = 0; k < candidates.length; k++) {
+      const c = candidates[k];
       if (c.selectors.length && !(await this.source.selects(c, a))) continue;
       const cp = c.compiled;
       try {
