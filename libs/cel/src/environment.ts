@@ -21,7 +21,7 @@ import { regexError, registerRegex } from './library/regex';
 import { registerStrings } from './library/strings';
 import { registerUrls } from './library/urls';
 import { CelProgram, surfaceChildren, type EngineNode, type EngineProgram } from './program';
-import { CelValueConverter, DeclaredTypes, type CelSchema, type SchemaContext } from './schema';
+import { CelValueConverter, DeclaredTypes, type CelSchema, type SchemaContext, type ValueFactory } from './schema';
 
 /** A variable expressions may use. */
 export interface CelVariable {
@@ -60,6 +60,8 @@ export interface CompileOptions {
 }
 
 const CACHE_LIMIT = 2000;
+/** How converters build durations and timestamps (one object for every converter: one is made per request). */
+const VALUE_FACTORY: ValueFactory = { duration: makeDuration, timestamp: (s) => parseTimestamp(s) ?? new Date(s) };
 
 let libraryBase: { strict: Environment; heterogeneous: Environment } | undefined;
 
@@ -121,7 +123,7 @@ export class CelEnvironment {
 
   /** A converter for the values of one request (see {@link CelValueConverter}). */
   converter(): CelValueConverter {
-    return new CelValueConverter({ duration: makeDuration, timestamp: (s) => parseTimestamp(s) ?? new Date(s) }, this.options);
+    return new CelValueConverter(VALUE_FACTORY, this.options);
   }
 
   /** Converts one JSON value by schema (a fresh converter: use {@link converter} to share one per request). */

@@ -223,7 +223,8 @@ export interface ValueFactory {
  * calls (`self == oldSelf` on set and map lists interns their elements).
  */
 export class CelValueConverter {
-  private readonly interned = new Map<string, unknown>();
+  /** Made on first use (most requests convert no set or map list). */
+  private interned?: Map<string, unknown>;
   /**
    * The largest size among the values this converter has built (strings, bytes, lists, maps
    * and map keys, as cost.ts runtimeSize counts them; strings counted as given, before a
@@ -409,9 +410,10 @@ export class CelValueConverter {
   private intern(v: unknown): unknown {
     if (v === null || typeof v !== 'object') return v;
     const key = canonicalKey(v);
-    const seen = this.interned.get(key);
+    const interned = (this.interned ??= new Map());
+    const seen = interned.get(key);
     if (seen !== undefined) return seen;
-    this.interned.set(key, v);
+    interned.set(key, v);
     return v;
   }
 }
