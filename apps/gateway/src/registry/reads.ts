@@ -46,7 +46,7 @@ export class ResourceReader {
   }
 
   private async getJsonLater(namespace: string, name: string, resourceVersion?: string): Promise<{ json: string } | { object: KubeObject }> {
-    const got = await this.getVerbatim(namespace, name, resourceVersion);
+    const got = await this.getVerbatimLater(namespace, name, resourceVersion);
     if ('object' in got) return got;
     const json = injectResourceVersion(got.stored.value, got.stored.modRevision);
     return json !== undefined ? { json } : { object: await this.objects.decode(got.stored) };
