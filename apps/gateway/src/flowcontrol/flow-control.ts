@@ -76,6 +76,9 @@ interface Level {
   maxSeats: number;
 }
 
+/** A level whose requests queue for seats (not exempt). */
+type QueuedLevel = Level & { queues: QueueSet };
+
 const NO_RELEASE = () => undefined;
 
 /** The answer to a rejected request, made once: a rejection is the cheap path under a flood (no stack captured per request). */
@@ -189,13 +192,14 @@ export class FlowControl {
       this.countDispatched(labels);
       return { flowSchema, priorityLevel: level.plc, holdsSeat: false, release: NO_RELEASE };
     }
-    return this.seatOf(flowSchema, level, level.queues, labels, d, onGone);
+    // level.queues is set here: the level is a QueuedLevel.
+    return this.seatOf(flowSchema, level as QueuedLevel, labels, d, onGone);
   }
 
-  /** Waits for a seat of `level` (admit's queued path). */
-  private async seatOf(flowSchema: FlowSchema, level: Level, queues: QueueSet, labels: { flow_schema: string; priority_level: string }, d: RequestDigest, onGone?: OnGone): Promise<Admitted> {
+  /** Waits for a seat of `level` (admit's queued path: a level with queues). */
+  private async seatOf(flowSchema: FlowSchema, level: QueuedLevel, labels: { flow_schema: string; priority_level: string }, d: RequestDigest, onGone?: OnGone): Promise<Admitted> {
     try {
-      const seat = await queues.acquire(flowKey(flowSchema, d), this.deps.options.queueWaitMs, onGone, this.seats(d, level.maxSeats));
+      const seat = await level.queues.acquire(flowKey(flowSchema, d), this.deps.options.queueWaitMs, onGone, this.seats(d, level.maxSeats));
       this.m.wait.observe({ ...labels, execute: 'true' }, seat.waitedMs / 1000);
       this.countDispatched(labels);
       return { flowSchema, priorityLevel: level.plc, holdsSeat: true, release: () => seat.release() };
