@@ -21,6 +21,10 @@ export interface FloodResult {
   ok: number;
   rejected: number;
   other: number;
+  /** CPU seconds (user + system) the flooder process used from `ready` to `stop`. */
+  cpuSeconds: number;
+  /** Seconds from `ready` to `stop`. */
+  seconds: number;
 }
 
 /**
@@ -34,11 +38,20 @@ async function main(): Promise<void> {
   const next = () => new Promise<string>((resolve) => lines.once('line', resolve));
   const job = JSON.parse(await next()) as FloodJob;
   const flooder = target(job.url, job.cert ? { ca: job.ca, cert: job.cert, key: job.key } : { ca: job.ca }, job.concurrency);
-  const result: FloodResult = { ok: 0, rejected: 0, other: 0 };
+  const result: FloodResult = { ok: 0, rejected: 0, other: 0, cpuSeconds: 0, seconds: 0 };
   let stop = false;
-  const stopped = next().then(() => (stop = true));
+  let cpu = process.cpuUsage();
+  let readyAt = 0;
+  const stopped = next().then(() => {
+    stop = true;
+    const used = process.cpuUsage(cpu);
+    result.cpuSeconds = (used.user + used.system) / 1e6;
+    result.seconds = (performance.now() - readyAt) / 1000;
+  });
   // Each loop's connection is set up before the victim starts measuring.
   await Promise.all(Array.from({ length: job.concurrency }, () => call(flooder, 'GET', '/version')));
+  cpu = process.cpuUsage();
+  readyAt = performance.now();
   process.stdout.write('ready\n');
   await Promise.all(
     Array.from({ length: job.concurrency }, async () => {

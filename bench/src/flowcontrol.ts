@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ensurePki, issueClientCert } from '@orch/auth';
 import type { FloodJob, FloodResult } from './apf-flooder';
 import { startBenchGateway } from './gateway-process';
-import { call, percentile, runLoad, target, type HttpsTarget } from './load';
+import { call, cpuSeconds, percentile, runLoad, target, type HttpsTarget } from './load';
 import { inclusiveShares, monotonicMicros, profileSummary } from './profile';
 import type { Row } from './report';
 
@@ -36,16 +36,28 @@ interface Phase {
   victimP99: number;
   victim429: number;
   flood?: FloodResult;
+  /** CPU each process used over the phase, in cores (CPU seconds per second of the phase). */
+  cores: { gateway: number; victim: number; flooder?: number; machine: number };
 }
 
-/** The victim's sequential gets for `durationMs`, while the flooder process (when given) loops its lists. */
-async function phase(victim: HttpsTarget, durationMs: number, flood?: FloodJob): Promise<Phase> {
+/** Milliseconds every core of the machine has been busy (not idle), whoever ran there. */
+const machineBusyMs = () => cpus().reduce((sum, { times: t }) => sum + t.user + t.nice + t.sys + t.irq, 0);
+
+/**
+ * The victim's sequential gets for `durationMs`, while the flooder process (when given) loops its
+ * lists; the CPU the gateway (`gatewayPid`), the victim's process (this one) and the flooder used meanwhile.
+ */
+async function phase(victim: HttpsTarget, gatewayPid: number, durationMs: number, flood?: FloodJob): Promise<Phase> {
   const flooder = flood && (await startFlooder(flood));
   try {
     let victim429 = 0;
     let victimOther: number | undefined;
     const latencies: number[] = [];
-    const end = performance.now() + durationMs;
+    const start = performance.now();
+    const gatewayCpu = cpuSeconds(gatewayPid);
+    const victimCpu = process.cpuUsage();
+    const machineBusy = machineBusyMs();
+    const end = start + durationMs;
     while (performance.now() < end) {
       const t = performance.now();
       const r = await call(victim, 'GET', '/api/v1/namespaces/default/configmaps/probe');
@@ -53,11 +65,14 @@ async function phase(victim: HttpsTarget, durationMs: number, flood?: FloodJob):
       else if (r.status === 429) victim429++;
       else victimOther = r.status;
     }
+    const seconds = (performance.now() - start) / 1000;
+    const victimUsage = process.cpuUsage(victimCpu);
+    const cores = { gateway: (cpuSeconds(gatewayPid) - gatewayCpu) / seconds, victim: (victimUsage.user + victimUsage.system) / 1e6 / seconds, machine: (machineBusyMs() - machineBusy) / 1000 / seconds };
     const result = await flooder?.stop();
     // A victim that is never served measures nothing: say why instead of printing n/a.
     if (latencies.length === 0) throw new Error(`apf bench: the victim's gets all failed (last status ${victimOther ?? 429})`);
     latencies.sort((a, b) => a - b);
-    return { victimP50: percentile(latencies, 50), victimP99: percentile(latencies, 99), victim429, flood: result };
+    return { victimP50: percentile(latencies, 50), victimP99: percentile(latencies, 99), victim429, flood: result, cores: { ...cores, flooder: result && result.cpuSeconds / result.seconds } };
   } finally {
     flooder?.process.kill('SIGKILL');
   }
@@ -129,6 +144,18 @@ function loopDelayNote(metrics: string): string {
 }
 
 /**
+ * The CPU of each process in both phases, and the machine's cores: whether the clients (the
+ * flooder reading its lists, the victim) and the gateway together wanted more CPU than the
+ * machine has, so that the victim's latency measures the machine as well as the gateway.
+ */
+function cpuNote(unloaded: Phase, flooded: Phase): string {
+  const c = (n: number | undefined) => (n ?? 0).toFixed(2);
+  const total = (p: Phase) => p.cores.gateway + p.cores.victim + (p.cores.flooder ?? 0);
+  const perList = (f: FloodResult | undefined) => (f && f.ok ? ((1000 * f.cpuSeconds) / f.ok).toFixed(1) : 'n/a');
+  return `CPU in cores (CPU s per s; the machine has ${cpus().length}): unloaded gateway ${c(unloaded.cores.gateway)}, victim ${c(unloaded.cores.victim)} (the whole machine ${c(unloaded.cores.machine)}); flooded gateway ${c(flooded.cores.gateway)}, victim ${c(flooded.cores.victim)}, flooder ${c(flooded.cores.flooder)}, together ${c(total(flooded))} (the whole machine ${c(flooded.cores.machine)}, load average ${loadavg()[0].toFixed(1)}); the flooder's CPU per list it read ${perList(flooded.flood)} ms`;
+}
+
+/**
  * The kinds of work of the flooded gateway (inclusive shares of its main thread's busy time; a
  * TLS write counts both as `writev` and as the kind that made it): which one the victim's
  * requests wait behind on the event loop.
@@ -197,12 +224,12 @@ export async function flowControlBench(opts: { durationMs: number; listSize: num
       await runLoad(32, 600_000, async (i) => (await call(admin, 'POST', '/api/v1/namespaces/flood/configmaps', cm(i))).status === 201, opts.listSize);
       // Let the new level reach the replica's configuration before measuring.
       await new Promise((r) => setTimeout(r, 500));
-      const unloaded = await phase(victim, opts.durationMs);
+      const unloaded = await phase(victim, gateway.process.pid!, opts.durationMs);
       const from = monotonicMicros();
       const waitsBefore = apf ? await victimWaits(admin) : undefined;
       // This scrape resets the gateway's event-loop delay histogram: the next one covers the flooded phase.
       await call(admin, 'GET', '/metrics');
-      const flooded = await phase(victim, opts.durationMs, flood);
+      const flooded = await phase(victim, gateway.process.pid!, opts.durationMs, flood);
       const window = { from, to: monotonicMicros() };
       const afterText = (await call(admin, 'GET', '/metrics')).body;
       const waits = waitsBefore && waitNote(waitsBefore, await victimWaits(admin));
@@ -211,6 +238,7 @@ export async function flowControlBench(opts: { durationMs: number; listSize: num
       rows.push({ metric: `victim get p50 while flooded (${mode})`, orch: flooded.victimP50, baseline: unloaded.victimP50, baselineName: 'victim get p50 unloaded, same gateway', unit: 'ms', higherIsBetter: false });
       notes.push(`${mode}: the gateway's event-loop delay while flooded ${loopDelayNote(afterText)}`);
       notes.push(`${mode}: ${flooders} flooding lists of ${opts.listSize} ConfigMaps (10x a fair share of ${seats / 2} of ${seats} seats): flooder got ${rejected} 429s and ${ok} lists; the victim got ${flooded.victim429} 429s${waits ? `; ${waits}` : ''}`);
+      notes.push(`${mode}: ${cpuNote(unloaded, flooded)}`);
       for (const t of [admin, victim]) t.agent.destroy();
       if (opts.profile) {
         // A clean exit (SIGINT) writes the profile.
