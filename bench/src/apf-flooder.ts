@@ -1,5 +1,6 @@
+import * as https from 'node:https';
 import { createInterface } from 'node:readline';
-import { call, target } from './load';
+import { call, target, type HttpsTarget } from './load';
 
 /** What the flooder process does (bench apf): `concurrency` loops GET `path` as the given client until told to stop. */
 export interface FloodJob {
@@ -25,6 +26,23 @@ export interface FloodResult {
   cpuSeconds: number;
   /** Seconds from `ready` to `stop`. */
   seconds: number;
+}
+
+/**
+ * GETs `path` and reads its whole body without keeping it (no concatenation, no decoding): the
+ * gateway sends every byte as to any client, and the flooder, which shares the machine's cores
+ * with the gateway and the victim, spends only what receiving them costs (TLS, HTTP).
+ */
+function readDiscarding(t: HttpsTarget, path: string): Promise<{ status: number; retryAfter?: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.get(`${t.base}${path}`, { agent: t.agent, headers: { accept: 'application/json' } }, (res) => {
+      const retryAfter = res.headers['retry-after'];
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined }));
+      res.on('error', reject);
+      res.resume();
+    });
+    req.on('error', reject);
+  });
 }
 
 /**
@@ -56,7 +74,7 @@ async function main(): Promise<void> {
   await Promise.all(
     Array.from({ length: job.concurrency }, async () => {
       while (!stop) {
-        const r: { status: number; retryAfter?: string } = await call(flooder, 'GET', job.path).catch(() => ({ status: 0 }));
+        const r = await readDiscarding(flooder, job.path).catch(() => ({ status: 0, retryAfter: undefined }));
         if (r.status === 429) {
           result.rejected++;
           if (job.honourRetryAfter) await new Promise((resolve) => setTimeout(resolve, 1000 * Number(r.retryAfter ?? 1)));
