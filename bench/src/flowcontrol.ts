@@ -155,6 +155,29 @@ function cpuNote(unloaded: Phase, flooded: Phase): string {
   return `CPU in cores (CPU s per s; the machine has ${cpus().length}): unloaded gateway ${c(unloaded.cores.gateway)}, victim ${c(unloaded.cores.victim)} (the whole machine ${c(unloaded.cores.machine)}); flooded gateway ${c(flooded.cores.gateway)}, victim ${c(flooded.cores.victim)}, flooder ${c(flooded.cores.flooder)}, together ${c(total(flooded))} (the whole machine ${c(flooded.cores.machine)}, load average ${loadavg()[0].toFixed(1)}); the flooder's CPU per list it read ${perList(flooded.flood)} ms`;
 }
 
+/** Count and seconds of the gateway's GC pauses of each kind, from prom-client's nodejs_gc_duration_seconds in a /metrics text. */
+function gcPauses(metrics: string): Map<string, { count: number; seconds: number }> {
+  const pauses = new Map<string, { count: number; seconds: number }>();
+  for (const m of metrics.matchAll(/^nodejs_gc_duration_seconds_(count|sum)\{kind="(\w+)"\} (\S+)$/gm)) {
+    const p = pauses.get(m[2]) ?? { count: 0, seconds: 0 };
+    if (m[1] === 'count') p.count = Number(m[3]);
+    else p.seconds = Number(m[3]);
+    pauses.set(m[2], p);
+  }
+  return pauses;
+}
+
+/**
+ * The GC pauses of the gateway between two scrapes, by kind: how many, their mean, and their
+ * share of the flooded phase (the victim's requests that arrive during a pause wait for it).
+ */
+function gcNote(before: string, after: string, flooded: Phase): string {
+  const was = gcPauses(before);
+  const kinds = [...gcPauses(after)].map(([kind, p]) => ({ kind, count: p.count - (was.get(kind)?.count ?? 0), ms: 1000 * (p.seconds - (was.get(kind)?.seconds ?? 0)) }));
+  const phaseMs = 1000 * (flooded.flood?.seconds ?? NaN);
+  return kinds.filter((k) => k.count > 0).map((k) => `${k.kind} ${k.count}, mean ${(k.ms / k.count).toFixed(1)} ms, ${((100 * k.ms) / phaseMs).toFixed(1)}% of the phase`).join('; ') || 'none';
+}
+
 /**
  * The kinds of work of the flooded gateway (inclusive shares of its main thread's busy time; a
  * TLS write counts both as `writev` and as the kind that made it): which one the victim's
@@ -228,7 +251,7 @@ export async function flowControlBench(opts: { durationMs: number; listSize: num
       const from = monotonicMicros();
       const waitsBefore = apf ? await victimWaits(admin) : undefined;
       // This scrape resets the gateway's event-loop delay histogram: the next one covers the flooded phase.
-      await call(admin, 'GET', '/metrics');
+      const beforeText = (await call(admin, 'GET', '/metrics')).body;
       const flooded = await phase(victim, gateway.process.pid!, opts.durationMs, flood);
       const window = { from, to: monotonicMicros() };
       const afterText = (await call(admin, 'GET', '/metrics')).body;
@@ -239,6 +262,7 @@ export async function flowControlBench(opts: { durationMs: number; listSize: num
       notes.push(`${mode}: the gateway's event-loop delay while flooded ${loopDelayNote(afterText)}`);
       notes.push(`${mode}: ${flooders} flooding lists of ${opts.listSize} ConfigMaps (10x a fair share of ${seats / 2} of ${seats} seats): flooder got ${rejected} 429s and ${ok} lists; the victim got ${flooded.victim429} 429s${waits ? `; ${waits}` : ''}`);
       notes.push(`${mode}: ${cpuNote(unloaded, flooded)}`);
+      notes.push(`${mode}: the gateway's garbage-collector pauses while flooded: ${gcNote(beforeText, afterText, flooded)}`);
       for (const t of [admin, victim]) t.agent.destroy();
       if (opts.profile) {
         // A clean exit (SIGINT) writes the profile.
