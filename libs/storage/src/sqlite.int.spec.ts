@@ -72,6 +72,34 @@ describe('SqliteStore', () => {
     await expect(store.update('/nope', 'v')).rejects.toThrow('sqlite store is closed');
   });
 
+  // While the writer commits, later writes wait for its answer and go to it together: every
+  // answer (failed writes' too) must let the next ones go, in the order they were made. Each
+  // round waits for its writes, so the next round needs the store to send again.
+  it.each([
+    { name: 'one write per event-loop turn', turns: 20, perTurn: 1, failEvery: 0 },
+    { name: 'several writes per turn', turns: 5, perTurn: 7, failEvery: 0 },
+    { name: 'failed writes between good ones', turns: 10, perTurn: 3, failEvery: 4 },
+  ])('settles writes made while a group commits, in order ($name)', async ({ turns, perTurn, failEvery }) => {
+    const store = await openStore(dbPath());
+    await store.create('/taken', 'v');
+    let made = 0;
+    let revision = 1;
+    for (let round = 0; round < 3; round++) {
+      const outcomes: Promise<number | string>[] = [];
+      const expected: (number | string)[] = [];
+      for (let t = 0; t < turns; t++) {
+        for (let i = 0; i < perTurn; i++) {
+          const fails = failEvery > 0 && ++made % failEvery === 0;
+          outcomes.push(store.create(fails ? '/taken' : `/k${round}-${t}-${i}`, 'v').then((kv) => kv.modRevision, (err: Error) => err.name));
+          expected.push(fails ? 'KeyExistsError' : ++revision);
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(await Promise.all(outcomes)).toEqual(expected);
+    }
+    expect(await store.currentRevision()).toBe(revision);
+  });
+
   it('breaks loudly when a second store writes to the same file', async () => {
     const path = dbPath();
     const a = await openStore(path);
