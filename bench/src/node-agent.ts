@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import tls from 'node:tls';
 import WebSocket from 'ws';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,8 @@ import type { Row } from './report';
 import { freePort } from '@orch/testing';
 import { appMain, startBenchGateway } from './gateway-process';
 import { monotonicMicros, profileSummary, type ProfileWindow } from './profile';
+import type { FrameShape, PortForwardServerConfig } from './portforward-server';
+import { benchChild } from './scale';
 
 /** A result row, as `main.ts` prints them. */
 
@@ -146,22 +148,17 @@ export async function benchStreaming(opts: { execs?: number; megabytes?: number;
     execMs.sort((a, b) => a - b);
     spawnMs.sort((a, b) => a - b);
 
-    const localPort = await freePort();
-    const pf = spawn('kubectl', ['--kubeconfig', c.kubeconfig, 'port-forward', 'pod/stream', `${localPort}:9000`, '--address=127.0.0.1'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    c.children.push(pf);
-    await new Promise<void>((resolve, reject) => {
-      let out = '';
-      pf.stdout!.on('data', (d: Buffer) => {
-        out += d.toString();
-        if (out.includes('Forwarding from')) resolve();
-      });
-      pf.once('exit', (code) => reject(new Error(`kubectl port-forward exited ${code}: ${out}`)));
-    });
-    const { direct, forwarded, cpu, windows } = await downloadRounds(c, megabytes, { ip, localPort }, { gateway: c.children[0].pid!, agent: agent.pid!, kubectl: pf.pid! });
+    const { localPort, pf } = await startPortForward(c, c.kubeconfig);
+    const ceiling = await startCeiling(c, megabytes);
+    const { direct, forwarded, cpu, windows, ceilings } = await downloadRounds(c, megabytes, { ip, localPort }, { gateway: c.children[0].pid!, agent: agent.pid!, kubectl: pf.pid! }, ceiling.forwards);
     pf.kill('SIGTERM');
+    ceiling.close();
     const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
     // The third process on the path, for the whole picture (it is not ours to make faster).
     if (Number.isFinite(median(cpu.kubectl))) notes.push(`kubectl port-forward CPU per GiB forwarded (median of ${DOWNLOAD_ROUNDS}): ${median(cpu.kubectl).toFixed(2)} s`);
+    for (const [i, shape] of CEILING_SHAPES.entries()) notes.push(`ceiling server, ${shapeName(shape)}: ${median(ceilings[i].mbps).toFixed(0)} MiB/s (${(median(ceilings[i].mbps) / median(direct)).toFixed(2)}x direct), kubectl CPU per GiB ${median(ceilings[i].kubectlCpu).toFixed(2)} s, the server's ${median(ceilings[i].serverCpu).toFixed(2)} s (medians of ${DOWNLOAD_ROUNDS})`);
+    // The row: the largest frames (the others are in the notes).
+    const best = ceilings[ceilings.length - 1];
     if (opts.profile) notes.push(...(await profileNotes(profDir, { gateway: c.children[0], agent }, windows)));
     const cpuRows: Row[] = Number.isFinite(cpuSeconds(process.pid))
       ? [
@@ -173,6 +170,7 @@ export async function benchStreaming(opts: { execs?: number; megabytes?: number;
       { metric: `exec round trip p50 (WebSocket v5, exec -- true, ${execs} runs)`, orch: percentile(execMs, 50), baseline: percentile(spawnMs, 50), baselineName: 'spawning `true` directly, p50', unit: 'ms', higherIsBetter: false },
       { metric: `exec round trip p99 (WebSocket v5, exec -- true, ${execs} runs)`, orch: percentile(execMs, 99), baseline: percentile(spawnMs, 99), baselineName: 'spawning `true` directly, p99', unit: 'ms', higherIsBetter: false },
       { metric: `port-forward download (kubectl port-forward, ${megabytes} MiB, median of ${DOWNLOAD_ROUNDS})`, orch: median(forwarded), baseline: median(direct), baselineName: 'direct TCP to the pod', unit: 'MiB/s', higherIsBetter: true },
+      { metric: `ceiling: kubectl against an in-memory port-forward server (${shapeName(CEILING_SHAPES[CEILING_SHAPES.length - 1])}, ${megabytes} MiB, median of ${DOWNLOAD_ROUNDS})`, orch: median(best.mbps), baseline: median(direct), baselineName: 'direct TCP to the pod', unit: 'MiB/s', higherIsBetter: true },
       ...cpuRows,
     ];
     return { rows, notes };
@@ -203,12 +201,13 @@ async function profileNotes(profDir: string, procs: Record<'gateway' | 'agent', 
  * forwarded is set against bare Node relays doing the same hop (TLS→TLS, TCP→TLS), taking turns
  * with them as well; `windows` are the forwarded downloads' spans, for CPU profiles.
  */
-async function downloadRounds(c: Cluster, megabytes: number, to: { ip: string; localPort: number }, pids: Record<'gateway' | 'agent' | 'kubectl', number>) {
+async function downloadRounds(c: Cluster, megabytes: number, to: { ip: string; localPort: number }, pids: Record<'gateway' | 'agent' | 'kubectl', number>, ceilingForwards: (PortForward & { serverPid: number })[]) {
   const mbps = (r: { bytes: number; ms: number }) => r.bytes / 1048576 / (r.ms / 1000);
   const direct: number[] = [];
   const forwarded: number[] = [];
   const cpu = { gateway: [] as number[], agent: [] as number[], kubectl: [] as number[], tlsRelay: [] as number[], tcpRelay: [] as number[] };
   const windows: ProfileWindow[] = [];
+  const ceilings = ceilingForwards.map(() => ({ mbps: [] as number[], kubectlCpu: [] as number[], serverCpu: [] as number[] }));
   const gib = megabytes / 1024;
   const pki = join(c.dir, 'gw', 'pki');
   const relayCert = { key: await readFile(join(pki, 'admin.key'), 'utf8'), cert: await readFile(join(pki, 'admin.crt'), 'utf8') };
@@ -218,6 +217,7 @@ async function downloadRounds(c: Cluster, megabytes: number, to: { ip: string; l
     // One download first, not measured: the first bytes through the tunnel find the data path
     // of the gateway and the agent not compiled yet (that round cost them about twice the CPU).
     await download('127.0.0.1', to.localPort);
+    for (const f of ceilingForwards) await download('127.0.0.1', f.localPort);
     for (let i = 0; i < DOWNLOAD_ROUNDS; i++) {
       direct.push(mbps(await download(to.ip, 9000)));
       const before = { gateway: cpuSeconds(pids.gateway), agent: cpuSeconds(pids.agent), kubectl: cpuSeconds(pids.kubectl) };
@@ -229,12 +229,88 @@ async function downloadRounds(c: Cluster, megabytes: number, to: { ip: string; l
       for (const who of ['gateway', 'agent', 'kubectl'] as const) cpu[who].push((cpuSeconds(pids[who]) - before[who]) / gib);
       cpu.tlsRelay.push((await tlsRelay.run()) / gib);
       cpu.tcpRelay.push((await tcpRelay.run()) / gib);
+      for (const [k, f] of ceilingForwards.entries()) {
+        const before = { kubectl: cpuSeconds(f.pf.pid!), server: cpuSeconds(f.serverPid) };
+        const r = await download('127.0.0.1', f.localPort);
+        if (r.bytes !== megabytes * 1048576) throw new Error(`the ceiling server delivered ${r.bytes} bytes of ${megabytes} MiB`);
+        ceilings[k].mbps.push(mbps(r));
+        ceilings[k].kubectlCpu.push((cpuSeconds(f.pf.pid!) - before.kubectl) / gib);
+        ceilings[k].serverCpu.push((cpuSeconds(f.serverPid) - before.server) / gib);
+      }
     }
   } finally {
     tlsRelay.close();
     tcpRelay.close();
   }
-  return { direct, forwarded, cpu, windows };
+  return { direct, forwarded, cpu, windows, ceilings };
+}
+
+/** A running `kubectl port-forward pod/stream <localPort>:9000`. */
+interface PortForward {
+  localPort: number;
+  pf: ChildProcess;
+}
+
+/** Starts `kubectl port-forward` with this kubeconfig; resolves once it says it is forwarding. */
+async function startPortForward(c: Cluster, kubeconfig: string): Promise<PortForward> {
+  const localPort = await freePort();
+  const pf = spawn('kubectl', ['--kubeconfig', kubeconfig, 'port-forward', 'pod/stream', `${localPort}:9000`, '--address=127.0.0.1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  c.children.push(pf);
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    pf.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('Forwarding from')) resolve();
+    });
+    pf.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    pf.once('exit', (code) => reject(new Error(`kubectl port-forward exited ${code}: ${out}`)));
+  });
+  return { localPort, pf };
+}
+
+/**
+ * The frame layouts the ceiling server is measured with: the node agent's today (64 KiB DATA
+ * frames in messages of up to 256 KiB), then larger frames (fewer reads and allocations in kubectl).
+ */
+const CEILING_SHAPES: FrameShape[] = [
+  { frameBytes: 64 * 1024, framesPerMessage: 4 },
+  { frameBytes: 1024 * 1024, framesPerMessage: 1 },
+  { frameBytes: 8 * 1024 * 1024, framesPerMessage: 1 },
+];
+const shapeName = (s: FrameShape) => `${s.frameBytes / 1024} KiB frames, ${(s.frameBytes * s.framesPerMessage) / 1024} KiB messages`;
+
+/**
+ * The ceiling: kubectl port-forward against the in-memory port-forward server
+ * (portforward-server.ts), one server port and one kubectl per frame layout. What any gateway on
+ * this machine could reach with this kubectl.
+ */
+async function startCeiling(c: Cluster, megabytes: number): Promise<{ forwards: (PortForward & { serverPid: number })[]; close(): void }> {
+  const pki = join(c.dir, 'gw', 'pki');
+  const gw = new URL(c.url);
+  const config: PortForwardServerConfig = {
+    gateway: c.url,
+    creds: { ca: c.admin.caPem!, cert: c.admin.certPem!, key: c.admin.keyPem! },
+    serving: { cert: await readFile(join(pki, 'serving.crt'), 'utf8'), key: await readFile(join(pki, 'serving.key'), 'utf8') },
+    megabytes,
+    shapes: CEILING_SHAPES,
+  };
+  const server = benchChild('portforward-server.js', { ORCH_PF_SERVER: JSON.stringify(config) });
+  c.children.push(server.proc);
+  const ports = await server.next<number[]>('ready');
+  const kubeconfig = await readFile(c.kubeconfig, 'utf8');
+  const forwards: (PortForward & { serverPid: number })[] = [];
+  for (const port of ports) {
+    const file = join(c.dir, `ceiling-${port}.kubeconfig`);
+    await writeFile(file, kubeconfig.split(gw.origin).join(`https://127.0.0.1:${port}`));
+    forwards.push({ ...(await startPortForward(c, file)), serverPid: server.proc.pid! });
+  }
+  return {
+    forwards,
+    close() {
+      for (const f of forwards) f.pf.kill('SIGTERM');
+      server.proc.kill('SIGKILL');
+    },
+  };
 }
 
 /** One `exec` over WebSocket v5 through the gateway; ms from connect to the final status. */
