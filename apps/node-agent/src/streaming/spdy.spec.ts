@@ -136,9 +136,11 @@ describe('SPDY/3.1 session', () => {
     expect(c.session.streamCount).toBe(0);
   });
 
-  it('writes the frames of one event-loop turn to its transport in one batch, in order', async () => {
+  /** A session on a transport that records each batch it is given; `hwm`: the transport's high-water mark. */
+  async function batchedSession(hwm = 1024 * 1024) {
     const batches: Buffer[][] = [];
     const transport = new Duplex({
+      highWaterMark: hwm,
       read() {},
       write(chunk: Buffer, _enc, cb) {
         batches.push([chunk]);
@@ -150,19 +152,66 @@ describe('SPDY/3.1 session', () => {
       },
     });
     const session = new SpdySession(transport);
-    const opened = new Promise<SpdyStream>((r) => session.once('stream', r));
-    const syn = Buffer.alloc(10);
-    syn.writeUInt32BE(1, 0);
-    transport.push(controlFrame(FrameType.SynStream, 0, Buffer.concat([syn, new HeaderWriter().encode({ streamtype: 'data' })])));
-    const s = await opened;
-    s.reply();
-    for (const d of ['a', 'bb', 'ccc']) s.write(d);
-    s.end();
+    const streams: SpdyStream[] = [];
+    session.on('stream', (s) => streams.push(s));
+    const w = new HeaderWriter();
+    for (const id of [1, 3]) {
+      const syn = Buffer.alloc(10);
+      syn.writeUInt32BE(id, 0);
+      transport.push(controlFrame(FrameType.SynStream, 0, Buffer.concat([syn, w.encode({ streamtype: 'data' })])));
+    }
+    await until(() => streams.length === 2);
+    for (const s of streams) s.reply();
+    await new Promise((r) => setImmediate(r));
+    batches.length = 0;
+    const describe = () => new FrameParser().push(Buffer.concat(batches.flat())).map((f) => (f.kind === 'control' ? `control ${f.type}` : `${f.streamId}: ${f.data.length > 16 ? `${f.data.length} bytes` : f.data.toString()}${f.fin ? ' FIN' : ''}`));
+    return { session, streams, batches, describe };
+  }
+
+  it('writes the frames of one event-loop turn to its transport in one batch, in order', async () => {
+    const { session, streams, batches, describe } = await batchedSession();
+    for (const d of ['a', 'bb', 'ccc']) streams[0].write(d);
+    streams[0].end();
     expect(batches).toEqual([]); // nothing before the turn is over
     await new Promise((r) => setImmediate(r));
     expect(batches).toHaveLength(1);
-    const frames = new FrameParser().push(Buffer.concat(batches[0]));
-    expect(frames.map((f) => (f.kind === 'control' ? `control ${f.type}` : `data ${f.data.toString()}${f.fin ? ' FIN' : ''}`))).toEqual([`control ${FrameType.SynReply}`, 'data a', 'data bb', 'data ccc', 'data  FIN']);
+    expect(describe()).toEqual(['1: abbccc FIN']);
+    session.close();
+  });
+
+  const MiB = 1024 * 1024;
+  it.each<{ name: string; writes: [number, string | number][]; frames: string[] }>([
+    { name: 'writes of one stream join into one frame', writes: [[0, 'a'], [0, 'bb'], [0, 'ccc']], frames: ['1: abbccc'] },
+    { name: 'another stream between them ends the frame', writes: [[0, 'a'], [1, 'x'], [0, 'b']], frames: ['1: a', '3: x', '1: b'] },
+    { name: 'frames are at most 1 MiB', writes: [[0, MiB - 10], [0, 20], [0, 2 * MiB + 1]], frames: ['1: 1048576 bytes', '1: 1048576 bytes', '1: 1048576 bytes', `1: ${'z'.repeat(11)}`] },
+    { name: '64 KiB reads join up to 1 MiB', writes: Array.from({ length: 20 }, (): [number, number] => [0, 64 * 1024]), frames: ['1: 1048576 bytes', '1: 262144 bytes'] },
+  ])('$name', async ({ writes, frames }) => {
+    const { session, streams, describe } = await batchedSession(8 * MiB);
+    for (const [i, d] of writes) streams[i].write(typeof d === 'number' ? Buffer.alloc(d, 'z') : d);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(describe()).toEqual(frames);
+    session.close();
+  });
+
+  it('a control frame goes after the data written before it', async () => {
+    const { session, streams, describe } = await batchedSession();
+    streams[0].write('before');
+    streams[1].reset();
+    await new Promise((r) => setImmediate(r));
+    expect(describe()).toEqual(['1: before', `control ${FrameType.RstStream}`]);
+    session.close();
+  });
+
+  it('past the transport high-water mark a write waits for its drain', async () => {
+    const { session, streams, batches } = await batchedSession(64 * 1024);
+    const done: number[] = [];
+    for (let i = 0; i < 4; i++) streams[0].write(Buffer.alloc(40 * 1024, i), () => done.push(i));
+    await new Promise((r) => setImmediate(r));
+    await until(() => done.length === 4);
+    expect(done).toEqual([0, 1, 2, 3]);
+    const payload = Buffer.concat(new FrameParser().push(Buffer.concat(batches.flat())).map((f) => (f.kind === 'data' ? f.data : Buffer.alloc(0))));
+    expect(payload.equals(Buffer.concat([0, 1, 2, 3].map((i) => Buffer.alloc(40 * 1024, i))))).toBe(true);
     session.close();
   });
 
