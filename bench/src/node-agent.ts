@@ -269,8 +269,9 @@ async function startPortForward(c: Cluster, kubeconfig: string): Promise<PortFor
 }
 
 /**
- * The frame layouts the ceiling server is measured with: the node agent's today (64 KiB DATA
- * frames in messages of up to 256 KiB), then larger frames (fewer reads and allocations in kubectl).
+ * The frame layouts the ceiling server is measured with: 64 KiB DATA frames in messages of
+ * 256 KiB (one frame per read of the pod's socket, as the node agent sent them until it joined
+ * the reads of a turn), 1 MiB (the agent's largest frame now), 8 MiB (kubectl does less per byte).
  */
 const CEILING_SHAPES: FrameShape[] = [
   { frameBytes: 64 * 1024, framesPerMessage: 4 },
