@@ -130,6 +130,13 @@ export class CelProgram {
 
   /** Runs a program: its value and cost, or a promise of them; failures as {@link evaluate} says. */
   private run(program: EngineProgram, context: object, cost: () => number): CelResult | Promise<CelResult> {
+    const value = this.valueOf(program, context);
+    if (value instanceof Promise) return value.then((v) => ({ value: v, cost: cost() }));
+    return { value, cost: cost() };
+  }
+
+  /** Runs a program: its value, or a promise of it; failures as {@link evaluate} says. */
+  private valueOf(program: EngineProgram, context: object): unknown {
     let value: unknown;
     try {
       value = program(context);
@@ -137,14 +144,11 @@ export class CelProgram {
       throw this.failure(e);
     }
     if (value instanceof Promise) {
-      return value.then(
-        (v) => ({ value: v, cost: cost() }),
-        (e) => {
-          throw this.failure(e);
-        },
-      );
+      return value.then(undefined, (e) => {
+        throw this.failure(e);
+      });
     }
-    return { value, cost: cost() };
+    return value;
   }
 
   /**
@@ -163,12 +167,17 @@ export class CelProgram {
     return this.reads.get(name);
   }
 
-  /** Evaluation of the program without counting hooks (the overrides still apply): by its compiled form when it has one and that gives a value. */
-  private evaluateUntracked(activation: CelActivation): CelResult | Promise<CelResult> {
+  /**
+   * The value of an untracked evaluation ({@link evaluate} with `untracked`), without a
+   * CelResult around it: synchronous unless the expression calls the authorizer, then a
+   * promise. By the program's compiled form when it has one and that gives a value, else
+   * by the program without counting hooks (the overrides still apply).
+   */
+  untrackedValue(activation: CelActivation): unknown {
     if (this.compiled === undefined) this.compiled = (this.synchronous && compile(this.program.ast)) || null;
     if (this.compiled) {
       try {
-        return { value: this.compiled(activation), cost: 0 };
+        return this.compiled(activation);
       } catch {
         // not the plain case: the engine's value or error is the result
       }
@@ -178,7 +187,13 @@ export class CelProgram {
       if (plain !== this.program) installOverrides(plain.ast);
       this.plain = plain;
     }
-    return this.run(this.plain, activation, () => 0);
+    return this.valueOf(this.plain, activation);
+  }
+
+  private evaluateUntracked(activation: CelActivation): CelResult | Promise<CelResult> {
+    const value = this.untrackedValue(activation);
+    if (value instanceof Promise) return value.then((v) => ({ value: v, cost: 0 }));
+    return { value, cost: 0 };
   }
 
   /** Evaluates and always returns a promise (for callers that may meet the authorizer). */

@@ -163,6 +163,9 @@ export function forgetActivation(a: AdmissionAttributes): void {
   activations.delete(a);
 }
 
+/** Whether expressions reading `p` of `request` may read the AdmissionRequest fields it does not have (null there): its objects and uid. */
+const readsHidden = (p: Projection) => p === true || p.has('object') || p.has('oldObject') || p.has('uid');
+
 /**
  * The request's expression values (`object` and `oldObject` typed by the kind's schema), made
  * once per request and `reads`. With `reads`, only the parts of the values those expressions
@@ -180,7 +183,7 @@ export function admissionActivation(env: CelEnvironment, a: AdmissionAttributes,
   const act: AdmissionActivation = {
     object: convert(a.object, reads.object),
     oldObject: convert(a.oldObject, reads.oldObject),
-    request: request && reads.request ? converter.convert(project({ ...request, object: undefined, oldObject: undefined, uid: undefined }, reads.request)) : null,
+    request: request && reads.request ? converter.convert(project(readsHidden(reads.request) ? { ...request, object: undefined, oldObject: undefined, uid: undefined } : request, reads.request)) : null,
     authorizer: request && reads.authorizer ? new AuthorizerValue(celAuthorizer(authorizer), request.userInfo, { group: a.resource.group, resource: a.resource.resource, subresource: a.subresource || undefined, namespace: a.namespace || undefined, name: a.name || undefined }) : null,
     largestSize: 0,
   };

@@ -218,7 +218,9 @@ export class AdmissionChain {
       for (const p of plugins) {
         if (this.askEachTime.has(p) && !p.handles!(a.operation, a.resource, a.subresource)) continue;
         changing ||= !p.keepsObject;
-        const res = await p[hook]!.call(p, a);
+        // A plugin that answers synchronously is not awaited (no promise made for its answer).
+        const answer = p[hook]!.call(p, a);
+        const res = answer instanceof Promise ? await answer : answer;
         // The same warning twice is said once (upstream's recorder; a reinvoked plugin repeats itself).
         for (const w of res?.warnings ?? []) if (!scope.warnings.includes(w)) scope.warnings.push(w);
         if (res?.auditAnnotations && this.audit) {

@@ -152,7 +152,7 @@ export class MutatingAdmissionPolicyPlugin extends StateAdmissionPlugin implemen
       const policyName = cp.policy.metadata.name ?? '';
       const bindingName = c.binding.metadata.name ?? '';
       try {
-        const params = this.source.params(cp, c.binding, a, (m) => refusal(a, policyName, bindingName, m));
+        const params = this.source.params(c, a, (_, __, m) => refusal(a, policyName, bindingName, m));
         for (const param of params) {
           // Each parameter object sees the object as the previous mutations left it.
           const request = new PolicyRequest(this.state, a);

@@ -163,12 +163,14 @@ export class PolicySource<P extends PolicyObject, B extends BindingObject, C ext
 
   /**
    * The parameter objects of a binding (`[null]`: the policy takes none; `[]`: none found and
-   * the binding allows that). A missing one under `Deny` is a denial (`deny`); a policy whose
-   * paramKind is not served, or a binding without paramRef, an evaluation error.
+   * the binding allows that). A missing one under `Deny` is a denial (`deny` of the request, the
+   * candidate and the message: no closure per call); a policy whose paramKind is not served, or
+   * a binding without paramRef, an evaluation error.
    */
-  params(cp: C, binding: B, a: AdmissionAttributes, deny: (message: string) => StatusError): readonly (KubeObject | null)[] {
+  params(c: Candidate<P, B, C>, a: AdmissionAttributes, deny: (a: AdmissionAttributes, c: Candidate<P, B, C>, message: string) => StatusError): readonly (KubeObject | null)[] {
+    const cp = c.compiled;
     if (!cp.policy.spec?.paramKind) return NO_PARAMS;
-    const ref = binding.spec?.paramRef;
+    const ref = c.binding.spec?.paramRef;
     if (!cp.paramResource) throw new Error(`failed to find resource referenced by paramKind: '${cp.policy.spec.paramKind.apiVersion}, Kind=${cp.policy.spec.paramKind.kind}'`);
     if (!ref) throw new Error('the binding has no paramRef but the policy has a paramKind');
     const cache = this.state.cache(cp.paramResource.group, cp.paramResource.resource);
@@ -181,7 +183,7 @@ export class PolicySource<P extends PolicyObject, B extends BindingObject, C ext
     } else found = cache.list(namespaced ? ns : undefined).filter((o) => selectorMatches(ref.selector ?? {}, o.metadata.labels));
     if (found.length === 0) {
       if ((ref.parameterNotFoundAction ?? 'Deny') === 'Allow') return [];
-      throw deny('failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction');
+      throw deny(a, c, 'failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction');
     }
     return found;
   }

@@ -10,7 +10,7 @@ const POLICIES = `${GROUP}/validatingadmissionpolicies`;
 const BINDINGS = `${GROUP}/validatingadmissionpolicybindings`;
 
 /** The replica's caches as lists the test edits; each edit bumps the generation, as the watch cache does. */
-function cluster(objects: Record<string, KubeObject[]>) {
+function cluster(objects: Record<string, KubeObject[]>, versioned: 'async' | 'sync' = 'async') {
   const lists = new Map(Object.entries(objects));
   const generations = new Map<string, number>();
   const cache = (group: string, resource: string) => {
@@ -18,7 +18,7 @@ function cluster(objects: Record<string, KubeObject[]>) {
     const list = () => lists.get(key) ?? [];
     return { generation: generations.get(key) ?? 1, list: () => [...list()], get: (_ns: string, name: string) => list().find((o) => o.metadata.name === name) };
   };
-  const state = { catalog: new Catalog(), cache, authorizer: { authorize: async (x: AuthorizationAttributes) => (x.user.username === 'alice' && x.verb === 'get' ? ALLOW() : NO_OPINION()) }, versioned: async (a: AdmissionAttributes) => a } as unknown as AdmissionState;
+  const state = { catalog: new Catalog(), cache, authorizer: { authorize: async (x: AuthorizationAttributes) => (x.user.username === 'alice' && x.verb === 'get' ? ALLOW() : NO_OPINION()) }, versioned: versioned === 'sync' ? (a: AdmissionAttributes) => a : async (a: AdmissionAttributes) => a } as unknown as AdmissionState;
   const edit = (key: string, next: KubeObject[]) => {
     lists.set(key, next);
     generations.set(key, (generations.get(key) ?? 1) + 1);
@@ -58,6 +58,9 @@ async function outcome(plugin: ValidatingAdmissionPolicyPlugin, a: AdmissionAttr
     throw e;
   }
 }
+
+/** The request as a policy matched it, given at once (the request's own version, as AdmissionState gives it) or as a promise (a conversion). */
+const VERSIONINGS = ['sync', 'async'] as const;
 
 const NAMESPACE: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a', labels: { tier: 'gold' } } };
 const LIMITS: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'limits', namespace: 'team-a' }, data: { maxKeys: '1' } };
@@ -148,17 +151,49 @@ describe('ValidatingAdmissionPolicy: every kind of expression, synchronous or wa
     ['an audit annotation', { validations: [{ expression: 'ALLOWED' }], auditAnnotations: [{ key: 'who', valueExpression: "ALLOWED ? 'can-get' : 'cannot'" }] }, ['Deny'], { annotations: { 'p/who': 'can-get' } }],
     ['Warn and Audit', { validations: [{ expression: '!ALLOWED', message: 'watched' }] }, ['Warn', 'Audit'], { warnings: ["Validation failed for ValidatingAdmissionPolicy 'p' with binding 'b': watched"], annotations: { [AUDIT_VALIDATION_FAILURE]: JSON.stringify([{ message: 'watched', policy: 'p', binding: 'b', expressionIndex: 0, validationActions: ['Warn', 'Audit'] }]) } }],
   ];
-  it.each(forms.flatMap(([allowed, form]) => rows.map(([name, spec, actions, want]) => [`${name} (${form})`, JSON.parse(JSON.stringify(spec).replaceAll('ALLOWED', allowed)), actions, want] as const)))('%s', async (_name, spec, actions, want) => {
-    const c = cluster({ [POLICIES]: [policy('p', 'true', '1', spec)], [BINDINGS]: [binding('b', 'p', { validationActions: actions })], '/namespaces': [NAMESPACE] });
+  // The request as the policy matched it given at once (the request's own version) or as a promise (a conversion): validate
+  // answers without a promise exactly when nothing it waits for is one (synchronous form, versioned at once).
+  it.each(forms.flatMap(([allowed, form]) => VERSIONINGS.flatMap((versioned) => rows.map(([name, spec, actions, want]) => [`${name} (${form}, versioned ${versioned})`, JSON.parse(JSON.stringify(spec).replaceAll('ALLOWED', allowed)), actions, want, form === 'synchronous' && versioned === 'sync', versioned] as const))))('%s', async (_name, spec, actions, want, synchronous, versioned) => {
+    const c = cluster({ [POLICIES]: [policy('p', 'true', '1', spec)], [BINDINGS]: [binding('b', 'p', { validationActions: actions })], '/namespaces': [NAMESPACE] }, versioned);
     const plugin = new ValidatingAdmissionPolicyPlugin(c.state);
-    let got: unknown;
-    try {
-      const r = await plugin.validate(create('cm'));
-      got = r?.warnings || r?.auditAnnotations ? { ...(r.warnings ? { warnings: r.warnings } : {}), ...(r.auditAnnotations ? { annotations: r.auditAnnotations } : {}) } : 'admitted';
-    } catch (e) {
-      if (!(e instanceof StatusError)) throw e;
-      got = e.message.replace(/^.*denied request: /, '');
-    }
+    const { got, answeredAtOnce } = await answer(plugin, create('cm'));
+    expect(answeredAtOnce).toBe(synchronous);
+    if (want instanceof RegExp) expect(got).toMatch(want);
+    else expect(got).toEqual(want);
+  });
+});
+
+/** What validate answered (the denial message, 'admitted', or the warnings and annotations) and whether it answered without a promise. */
+async function answer(plugin: ValidatingAdmissionPolicyPlugin, a: AdmissionAttributes): Promise<{ got: unknown; answeredAtOnce: boolean }> {
+  let answeredAtOnce = true;
+  try {
+    const answered = plugin.validate(a);
+    answeredAtOnce = !(answered instanceof Promise);
+    const r = await answered;
+    return { got: r?.warnings || r?.auditAnnotations ? { ...(r.warnings ? { warnings: r.warnings } : {}), ...(r.auditAnnotations ? { annotations: r.auditAnnotations } : {}) } : 'admitted', answeredAtOnce };
+  } catch (e) {
+    if (!(e instanceof StatusError)) throw e;
+    return { got: e.message.replace(/^.*denied request: /, ''), answeredAtOnce };
+  }
+}
+
+describe('ValidatingAdmissionPolicy: several policies, some waiting for the authorizer', () => {
+  // Policies in binding name order; AUTH: an authorizer check true for alice (a promise), the others synchronous.
+  const AUTH = "authorizer.group('').resource('configmaps').check('get').allowed()";
+  const FAILING = "int('x') == 1";
+  type Row = [string, [expression: string, actions: string[], failurePolicy: 'Fail' | 'Ignore'][], unknown];
+  const rows: Row[] = [
+    ['a waiting Warn, then a synchronous Deny', [[`!${AUTH}`, ['Warn'], 'Fail'], ['false', ['Deny'], 'Fail']], 'p1 refused'],
+    ['a synchronous Warn, a waiting Warn, a synchronous Warn: in order', [['false', ['Warn'], 'Fail'], [`!${AUTH}`, ['Warn'], 'Fail'], ['false', ['Warn'], 'Fail']], { warnings: [0, 1, 2].map((i) => `Validation failed for ValidatingAdmissionPolicy 'p${i}' with binding 'b${i}': p${i} refused`) }],
+    ['a waiting Deny before a synchronous one', [[`!${AUTH}`, ['Deny'], 'Fail'], ['false', ['Deny'], 'Fail']], 'p0 refused'],
+    ['a waiting failure under Ignore, then a synchronous Deny', [[`${AUTH} && ${FAILING}`, ['Deny'], 'Ignore'], ['false', ['Deny'], 'Fail']], 'p1 refused'],
+    ['a waiting failure under Fail', [[`${AUTH} && ${FAILING}`, ['Deny'], 'Fail'], ['false', ['Deny'], 'Fail']], /expression .* resulted in error/],
+    ['a synchronous failure under Ignore, then a waiting Audit', [[FAILING, ['Deny'], 'Ignore'], [`!${AUTH}`, ['Audit'], 'Fail']], { annotations: { [AUDIT_VALIDATION_FAILURE]: JSON.stringify([{ message: 'p1 refused', policy: 'p1', binding: 'b1', expressionIndex: 0, validationActions: ['Audit'] }]) } }],
+    ['all admit, one waiting', [['true', ['Deny'], 'Fail'], [AUTH, ['Deny'], 'Fail'], ['true', ['Deny'], 'Fail']], 'admitted'],
+  ];
+  it.each(VERSIONINGS.flatMap((versioned) => rows.map(([name, ps, want]) => [`${name} (versioned ${versioned})`, ps, want, versioned] as const)))('%s', async (_name, ps, want, versioned) => {
+    const c = cluster({ [POLICIES]: ps.map(([expression, , failurePolicy], i) => policy(`p${i}`, expression, '1', { failurePolicy })), [BINDINGS]: ps.map(([, actions], i) => binding(`b${i}`, `p${i}`, { validationActions: actions })), '/namespaces': [NAMESPACE] }, versioned);
+    const { got } = await answer(new ValidatingAdmissionPolicyPlugin(c.state), create('cm'));
     if (want instanceof RegExp) expect(got).toMatch(want);
     else expect(got).toEqual(want);
   });

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { StatusError } from '@orch/apimachinery';
 import type { GroupVersionKind } from '@orch/api';
-import { celToJson, CelCostLimitError, PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET, type CelProgram, type CelResult, type EvaluateOptions } from '@orch/cel';
+import { celToJson, CelCostLimitError, PER_CALL_COST_LIMIT, RUNTIME_COST_BUDGET, type CelProgram, type CelResult } from '@orch/cel';
 import { AdmissionPluginProvider, type AdmissionAttributes, type AdmissionPlugin, type AdmissionResponse } from '../../pipeline/admit';
 import { kindSchema } from '../admission-request';
 import { StateAdmissionPlugin } from '../admission-state';
@@ -70,6 +70,9 @@ function denial(a: AdmissionAttributes, c: ValidatingCandidate, message: string,
   }
 }
 
+/** A Forbidden denial (of a missing parameter object). */
+const deniedForbidden = (a: AdmissionAttributes, c: ValidatingCandidate, message: string) => denial(a, c, message, 'Forbidden');
+
 /**
  * ValidatingAdmissionPolicy (upstream plugin of the same name): for every
  * ValidatingAdmissionPolicyBinding whose policy and match resources apply to the request, the
@@ -106,36 +109,80 @@ export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implem
     },
   );
 
-  async validate(a: AdmissionAttributes): Promise<AdmissionResponse | void> {
+  /** Synchronous (the response) unless a step needs a promise: the namespace, a selector's namespace, a version conversion, an authorizer check. */
+  validate(a: AdmissionAttributes): AdmissionResponse | void | Promise<AdmissionResponse | void> {
     const candidates = this.source.candidates(a);
     if (candidates.length === 0) return;
-    const out: AdmissionResponse = {};
-    const audit: unknown[] = [];
     const request = new PolicyRequest(this.state, a, this.source.readsOf(candidates, expressionsOf));
+    const validation = new RequestValidation(this.source, this.state, candidates, request);
     const loading = request.load();
-    if (loading) await loading;
-    // Synchronous where it can be (a policy of synchronous expressions on the request's own kind): no promise, no await per policy.
-    // An indexed loop: for-of in an async function allocates an iterator result per candidate.
-    for (let k = 0; k < candidates.length; k++) {
-      const c = candidates[k];
-      if (c.selectors.length && !(await this.source.selects(c, a))) continue;
-      const cp = c.compiled;
-      try {
-        const pending = this.state.versioned(a, c.matched);
-        const versioned = pending instanceof Promise ? await pending : pending;
-        const params = this.source.params(cp, c.binding, a, (m) => denial(a, c, m, 'Forbidden'));
-        for (let i = 0; i < params.length; i++) {
-          const evaluating = new PolicyEvaluation(c, request, request.activation(versioned, params[i], cp.variables.length > 0), out, audit).from(0);
-          if (evaluating) await evaluating;
-        }
-      } catch (e) {
-        if (e instanceof StatusError) throw e;
-        if ((cp.policy.spec?.failurePolicy ?? 'Fail') === 'Ignore') continue;
-        throw denial(a, c, (e as Error).message, 'Forbidden');
+    return loading ? loading.then(() => validation.from(0)) : validation.from(0);
+  }
+}
+
+/**
+ * The validation of one request by its candidates' policies, in order: in one call while every
+ * step is synchronous; from the first promise on (see ValidatingAdmissionPolicyPlugin.validate),
+ * continued when it settles. No promise per request or policy otherwise.
+ */
+class RequestValidation {
+  private readonly out: AdmissionResponse = {};
+  private readonly audit: unknown[] = [];
+  /** Reused by every evaluation of the request (they run one after the other). */
+  private readonly evaluation: PolicyEvaluation;
+
+  constructor(
+    private readonly source: PolicySource<ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding, CompiledValidatingPolicy>,
+    private readonly state: StateAdmissionPlugin['state'],
+    private readonly candidates: ValidatingCandidate[],
+    private readonly request: PolicyRequest,
+  ) {
+    this.evaluation = new PolicyEvaluation(request, this.out, this.audit);
+  }
+
+  /** Evaluates candidates from `k` on: the response, or a promise of it. A denial throws (or rejects) its StatusError. */
+  from(k: number): AdmissionResponse | Promise<AdmissionResponse> {
+    for (; k < this.candidates.length; k++) {
+      const pending = this.candidate(this.candidates[k]);
+      if (pending) {
+        const next = k + 1;
+        return pending.then(() => this.from(next));
       }
     }
-    if (audit.length) (out.auditAnnotations ??= {})[AUDIT_VALIDATION_FAILURE] = JSON.stringify(audit);
-    return out;
+    if (this.audit.length) (this.out.auditAnnotations ??= {})[AUDIT_VALIDATION_FAILURE] = JSON.stringify(this.audit);
+    return this.out;
+  }
+
+  /** A candidate's selectors, then its evaluations: undefined when done synchronously, else a promise. */
+  private candidate(c: ValidatingCandidate): void | Promise<void> {
+    if (c.selectors.length) return this.source.selects(c, this.request.attributes).then((selected) => (selected ? this.selected(c) : undefined));
+    return this.selected(c);
+  }
+
+  /** A selected candidate's evaluations; a failure (not a denial) follows the policy's failurePolicy. */
+  private selected(c: ValidatingCandidate): void | Promise<void> {
+    try {
+      const pending = this.state.versioned(this.request.attributes, c.matched);
+      const evaluating = pending instanceof Promise ? pending.then((versioned) => this.evaluations(c, versioned)) : this.evaluations(c, pending);
+      if (evaluating) return evaluating.then(undefined, (e: unknown) => this.failed(c, e));
+    } catch (e) {
+      this.failed(c, e);
+    }
+  }
+
+  /** The candidate's evaluations for the request as it matched (`versioned`), one per parameter object, from the `from`th. */
+  private evaluations(c: ValidatingCandidate, versioned: AdmissionAttributes, params = this.source.params(c, this.request.attributes, deniedForbidden), from = 0): void | Promise<void> {
+    for (let i = from; i < params.length; i++) {
+      const evaluating = this.evaluation.start(c, this.request.activation(versioned, params[i], c.compiled.variables.length > 0));
+      if (evaluating) return evaluating.then(() => this.evaluations(c, versioned, params, i + 1));
+    }
+  }
+
+  /** A candidate's failure `e`: a denial is thrown as is; another error denies the request unless the policy's failurePolicy is Ignore. */
+  private failed(c: ValidatingCandidate, e: unknown): void {
+    if (e instanceof StatusError) throw e;
+    if ((c.compiled.policy.spec?.failurePolicy ?? 'Fail') === 'Ignore') return;
+    throw deniedForbidden(this.request.attributes, c, (e as Error).message);
   }
 }
 
@@ -172,21 +219,28 @@ interface Failure {
  * (`activation`, one of `request`'s, holds `params` and an empty `variables`): its steps run
  * synchronously, in one call, until an expression gives a promise (it calls the authorizer);
  * from that step on it continues when the promise settles. No generator or promise per policy
- * otherwise (they were most of what a request allocated with 10 policies).
+ * otherwise (they were most of what a request allocated with 10 policies). One per request,
+ * started again for each evaluation (see start).
  */
 class PolicyEvaluation {
-  private readonly run: BudgetedRun;
+  private readonly run = new BudgetedRun();
+  private c!: ValidatingCandidate;
+  private activation!: Record<string, unknown>;
 
   constructor(
-    private readonly c: ValidatingCandidate,
     private readonly request: PolicyRequest,
-    private readonly activation: Record<string, unknown>,
     private readonly out: AdmissionResponse,
     private readonly audit: unknown[],
-  ) {
+  ) {}
+
+  /** Starts the evaluation of candidate `c`'s policy with `activation` (the previous one must have ended): as `from(0)`. */
+  start(c: ValidatingCandidate, activation: Record<string, unknown>): void | Promise<void> {
     const cp = c.compiled;
+    this.c = c;
+    this.activation = activation;
     // Counted unless the estimate proves the limits out of reach: for any object of the kind, or else for objects no larger than this one.
-    this.run = new BudgetedRun((c.withinLimits ??= withinLimits(cp, c.matched.kind)) || withinLimits(cp, c.matched.kind, expressionsOf, request.sizeCap(activation)));
+    this.run.reset((c.withinLimits ??= withinLimits(cp, c.matched.kind)) || withinLimits(cp, c.matched.kind, expressionsOf, this.request.sizeCap(activation)));
+    return this.from(0);
   }
 
   /**
@@ -200,7 +254,7 @@ class PolicyEvaluation {
     for (let i = at; i < steps.length; i++) {
       let value: unknown;
       let failed: Failure | undefined;
-      if (settled && i === at) {
+      if (settled !== undefined && i === at) {
         if ('error' in settled) failed = settled;
         else value = settled.value;
       } else {
@@ -262,8 +316,6 @@ class PolicyEvaluation {
   }
 }
 
-const UNTRACKED: EvaluateOptions = Object.freeze({ untracked: true });
-
 /**
  * The expressions of one policy evaluation under one runtime cost budget (upstream's per-policy
  * budget): each expression may spend at most PER_CALL_COST_LIMIT and what is left.
@@ -272,20 +324,26 @@ export class BudgetedRun {
   private budget = RUNTIME_COST_BUDGET;
 
   /** `untracked`: the expressions cannot overrun (see withinLimits), so their cost is not counted. */
-  constructor(private readonly untracked = false) {}
+  constructor(private untracked = false) {}
+
+  /** Starts another evaluation's budget (`untracked` as for the constructor). */
+  reset(untracked: boolean): void {
+    this.budget = RUNTIME_COST_BUDGET;
+    this.untracked = untracked;
+  }
 
   /** An expression's value: synchronous unless the expression calls the authorizer (then a promise). Failures are PolicyErrors. */
   value(c: Compiled, activation: Record<string, unknown>): unknown {
     if (c.error) throw new PolicyError(`compilation error: ${c.error}`);
-    let pending: CelResult | Promise<CelResult>;
+    let pending: unknown;
     try {
-      pending = c.program!.evaluate(activation, this.untracked ? UNTRACKED : { costLimit: Math.min(PER_CALL_COST_LIMIT, this.budget) });
+      pending = this.untracked ? c.program!.untrackedValue(activation) : c.program!.evaluate(activation, { costLimit: Math.min(PER_CALL_COST_LIMIT, this.budget) });
     } catch (e) {
       throw this.failed(c, e);
     }
-    if (!(pending instanceof Promise)) return this.settle(pending);
+    if (!(pending instanceof Promise)) return this.untracked ? pending : this.settle(pending as CelResult);
     return pending.then(
-      (r) => this.settle(r),
+      (r: unknown) => (this.untracked ? r : this.settle(r as CelResult)),
       (e) => {
         throw this.failed(c, e);
       },
