@@ -3,6 +3,7 @@
 
 import { CelEnvironment } from './environment';
 import { CelEvaluationError } from './errors';
+import { compileRegex, matches } from './library/regex';
 import { celToJson } from './values';
 
 const env = new CelEnvironment({ variables: [{ name: 'xs', type: 'list<int>' }, { name: 's', type: 'string' }, { name: 'm', type: 'map<string, int>' }] });
@@ -105,6 +106,13 @@ describe('regex', () => {
     ['"foobar".matches("x")', false],
     ['matches("foobar", "bar$")', true],
   ]);
+  // matches() asks re2js for a boolean only (test); a Matcher's find() is the reference, on patterns of every shape
+  // (anchors, classes, alternation, repetition, empty matches, flags, Unicode and surrogate pairs) and inputs that match or not.
+  const patterns = ['^[a-z0-9-]+$', '^fo+', 'bar$', 'x', '', '^$', 'a|b', '(a+)+$', '[[:alpha:]]+', '\\d{2,3}', '(?i)ABC', '(?m)^b$', '(?s)a.c', '\\bword\\b', '[^a-z]', '\\pL+', '^.$', 'é', '😀', '.*', 'a*?', '^(?:ab)*$'];
+  const inputs = ['', 'abc', 'foobar', 'a-b-c', 'UPPER', 'x', 'a\nb\nc', 'a\nc', 'word here', 'éa', '😀', '12', '1234', 'ab', 'abab', 'aab', 'a'.repeat(100) + '!'];
+  it.each(patterns.flatMap((p) => inputs.map((s) => [p, s] as const)))('matches(%j, %j) is what a Matcher finds', (p, s) => {
+    expect(matches(s, p)).toBe(compileRegex(p).matcher(s).find());
+  });
   it('matches in linear time where a backtracking engine would not return', () => {
     expect(run(`("a" * 1).matches("(a+)+$")`.replace('("a" * 1)', JSON.stringify('a'.repeat(30000) + 'b')))).toBe(false);
   });

@@ -33,9 +33,9 @@ export function regexError(pattern: string): string | undefined {
   }
 }
 
-/** `s.matches(re)`: whether re matches any substring of s. */
+/** `s.matches(re)`: whether re matches any substring of s (re2js `test`: `matcher(s).find()`'s answer without a Matcher or its groups). */
 export function matches(s: string, pattern: string): boolean {
-  return compileRegex(pattern).matcher(s).find();
+  return compileRegex(pattern).test(s);
 }
 
 /** `s.find(re)`: the first match, or `''`. */
