@@ -113,6 +113,23 @@ describe('regex', () => {
   it.each(patterns.flatMap((p) => inputs.map((s) => [p, s] as const)))('matches(%j, %j) is what a Matcher finds', (p, s) => {
     expect(matches(s, p)).toBe(compileRegex(p).matcher(s).find());
   });
+  // The plainest patterns (anchored, ASCII classes and characters, one quantifier) are matched by a JavaScript RegExp: differential
+  // against re2js on seeded random inputs over ASCII letters, digits, punctuation, newlines, non-ASCII and lone surrogates.
+  const plain = ['^[a-z0-9-]+$', '^[a-z0-9]*$', '^a', '^ab?c$', '^[-a-c_]x$', '^[A-Z]+', '^x[0-9]$', '^', '^$', '^[a-z]', '^_[a-]?', '^[a-zA-Z0-9_]*z$'];
+  const alphabet = ['a', 'b', 'c', 'x', 'z', 'A', 'Z', '0', '9', '-', '_', '.', ' ', '\n', 'é', '😀', '\ud800', '$', '^'];
+  let seed = 7;
+  const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+  const fuzzed = Array.from({ length: 400 }, () => Array.from({ length: random(8) }, () => alphabet[random(alphabet.length)]).join(''));
+  it.each(plain)('matches(s, %j) is what a Matcher finds, for 400 random inputs', (p) => {
+    for (const s of ['', 'abc', 'a-b-c', ...fuzzed]) expect([s, matches(s, p)]).toEqual([s, compileRegex(p).matcher(s).find()]);
+  });
+  it.each([
+    ['several optional items (exponential for a backtracking engine)', '^' + 'a?'.repeat(40) + 'a'.repeat(40) + '$', 'a'.repeat(39) + 'b', false],
+    ['several unbounded quantifiers (polynomial for a backtracking engine)', '^[a-z]+[a-z]+[a-z]+[a-z]+$', 'a'.repeat(5000) + '!', false],
+    ['not anchored at the start', '[a-z]+$', 'a'.repeat(20000) + '!', false],
+  ])('a pattern not of that shape is matched by RE2, in linear time: %s', (_name, p, s, want) => {
+    expect(matches(s, p)).toBe(want);
+  });
   it('matches in linear time where a backtracking engine would not return', () => {
     expect(run(`("a" * 1).matches("(a+)+$")`.replace('("a" * 1)', JSON.stringify('a'.repeat(30000) + 'b')))).toBe(false);
   });

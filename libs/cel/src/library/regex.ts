@@ -33,9 +33,33 @@ export function regexError(pattern: string): string | undefined {
   }
 }
 
-/** `s.matches(re)`: whether re matches any substring of s (re2js `test`: `matcher(s).find()`'s answer without a Matcher or its groups). */
+/**
+ * The shape of pattern a JavaScript RegExp matches exactly as RE2 does, in time linear in the
+ * input: anchored at the start (`^`, so one starting position), then ASCII letters, digits and
+ * `_` or positive classes of them (single characters and ranges, `-` literal first or last),
+ * optionally `$` (end of text in both without the m flag); at most one item quantified (`+`,
+ * `*` or `?`: see plainRegex). No flag, group, alternation, escape, `.` or negated class: they
+ * differ between the two or backtrack.
+ */
+const PLAIN_PATTERN = /^\^(?:(?:[A-Za-z0-9_]|\[-?(?:[A-Za-z0-9_](?:-[A-Za-z0-9_])?)+-?\])[+*?]?)*\$?$/;
+const plainRegexes = new WeakMap<RE2JS, RegExp | null>();
+
+/** A JavaScript RegExp of `pattern` (compiled by RE2 as `re`) when it has PLAIN_PATTERN's shape (null otherwise; decided once per compiled pattern). */
+function plainRegex(re: RE2JS, pattern: string): RegExp | null {
+  let plain = plainRegexes.get(re);
+  if (plain === undefined) {
+    // One quantifier at most: with more (`^a?a?a?...`) a backtracking engine can take exponential time.
+    plain = PLAIN_PATTERN.test(pattern) && (pattern.match(/[+*?]/g)?.length ?? 0) <= 1 ? new RegExp(pattern) : null;
+    plainRegexes.set(re, plain);
+  }
+  return plain;
+}
+
+/** `s.matches(re)`: whether re matches any substring of s (re2js `test`: `matcher(s).find()`'s answer without a Matcher or its groups; a JavaScript RegExp for the plainest patterns, see PLAIN_PATTERN). */
 export function matches(s: string, pattern: string): boolean {
-  return compileRegex(pattern).test(s);
+  const re = compileRegex(pattern);
+  const plain = plainRegex(re, pattern);
+  return plain ? plain.test(s) : re.test(s);
 }
 
 /** `s.find(re)`: the first match, or `''`. */
