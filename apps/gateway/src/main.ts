@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { mkdir, readFile } from 'node:fs/promises';
 import type { Http2SecureServer, Settings as Http2Settings } from 'node:http2';
+import type { Server as TlsServer } from 'node:tls';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -13,7 +14,7 @@ import { dataDir, Gateway } from './gateway';
 import { GatewayModule } from './gateway.module';
 import { MAX_REQUEST_BODY_BYTES } from './pipeline/media';
 import { GATEWAY_FLAGS } from './options';
-import { answerClientError, answerFrameworkError } from './server/edge';
+import { answerClientError, answerFrameworkError, parseHttp1InJavaScript } from './server/edge';
 import { verifyStoreCommand } from './verify-store';
 import { watchPumpCommand } from './watch-pump';
 
@@ -70,6 +71,7 @@ async function main(): Promise<void> {
   const gateway = app.get(Gateway);
   const fastify = app.getHttpAdapter().getInstance();
   if (http2) servesHttp1Like(fastify.server as unknown as Http2SecureServer);
+  parseHttp1InJavaScript(fastify.server as unknown as TlsServer);
   gateway.install(fastify);
   const host = options['bind-address'] === '0.0.0.0' ? '127.0.0.1' : options['bind-address'];
   const server = options['advertise-url'] || `https://${host.includes(':') ? `[${host}]` : host}:${options['secure-port']}`;
