@@ -9,7 +9,8 @@
  * to the real gateway with the admin credentials.
  *
  * Config (env ORCH_PF_SERVER, JSON {@link PortForwardServerConfig}); says `{ ready: ports }` over
- * IPC, one port per entry of `shapes`, in order.
+ * IPC, one port per entry of `shapes`, in order, and `{ upgrade }` ({@link SeenUpgrade}) for every
+ * upgrade request, so the bench can say which transport kubectl really used.
  */
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
@@ -36,6 +37,13 @@ export interface PortForwardServerConfig {
   serving: { cert: string; key: string };
   megabytes: number;
   shapes: FrameShape[];
+}
+
+/** An upgrade the server saw (said over IPC as `{ upgrade }`): the port, the request's `Upgrade` header and the protocol negotiated. */
+export interface SeenUpgrade {
+  port: number;
+  upgrade: string;
+  protocol: string;
 }
 
 interface SpdyStreamLike extends Duplex {
@@ -118,7 +126,10 @@ async function main(): Promise<void> {
     const server = https.createServer({ cert: cfg.serving.cert, key: cfg.serving.key }, proxy);
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       void (async () => {
-        const accepted = await upgrader.accept(req, socket, head, a.negotiate(req, { websocket: [a.PORT_FORWARD_TUNNEL_PROTOCOL], spdy: [a.PORT_FORWARD_SPDY_PROTOCOL] }));
+        const choice = a.negotiate(req, { websocket: [a.PORT_FORWARD_TUNNEL_PROTOCOL], spdy: [a.PORT_FORWARD_SPDY_PROTOCOL] });
+        const upgrade: SeenUpgrade = { port: (server.address() as AddressInfo).port, upgrade: String(req.headers.upgrade ?? ''), protocol: choice.protocol };
+        process.send!({ upgrade });
+        const accepted = await upgrader.accept(req, socket, head, choice);
         const session = accepted.transport === 'spdy' ? accepted.session : new a.SpdySession(a.webSocketTunnel(accepted.ws, socket, a.STREAM_BUFFER_BYTES));
         const send = accepted.transport === 'spdy' ? (b: Buffer) => void socket.write(b) : (b: Buffer) => accepted.ws.send(b, { binary: true });
         const pairs = new Map<string, { data?: SpdyStreamLike; error?: SpdyStreamLike }>();
