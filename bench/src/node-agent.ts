@@ -267,29 +267,26 @@ async function profileNotes(profDir: string, procs: Record<'gateway' | 'agent', 
   return notes;
 }
 
-/** CPU seconds per GiB each of `pids` (and, as `client`, this process) spent while `run` moved `gib` GiB. */
+/** CPU seconds per GiB each of `pids` spent while `run` moved `gib` GiB. */
 async function cpuPerGiBDuring<T>(pids: Record<string, number>, gib: number, run: () => Promise<T>): Promise<{ result: T; cpu: Record<string, number> }> {
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
-  const self = process.cpuUsage();
   const result = await run();
-  const selfUsed = process.cpuUsage(self);
-  const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, (cpuSeconds(pid) - before[k]) / gib]));
-  cpu.client = (selfUsed.user + selfUsed.system) / 1e6 / gib;
-  return { result, cpu };
+  return { result, cpu: Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, (cpuSeconds(pid) - before[k]) / gib])) };
 }
 
 /**
  * The port-forward downloads: direct and forwarded downloads take turns, so both see the same
  * machine (the caller takes medians). The CPU time the gateway and the agent spend per GiB
  * forwarded is set against bare Node relays doing the same hop (TLS→TLS, TCP→TLS), taking turns
- * with them as well; the direct copy's client (this process) and pod server CPU are measured
- * for the bound. `windows` are the spans of the downloads through `paths[0]`, for CPU profiles.
+ * with them as well; the direct copy's client and pod server CPU are measured for the bound.
+ * Every download is read by one {@link startDownloader} process. `windows` are the spans of the downloads through `paths[0]`, for CPU profiles.
  */
 async function downloadRounds(c: Cluster, megabytes: number, podIp: string, pids: Record<'gateway' | 'agent' | 'pod', number>, paths: PortForward[], ceilingForwards: CeilingForward[]) {
   const mbps = (r: { bytes: number; ms: number }) => r.bytes / 1048576 / (r.ms / 1000);
   const gib = megabytes / 1024;
+  const client = await startDownloader();
   const fetch = async (host: string, port: number, what: string) => {
-    const r = await download(host, port);
+    const r = await client.download(host, port);
     if (r.bytes !== megabytes * 1048576) throw new Error(`${what} delivered ${r.bytes} bytes of ${megabytes} MiB`);
     return mbps(r);
   };
@@ -305,9 +302,9 @@ async function downloadRounds(c: Cluster, megabytes: number, podIp: string, pids
   try {
     // One download each first, not measured: the first bytes through the tunnel find the data path
     // of the gateway and the agent not compiled yet (that round cost them about twice the CPU).
-    for (const f of [...paths, ...ceilingForwards]) await download('127.0.0.1', f.localPort);
+    for (const f of [...paths, ...ceilingForwards]) await client.download('127.0.0.1', f.localPort);
     for (let i = 0; i < DOWNLOAD_ROUNDS; i++) {
-      const d = await cpuPerGiBDuring({ pod: pids.pod }, gib, () => fetch(podIp, 9000, 'the pod'));
+      const d = await cpuPerGiBDuring({ client: client.pid, pod: pids.pod }, gib, () => fetch(podIp, 9000, 'the pod'));
       direct.mbps.push(d.result);
       direct.client.push(d.cpu.client);
       direct.pod.push(d.cpu.pod);
@@ -328,6 +325,7 @@ async function downloadRounds(c: Cluster, megabytes: number, podIp: string, pids
       }
     }
   } finally {
+    client.close();
     tlsRelay.close();
     tcpRelay.close();
   }
@@ -512,16 +510,37 @@ s.listen(0, '127.0.0.1', () => console.log(s.address().port));`;
   };
 }
 
-/** Reads a TCP connection to its end; bytes and ms. */
-function download(host: string, port: number): Promise<{ bytes: number; ms: number }> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    let bytes = 0;
-    const s = net.connect({ host, port });
-    s.on('data', (d: Buffer) => (bytes += d.length));
-    s.on('end', () => resolve({ bytes, ms: performance.now() - t0 }));
-    s.on('error', reject);
-  });
+/**
+ * The downloads' client: a process of its own that reads a TCP connection to its end on request
+ * (`{ host, port }` over IPC, answered with `{ bytes, ms }`), so that its CPU is the client's
+ * alone (the bench process carries the other groups' leftovers: informers, a large heap).
+ */
+async function startDownloader(): Promise<{ pid: number; download(host: string, port: number): Promise<{ bytes: number; ms: number }>; close(): void }> {
+  const script = `const net = require('net');
+process.on('message', ({ host, port }) => { const t0 = performance.now(); let bytes = 0; const s = net.connect({ host, port });
+  s.on('data', (d) => (bytes += d.length)); s.on('end', () => process.send({ bytes, ms: performance.now() - t0 })); s.on('error', (e) => process.send({ error: e.message })); });
+process.send({ ready: true });`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const next = () =>
+    new Promise<{ bytes: number; ms: number; ready?: boolean }>((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`the download client exited with ${code}`));
+      child.once('exit', onExit);
+      child.once('message', (m: { bytes: number; ms: number; error?: string }) => {
+        child.off('exit', onExit);
+        if (m.error) reject(new Error(m.error));
+        else resolve(m);
+      });
+    });
+  await next();
+  return {
+    pid: child.pid!,
+    download(host, port) {
+      const answer = next();
+      child.send({ host, port });
+      return answer;
+    },
+    close: () => child.kill('SIGKILL'),
+  };
 }
 
 /**
