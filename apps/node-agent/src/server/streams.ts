@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { OnReadOpts } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { formatDuration } from '@orch/server-common';
 import { Counter, type Registry } from 'prom-client';
@@ -166,7 +167,7 @@ export class StreamingEndpoints {
     const ip = this.opts.runtime.podState(t.uid)?.podIP || t.pod.status?.podIP;
     if (!ip) throw new UpgradeError(400, `pod ${t.pod.metadata.namespace}/${t.pod.metadata.name} has no address yet`);
     const describe = `pod ${t.pod.metadata.namespace}/${t.pod.metadata.name}`;
-    const dial = (port: number) => dialTcp(ip, port, describe);
+    const dial = (port: number, onread?: OnReadOpts) => dialTcp(ip, port, describe, onread);
     const choice = negotiate(req, { websocket: [PORT_FORWARD_TUNNEL_PROTOCOL, ...PORT_FORWARD_WEBSOCKET_PROTOCOLS], spdy: [PORT_FORWARD_SPDY_PROTOCOL] });
     let ports: number[] = [];
     if (choice.transport === 'websocket' && choice.protocol !== PORT_FORWARD_TUNNEL_PROTOCOL) {

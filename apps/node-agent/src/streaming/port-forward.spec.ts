@@ -1,10 +1,11 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { Duplex } from 'node:stream';
+import zlib from 'node:zlib';
 import WebSocket, { WebSocketServer } from 'ws';
-import { dataFrameHeader } from './spdy';
-import { webSocketTunnel } from './port-forward';
+import { FrameParser, FrameType, SPDY3_DICTIONARY, SpdySession, controlFrame, dataFrameHeader, encodeHeaderBlock } from './spdy';
+import { dialTcp, servePortForwardSpdy, webSocketTunnel } from './port-forward';
 
 /**
  * The WebSocket tunnel of `SPDY/3.1+portforward.k8s.io` between a real `ws` server and client
@@ -123,4 +124,64 @@ describe('WebSocket tunnel (SPDY over WebSocket)', () => {
     expect(await p.closed).toBe(1005); // a close frame without a status, as createWebSocketStream sends
     expect(Buffer.concat(p.messages).equals(last)).toBe(true);
   });
+});
+
+/**
+ * A forwarded connection over a real SPDY session on loopback TCP: a pod server writes `payload`
+ * in writes of `writeBytes` and ends; a client opens the error and data streams as kubectl does
+ * and reads the data stream to its FIN, pausing `pauseMs` after each read (its socket fills, the
+ * agent's buffers fill: read buffers are lent while bytes are still queued). Resolves with the bytes.
+ */
+async function forwardedDownload(payload: Buffer, writeBytes: number, pauseMs: number): Promise<Buffer> {
+  const pod = net.createServer((s) => {
+    for (let at = 0; at < payload.length; at += writeBytes) s.write(payload.subarray(at, at + writeBytes));
+    s.end();
+  });
+  await new Promise<void>((r) => pod.listen(0, '127.0.0.1', r));
+  const podPort = (pod.address() as AddressInfo).port;
+  const agent = net.createServer((s) => servePortForwardSpdy(new SpdySession(s), (_port, onread) => dialTcp('127.0.0.1', podPort, 'pod', onread), 5000));
+  await new Promise<void>((r) => agent.listen(0, '127.0.0.1', r));
+  const client = net.connect({ host: '127.0.0.1', port: (agent.address() as AddressInfo).port });
+  const deflate = zlib.createDeflate({ dictionary: SPDY3_DICTIONARY });
+  const compressed: Buffer[] = [];
+  deflate.on('data', (d: Buffer) => compressed.push(d));
+  for (const [id, streamtype] of [[1, 'error'], [3, 'data']] as const) {
+    deflate.write(encodeHeaderBlock({ streamtype, port: '80', requestid: '0' }));
+    await new Promise<void>((r) => deflate.flush(zlib.constants.Z_SYNC_FLUSH, () => setImmediate(r)));
+    const head = Buffer.alloc(10);
+    head.writeUInt32BE(id, 0);
+    client.write(controlFrame(FrameType.SynStream, 0, Buffer.concat([head, ...compressed.splice(0)])));
+  }
+  const parser = new FrameParser();
+  const got: Buffer[] = [];
+  await new Promise<void>((resolve) =>
+    client.on('data', (d: Buffer) => {
+      for (const f of parser.push(d)) {
+        if (f.kind !== 'data' || f.streamId !== 3) continue;
+        got.push(Buffer.from(f.data));
+        if (f.fin) resolve();
+      }
+      if (pauseMs) {
+        client.pause();
+        setTimeout(() => client.resume(), pauseMs);
+      }
+    }),
+  );
+  client.destroy();
+  deflate.close();
+  await Promise.all([pod, agent].map((s) => new Promise((r) => s.close(r))));
+  return Buffer.concat(got);
+}
+
+describe('port-forward over SPDY', () => {
+  it.each([
+    { name: '8 MiB in 1 MiB writes, a client that reads as fast as it can', bytes: 8 * 1024 * 1024, writeBytes: 1024 * 1024, pauseMs: 0 },
+    { name: '8 MiB in 1 MiB writes, a client that pauses after every read', bytes: 8 * 1024 * 1024, writeBytes: 1024 * 1024, pauseMs: 2 },
+    { name: '1 MiB in 1000-byte writes (short reads are copied, not lent)', bytes: 1024 * 1024, writeBytes: 1000, pauseMs: 1 },
+  ])("the client reads exactly the pod's bytes: $name", async ({ bytes, writeBytes, pauseMs }) => {
+    const payload = randomBytes(bytes);
+    const got = await forwardedDownload(payload, writeBytes, pauseMs);
+    expect(got.length).toBe(payload.length);
+    expect(got.equals(payload)).toBe(true);
+  }, 30_000);
 });

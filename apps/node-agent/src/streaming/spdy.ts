@@ -72,6 +72,12 @@ export const enum RstStatus {
 
 const FLAG_FIN = 0x01;
 
+/** A lent chunk on its way to the transport: its parts not yet written out, and what to call when none is left. */
+interface Loan {
+  parts: number;
+  release: () => void;
+}
+
 /** Header names and values of a SYN_STREAM / SYN_REPLY (names lowercase; several values joined by NUL). */
 export type SpdyHeaders = Record<string, string>;
 
@@ -245,6 +251,8 @@ export class SpdyStream extends Duplex {
   remoteClosed = false;
   private localClosed = false;
   private replied = false;
+  /** Release callbacks of chunks written with {@link writeLoaned}, until they reach `_write`. */
+  private readonly loans = new Map<Buffer, () => void>();
 
   constructor(
     private readonly session: SpdySession,
@@ -270,10 +278,22 @@ export class SpdyStream extends Duplex {
     this.destroy();
   }
 
+  /**
+   * Writes a chunk the caller lends (a read buffer it wants back): `release` runs once the
+   * transport has written every byte of it out, after which the stream holds no reference to it.
+   * It never runs if the chunk is not sent (the stream or session ended first). Returns what `write` returns.
+   */
+  writeLoaned(chunk: Buffer, release: () => void): boolean {
+    this.loans.set(chunk, release);
+    return this.write(chunk);
+  }
+
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    const release = this.loans.get(chunk);
+    if (release) this.loans.delete(chunk);
     if (this.localClosed) return cb(new Error(`write on closed SPDY stream ${this.id}`));
     this.reply();
-    this.session.sendData(this.id, chunk, false, cb);
+    this.session.sendData(this.id, chunk, false, cb, release);
   }
 
   override _final(cb: (err?: Error | null) => void): void {
@@ -335,8 +355,8 @@ export class SpdySession extends EventEmitter<SpdySessionEvents> {
   private lastPeerStream = 0;
   private closed = false;
   private corked = false;
-  /** The DATA frame being joined in this turn: its stream, payload parts, length and FIN. */
-  private pending?: { id: number; parts: Buffer[]; length: number; fin: boolean };
+  /** The DATA frame being joined in this turn: its stream, payload parts (with the loan each belongs to, if lent), length and FIN. */
+  private pending?: { id: number; parts: { part: Buffer; loan?: Loan }[]; length: number; fin: boolean };
   /** Why the session failed, if it did (a protocol error from the peer). */
   failure?: Error;
 
@@ -440,17 +460,23 @@ export class SpdySession extends EventEmitter<SpdySessionEvents> {
    * is copied), written with the batch of the turn (see {@link batch}) or before any other frame.
    * `cb` runs at once while the transport's buffer and the frame being joined stay under the
    * transport's high-water mark; past it, the frame goes to the transport and `cb` waits for its drain.
+   * `release` (a lent chunk, see {@link SpdyStream.writeLoaned}) runs once the transport has
+   * called back for every part of `data`.
    */
-  sendData(id: number, data: Buffer, fin: boolean, cb: (err?: Error | null) => void): void {
+  sendData(id: number, data: Buffer, fin: boolean, cb: (err?: Error | null) => void, release?: () => void): void {
     if (this.closed) return cb(new Error('SPDY session closed'));
     if (data.length === 0 && !fin) return cb();
     this.batch();
+    const loan = release && { parts: 0, release };
     let at = 0;
     do {
       if (this.pending && this.pending.id !== id) this.flushData();
       const p = (this.pending ??= { id, parts: [], length: 0, fin: false });
       const end = Math.min(data.length, at + MAX_DATA_FRAME - p.length);
-      if (end > at) p.parts.push(at === 0 && end === data.length ? data : data.subarray(at, end));
+      if (end > at) {
+        p.parts.push({ part: at === 0 && end === data.length ? data : data.subarray(at, end), loan });
+        if (loan) loan.parts++;
+      }
       p.length += end - at;
       at = end;
       if (fin && at === data.length) p.fin = true;
@@ -468,7 +494,7 @@ export class SpdySession extends EventEmitter<SpdySessionEvents> {
     if (!p) return !this.transport.writableNeedDrain;
     this.pending = undefined;
     let ok = this.transport.write(dataFrameHeader(p.id, p.length, p.fin));
-    for (const part of p.parts) ok = this.transport.write(part);
+    for (const { part, loan } of p.parts) ok = loan ? this.transport.write(part, () => --loan.parts === 0 && loan.release()) : this.transport.write(part);
     return ok;
   }
 
