@@ -98,7 +98,7 @@ export function describeWatchConformance(name: string, backends: WatchBackends):
     const openHistory = async (retentionMs = 60_000, now?: () => number, sc = scope) => later(await sc.openHistory(retentionMs, now), (h) => h.close());
 
     /** A replica of the test's cluster (or of `cluster`): its own store client, bus connection, history and watch cache, and a pump candidate. */
-    const replica = async (opts: { pump?: boolean; identity?: string; releaseOnStop?: boolean; cluster?: WatchBackendScope } = {}) => {
+    const replica = async (opts: { pump?: boolean; identity?: string; releaseOnStop?: boolean; cluster?: WatchBackendScope; appendIntervalMs?: number } = {}) => {
       const sc = opts.cluster ?? scope;
       const store = await openStore(sc);
       const bus = await openBus(sc);
@@ -111,6 +111,7 @@ export function describeWatchConformance(name: string, backends: WatchBackends):
           prefix: '/registry/',
           startPosition: () => cache.currentRevision(),
           heartbeatMs: 100,
+          appendIntervalMs: opts.appendIntervalMs,
           election: bus.distributed
             ? {
                 lock: storeLeaseLock(store, '/registry/coordination.orch.io/leases/orch-system/orch-watch-pump'),
@@ -315,6 +316,30 @@ export function describeWatchConformance(name: string, backends: WatchBackends):
         await until(() => gone.errors.length > 0, 'a 410 for a compacted revision');
         expect(gone.errors[0]).toBeInstanceOf(HistoryExpiredError);
         expect(gone.events).toEqual([]);
+      });
+
+      it('a watch resuming from a revision published but not yet in the history gets the rest from the store: no gap, no duplicate', async () => {
+        // Appends to a cluster history at most every 3 s: once `first` is there, the next append is seconds away.
+        const r = await replica({ appendIntervalMs: 3_000 });
+        const first = (await r.store.create(`${CM}lag/first`, 'f')).modRevision;
+        await until(() => r.pump!.publishedRevision() >= first, 'the publication of the first write');
+        const deadline = Date.now() + WAIT_MS;
+        while (r.history.scope === 'cluster' && (await r.history.read(first - 1, 10)).through < first) {
+          if (Date.now() > deadline) throw new Error('timed out waiting for the first write in the history');
+          await sleep(10);
+        }
+        const writes: number[] = [];
+        for (let i = 0; i < 5; i++) writes.push((await r.store.create(`${CM}lag/w${i}`, `v${i}`)).modRevision);
+        const late = await replica({ pump: false });
+        expect(await late.cache.waitForRevision(writes[4], WAIT_MS)).toBe(true);
+        // The history does not hold what is resumed (a cluster history lags; a replica's own starts at its start).
+        expect(await late.history.read(writes[1], 10).then((h) => h.through, () => -1)).toBeLessThan(writes[4]);
+        const resumed = watchOn(late.cache, `${CM}lag/`, writes[1]);
+        const after = (await r.store.create(`${CM}lag/after`, 'x')).modRevision;
+        await until(() => resumed.events.length >= 4 || resumed.errors.length > 0, 'the resumed watch');
+        await sleep(100);
+        expect(resumed.errors).toEqual([]);
+        expect(resumed.events.map((e) => e.revision)).toEqual([...writes.slice(2), after]);
       });
 
       it('a batch that does not continue a replica’s position sends it to the store, never past a gap', async () => {

@@ -22,6 +22,27 @@ function clusterHistory(beforeAppend: (after: number, events: StoreEvent[]) => v
 }
 
 /**
+ * Writes that show an interval's rule: `first`; then four writes `pauseMs` apart, within the
+ * interval that follows it; then, after a whole quiet interval, `quiet`. `reached` resolves once
+ * the step under test (publication, append) has the given revision.
+ */
+async function firstStreamQuiet(store: Store, dir: string, intervalMs: number, pauseMs: number, reached: (revision: number) => Promise<void>): Promise<{ first: number; stream: number[]; quiet: number; writtenAt: number }> {
+  const first = (await store.create(`/registry/core/configmaps/${dir}/first`, '{}')).modRevision;
+  await reached(first);
+  const stream: number[] = [];
+  for (let i = 0; i < 4; i++) {
+    stream.push((await store.create(`/registry/core/configmaps/${dir}/s${i}`, '{}')).modRevision);
+    if (pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
+  }
+  await reached(stream[3]);
+  await new Promise((r) => setTimeout(r, intervalMs));
+  const writtenAt = performance.now();
+  const quiet = (await store.create(`/registry/core/configmaps/${dir}/quiet`, '{}')).modRevision;
+  await reached(quiet);
+  return { first, stream, quiet, writtenAt };
+}
+
+/**
  * The pump publishes what it read from the feed in one turn of the event loop as one batch.
  * The real SQLite store's feed is wrapped to hand each event over in a callback of its own
  * (as etcd hands over one watch response per revision under load), all in the same turn.
@@ -75,15 +96,7 @@ describe('pump batching (real SQLite store)', () => {
       while (pump.publishedRevision() < revision) await new Promise((r) => setTimeout(r, 5));
     };
     try {
-      const first = (await store.create('/registry/core/configmaps/i/first', '{}')).modRevision;
-      await published(first);
-      const stream: number[] = [];
-      for (let i = 0; i < 4; i++) stream.push((await store.create(`/registry/core/configmaps/i/s${i}`, '{}')).modRevision);
-      await published(stream[3]);
-      await new Promise((r) => setTimeout(r, intervalMs));
-      const writtenAt = performance.now();
-      const quiet = (await store.create('/registry/core/configmaps/i/quiet', '{}')).modRevision;
-      await published(quiet);
+      const { first, stream, quiet, writtenAt } = await firstStreamQuiet(store, 'i', intervalMs, 0, published);
       expect(batches.map((b) => b.revisions)).toEqual([[first], stream, [quiet]]);
       // (Node's timers count from the event loop's cached time, which may be a few ms old.)
       expect(batches[1].at - batches[0].at).toBeGreaterThan(intervalMs / 2);
@@ -112,6 +125,31 @@ describe('pump batching (real SQLite store)', () => {
       await pump.stop(); // waits for the appends
       expect((await memory.read(start, 1000)).events.map((e) => e.revision)).toEqual(Array.from({ length: last - start }, (_, i) => start + 1 + i));
       expect(unsentWhenAppended).toEqual([]);
+    } finally {
+      await pump.stop();
+    }
+  });
+
+  it('history appends are an interval apart: batches published within it go as one append; one after a quiet interval is appended at once', async () => {
+    const bus = new LocalBus();
+    const appends: { after: number; revisions: number[]; at: number }[] = [];
+    const { memory, history } = clusterHistory((after, events) => void appends.push({ after, revisions: events.map((e) => e.revision), at: performance.now() }));
+    const start = await store.currentRevision();
+    const intervalMs = 1000;
+    // Every event its own publication (no publish interval): only the append interval groups them.
+    const pump = new Pump(store, bus, history, { prefix: '/registry/', startPosition: () => start, heartbeatMs: 60_000, publishIntervalMs: 0, appendIntervalMs: intervalMs });
+    pump.start();
+    const appended = async (revision: number) => {
+      while (!appends.some((a) => a.revisions.includes(revision))) await new Promise((r) => setTimeout(r, 5));
+    };
+    try {
+      // 20 ms apart: each its own publication, all within the append interval.
+      const { first, stream, quiet, writtenAt } = await firstStreamQuiet(store, 'a', intervalMs, 20, appended);
+      expect(appends.map((a) => a.revisions)).toEqual([[first], stream, [quiet]]);
+      appends.forEach((a, i) => expect(a.after).toBe(i === 0 ? start : appends[i - 1].revisions.at(-1)));
+      expect(appends[1].at - appends[0].at).toBeGreaterThan(intervalMs / 2);
+      expect(appends[2].at - writtenAt).toBeLessThan(intervalMs / 2);
+      expect((await memory.read(start, 100)).events.map((e) => e.revision)).toEqual([first, ...stream, quiet]);
     } finally {
       await pump.stop();
     }

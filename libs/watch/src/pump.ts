@@ -33,11 +33,27 @@ export interface PumpOptions {
    * read sooner after the last one wait for the rest of the interval and go out together.
    */
   publishIntervalMs?: number;
+  /**
+   * Appends to the shared history begin at least this far apart (ms, default APPEND_INTERVAL_MS):
+   * what was published meanwhile goes out as one append. After a quiet interval a batch is
+   * appended on the next turn, as before.
+   */
+  appendIntervalMs?: number;
   log?: (message: string) => void;
 }
 
 /** Default PumpOptions.publishIntervalMs. */
 const PUBLISH_INTERVAL_MS = 5;
+
+/**
+ * Default PumpOptions.appendIntervalMs. A Redis append costs the pump's client about 90 us per
+ * command plus 12 us per event (real redis-server, ConfigMap-sized values, a micro-bench under
+ * load 12, 3-9 rounds each: 24-40 us per event in appends of 5, as the 5 ms publish interval
+ * gives at 1,000 events/s; 11-13 us in appends of 20, as this interval gives). The price: the
+ * history is up to this much further behind the bus, and a watch resuming from a revision the
+ * history does not hold yet replays the rest from the store's feed.
+ */
+const APPEND_INTERVAL_MS = 20;
 
 /**
  * The pump: the one reader of the store's ordered change feed per cluster. While it leads,
@@ -75,6 +91,8 @@ export class Pump {
   /** Batches queued or being appended. */
   private pendingAppends = 0;
   private appending?: Promise<void>;
+  /** performance.now() when the last history append began. */
+  private lastAppendAt = Number.NEGATIVE_INFINITY;
   private readonly log: (message: string) => void;
 
   constructor(
@@ -193,12 +211,13 @@ export class Pump {
    * Feed responses that arrive in one turn of the event loop go out as one publication at its end
    * (setImmediate), and publications of events are at least publishIntervalMs apart: an event
    * after a quiet interval goes out at once; under a steady stream, what arrived during the
-   * interval goes out as one batch at its end. Each batch costs the pump a NATS message and a
-   * history append, and every replica a receive and a turn of socket writes to its watchers,
-   * whose cost per write falls with the writes per turn. Scale bench, 1,000 watchers on 3
-   * gateways at 400 events/s, same run under load: about 1.4 events per batch without the
-   * interval, 8 with 20 ms; the gateways' CPU per event 0.71 -> 0.42 ms (h2) and 0.74 -> 0.59 ms
-   * (HTTP/1.1), the median delivery 10 ms later. The price is at most an interval's wait.
+   * interval goes out as one batch at its end. Each batch costs the pump a NATS message (history
+   * appends are further apart: appendIntervalMs), and every replica a receive and a turn of
+   * socket writes to its watchers, whose cost per write falls with the writes per turn. Scale
+   * bench, 1,000 watchers on 3 gateways at 400 events/s, same run under load: about 1.4 events
+   * per batch without the interval, 8 with 20 ms; the gateways' CPU per event 0.71 -> 0.42 ms
+   * (h2) and 0.74 -> 0.59 ms (HTTP/1.1), the median delivery 10 ms later. The price is at most
+   * an interval's wait.
    */
   private enqueue(events: StoreEvent[]): void {
     for (const e of events) this.pending.push(e);
@@ -265,14 +284,21 @@ export class Pump {
     } else {
       this.appendQueue.push({ after, events: events.slice(), batches: 1 });
     }
-    // On a later turn: the batches of this one reach the bus's socket first (NATS flushes in a
-    // microtask), before the history's client spends its time on them.
-    this.appending ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drainAppends(history));
+    this.appending ??= this.drainAppends(history);
   }
 
-  /** Appends the queued runs one after another, until none is left. */
+  /**
+   * Appends the queued runs one after another, until none is left: each on a later turn than its
+   * publication (the batches of that turn reach the bus's socket first: NATS flushes in a
+   * microtask, before the history's client spends its time on them) and at least
+   * appendIntervalMs after the last append began.
+   */
   private async drainAppends(history: EventHistory): Promise<void> {
-    for (let run = this.appendQueue.shift(); run; run = this.appendQueue.shift()) {
+    while (this.appendQueue.length > 0) {
+      const wait = this.lastAppendAt + (this.opts.appendIntervalMs ?? APPEND_INTERVAL_MS) - performance.now();
+      await new Promise((resolve) => (wait > 1 ? setTimeout(resolve, wait) : setImmediate(resolve)));
+      const run = this.appendQueue.shift()!;
+      this.lastAppendAt = performance.now();
       try {
         await history.append(run.after, run.events);
       } catch (err) {
