@@ -280,13 +280,16 @@ function deliveryNotes(placement: { name: string; label: string }, delivery: Del
     `watch delivery with ${placement.label}: ${delivery.delivered} of ${delivery.expected} expected deliveries arrived, ${delivery.achievedRate.toFixed(0)} events/s; ` +
       `etcd's feed → NATS publication ${ms(delivery.feedToBus)}, NATS publication → watcher ${ms(delivery.busToWatcher)}, after etcd's feed ${ms(delivery.afterFeed)}`,
     `delays by ms range (${placement.name}): write → etcd's feed ${h.feed}; write → NATS publication ${h.bus}; etcd's feed → NATS publication ${h.feedToBus}; NATS publication → watcher ${h.busToWatcher}; etcd while events flowed: ${delivery.etcdWatch}`,
-    `CPU while events flowed (${placement.name}; cores busy, of ${cpus().length}): gateways ${[0, 1, 2].map(share).join(' + ')} (${gatewaysCpuMsPerEvent(delivery).toFixed(2)} ms per event), ${opts.pump ? `pump process ${share(6)}, ` : ''}etcd ${share(3)}, nats ${share(4)}, redis ${share(5)}, ${opts.watchClients} watcher processes ${delivery.cpu.watchers.toFixed(2)}, etcd writer ${delivery.cpu.writer.toFixed(2)}, etcd feed probe ${delivery.cpu.probe.toFixed(2)}; load average ${loadavg()[0].toFixed(1)}`,
+    `CPU while events flowed (${placement.name}; cores busy, of ${cpus().length}): gateways ${[0, 1, 2].map(share).join(' + ')} (${gatewaysCpuMsPerEvent(delivery).toFixed(2)} ms per event), ${opts.pump ? `pump process ${share(6)} (${cpuMsPerEvent(delivery, [6]).toFixed(3)} ms per event), ` : ''}etcd ${share(3)}, nats ${share(4)}, redis ${share(5)}, ${opts.watchClients} watcher processes ${delivery.cpu.watchers.toFixed(2)}, etcd writer ${delivery.cpu.writer.toFixed(2)}, etcd feed probe ${delivery.cpu.probe.toFixed(2)}; load average ${loadavg()[0].toFixed(1)}`,
     `main threads' wait for a core per run (${placement.name}; Linux schedstat, ms): gateways ${[0, 1, 2].map(wait).join(', ')}${opts.pump ? `, pump ${wait(6)}` : ''}, etcd feed probe ${wait(delivery.runQueueWaitMs.length - 1)}`,
   ];
 }
 
 /** CPU of the three gateways together per event written (ms). */
-const gatewaysCpuMsPerEvent = (d: DeliveryResult) => ((d.cpu.observed[0] + d.cpu.observed[1] + d.cpu.observed[2]) * d.seconds * 1000) / Math.max(1, d.events);
+const gatewaysCpuMsPerEvent = (d: DeliveryResult) => cpuMsPerEvent(d, [0, 1, 2]);
+
+/** CPU of the observed processes at these indexes together per event written (ms). */
+const cpuMsPerEvent = (d: DeliveryResult, observed: number[]) => (observed.reduce((sum, i) => sum + d.cpu.observed[i], 0) * d.seconds * 1000) / Math.max(1, d.events);
 
 /**
  * The rows of the watch delivery with h2 watchers (one session per watcher process and gateway)
