@@ -38,25 +38,38 @@ export interface VersionedAttributes extends AdmissionAttributes {
   requested?: { resource: AdmissionResource; kind: GroupVersionKind };
 }
 
+/**
+ * The AdmissionRequest's fields of a request as a hook matched it, in the order
+ * admissionRequest writes them: each one's value, undefined where the request has none (the
+ * field is left out). One definition for webhooks' whole requests and expressions' projected ones.
+ */
+const REQUEST_FIELDS: { readonly [K in keyof AdmissionRequestV1]-?: (a: VersionedAttributes, uid: string) => AdmissionRequestV1[K] | undefined } = {
+  uid: (_a, uid) => uid,
+  kind: (a) => a.kind,
+  resource: (a) => a.resource,
+  subResource: (a) => a.subresource || undefined,
+  requestSubResource: (a) => a.subresource || undefined,
+  requestKind: (a) => a.requested?.kind ?? a.kind,
+  requestResource: (a) => a.requested?.resource ?? a.resource,
+  name: (a) => a.name,
+  namespace: (a) => a.namespace || undefined,
+  operation: (a) => a.operation,
+  userInfo: (a) => ({ username: a.userInfo.username, ...(a.userInfo.uid ? { uid: a.userInfo.uid } : {}), groups: [...(a.userInfo.groups ?? [])], ...(a.userInfo.extra ? { extra: a.userInfo.extra } : {}) }),
+  object: (a) => a.object ?? null,
+  oldObject: (a) => a.oldObject ?? null,
+  dryRun: (a) => a.dryRun,
+  options: (a) => a.options ?? (OPTIONS_KIND[a.operation] ? { kind: OPTIONS_KIND[a.operation], apiVersion: 'meta.k8s.io/v1', ...(a.dryRun ? { dryRun: ['All'] } : {}) } : null),
+};
+const REQUEST_FIELD_NAMES = Object.keys(REQUEST_FIELDS) as (keyof AdmissionRequestV1)[];
+
 /** The AdmissionRequest of a request as a hook matched it. */
 export function admissionRequest(a: VersionedAttributes, uid: string): AdmissionRequestV1 {
-  const options = a.options ?? (OPTIONS_KIND[a.operation] ? { kind: OPTIONS_KIND[a.operation], apiVersion: 'meta.k8s.io/v1', ...(a.dryRun ? { dryRun: ['All'] } : {}) } : undefined);
-  return {
-    uid,
-    kind: a.kind,
-    resource: a.resource,
-    ...(a.subresource ? { subResource: a.subresource, requestSubResource: a.subresource } : {}),
-    requestKind: a.requested?.kind ?? a.kind,
-    requestResource: a.requested?.resource ?? a.resource,
-    name: a.name,
-    ...(a.namespace ? { namespace: a.namespace } : {}),
-    operation: a.operation,
-    userInfo: { username: a.userInfo.username, ...(a.userInfo.uid ? { uid: a.userInfo.uid } : {}), groups: [...(a.userInfo.groups ?? [])], ...(a.userInfo.extra ? { extra: a.userInfo.extra } : {}) },
-    object: a.object ?? null,
-    oldObject: a.oldObject ?? null,
-    dryRun: a.dryRun,
-    options: options ?? null,
-  };
+  const out: Partial<Record<keyof AdmissionRequestV1, unknown>> = {};
+  for (const k of REQUEST_FIELD_NAMES) {
+    const v = REQUEST_FIELDS[k](a, uid);
+    if (v !== undefined) out[k] = v;
+  }
+  return out as AdmissionRequestV1;
 }
 
 /**
@@ -163,32 +176,59 @@ export function forgetActivation(a: AdmissionAttributes): void {
   activations.delete(a);
 }
 
-/** Whether expressions reading `p` of `request` may read the AdmissionRequest fields it does not have (null there): its objects and uid. */
-const readsHidden = (p: Projection) => p === true || p.has('object') || p.has('oldObject') || p.has('uid');
+/** The AdmissionRequest fields expressions' `request` does not have (null there): its objects and uid. */
+const HIDDEN_REQUEST_FIELDS: ReadonlySet<string> = new Set(['object', 'oldObject', 'uid']);
+
+/**
+ * `request` as expressions reading `p` of it see it, before conversion: the AdmissionRequest
+ * without its hidden fields, projected by `p` (see project), with only the fields `p` names
+ * made (expressions that read `request.operation` cost no user info, options or copies).
+ */
+function requestValue(a: AdmissionAttributes, p: Projection): unknown {
+  if (p === true) return { ...admissionRequest(a, ''), object: undefined, oldObject: undefined, uid: undefined };
+  const out: Record<string, unknown> = {};
+  for (const [k, sub] of p) {
+    if (HIDDEN_REQUEST_FIELDS.has(k)) out[k] = undefined;
+    else if (Object.hasOwn(REQUEST_FIELDS, k)) {
+      const v = REQUEST_FIELDS[k as keyof AdmissionRequestV1](a, '');
+      if (v !== undefined) out[k] = project(v, sub);
+    }
+  }
+  return out;
+}
 
 /**
  * The request's expression values (`object` and `oldObject` typed by the kind's schema), made
- * once per request and `reads`. With `reads`, only the parts of the values those expressions
- * can read are converted (the rest is left out, a value they do not use is null: no expression
- * of theirs can tell), so pass the same ActivationReads value for the same expressions.
+ * once per request and `reads` (see convertedActivation). Pass the same ActivationReads value
+ * for the same expressions.
  */
 export function admissionActivation(env: CelEnvironment, a: AdmissionAttributes, authorizer: Authorizer, reads: ActivationReads = ALL_READS): AdmissionActivation {
   let byReads = activations.get(a);
   const cached = byReads?.get(reads);
   if (cached) return cached;
+  const act = convertedActivation(env, a, authorizer, reads);
+  if (!byReads) activations.set(a, (byReads = new Map()));
+  byReads.set(reads, act);
+  return act;
+}
+
+/**
+ * The request's expression values, made anew (admissionActivation shares them among the hooks
+ * of a request). With `reads`, only the parts of the values those expressions can read are
+ * converted (the rest is left out, a value they do not use is null: no expression of theirs
+ * can tell).
+ */
+export function convertedActivation(env: CelEnvironment, a: AdmissionAttributes, authorizer: Authorizer, reads: ActivationReads = ALL_READS): AdmissionActivation {
   const converter = env.converter();
   const schema = kindSchema(a.kind);
-  const request = reads.request || reads.authorizer ? admissionRequest(a, '') : undefined;
   const convert = (o: KubeObject | undefined, p: Projection | undefined) => (o && p ? converter.convertProjected(o, p, schema) : null);
   const act: AdmissionActivation = {
     object: convert(a.object, reads.object),
     oldObject: convert(a.oldObject, reads.oldObject),
-    request: request && reads.request ? converter.convert(project(readsHidden(reads.request) ? { ...request, object: undefined, oldObject: undefined, uid: undefined } : request, reads.request)) : null,
-    authorizer: request && reads.authorizer ? new AuthorizerValue(celAuthorizer(authorizer), request.userInfo, { group: a.resource.group, resource: a.resource.resource, subresource: a.subresource || undefined, namespace: a.namespace || undefined, name: a.name || undefined }) : null,
+    request: reads.request ? converter.convert(requestValue(a, reads.request)) : null,
+    authorizer: reads.authorizer ? new AuthorizerValue(celAuthorizer(authorizer), REQUEST_FIELDS.userInfo(a, '')!, { group: a.resource.group, resource: a.resource.resource, subresource: a.subresource || undefined, namespace: a.namespace || undefined, name: a.name || undefined }) : null,
     largestSize: 0,
   };
   act.largestSize = converter.largestSize;
-  if (!byReads) activations.set(a, (byReads = new Map()));
-  byReads.set(reads, act);
   return act;
 }

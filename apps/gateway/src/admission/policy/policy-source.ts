@@ -6,7 +6,7 @@ import { parseApiVersion, type ResourceDef } from '@orch/api';
 import { BoundedMap, StatusError, type KubeObject, type LabelSelectorObject } from '@orch/apimachinery';
 import { CelCompileError, project, type CelProgram } from '@orch/cel';
 import type { AdmissionAttributes } from '../../pipeline/admit';
-import { admissionActivation, ALL_READS, readsOfPrograms, type ActivationReads, type AdmissionActivation } from '../admission-request';
+import { admissionActivation, ALL_READS, convertedActivation, readsOfPrograms, type ActivationReads, type AdmissionActivation } from '../admission-request';
 import type { AdmissionState } from '../admission-state';
 import { matchingResource, namespaceSelectorMatches, objectSelectorMatches, selectorMatches, type MatchedAs, type RuleTarget } from '../matching';
 import { findNamespace } from '../namespace-annotations';
@@ -274,8 +274,8 @@ export class PolicyRequest {
     private readonly reads: ActivationReads = ALL_READS,
   ) {}
 
-  /** The request's values each activation was made of (usually one: the request's own version). */
-  private readonly bases: AdmissionActivation[] = [];
+  /** The request's values each activation was made of, per versioned request (usually one: the request's own version). */
+  private readonly bases: { versioned: AdmissionAttributes; base: AdmissionActivation }[] = [];
 
   /**
    * A size cap no size in the activation's `object` and `oldObject` (as converted: what the
@@ -286,7 +286,7 @@ export class PolicyRequest {
     const last = this.lastSizeCap;
     if (last?.activation === activation) return last.cap;
     let cap = Infinity;
-    for (const b of this.bases) if (b.object === activation.object && b.oldObject === activation.oldObject) cap = 2 ** Math.ceil(Math.log2(Math.max(SMALLEST_SIZE_CAP, b.largestSize)));
+    for (const { base } of this.bases) if (base.object === activation.object && base.oldObject === activation.oldObject) cap = 2 ** Math.ceil(Math.log2(Math.max(SMALLEST_SIZE_CAP, base.largestSize)));
     this.lastSizeCap = { activation, cap };
     return cap;
   }
@@ -309,11 +309,22 @@ export class PolicyRequest {
     }
     const env = policyEnv();
     const p = this.reads.params;
-    const base = admissionActivation(env, versioned, this.state.authorizer, this.reads);
-    if (!this.bases.includes(base)) this.bases.push(base);
+    const base = this.base(versioned);
     // A literal, not a spread: a spread's copy is slow in a request's cold CPU caches (bench admission-micro --flush).
     const act = { object: base.object, oldObject: base.oldObject, request: base.request, authorizer: base.authorizer, params: param && p ? env.toCel(project(param, p)) : null, namespaceObject: this.namespaceObject, variables: hasVariables ? (Object.create(null) as Record<string, unknown>) : NO_VARIABLES };
     if (shareable) this.plain.push({ versioned, activation: act });
     return act;
+  }
+
+  /**
+   * The request's values as `versioned`, converted once per PolicyRequest: those of all reads
+   * are shared with the request's other hooks (admissionActivation); a projection is this
+   * request's policies' own, so nothing else would find them there.
+   */
+  private base(versioned: AdmissionAttributes): AdmissionActivation {
+    for (const b of this.bases) if (b.versioned === versioned) return b.base;
+    const base = this.reads === ALL_READS ? admissionActivation(policyEnv(), versioned, this.state.authorizer) : convertedActivation(policyEnv(), versioned, this.state.authorizer, this.reads);
+    this.bases.push({ versioned, base });
+    return base;
   }
 }
