@@ -251,12 +251,15 @@ export class CelValueConverter {
    */
   convertProjected(json: unknown, projection: Projection, schema?: CelSchema): unknown {
     if (projection === true || !schema) return this.convert(project(json, projection), schema);
+    const last = lastPlan;
+    if (last?.ctx === this.ctx && last.projection === projection && last.schema === schema) return last.plan(this, json);
     let byProjection = plans.get(this.ctx);
     if (!byProjection) plans.set(this.ctx, (byProjection = new WeakMap()));
     let bySchema = byProjection.get(projection);
     if (!bySchema) byProjection.set(projection, (bySchema = new WeakMap()));
     let plan = bySchema.get(schema);
     if (!plan) bySchema.set(schema, (plan = this.plan(resolveSchema(schema, this.ctx), projection, true)));
+    lastPlan = { ctx: this.ctx, projection, schema, plan };
     return plan(this, json);
   }
 
@@ -423,6 +426,8 @@ type ConversionPlan = (c: CelValueConverter, json: unknown) => unknown;
 
 /** Conversion plans per schema context, projection and schema object (all weak: a schema replaced, as a CRD's on an update, drops its plans). */
 const plans = new WeakMap<SchemaContext, WeakMap<ReadonlyMap<string, Projection>, WeakMap<CelSchema, ConversionPlan>>>();
+/** The plan of the last conversion and what it is of (requests in a row convert one kind for the same expressions: three comparisons, not three weak map lookups; holds one schema at most). */
+let lastPlan: { ctx: SchemaContext; projection: Projection; schema: CelSchema; plan: ConversionPlan } | undefined;
 
 /** Nanoseconds of a Go duration string, or undefined when it is not one. */
 export function durationNanosOf(text: string): bigint | undefined {

@@ -67,6 +67,8 @@ export interface Candidate<P extends PolicyObject, B extends BindingObject, C ex
   selectors: { objectSelector?: LabelSelectorObject; namespaceSelector?: LabelSelectorObject }[];
   /** Whether the policy's expressions cannot overrun their cost limits on any object of the matched kind (see withinLimits; decided on first use). */
   withinLimits?: boolean;
+  /** The last answer of withinLimits for objects no larger than a size cap (requests in a row usually have one cap). */
+  withinCap?: { cap: number; within: boolean };
 }
 
 const INDEX_LIMIT = 512;

@@ -239,8 +239,17 @@ class PolicyEvaluation {
     this.c = c;
     this.activation = activation;
     // Counted unless the estimate proves the limits out of reach: for any object of the kind, or else for objects no larger than this one.
-    this.run.reset((c.withinLimits ??= withinLimits(cp, c.matched.kind)) || withinLimits(cp, c.matched.kind, expressionsOf, this.request.sizeCap(activation)));
+    this.run.reset((c.withinLimits ??= withinLimits(cp, c.matched.kind)) || this.withinCap(c, this.request.sizeCap(activation)));
     return this.from(0);
+  }
+
+  /** withinLimits for objects no larger than `cap`, remembered on the candidate for the next request of the same cap. */
+  private withinCap(c: ValidatingCandidate, cap: number): boolean {
+    const last = c.withinCap;
+    if (last?.cap === cap) return last.within;
+    const within = withinLimits(c.compiled, c.matched.kind, expressionsOf, cap);
+    c.withinCap = { cap, within };
+    return within;
   }
 
   /**
