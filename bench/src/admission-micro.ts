@@ -92,8 +92,12 @@ async function child(dist: string, o: Options): Promise<void> {
 function measured(dist: string, argv: string[]): { dist: string; rounds: number[]; ready: Promise<void>; round(): Promise<number>; stop(): void } {
   const proc = fork(__filename, [...argv, `--child=${dist}`], { stdio: 'inherit' });
   const next = () => new Promise<unknown>((resolve, reject) => {
-    proc.once('message', resolve);
-    proc.once('exit', (code) => reject(new Error(`${dist}: the measuring process exited (${code})`)));
+    const exited = (code: number | null) => reject(new Error(`${dist}: the measuring process exited (${code})`));
+    proc.once('exit', exited);
+    proc.once('message', (m) => {
+      proc.off('exit', exited);
+      resolve(m);
+    });
   });
   const ready = next().then(() => undefined);
   return { dist, rounds: [], ready, round: () => (proc.send('round'), next() as Promise<number>), stop: () => proc.kill() };

@@ -156,7 +156,9 @@ export async function admissionBench(opts: { durationMs: number; concurrency: nu
     let round = 0;
     /**
      * Six short rounds each, alternating with the baseline gateway (the machine's load changes
-     * within seconds, and falls on both alike); the median round of each counts.
+     * within seconds, and falls on both alike), the baseline first in every other round (the
+     * gateway measured second in a pair meets the machine as the first left it); the median
+     * round of each counts.
      */
     const windows: { name: string; window: ProfileWindow }[] = [];
     const measure = async (phase: string): Promise<Measured> => {
@@ -166,9 +168,10 @@ export async function admissionBench(opts: { durationMs: number; concurrency: nu
       // creates, so both are measured warm and hold as many config maps.
       for (const [t, g] of [[b, bare], [f, full]] as const) await creates(t, g.process.pid!, `${phase}-warm-${round++}`, opts.concurrency, 60_000, PHASE_WARM_UP_CREATES);
       const from = monotonicMicros();
+      const baselineRound = async () => baseline.push(await creates(b, bare.process.pid!, `none-${round++}`, opts.concurrency, d / 3));
+      const valueRound = async () => value.push(await creates(f, full.process.pid!, `${phase}-${round++}`, opts.concurrency, d / 3));
       for (let i = 0; i < ROUNDS; i++) {
-        baseline.push(await creates(b, bare.process.pid!, `none-${round++}`, opts.concurrency, d / 3));
-        value.push(await creates(f, full.process.pid!, `${phase}-${round++}`, opts.concurrency, d / 3));
+        for (const measureRound of i % 2 ? [valueRound, baselineRound] : [baselineRound, valueRound]) await measureRound();
       }
       windows.push({ name: phase, window: { from, to: monotonicMicros() } });
       // The spread: the lowest and highest ratio of a round to the baseline round beside it.
