@@ -174,7 +174,7 @@ export class CelProgram {
    * by the program without counting hooks (the overrides still apply).
    */
   untrackedValue(activation: CelActivation): unknown {
-    if (this.compiled === undefined) this.compiled = (this.synchronous && compile(this.program.ast)) || null;
+    if (this.compiled === undefined) this.compiled = this.compiledForm();
     if (this.compiled) {
       try {
         return this.compiled(activation);
@@ -188,6 +188,26 @@ export class CelProgram {
       this.plain = plain;
     }
     return this.valueOf(this.plain, activation);
+  }
+
+  /**
+   * Whether the expression's value is `true`, as far as its compiled form tells without the
+   * engine: true only where {@link untrackedValue} gives true; false for any other value, an
+   * error, an expression without a compiled form, or a case the form leaves to the engine.
+   */
+  compiledTrue(activation: CelActivation): boolean {
+    if (this.compiled === undefined) this.compiled = this.compiledForm();
+    if (!this.compiled) return false;
+    try {
+      return this.compiled(activation) === true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The closure-compiled form, null where there is none (an expression calling the authorizer is never compiled). */
+  private compiledForm(): CompiledForm | null {
+    return (this.synchronous && compile(this.program.ast)) || null;
   }
 
   private evaluateUntracked(activation: CelActivation): CelResult | Promise<CelResult> {

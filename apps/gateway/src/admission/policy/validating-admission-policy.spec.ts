@@ -198,3 +198,35 @@ describe('ValidatingAdmissionPolicy: several policies, some waiting for the auth
     else expect(got).toEqual(want);
   });
 });
+
+describe('ValidatingAdmissionPolicy: policies of validations only, told at once by compiled forms, answer as their evaluations', () => {
+  // Versioned at once, a policy with validations only is admitted without an evaluation when every compiled form gives true;
+  // versioned by a promise, it always is evaluated: both must answer alike for every kind of expression.
+  const rows: [string, string[], Record<string, string>, string, string[], 'Fail' | 'Ignore'][] = [
+    ['a literal true', ['true'], {}, 'cm', ['Deny'], 'Fail'],
+    ['a literal false', ['false'], {}, 'cm', ['Deny'], 'Fail'],
+    ['a comparison, true then false', ["object.metadata.name == 'cm'", "object.metadata.name != 'cm'"], {}, 'cm', ['Deny'], 'Fail'],
+    ['has() and map membership', ["has(object.data) && !('password' in object.data)"], { password: 'x' }, 'cm', ['Deny'], 'Fail'],
+    ['a quantifier over the data keys', ["object.data.all(k, !k.startsWith('secret-'))"], { a: '1', 'secret-b': '2' }, 'cm', ['Deny'], 'Fail'],
+    ['size() of a string and a map', ['object.metadata.name.size() <= 3 && object.data.size() < 2'], { a: '1' }, 'cm', ['Deny'], 'Fail'],
+    ['a regex', ["object.metadata.name.matches('^[a-z0-9-]+$')"], {}, 'Cm', ['Deny'], 'Fail'],
+    ['a value the compiled form leaves to the engine (a timestamp)', ["object.metadata.?creationTimestamp.orValue('') == ''"], {}, 'cm', ['Deny'], 'Fail'],
+    ['an error', ["int('x') == 1"], {}, 'cm', ['Deny'], 'Fail'],
+    ['an error under Ignore', ["int('x') == 1"], {}, 'cm', ['Deny'], 'Ignore'],
+    ['a true expression that reads a missing field (an error)', ['object.spec.replicas > 0 || true'], {}, 'cm', ['Deny'], 'Fail'],
+    ['Warn and Audit of a false one', ['object.data.size() == 0'], { a: '1' }, 'cm', ['Warn', 'Audit'], 'Fail'],
+    ['a true regex over a long name, counted: over the cost limit', ["object.metadata.name.matches('^[a-z0-9]+(-[a-z0-9]+)*$')"], {}, 'a'.repeat(100_000), ['Deny'], 'Fail'],
+  ];
+  it.each(rows)('%s', async (_name, expressions, data, name, actions, failurePolicy) => {
+    const outcomes = await Promise.all(
+      VERSIONINGS.map(async (versioned) => {
+        const spec = { failurePolicy, validations: expressions.map((expression, i) => ({ expression, message: `v${i} refused` })) };
+        const c = cluster({ [POLICIES]: [policy('p', 'true', '1', spec), policy('q', 'true')], [BINDINGS]: [binding('b', 'p', { validationActions: actions }), binding('c', 'q')], '/namespaces': [NAMESPACE] }, versioned);
+        const plugin = new ValidatingAdmissionPolicyPlugin(c.state);
+        // Twice: the second request finds what the first decided about the candidate.
+        return [(await answer(plugin, create(name, data))).got, (await answer(plugin, create(name, data))).got];
+      }),
+    );
+    expect(outcomes[0]).toEqual(outcomes[1]);
+  });
+});

@@ -18,7 +18,31 @@ interface CompiledValidatingPolicy extends CompiledPolicy<ValidatingAdmissionPol
   steps: Step[];
 }
 
-type ValidatingCandidate = Candidate<ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding, CompiledValidatingPolicy>;
+type ValidatingCandidate = Candidate<ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding, CompiledValidatingPolicy> & {
+  /** See plainValidations (decided on first use). */
+  plainValidations?: CelProgram[] | null;
+};
+
+/**
+ * The validations' programs of a candidate whose policy runs nothing else for a request they
+ * all admit: no parameters, matchConditions, variables or audit annotations, and every
+ * validation compiled. Null for any other.
+ */
+function plainValidations(c: ValidatingCandidate): CelProgram[] | null {
+  const cp = c.compiled;
+  if (cp.policy.spec?.paramKind || cp.matchConditions.length || cp.variables.length || cp.auditAnnotations.length) return null;
+  const programs = cp.validations.map((v) => v.program);
+  return programs.every((p) => p !== undefined) ? (programs as CelProgram[]) : null;
+}
+
+/** withinLimits for objects no larger than `cap`, remembered on the candidate for the next request of the same cap. */
+function withinCap(c: ValidatingCandidate, cap: number): boolean {
+  const last = c.withinCap;
+  if (last?.cap === cap) return last.within;
+  const within = withinLimits(c.compiled, c.matched.kind, expressionsOf, cap);
+  c.withinCap = { cap, within };
+  return within;
+}
 
 /** Every compiled expression of a policy. */
 const expressionsOf = (cp: CompiledValidatingPolicy): (Compiled | undefined)[] => [...cp.matchConditions, ...cp.variables, ...cp.validations, ...cp.validations.map((v) => v.messageExpression), ...cp.auditAnnotations];
@@ -163,11 +187,29 @@ class RequestValidation {
   private selected(c: ValidatingCandidate): void | Promise<void> {
     try {
       const pending = this.state.versioned(this.request.attributes, c.matched);
+      if (pending === this.request.attributes && this.admitsAtOnce(c)) return;
       const evaluating = pending instanceof Promise ? pending.then((versioned) => this.evaluations(c, versioned)) : this.evaluations(c, pending);
       if (evaluating) return evaluating.then(undefined, (e: unknown) => this.failed(c, e));
     } catch (e) {
       this.failed(c, e);
     }
+  }
+
+  /**
+   * Whether candidate `c`, for the request in its own version, admits it with nothing to record,
+   * told without an evaluation: its policy has plainValidations, its expressions cannot overrun
+   * their cost limits (uncounted, as an evaluation would run them) and each gives true by its
+   * compiled form. Otherwise (a false included) its evaluation decides, which gives the same
+   * answer for such a candidate. Saves a request's ten plain policies most of their evaluations' work.
+   */
+  private admitsAtOnce(c: ValidatingCandidate): boolean {
+    if (c.plainValidations === undefined) c.plainValidations = plainValidations(c);
+    const programs = c.plainValidations;
+    if (!programs) return false;
+    const activation = this.request.activation(this.request.attributes, null, false);
+    if (!((c.withinLimits ??= withinLimits(c.compiled, c.matched.kind)) || withinCap(c, this.request.sizeCap(activation)))) return false;
+    for (const p of programs) if (!p.compiledTrue(activation)) return false;
+    return true;
   }
 
   /** The candidate's evaluations for the request as it matched (`versioned`), one per parameter object, from the `from`th. */
@@ -239,17 +281,8 @@ class PolicyEvaluation {
     this.c = c;
     this.activation = activation;
     // Counted unless the estimate proves the limits out of reach: for any object of the kind, or else for objects no larger than this one.
-    this.run.reset((c.withinLimits ??= withinLimits(cp, c.matched.kind)) || this.withinCap(c, this.request.sizeCap(activation)));
+    this.run.reset((c.withinLimits ??= withinLimits(cp, c.matched.kind)) || withinCap(c, this.request.sizeCap(activation)));
     return this.from(0);
-  }
-
-  /** withinLimits for objects no larger than `cap`, remembered on the candidate for the next request of the same cap. */
-  private withinCap(c: ValidatingCandidate, cap: number): boolean {
-    const last = c.withinCap;
-    if (last?.cap === cap) return last.within;
-    const within = withinLimits(c.compiled, c.matched.kind, expressionsOf, cap);
-    c.withinCap = { cap, within };
-    return within;
   }
 
   /**
