@@ -152,17 +152,15 @@ export class ValidatingAdmissionPolicyPlugin extends StateAdmissionPlugin implem
 class RequestValidation {
   private readonly out: AdmissionResponse = {};
   private readonly audit: unknown[] = [];
-  /** Reused by every evaluation of the request (they run one after the other). */
-  private readonly evaluation: PolicyEvaluation;
+  /** Reused by every evaluation of the request (they run one after the other); made for the first (candidates admitted at once need none). */
+  private evaluation?: PolicyEvaluation;
 
   constructor(
     private readonly source: PolicySource<ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding, CompiledValidatingPolicy>,
     private readonly state: StateAdmissionPlugin['state'],
     private readonly candidates: ValidatingCandidate[],
     private readonly request: PolicyRequest,
-  ) {
-    this.evaluation = new PolicyEvaluation(request, this.out, this.audit);
-  }
+  ) {}
 
   /** Evaluates candidates from `k` on: the response, or a promise of it. A denial throws (or rejects) its StatusError. */
   from(k: number): AdmissionResponse | Promise<AdmissionResponse> {
@@ -215,7 +213,7 @@ class RequestValidation {
   /** The candidate's evaluations for the request as it matched (`versioned`), one per parameter object, from the `from`th. */
   private evaluations(c: ValidatingCandidate, versioned: AdmissionAttributes, params = this.source.params(c, this.request.attributes, deniedForbidden), from = 0): void | Promise<void> {
     for (let i = from; i < params.length; i++) {
-      const evaluating = this.evaluation.start(c, this.request.activation(versioned, params[i], c.compiled.variables.length > 0));
+      const evaluating = (this.evaluation ??= new PolicyEvaluation(this.request, this.out, this.audit)).start(c, this.request.activation(versioned, params[i], c.compiled.variables.length > 0));
       if (evaluating) return evaluating.then(() => this.evaluations(c, versioned, params, i + 1));
     }
   }
