@@ -33,8 +33,8 @@ const POLICY_PARTS: Record<string, RegExp> = {
   'ValidatingAdmissionPolicy plugin (validate)': /^validate \S*admission\/policy\/validating-admission-policy\.js$/,
   'bindings that apply (candidates)': /^candidates \S*policy-source\.js$/,
   'expression values (activation)': /^(admissionActivation|activation) \S*(admission-request|policy-source)\.js$/,
-  'object to expression values (CelValueConverter.convert)': /^convert \S*libs\/cel\/src\/schema\.js$/,
-  'expression evaluation (CelProgram.evaluate)': /^evaluate \S*libs\/cel\/src\/program\.js$/,
+  'object to expression values (CelValueConverter.convert, convertProjected)': /^(convert|convertProjected) \S*libs\/cel\/src\/schema\.js$/,
+  'expression evaluation (CelProgram.evaluate, untrackedValue, compiledTrue)': /^(evaluate|untrackedValue|compiledTrue) \S*libs\/cel\/src\/program\.js$/,
 };
 
 /** One phase's medians: creates/s and gateway CPU per create, with the no-plugins gateway's beside them. */
