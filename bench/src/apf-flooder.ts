@@ -15,6 +15,8 @@ export interface FloodJob {
    * otherwise it is retried at once (a client ignoring Retry-After).
    */
   honourRetryAfter: boolean;
+  /** At most this many lists started per second, spread evenly over the loops (a client holding its share of the gateway down); unpaced when absent. */
+  listsPerSecond?: number;
 }
 
 /** What it reports when stopped. */
@@ -71,9 +73,19 @@ async function main(): Promise<void> {
   cpu = process.cpuUsage();
   readyAt = performance.now();
   process.stdout.write('ready\n');
+  // Paced: the next list of all loops starts at the next slot of 1/listsPerSecond s (a loop waits for its slot).
+  let nextSlot = performance.now();
+  const slot = async () => {
+    if (!job.listsPerSecond) return;
+    const at = (nextSlot = Math.max(nextSlot + 1000 / job.listsPerSecond, performance.now()));
+    const wait = at - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  };
   await Promise.all(
     Array.from({ length: job.concurrency }, async () => {
       while (!stop) {
+        await slot();
+        if (stop) break;
         const r = await readDiscarding(flooder, job.path).catch(() => ({ status: 0, retryAfter: undefined }));
         if (r.status === 429) {
           result.rejected++;

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ensurePki, issueClientCert } from '@orch/auth';
 import type { FloodJob, FloodResult } from './apf-flooder';
+import type { MacrotaskKind, MacrotaskSecond } from './gateway-macrotasks';
 import { startBenchGateway } from './gateway-process';
 import { call, cpuSeconds, percentile, runLoad, target, type HttpsTarget } from './load';
 import { inclusiveShares, monotonicMicros, profileSummary } from './profile';
@@ -35,6 +36,8 @@ interface Phase {
   victimP50: number;
   victimP99: number;
   victim429: number;
+  /** Requests the victim made (answered, whatever the status). */
+  victimRequests: number;
   flood?: FloodResult;
   /** CPU each process used over the phase, in cores (CPU seconds per second of the phase). */
   cores: { gateway: number; victim: number; flooder?: number; machine: number };
@@ -51,6 +54,7 @@ async function phase(victim: HttpsTarget, gatewayPid: number, durationMs: number
   const flooder = flood && (await startFlooder(flood));
   try {
     let victim429 = 0;
+    let victimRequests = 0;
     let victimOther: number | undefined;
     const latencies: number[] = [];
     const start = performance.now();
@@ -61,6 +65,7 @@ async function phase(victim: HttpsTarget, gatewayPid: number, durationMs: number
     while (performance.now() < end) {
       const t = performance.now();
       const r = await call(victim, 'GET', '/api/v1/namespaces/default/configmaps/probe');
+      victimRequests++;
       if (r.status === 200) latencies.push(performance.now() - t);
       else if (r.status === 429) victim429++;
       else victimOther = r.status;
@@ -72,7 +77,7 @@ async function phase(victim: HttpsTarget, gatewayPid: number, durationMs: number
     // A victim that is never served measures nothing: say why instead of printing n/a.
     if (latencies.length === 0) throw new Error(`apf bench: the victim's gets all failed (last status ${victimOther ?? 429})`);
     latencies.sort((a, b) => a - b);
-    return { victimP50: percentile(latencies, 50), victimP99: percentile(latencies, 99), victim429, flood: result, cores: { ...cores, flooder: result && result.cpuSeconds / result.seconds } };
+    return { victimP50: percentile(latencies, 50), victimP99: percentile(latencies, 99), victim429, victimRequests, flood: result, cores: { ...cores, flooder: result && result.cpuSeconds / result.seconds } };
   } finally {
     flooder?.process.kill('SIGKILL');
   }
@@ -155,6 +160,17 @@ function cpuNote(unloaded: Phase, flooded: Phase): string {
   return `CPU in cores (CPU s per s; the machine has ${cpus().length}): unloaded gateway ${c(unloaded.cores.gateway)}, victim ${c(unloaded.cores.victim)} (the whole machine ${c(unloaded.cores.machine)}); flooded gateway ${c(flooded.cores.gateway)}, victim ${c(flooded.cores.victim)}, flooder ${c(flooded.cores.flooder)}, together ${c(total(flooded))} (the whole machine ${c(flooded.cores.machine)}, load average ${loadavg()[0].toFixed(1)}); the flooder's CPU per list it read ${perList(flooded.flood)} ms`;
 }
 
+/**
+ * The flood's share of the flooded gateway's CPU: its CPU less what the victim's requests cost
+ * (at the gateway CPU per request of the unloaded phase, where the victim alone used it; both
+ * phases last as long).
+ */
+function floodShareNote(unloaded: Phase, flooded: Phase): string {
+  const victimCores = (unloaded.cores.gateway * flooded.victimRequests) / unloaded.victimRequests;
+  const floodCores = Math.max(0, flooded.cores.gateway - victimCores);
+  return `the flood used ${floodCores.toFixed(2)} cores of the gateway, ${((100 * floodCores) / flooded.cores.gateway).toFixed(0)}% of its CPU (the victim's ${flooded.victimRequests} requests ~${victimCores.toFixed(2)} cores, at the unloaded phase's gateway CPU per request)`;
+}
+
 /** Count and seconds of the gateway's GC pauses of each kind, from prom-client's nodejs_gc_duration_seconds in a /metrics text. */
 function gcPauses(metrics: string): Map<string, { count: number; seconds: number }> {
   const pauses = new Map<string, { count: number; seconds: number }>();
@@ -176,6 +192,31 @@ function gcNote(before: string, after: string, flooded: Phase): string {
   const kinds = [...gcPauses(after)].map(([kind, p]) => ({ kind, count: p.count - (was.get(kind)?.count ?? 0), ms: 1000 * (p.seconds - (was.get(kind)?.seconds ?? 0)) }));
   const phaseMs = 1000 * (flooded.flood?.seconds ?? NaN);
   return kinds.filter((k) => k.count > 0).map((k) => `${k.kind} ${k.count}, mean ${(k.ms / k.count).toFixed(1)} ms, ${((100 * k.ms) / phaseMs).toFixed(1)}% of the phase`).join('; ') || 'none';
+}
+
+/**
+ * The flooded gateway's macrotasks (gateway-macrotasks.ts, seconds that ended within `window`,
+ * Date.now() ms) by kind, busiest first: how many per second, their mean CPU, how many took over
+ * 1 ms of CPU and the longest; then the tasks over 1 ms per 100 lists served and the share of
+ * the phase spent in them (a request that arrives then waits behind the rest of one).
+ */
+function macrotaskNote(lines: string, window: { from: number; to: number }, lists: number): string {
+  const seconds = lines.split('\n').filter(Boolean).map((l) => JSON.parse(l) as MacrotaskSecond).filter((s) => s.at > window.from + 1000 && s.at <= window.to);
+  if (seconds.length === 0) return 'no second of the phase recorded';
+  const kinds = new Map<string, MacrotaskKind>();
+  for (const s of seconds) {
+    for (const [type, k] of Object.entries(s.kinds)) {
+      const sum = kinds.get(type) ?? { n: 0, cpuUs: 0, over: [0, 0, 0], longWallUs: 0, maxCpuUs: 0 };
+      kinds.set(type, { n: sum.n + k.n, cpuUs: sum.cpuUs + k.cpuUs, over: [0, 1, 2].map((i) => sum.over[i] + k.over[i]) as MacrotaskKind['over'], longWallUs: sum.longWallUs + k.longWallUs, maxCpuUs: Math.max(sum.maxCpuUs, k.maxCpuUs) });
+    }
+  }
+  const n = seconds.length;
+  const busiest = [...kinds].sort((a, b) => b[1].cpuUs - a[1].cpuUs).slice(0, 5);
+  const byKind = busiest.map(([type, k]) => `${type} ${(k.n / n).toFixed(0)}/s, mean ${(k.cpuUs / k.n / 1000).toFixed(2)} ms, ${(k.over[1] / n).toFixed(1)}/s over 1 ms, longest ${(k.maxCpuUs / 1000).toFixed(1)} ms`);
+  const all = [...kinds.values()];
+  const long = all.reduce((sum, k) => sum + k.over[1], 0);
+  const longWall = all.reduce((sum, k) => sum + k.longWallUs, 0);
+  return `${byKind.join('; ')}; over 1 ms of CPU: ${(long / n).toFixed(1)} tasks/s, ${lists ? ((100 * long * (window.to - window.from)) / (n * 1000 * lists)).toFixed(1) : 'n/a'} per 100 lists served, ${((100 * longWall) / (n * 1e6)).toFixed(1)}% of the phase's wall time in them (${n} s)`;
 }
 
 /**
@@ -212,7 +253,7 @@ const SCENARIOS = [
  * p99 is compared with its unloaded p99 in the same run; the 429s of each client are counted.
  * The flooder is a process of its own (apf-flooder.ts): only the gateway is shared.
  */
-export async function flowControlBench(opts: { durationMs: number; listSize: number; profile?: boolean; scenarios?: readonly number[] }): Promise<{ rows: Row[]; notes: string[] }> {
+export async function flowControlBench(opts: { durationMs: number; listSize: number; profile?: boolean; tasks?: boolean; scenarios?: readonly number[]; floodConcurrency?: number; floodListsPerSecond?: number }): Promise<{ rows: Row[]; notes: string[] }> {
   const rows: Row[] = [];
   const notes: string[] = [];
   const chosen = opts.scenarios?.length ? SCENARIOS.filter((_, i) => opts.scenarios!.includes(i + 1)) : SCENARIOS;
@@ -221,7 +262,9 @@ export async function flowControlBench(opts: { durationMs: number; listSize: num
     // 40 seats for the server: the bench level's share (20 of 265) gives it 4.
     // With --apf-profile: the gateway runs under --cpu-prof; the flooded phase is summarised.
     const profDir = join(dir, 'prof');
-    const gateway = await startBenchGateway(join(dir, 'gw'), ['--max-requests-inflight=40', '--max-mutating-requests-inflight=0', `--enable-priority-and-fairness=${apf}`], opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+    // With --apf-tasks: the gateway's macrotasks are timed (gateway-macrotasks.ts).
+    const nodeArgs = [...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...(opts.tasks ? ['--require', join(__dirname, 'gateway-macrotasks.js')] : [])];
+    const gateway = await startBenchGateway(join(dir, 'gw'), ['--max-requests-inflight=40', '--max-mutating-requests-inflight=0', `--enable-priority-and-fairness=${apf}`], nodeArgs);
     try {
       const admin = target(gateway.url, gateway.creds, 64);
       const pki = await ensurePki(gateway.pkiDir);
@@ -230,10 +273,10 @@ export async function flowControlBench(opts: { durationMs: number; listSize: num
         return target(gateway.url, { ca: gateway.creds.ca, cert: c.certPem, key: c.keyPem }, sockets);
       };
       const seats = 4;
-      const flooders = 10 * (seats / 2);
+      const flooders = opts.floodConcurrency || 10 * (seats / 2);
       const victim = await userTarget('victim', 1);
       const flooderCert = await issueClientCert(pki, { cn: 'flooder', orgs: ['bench-users'] });
-      const flood: FloodJob = { url: gateway.url, ca: gateway.creds.ca, cert: flooderCert.certPem, key: flooderCert.keyPem, path: '/api/v1/namespaces/flood/configmaps', concurrency: flooders, honourRetryAfter };
+      const flood: FloodJob = { url: gateway.url, ca: gateway.creds.ca, cert: flooderCert.certPem, key: flooderCert.keyPem, path: '/api/v1/namespaces/flood/configmaps', concurrency: flooders, honourRetryAfter, listsPerSecond: opts.floodListsPerSecond || undefined };
       await call(admin, 'POST', `${FC}/prioritylevelconfigurations`, JSON.stringify(LEVEL));
       await call(admin, 'POST', `${FC}/flowschemas`, JSON.stringify(SCHEMA));
       if (ownLevel) await call(admin, 'POST', `${FC}/prioritylevelconfigurations`, JSON.stringify(VICTIM_LEVEL));
@@ -249,11 +292,13 @@ export async function flowControlBench(opts: { durationMs: number; listSize: num
       await new Promise((r) => setTimeout(r, 500));
       const unloaded = await phase(victim, gateway.process.pid!, opts.durationMs);
       const from = monotonicMicros();
+      const wallFrom = Date.now();
       const waitsBefore = apf ? await victimWaits(admin) : undefined;
       // This scrape resets the gateway's event-loop delay histogram: the next one covers the flooded phase.
       const beforeText = (await call(admin, 'GET', '/metrics')).body;
       const flooded = await phase(victim, gateway.process.pid!, opts.durationMs, flood);
       const window = { from, to: monotonicMicros() };
+      const wallWindow = { from: wallFrom, to: Date.now() };
       const afterText = (await call(admin, 'GET', '/metrics')).body;
       const waits = waitsBefore && waitNote(waitsBefore, await victimWaits(admin));
       const { ok, rejected } = flooded.flood!;
@@ -261,8 +306,9 @@ export async function flowControlBench(opts: { durationMs: number; listSize: num
       rows.push({ metric: `victim get p50 while flooded (${mode})`, orch: flooded.victimP50, baseline: unloaded.victimP50, baselineName: 'victim get p50 unloaded, same gateway', unit: 'ms', higherIsBetter: false });
       notes.push(`${mode}: the gateway's event-loop delay while flooded ${loopDelayNote(afterText)}`);
       notes.push(`${mode}: ${flooders} flooding lists of ${opts.listSize} ConfigMaps (10x a fair share of ${seats / 2} of ${seats} seats): flooder got ${rejected} 429s and ${ok} lists; the victim got ${flooded.victim429} 429s${waits ? `; ${waits}` : ''}`);
-      notes.push(`${mode}: ${cpuNote(unloaded, flooded)}`);
+      notes.push(`${mode}: ${cpuNote(unloaded, flooded)}; ${floodShareNote(unloaded, flooded)}`);
       notes.push(`${mode}: the gateway's garbage-collector pauses while flooded: ${gcNote(beforeText, afterText, flooded)}`);
+      if (opts.tasks) notes.push(`${mode}: the gateway's macrotasks while flooded (CPU per task, --apf-tasks; its hooks slow the gateway): ${macrotaskNote(await readFile(join(dir, 'gw', 'macrotasks.jsonl'), 'utf8'), wallWindow, ok)}`);
       for (const t of [admin, victim]) t.agent.destroy();
       if (opts.profile) {
         // A clean exit (SIGINT) writes the profile.

@@ -38,6 +38,9 @@ const FLAGS = {
   'idle-watches': { type: 'int', default: 5000, description: 'Unread watches one client opens in the watch-load benchmark.' },
   'apf-list-size': { type: 'int', default: 1000, description: 'ConfigMaps in each list of the flooding client in the priority-and-fairness benchmark.' },
   'apf-scenarios': { type: 'stringSlice', default: [], description: 'Scenarios of the priority-and-fairness benchmark to run, by number (1: same level, 2: APF off, 3: victim in its own level, 4: same level and the flooder honours Retry-After, 5: own level and Retry-After); all when empty.' },
+  'apf-flood-concurrency': { type: 'int', default: 0, description: 'Concurrent lists of the flooding client in the priority-and-fairness benchmark (0: 10x a fair share of the level, 20).' },
+  'apf-flood-rate': { type: 'int', default: 0, description: 'Lists the flooding client of the priority-and-fairness benchmark starts per second at most (0: as fast as answered).' },
+  'apf-tasks': { type: 'bool', default: false, description: 'Time the macrotasks of the priority-and-fairness benchmark\'s gateway (async_hooks, which slow it) and print, while flooded, the kinds of task and those over 1 ms of CPU.' },
   'apf-profile': { type: 'bool', default: false, description: 'CPU-profile the gateway of the priority-and-fairness benchmark and print its top frames while flooded.' },
   'scale-watchers': { type: 'int', default: 1000, description: 'Watchers spread over three gateways in the scale benchmark.' },
   'scale-events': { type: 'int', default: 1000, description: 'Events per second written in the scale benchmark’s watch phase.' },
@@ -124,7 +127,7 @@ async function main(): Promise<void> {
   }
   if (want('crd')) printRows('custom resources vs ConfigMaps (same gateway, same run)', await crdBench({ durationMs: opts.duration, concurrency: opts.concurrency, listSize: opts['list-size'] }));
   if (want('apf')) {
-    const apf = await flowControlBench({ durationMs: opts.duration, listSize: opts['apf-list-size'], profile: opts['apf-profile'], scenarios: opts['apf-scenarios'].map(Number) });
+    const apf = await flowControlBench({ durationMs: opts.duration, listSize: opts['apf-list-size'], profile: opts['apf-profile'], tasks: opts['apf-tasks'], scenarios: opts['apf-scenarios'].map(Number), floodConcurrency: opts['apf-flood-concurrency'], floodListsPerSecond: opts['apf-flood-rate'] });
     printRows('API Priority and Fairness: a client flooding its level at 10x its fair share', apf.rows);
     for (const note of apf.notes) console.log(`- ${note}`);
   }
