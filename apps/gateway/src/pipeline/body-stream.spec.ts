@@ -65,7 +65,7 @@ describe('ChunkedBody', () => {
     return [...turns.values()];
   };
 
-  it('a turn makes a chunk for each waiting body whose reader is behind, four chunks’ bytes in all at most', async () => {
+  it('a turn makes one chunk for all waiting bodies together; every body gets its chunks', async () => {
     const turns = countTurns();
     const { made, streams } = bodies(6, 10, turns.now);
     const read = async (body: ChunkedBody) => {
@@ -76,16 +76,11 @@ describe('ChunkedBody', () => {
     const bytes = await Promise.all(streams.map(read));
     turns.stop();
     expect(bytes).toEqual(Array(6).fill(10 * BODY_CHUNK_BYTES));
-    for (const served of byTurn(made)) {
-      expect(served.length).toBeLessThanOrEqual(4);
-      // An async reader takes a chunk later: one chunk of a body per turn.
-      expect(new Set(served).size).toBe(served.length);
-    }
-    // Bodies move together: some turn served several.
-    expect(Math.max(...byTurn(made).map((b) => b.length))).toBeGreaterThan(1);
+    // Full chunks: one chunk a turn, whichever body it is for.
+    for (const served of byTurn(made)) expect(served).toHaveLength(1);
   });
 
-  it('serves the oldest body first, several chunks a turn while its reader takes them at once: bodies finish in the order they began', async () => {
+  it('serves the oldest body first while its reader takes its chunks at once: bodies finish in the order they began', async () => {
     const turns = countTurns();
     const { made, streams } = bodies(6, 10, turns.now);
     const finished: number[] = [];
@@ -94,11 +89,10 @@ describe('ChunkedBody', () => {
     await Promise.all(streams.map((s, i) => pipeline(s, sink(i))));
     turns.stop();
     const served = byTurn(made);
-    // Still no more than four chunks' bytes a turn, for all bodies together...
-    for (const t of served) expect(t.length).toBeLessThanOrEqual(4);
-    // ...but all four of one body: the first is done after three turns, not after ten.
-    expect(served.some((t) => t.length === 4 && new Set(t).size === 1)).toBe(true);
-    expect(Math.max(...made.filter((m) => m.body === 0).map((m) => m.turn)) - Math.min(...made.map((m) => m.turn))).toBeLessThanOrEqual(2);
+    // Still one chunk a turn for all bodies together...
+    for (const t of served) expect(t).toHaveLength(1);
+    // ...and the first body's ten chunks before any other's: it is done after ten turns, not after sixty.
+    expect(made.slice(0, 10).every((m) => m.body === 0)).toBe(true);
     expect(finished).toEqual([0, 1, 2, 3, 4, 5]);
   });
 

@@ -46,18 +46,22 @@ export function* slices(body: Buffer): Generator<Buffer, void, undefined> {
   for (let at = 0; at < body.length; at += BODY_CHUNK_BYTES) yield body.subarray(at, at + BODY_CHUNK_BYTES);
 }
 
-/** Bytes of chunks made in one turn of the event loop, for all streamed bodies together (four chunks). */
-const TURN_BYTES = 4 * BODY_CHUNK_BYTES;
+/**
+ * Bytes of chunks made in one turn of the event loop, for all streamed bodies together (one
+ * chunk: a body whose last chunk was short may leave the rest of it to the next body's chunk).
+ */
+const TURN_BYTES = BODY_CHUNK_BYTES;
 
 /**
  * Turns of the event loop for making chunks, shared by every streamed body of the process: on a
  * turn (setImmediate, after the turn's I/O) the waiting bodies are served oldest first (the
  * order they began), each making chunks while its socket takes them at once, until TURN_BYTES
  * are made; the others wait for the next turn. However many big bodies stream at once, a
- * request that arrives waits behind at most TURN_BYTES of their work. Oldest first, not a chunk
- * each in turn: the first list finishes (and frees its priority-and-fairness seat) after a
- * couple of turns instead of all of them finishing together after many turns, so a request
- * queued behind them for a seat gets one after a couple of turns.
+ * request that arrives waits behind at most TURN_BYTES of their work (one chunk: four, as
+ * before, made the turns and the socket flushes after them the longest pieces of work a small
+ * GET waited behind under a flood of lists). Oldest first, not a chunk each in turn: the first
+ * list finishes (and frees its priority-and-fairness seat) first instead of all of them
+ * finishing together after many turns, so a request queued behind them for a seat gets one sooner.
  */
 class ChunkTurns {
   /** Bodies waiting for a chunk, oldest (lowest `order`) first. */
