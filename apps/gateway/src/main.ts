@@ -14,7 +14,7 @@ import { dataDir, Gateway } from './gateway';
 import { GatewayModule } from './gateway.module';
 import { MAX_REQUEST_BODY_BYTES } from './pipeline/media';
 import { GATEWAY_FLAGS } from './options';
-import { answerClientError, answerFrameworkError, parseHttp1InJavaScript } from './server/edge';
+import { answerClientError, answerFrameworkError, dropAdapterPassThroughHooks, parseHttp1InJavaScript } from './server/edge';
 import { verifyStoreCommand } from './verify-store';
 import { watchPumpCommand } from './watch-pump';
 
@@ -59,6 +59,8 @@ async function main(): Promise<void> {
     // for the client's delayed ACK, up to 40 ms; HTTP/2 sessions turn it off themselves.
     ...(http2 ? { http2: true as const, https: { ...tls, allowHTTP1: true, noDelay: true, settings: http2Settings(options['http2-max-streams-per-connection']) } } : { https: tls }),
     bodyLimit: MAX_REQUEST_BODY_BYTES,
+    // No Nest middleware in the gateway: without middie, no onRequest hook runs an empty chain per request.
+    skipMiddie: true,
     forceCloseConnections: 'idle',
     maxParamLength: 4096,
     ignoreDuplicateSlashes: true,
@@ -66,6 +68,7 @@ async function main(): Promise<void> {
     clientErrorHandler: answerClientError,
     frameworkErrors: answerFrameworkError,
   });
+  dropAdapterPassThroughHooks(adapter.getInstance());
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot({ options, pki, clientCa }), adapter, { bodyParser: false, logger: ['error', 'warn'] });
   await app.init();
   const gateway = app.get(Gateway);

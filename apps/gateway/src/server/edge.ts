@@ -3,7 +3,7 @@ import type { Http2ServerResponse } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import type { Server as TlsServer, TLSSocket } from 'node:tls';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { StatusError } from '@orch/apimachinery';
 import { overHttp2 } from '@orch/server-common';
 
@@ -21,6 +21,30 @@ export function isApiMethod(method: string): boolean {
  * CONNECT never reaches the routes (Node emits it as 'connect': see answerConnect).
  */
 export const OTHER_METHODS = METHODS.filter((m) => !isApiMethod(m) && m !== 'CONNECT');
+
+/**
+ * Takes out of the adapter's Fastify instance the onRequest and onResponse hooks Nest's
+ * FastifyAdapter adds in its constructor: they only forward to hooks set with the adapter's
+ * setOnRequestHook/setOnResponseHook, which nothing in the gateway sets. Kept, they run for
+ * every request, and an onResponse hook makes Fastify time each reply and listen for its
+ * 'finish' and 'error'. Call right after constructing the adapter: Fastify adds those hooks in
+ * its plugin queue, so they are removed by the next step of that queue, before any route takes
+ * its hooks (at ready). Fastify keeps hooks under a private symbol: when that, or what the
+ * queue added, is not the shape expected (one hook of each, a later Nest or Fastify), nothing is
+ * removed. `removed` reports whether they were.
+ */
+export function dropAdapterPassThroughHooks(fastify: FastifyInstance, removed: (dropped: boolean) => void = () => undefined): void {
+  fastify.after(() => {
+    const symbol = Object.getOwnPropertySymbols(fastify).find((s) => s.description === 'fastify.hooks');
+    const hooks = symbol && ((fastify as unknown as Record<symbol, { onRequest?: unknown; onResponse?: unknown } | undefined>)[symbol]);
+    const expected = !!hooks && Array.isArray(hooks.onRequest) && Array.isArray(hooks.onResponse) && hooks.onRequest.length === 1 && hooks.onResponse.length === 1;
+    if (expected) {
+      (hooks.onRequest as unknown[]).length = 0;
+      (hooks.onResponse as unknown[]).length = 0;
+    }
+    removed(expected);
+  });
+}
 
 /** A closing raw HTTP/1.1 answer carrying a Status (for sockets outside Fastify). */
 function rawStatusAnswer(se: StatusError, statusLine: string, extraHeaders = ''): string {
