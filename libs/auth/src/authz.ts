@@ -75,25 +75,42 @@ export const NO_OPINION = (reason = ''): AuthorizationResult => ({ decision: 'no
  * Asks each authorizer in order; the first `allow` or `deny` wins. When none decides the
  * answer is `no-opinion` (the caller denies: default deny). Reasons of undecided modes and
  * evaluation errors are joined into the reason, as upstream's union authorizer does.
+ * Answers without a promise when every authorizer it asks does; from the first that answers
+ * with a promise, the rest of the walk waits for it.
  */
 export function authorizerChain(list: readonly Authorizer[]): Authorizer {
+  const failure = (a: Authorizer, err: unknown) => `${a.name}: ${(err as Error)?.message ?? String(err)}`;
+  /** The result when it decides; else its reason kept and undefined. */
+  const decided = (result: AuthorizationResult, reasons: string[]): AuthorizationResult | undefined => {
+    if (result.decision !== 'no-opinion') return result;
+    if (result.reason) reasons.push(result.reason);
+    return undefined;
+  };
+  /** The walk from list[start] on. */
+  const decideFrom = (attributes: AuthorizationAttributes, start: number, reasons: string[]): AuthorizationResult | Promise<AuthorizationResult> => {
+    for (let i = start; i < list.length; i++) {
+      const a = list[i];
+      let result: AuthorizationResult | Promise<AuthorizationResult>;
+      try {
+        result = a.authorize(attributes);
+      } catch (err) {
+        reasons.push(failure(a, err));
+        continue;
+      }
+      if (result instanceof Promise) {
+        return result.then(
+          (settled) => decided(settled, reasons) ?? decideFrom(attributes, i + 1, reasons),
+          (err: unknown) => (reasons.push(failure(a, err)), decideFrom(attributes, i + 1, reasons)),
+        );
+      }
+      const d = decided(result, reasons);
+      if (d) return d;
+    }
+    return NO_OPINION(reasons.join('; '));
+  };
   return {
     name: list.map((a) => a.name).join(','),
-    async authorize(attributes) {
-      const reasons: string[] = [];
-      for (const a of list) {
-        let result: AuthorizationResult;
-        try {
-          result = await a.authorize(attributes);
-        } catch (err) {
-          reasons.push(`${a.name}: ${(err as Error)?.message ?? String(err)}`);
-          continue;
-        }
-        if (result.decision !== 'no-opinion') return result;
-        if (result.reason) reasons.push(result.reason);
-      }
-      return NO_OPINION(reasons.join('; '));
-    },
+    authorize: (attributes) => decideFrom(attributes, 0, []),
     rulesFor(user, namespace) {
       const out: SubjectRules = { resourceRules: [], nonResourceRules: [], incomplete: false };
       const errors: string[] = [];

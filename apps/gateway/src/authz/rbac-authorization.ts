@@ -54,9 +54,14 @@ export class RbacAuthorization implements Authorizer, OnModuleInit, OnApplicatio
     return this.impl.rulesFor!(user, namespace);
   }
 
-  async authorize(a: AuthorizationAttributes): Promise<AuthorizationResult> {
+  /** An allow at once (no promise); anything else after the catch-up below. */
+  authorize(a: AuthorizationAttributes): AuthorizationResult | Promise<AuthorizationResult> {
     const first = this.impl.authorize(a) as AuthorizationResult;
     if (first.decision === 'allow') return first;
+    return this.afterCatchUp(a, first);
+  }
+
+  private async afterCatchUp(a: AuthorizationAttributes, first: AuthorizationResult): Promise<AuthorizationResult> {
     const current = await this.gateway.store.currentRevision();
     if (this.gateway.watchCache.currentRevision() >= current) return first;
     await this.gateway.watchCache.waitForRevision(current, CATCH_UP_MS);

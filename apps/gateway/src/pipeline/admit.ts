@@ -262,8 +262,12 @@ const CONNECT_SUBRESOURCES = new Set(['proxy', 'exec', 'attach', 'portforward'])
  * request context. CONNECT requests (proxy and exec-style streams) are admitted here, since
  * no registry write follows.
  */
-export function admitStage(chain: AdmissionChain): (r: ApiRequest) => Promise<void> {
-  return async (r) => {
+export function admitStage(chain: AdmissionChain): (r: ApiRequest) => void | Promise<void> {
+  const connect = async (admission: RequestAdmission) => {
+    await admission.mutate('CONNECT', undefined, undefined);
+    await admission.validate('CONNECT', undefined, undefined);
+  };
+  return (r) => {
     if (!r.info.isResourceRequest) return;
     const t = requestTarget(r);
     const admission = chain.forRequest({
@@ -278,9 +282,6 @@ export function admitStage(chain: AdmissionChain): (r: ApiRequest) => Promise<vo
     });
     r.admission = admission;
     t.ctx.admission = admission;
-    if (t.sub && CONNECT_SUBRESOURCES.has(t.sub.name)) {
-      await admission.mutate('CONNECT', undefined, undefined);
-      await admission.validate('CONNECT', undefined, undefined);
-    }
+    if (t.sub && CONNECT_SUBRESOURCES.has(t.sub.name)) return connect(admission);
   };
 }

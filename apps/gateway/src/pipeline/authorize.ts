@@ -1,6 +1,6 @@
 import { DiscoveryService } from '@nestjs/core';
 import { StatusError } from '@orch/apimachinery';
-import type { AuthorizationAttributes, Authorizer, UserInfo } from '@orch/auth';
+import type { AuthorizationAttributes, AuthorizationResult, Authorizer, UserInfo } from '@orch/auth';
 import type { RequestInfo } from '../request/request-info';
 import type { ApiRequest } from './api-request';
 import { requestUser } from './api-request';
@@ -43,13 +43,21 @@ export function forbidden(a: AuthorizationAttributes, reason: string): StatusErr
   );
 }
 
-/** Asks `authorizer`; anything but `allow` is a 403 (default deny). */
-export async function authorizeOrThrow(authorizer: Authorizer, a: AuthorizationAttributes): Promise<void> {
-  const res = await authorizer.authorize(a);
+/**
+ * Asks `authorizer`; anything but `allow` is a 403 (default deny). Without a promise when the
+ * authorizer answers without one: then a denial is thrown, not a rejected promise.
+ */
+export function authorizeOrThrow(authorizer: Authorizer, a: AuthorizationAttributes): void | Promise<void> {
+  const res = authorizer.authorize(a);
+  if (res instanceof Promise) return res.then((settled) => allowedOrThrow(a, settled));
+  allowedOrThrow(a, res);
+}
+
+function allowedOrThrow(a: AuthorizationAttributes, res: AuthorizationResult): void {
   if (res.decision !== 'allow') throw forbidden(a, res.reason);
 }
 
 /** The authorize stage: the request's own attributes, as its (impersonated) user. */
-export function authorizeStage(authorizer: Authorizer): (r: ApiRequest) => Promise<void> {
+export function authorizeStage(authorizer: Authorizer): (r: ApiRequest) => void | Promise<void> {
   return (r) => authorizeOrThrow(authorizer, attributesOf(r.info, requestUser(r)));
 }

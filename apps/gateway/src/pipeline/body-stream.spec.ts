@@ -121,7 +121,7 @@ describe('Encoder writes big bodies in chunks (a real Fastify server)', () => {
     const encoder = new Encoder({ compression: true });
     app = Fastify();
     // As the gateway's handler (ApiHandler.handle): the encoder answers, the handler resolves with nothing.
-    const route = (path: string, send: (req: FastifyRequest, reply: FastifyReply) => Promise<number>) =>
+    const route = (path: string, send: (req: FastifyRequest, reply: FastifyReply) => number | Promise<number>) =>
       app.get(path, async (req, reply) => {
         await send(req, reply);
       });

@@ -41,11 +41,17 @@ describe('Encoder.sendText', () => {
   let app: FastifyInstance;
   let port: number;
   let body: string | Buffer = '';
+  /** Whether the last sendText returned its status at once or as a promise. */
+  let answeredAt = '';
 
   beforeAll(async () => {
     app = Fastify({ logger: false });
     const encoder = new Encoder({ compression: true });
-    app.get('/', (req, reply) => encoder.sendText(req, reply, 200, body, 'application/json'));
+    app.get('/', async (req, reply) => {
+      const sent = encoder.sendText(req, reply, 200, body, 'application/json');
+      answeredAt = sent instanceof Promise ? 'later' : 'now';
+      expect(await sent).toBe(200);
+    });
     await app.listen({ port: 0, host: '127.0.0.1' });
     port = (app.server.address() as AddressInfo).port;
   });
@@ -66,6 +72,19 @@ describe('Encoder.sendText', () => {
     { name: 'text', send: text as string | Buffer },
     { name: 'bytes', send: Buffer.from(text) },
   ];
+
+  // Written at once (no promise) unless gzip or more than one chunk.
+  it.each([
+    { name: 'small text', send: json as string | Buffer, headers: {} as Record<string, string>, at: 'now' },
+    { name: 'small bytes', send: Buffer.from(json), headers: {}, at: 'now' },
+    { name: 'gzip asked', send: json as string | Buffer, headers: { 'accept-encoding': 'gzip' }, at: 'later' },
+    { name: 'more than one chunk', send: big as string | Buffer, headers: {}, at: 'later' },
+  ])('$name: status $at', async ({ send, headers, at }) => {
+    body = send;
+    const res = await get(headers);
+    expect(res.body.length).toBeGreaterThan(0);
+    expect(answeredAt).toBe(at);
+  });
 
   it.each(both(json))('writes $name with the content type as given and its length in bytes', async ({ send }) => {
     body = send;

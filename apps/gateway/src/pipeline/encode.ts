@@ -32,17 +32,23 @@ export class Encoder {
     this.storedProtobuf = new StoredProtobuf(opts.storedProtobufBytes);
   }
 
-  /** The encode stage: writes the invoke stage's result (resource requests) unless a stage already answered. */
-  readonly stage = async (r: ApiRequest): Promise<void> => {
+  /**
+   * The encode stage: writes the invoke stage's result (resource requests) unless a stage already
+   * answered. Without a promise when the body is text written at once (sendText without gzip).
+   */
+  readonly stage = (r: ApiRequest): void | Promise<void> => {
     // Answered already: by a stage, or with 504 when --request-timeout passed first.
     if (r.done || !r.result || r.reply.sent) return;
     const t = r.target!;
     const { status, rawJson, stored } = r.result;
     if (t.ctx.warnings.length) r.reply.header('warning', warningHeader(t.ctx.warnings));
     const encoded = rawJson ?? (stored && this.storedBody(stored, t.repr, t.def.group, r.info.apiGroup));
-    if (encoded === undefined) r.status = await this.send(r.req, r.reply, status, inRequestedGroup(bodyOf(r.result), t.def.group, r.info.apiGroup), t.repr, r.query, t.def);
-    else if (typeof encoded === 'string' || Buffer.isBuffer(encoded)) r.status = await this.sendText(r.req, r.reply, status, encoded, t.repr.contentType);
-    else r.status = await this.sendChunks(r.req, r.reply, status, encoded, t.repr.contentType);
+    let sent: number | Promise<number>;
+    if (encoded === undefined) sent = this.send(r.req, r.reply, status, inRequestedGroup(bodyOf(r.result), t.def.group, r.info.apiGroup), t.repr, r.query, t.def);
+    else if (typeof encoded === 'string' || Buffer.isBuffer(encoded)) sent = this.sendText(r.req, r.reply, status, encoded, t.repr.contentType);
+    else sent = this.sendChunks(r.req, r.reply, status, encoded, t.repr.contentType);
+    if (sent instanceof Promise) return sent.then((code) => void ((r.status = code), (r.done = true)));
+    r.status = sent;
     r.done = true;
   };
 
@@ -91,16 +97,15 @@ export class Encoder {
 
   /**
    * Writes an encoded body, gzip when the client asks and the gate allows. A body of more than
-   * one chunk (BODY_CHUNK_BYTES) is written as sendChunks writes it, in slices.
+   * one chunk (BODY_CHUNK_BYTES) is written as sendChunks writes it, in slices. Returns the status
+   * without a promise when the body is written at once (not gzip, one chunk).
    */
-  async sendText(req: FastifyRequest, reply: FastifyReply, status: number, text: string | Buffer, contentType: string): Promise<number> {
+  sendText(req: FastifyRequest, reply: FastifyReply, status: number, text: string | Buffer, contentType: string): number | Promise<number> {
     const length = typeof text === 'string' ? Buffer.byteLength(text) : text.length;
     if (length > BODY_CHUNK_BYTES) return this.sendChunks(req, reply, status, slices(typeof text === 'string' ? Buffer.from(text) : text), contentType);
     reply.code(status).header('content-type', contentType);
-    if (this.gzips(req) && length > 0) {
-      const zipped = await gzipAsync(text);
-      reply.header('content-encoding', 'gzip').header('vary', 'Accept-Encoding').send(zipped);
-    } else if (typeof text === 'string') {
+    if (this.gzips(req) && length > 0) return this.sendGzip(reply, status, text);
+    if (typeof text === 'string') {
       // Text is written as it is, no Buffer made: Node sends head and body as one string (one
       // write; a Buffer body is a second chunk of a writev). The identity serializer keeps
       // Fastify from adding `; charset=utf-8` to a JSON content type, as it does for strings.
@@ -108,6 +113,13 @@ export class Encoder {
     } else {
       reply.send(text);
     }
+    return status;
+  }
+
+  /** sendText's gzip answer (its status code and content type set already). */
+  private async sendGzip(reply: FastifyReply, status: number, text: string | Buffer): Promise<number> {
+    const zipped = await gzipAsync(text);
+    reply.header('content-encoding', 'gzip').header('vary', 'Accept-Encoding').send(zipped);
     return status;
   }
 

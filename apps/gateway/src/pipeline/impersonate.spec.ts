@@ -1,5 +1,10 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { StatusError } from '@orch/apimachinery';
-import { impersonatedUser, impersonationChecks, parseImpersonation } from './impersonate';
+import { alwaysAllowAuthorizer, alwaysDenyAuthorizer } from '@orch/auth';
+import { createLogger } from '@orch/server-common';
+import { parseRequestInfo } from '../request/request-info';
+import { impersonatedUser, impersonateStage, impersonationChecks, parseImpersonation } from './impersonate';
+import { newApiRequest } from './pipeline';
 
 const admin = { username: 'admin', groups: ['system:masters', 'system:authenticated'] };
 
@@ -66,3 +71,26 @@ describe('impersonatedUser', () => {
     expect(impersonatedUser(want).groups).toEqual(groups);
   });
 });
+
+describe('impersonateStage', () => {
+  // A request without Impersonate-* headers passes at once (no promise); with them, after its checks.
+  it.each([
+    { name: 'no impersonation headers', headers: {}, authorizer: alwaysAllowAuthorizer(), want: { at: 'now', user: 'admin' } },
+    { name: 'impersonate-user allowed', headers: { 'impersonate-user': 'bob' }, authorizer: alwaysAllowAuthorizer(), want: { at: 'later', user: 'bob' } },
+    { name: 'impersonate-user denied', headers: { 'impersonate-user': 'bob' }, authorizer: alwaysDenyAuthorizer(), want: { at: 'later', code: 403 } },
+  ])('$name', async ({ headers, authorizer, want }) => {
+    const r = newApiRequest({ method: 'GET', url: '/api/v1/namespaces/d/pods', headers } as unknown as FastifyRequest, {} as FastifyReply);
+    r.info = parseRequestInfo('GET', r.path, r.query);
+    r.authenticatedUser = admin;
+    const running = impersonateStage(authorizer, createLogger('test'))(r);
+    const got: { at: string; user?: string; code?: number } = { at: running instanceof Promise ? 'later' : 'now' };
+    try {
+      await running;
+      got.user = r.user?.username;
+    } catch (err) {
+      got.code = (err as StatusError).code;
+    }
+    expect(got).toEqual(want);
+  });
+});
+

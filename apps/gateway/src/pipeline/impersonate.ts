@@ -97,19 +97,23 @@ export function impersonatedUser(want: ImpersonationRequest): UserInfo {
  * The impersonate stage (SPEC Authorization 4): with Impersonate-* headers, every part asked
  * for is authorized with the `impersonate` verb for the authenticated user (403 otherwise),
  * then the request acts as the impersonated user; who impersonated whom is logged. The
- * headers are removed so they are not forwarded (proxy).
+ * headers are removed so they are not forwarded (proxy). Without a promise for a request
+ * without those headers.
  */
-export function impersonateStage(authorizer: Authorizer, logger: Logger): (r: ApiRequest) => Promise<void> {
-  return async (r) => {
+export function impersonateStage(authorizer: Authorizer, logger: Logger): (r: ApiRequest) => void | Promise<void> {
+  const impersonate = async (r: ApiRequest, actor: UserInfo, want: ImpersonationRequest) => {
+    for (const check of impersonationChecks(actor, want)) await authorizeOrThrow(authorizer, check);
+    r.user = impersonatedUser(want);
+    for (const name of Object.keys(r.req.headers)) if (name.startsWith('impersonate-')) delete r.req.headers[name];
+    logger.info('impersonation', { user: actor.username, impersonatedUser: r.user.username, impersonatedGroups: r.user.groups, verb: r.info.verb, path: r.info.path });
+  };
+  return (r) => {
     const actor = r.authenticatedUser!;
     const want = parseImpersonation(r.req.headers);
     if (!want) {
       r.user = actor;
       return;
     }
-    for (const check of impersonationChecks(actor, want)) await authorizeOrThrow(authorizer, check);
-    r.user = impersonatedUser(want);
-    for (const name of Object.keys(r.req.headers)) if (name.startsWith('impersonate-')) delete r.req.headers[name];
-    logger.info('impersonation', { user: actor.username, impersonatedUser: r.user.username, impersonatedGroups: r.user.groups, verb: r.info.verb, path: r.info.path });
+    return impersonate(r, actor, want);
   };
 }

@@ -23,9 +23,31 @@ export interface InvokeDeps {
  * The invoke stage: runs the request against its registry (the generic store of the
  * resource), a subresource or virtual handler, a watch stream, or a non-resource endpoint.
  * Sets `r.result` for the encode stage, or answers itself (`r.done`) for streams and
- * non-resource endpoints.
+ * non-resource endpoints. A GET of an object the registry answers at once (readOne) is run
+ * without a promise.
  */
-export function invokeStage(deps: InvokeDeps): (r: ApiRequest) => Promise<void> {
+export function invokeStage(deps: InvokeDeps): (r: ApiRequest) => void | Promise<void> {
+  const invoke = invokeLater(deps);
+  return (r) => {
+    const registry = r.info.isResourceRequest && r.info.verb === 'get' && !r.info.subresource ? registryOf(deps, r) : undefined;
+    if (!registry) return invoke(r);
+    const one = readOne(r, registry);
+    if (one instanceof Promise) return one.then((result) => void (r.result = result));
+    r.result = one;
+  };
+}
+
+/** The generic store a request without subresource runs against: undefined for a virtual resource; 404 for a custom resource whose definition went away between resolve and here. */
+function registryOf(deps: InvokeDeps, r: ApiRequest): GenericStore | undefined {
+  const def = requestTarget(r).def;
+  if (def.virtual) return undefined;
+  const registry = deps.registries.get(def);
+  if (!registry) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+  return registry;
+}
+
+/** The invoke stage's work for every request (GETs answered at once are run by the stage itself). */
+function invokeLater(deps: InvokeDeps): (r: ApiRequest) => Promise<void> {
   return async (r) => {
     if (!r.info.isResourceRequest) {
       r.status = await deps.nonResource.serve(r);
@@ -50,15 +72,9 @@ export function invokeStage(deps: InvokeDeps): (r: ApiRequest) => Promise<void> 
       r.result = await deps.virtual.handle({ req, info, def, ctx, query, body });
       return;
     }
-    const registry = deps.registries.get(def);
-    // A custom resource whose definition went away between resolve and here.
-    if (!registry) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource');
+    const registry = registryOf(deps, r)!;
+    // A GET of the registry is run by the stage itself (readOne).
     switch (info.verb) {
-      case 'get': {
-        const one = readOne(r, registry);
-        r.result = one instanceof Promise ? await one : one;
-        return;
-      }
       case 'list':
         r.result = await readList(r, registry);
         return;

@@ -2,6 +2,12 @@ import { Catalog } from '@orch/api';
 import type { KubeObject } from '@orch/apimachinery';
 import type { Store } from '@orch/storage';
 import type { WatchCache } from '@orch/watch';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiRequest } from '../pipeline/api-request';
+import { invokeStage, type InvokeDeps } from '../pipeline/invoke';
+import { newApiRequest } from '../pipeline/pipeline';
+import { parseRequestInfo } from '../request/request-info';
+import { chooseRepresentation } from '../server/representation';
 import { GenericStore } from './generic-store';
 import { resolveKind } from './kinds';
 import { openRegistryFixture, TEST_REGISTRY_OPTIONS, type RegistryFixture } from './registry-fixture';
@@ -83,6 +89,30 @@ describe('gets (real SQLite store)', () => {
       expect(body.metadata.name).toBe(name);
       if (at === 'now') expect(storeGets).toBe(before);
     }
+  });
+
+  // The invoke stage runs a GET the registry answers at once without a promise, with the answer getJson gives.
+  it.each([
+    { name: 'cached, no resourceVersion', query: '', at: 'now' },
+    { name: 'a resourceVersion to reach', query: 'resourceVersion=current', at: 'later' },
+    { name: 'pretty (not the stored text)', query: 'pretty=true', at: 'later' },
+    { name: 'absent object', query: '', absent: true, at: 'later' },
+  ])('invoke stage, GET $name: answers $at', async ({ query, absent, at }) => {
+    const reg = registry(plain());
+    const name = `i-${Math.random().toString(36).slice(2, 8)}`;
+    const created = await reg.create('ns', cm(name, '1'), ctx);
+    expect(await cache.waitForRevision(Number(created.object.metadata.resourceVersion), 5000)).toBe(true);
+    const url = `/api/v1/namespaces/ns/configmaps/${absent ? 'absent' : name}?${query.replace('current', created.object.metadata.resourceVersion!)}`;
+    const r: ApiRequest = newApiRequest({ method: 'GET', url, headers: {} } as unknown as FastifyRequest, {} as FastifyReply);
+    r.info = parseRequestInfo('GET', r.path, r.query);
+    r.target = { def, namespace: 'ns', ctx, repr: chooseRepresentation('application/json', false, false), bodyKind: { group: '', version: 'v1', kind: 'ConfigMap' }, fieldValidation: 'Strict' } as ApiRequest['target'];
+    const invoke = invokeStage({ registries: new Map([[def, reg]]) } as unknown as InvokeDeps);
+    const running = invoke(r);
+    expect(running instanceof Promise ? 'later' : 'now').toBe(at);
+    if (absent) return void (await expect(running).rejects.toMatchObject({ code: 404 }));
+    await running;
+    const body = r.result!.rawJson !== undefined ? JSON.parse(r.result!.rawJson) : r.result!.body;
+    expect(body).toEqual(await reg.get('ns', name));
   });
 
   // A write answers with its stored text (resourceVersion spliced in) only where that is the object it returns.
